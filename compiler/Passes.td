@@ -1,0 +1,80 @@
+//===- Passes.td - fa compiler passes ----------------------*- tablegen -*-===//
+//
+// Part of the fa project.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FA_COMPILER_PASSES_TD
+#define FA_COMPILER_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def FaFusePass : Pass<"fa-fuse"> {
+  let summary = "Fuse matmul -> softmax -> matmul into fa.attention";
+  let description = [{
+    Recognises standard attention spelled step by step,
+
+    ```mlir
+    %s = fa.matmul %q, %k transpose_rhs : ... -> tensor<...xf32>
+    %p = fa.softmax %s causal scale(0.125) : tensor<...xf32> -> tensor<...xf16>
+    %o32 = fa.matmul %p, %v : ... -> tensor<...xf32>
+    %o = arith.truncf %o32 : tensor<...xf32> to tensor<...xf16>   // optional
+    ```
+
+    and replaces it with one `fa.attention %q, %k, %v causal scale(0.125)`.
+    It declines (leaving the IR untouched, with a remark under
+    `remarks=true`) when S or P has another use, when the operands do not
+    form attention (first matmul without `transpose_rhs`, second with it,
+    shapes that do not chain), or when element types do not fit (P rounded
+    to a type other than Q's, mixed Q/K/V types).
+  }];
+  let options = [
+    Option<"remarks", "remarks", "bool", /*default=*/"false",
+           "Emit a remark for each chain that was not fused and why">
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
+def FaTilePass : Pass<"fa-tile", "::mlir::ModuleOp"> {
+  let summary = "Tile fa.attention into a fused online-softmax loop nest";
+  let description = [{
+    Rewrites every kernel function (a func.func whose fa.attention ops read
+    function arguments and whose results are returned) into destination-
+    passing, tile-level IR (Level 1):
+
+    1. tensor arguments become strided memrefs; results become output
+       memref arguments;
+    2. a grid `scf.forall (%mb, %h, %b)` maps (Q block, head, batch) to
+       workgroups; the Q block is loaded once and stays resident;
+    3. an inner `scf.for` streams K/V blocks (causal: only up to the
+       diagonal) with online softmax in f32: running max and sum, O
+       rescaled by exp2(m_old - m_new) before P·V is accumulated;
+    4. the tile configuration is chosen by the target's LDS budget model
+       (or given explicitly and checked against it) and attached as
+       `#fa.tile<...>`.
+  }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"gfx906\"",
+           "Target whose budget sizes the tiles (gfx906, sm_90, host)">,
+    Option<"blockM", "block-m", "int64_t", /*default=*/"0",
+           "Rows of Q per workgroup (0: choose for the target)">,
+    Option<"blockN", "block-n", "int64_t", /*default=*/"0",
+           "Rows of K/V per inner-loop step (0: choose for the target)">,
+    Option<"waves", "waves", "int64_t", /*default=*/"0",
+           "Waves (warps) per workgroup (0: choose for the target)">,
+    Option<"stages", "stages", "int64_t", /*default=*/"1",
+           "K/V pipeline stages counted by the budget (1 or 2)">,
+    Option<"allowBf16", "allow-bf16", "bool", /*default=*/"false",
+           "Accept bf16 on targets that only emulate it">,
+    Option<"report", "report", "bool", /*default=*/"false",
+           "Emit a remark with the LDS budget table of the chosen config">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect", "::mlir::func::FuncDialect",
+    "::mlir::gpu::GPUDialect"
+  ];
+}
+
+#endif // FA_COMPILER_PASSES_TD

@@ -1,0 +1,78 @@
+//===- Pipelines.cpp - fa pass pipelines ----------------------------------===//
+//
+// Part of the fa project.
+//
+//===----------------------------------------------------------------------===//
+//
+// This file assembles the passes into the pipeline `fac` runs and registers
+// the same pipeline for `fa-opt --fa-pipeline`.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Pipelines.h"
+#include "compiler/Passes.h"
+
+#include "mlir/Dialect/AMDGPU/IR/AMDGPUDialect.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/LLVMIR/ROCDLDialect.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+void fa::registerFaDialects(DialectRegistry &registry) {
+  registry.insert<fa::FaDialect, func::FuncDialect, arith::ArithDialect,
+                  math::MathDialect, scf::SCFDialect, memref::MemRefDialect,
+                  tensor::TensorDialect, vector::VectorDialect,
+                  gpu::GPUDialect, ROCDL::ROCDLDialect, NVVM::NVVMDialect,
+                  LLVM::LLVMDialect, cf::ControlFlowDialect,
+                  amdgpu::AMDGPUDialect>();
+}
+
+void fa::buildKernelPipeline(OpPassManager &pm,
+                             const PipelineOptions &options) {
+  if (options.fuse)
+    pm.addPass(createFaFusePass());
+  FaTilePassOptions tile;
+  tile.target = options.target;
+  tile.blockM = options.blockM;
+  tile.blockN = options.blockN;
+  tile.waves = options.waves;
+  tile.stages = options.stages;
+  tile.allowBf16 = options.allowBf16;
+  tile.report = options.report;
+  pm.addPass(createFaTilePass(tile));
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
+namespace {
+struct FaPipelineCLOptions
+    : public PassPipelineOptions<FaPipelineCLOptions> {
+  Option<std::string> target{*this, "target",
+                             llvm::cl::desc("gfx906, sm_90 or host"),
+                             llvm::cl::init("gfx906")};
+  Option<int64_t> blockM{*this, "block-m", llvm::cl::init(0)};
+  Option<int64_t> blockN{*this, "block-n", llvm::cl::init(0)};
+  Option<int64_t> waves{*this, "waves", llvm::cl::init(0)};
+  Option<int64_t> stages{*this, "stages", llvm::cl::init(1)};
+  Option<bool> allowBf16{*this, "allow-bf16", llvm::cl::init(false)};
+};
+} // namespace
+
+void fa::registerFaPipelines() {
+  PassPipelineRegistration<FaPipelineCLOptions>(
+      "fa-pipeline",
+      "fa-fuse, fa-tile and the lowering to the gpu dialect for a target",
+      [](OpPassManager &pm, const FaPipelineCLOptions &cl) {
+        PipelineOptions options;
+        options.target = cl.target;
+        options.blockM = cl.blockM;
+        options.blockN = cl.blockN;
+        options.waves = cl.waves;
+        options.stages = cl.stages;
+        options.allowBf16 = cl.allowBf16;
+        buildKernelPipeline(pm, options);
+      });
+}

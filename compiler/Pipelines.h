@@ -1,0 +1,37 @@
+//===- Pipelines.h - fa pass pipelines and dialect registration -*- C++ -*-===//
+//
+// Part of the fa project.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FA_COMPILER_PIPELINES_H
+#define FA_COMPILER_PIPELINES_H
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Pass/PassManager.h"
+
+#include <string>
+
+namespace mlir::fa {
+
+/// Registers the fa dialect and the upstream dialects the pipeline uses.
+void registerFaDialects(DialectRegistry &registry);
+
+/// Options shared by `fac` and `fa-opt --fa-pipeline`.
+struct PipelineOptions {
+  std::string target = "gfx906";
+  int64_t blockM = 0, blockN = 0, waves = 0, stages = 1;
+  bool allowBf16 = false;
+  bool report = false;
+  bool fuse = true;
+};
+
+/// Level 0 -> Level 2: fuse, tile, lower to the gpu dialect.
+void buildKernelPipeline(OpPassManager &pm, const PipelineOptions &options);
+
+/// Registers `--fa-pipeline`.
+void registerFaPipelines();
+
+} // namespace mlir::fa
+
+#endif // FA_COMPILER_PIPELINES_H

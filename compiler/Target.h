@@ -1,0 +1,48 @@
+//===- Target.h - Target descriptions ---------------------------*- C++ -*-===//
+//
+// Part of the fa project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The one place that describes the machines fa generates code for. Passes
+// read limits (LDS, registers, wave size) and capabilities (native bf16,
+// dot instructions) from here, never from target names.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FA_COMPILER_TARGET_H
+#define FA_COMPILER_TARGET_H
+
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <string>
+
+namespace mlir::fa {
+
+struct TargetDesc {
+  const char *name;        ///< As spelled in options: "gfx906".
+  const char *description; ///< Human-readable: "AMD MI50/MI60 (gfx906)".
+  int64_t waveSize;        ///< Lanes per wave / warp.
+  int64_t ldsBytes;        ///< Shared memory one workgroup may use.
+  int64_t ldsBanks;        ///< Number of LDS banks.
+  int64_t bankBytes;       ///< Width of one bank.
+  int64_t maxRegsPerLane;  ///< VGPRs (AMD) or registers (NVIDIA) per thread.
+  int64_t regGranule;      ///< Register allocation granule.
+  int64_t maxWavesPerSimd; ///< Occupancy ceiling per SIMD (AMD) / SM partition.
+  int64_t computeUnits;    ///< CUs or SMs.
+  int64_t maxThreads;      ///< Largest workgroup.
+  bool nativeBf16;         ///< bf16 arithmetic in hardware.
+  bool hasMatrixUnits;     ///< Tensor/matrix cores.
+  bool hasDot2F16;         ///< fp16x2 dot with f32 accumulate (v_dot2_f32_f16).
+};
+
+/// Returns the description of `name`, or null when unknown.
+const TargetDesc *lookupTarget(llvm::StringRef name);
+
+/// "gfx906, sm_90, host": for error messages.
+std::string knownTargetNames();
+
+} // namespace mlir::fa
+
+#endif // FA_COMPILER_TARGET_H

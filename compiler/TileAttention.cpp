@@ -1,0 +1,374 @@
+//===- TileAttention.cpp - fa-tile: fa.attention -> tile-level IR ---------===//
+//
+// Part of the fa project.
+//
+//===----------------------------------------------------------------------===//
+//
+// This file implements `fa-tile`, the seed's dataflow made explicit:
+//
+//   1. The kernel function becomes destination-passing: tensor arguments
+//      become strided memrefs, results become output memref arguments.
+//   2. A grid `scf.forall (%mb, %h, %b)` maps (Q block, head, batch) to
+//      workgroups. The Q block is loaded once and stays resident (rule 2).
+//   3. An inner `scf.for` streams K/V blocks; causal attention stops at the
+//      diagonal block. Scores are scaled by scale·log2(e) once and the whole
+//      softmax runs in exp2 (f32 statistics, rule 6).
+//   4. Online softmax: running max m and sum l; O is rescaled by
+//      exp2(m_old - m_new) BEFORE the new P·V is accumulated (rule 3); P is
+//      rounded to the input type for the product.
+//   5. Epilogue: O / l (0 for rows that saw no key), optional LSE.
+//
+// The tile sizes come from the target's budget model (LdsBudget.h) or are
+// given explicitly and checked against it (rule 1).
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/LdsBudget.h"
+#include "compiler/Passes.h"
+#include "compiler/Target.h"
+
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/PatternMatch.h"
+
+#include <cmath>
+
+namespace mlir::fa {
+#define GEN_PASS_DEF_FATILEPASS
+#include "compiler/Passes.h.inc"
+} // namespace mlir::fa
+
+using namespace mlir;
+using namespace mlir::fa;
+
+/// The strided memref a kernel argument of tensor type `t` becomes: any
+/// batch/head/row strides, unit stride along the last dimension.
+static MemRefType kernelMemRefType(RankedTensorType t) {
+  SmallVector<int64_t> strides(t.getRank(), ShapedType::kDynamic);
+  strides.back() = 1;
+  auto layout = StridedLayoutAttr::get(t.getContext(), ShapedType::kDynamic,
+                                       strides);
+  return MemRefType::get(t.getShape(), t.getElementType(), layout);
+}
+
+namespace {
+/// Builds the Level 1 body of one attention.
+class TileBuilder {
+public:
+  TileBuilder(OpBuilder &b, Location loc, const TileConfig &config,
+              const TargetDesc &target)
+      : b(b), loc(loc), config(config), target(target) {}
+
+  void build(AttentionOp op, Value q, Value k, Value v, Value o, Value lse);
+
+private:
+  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value splat(RankedTensorType t, double v) {
+    return arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(t, b.getFloatAttr(t.getElementType(), v)));
+  }
+  RankedTensorType f32Tile(ArrayRef<int64_t> shape) {
+    return RankedTensorType::get(shape, b.getF32Type());
+  }
+  Value rowBroadcast(Value rows, int64_t cols) {
+    auto t = cast<RankedTensorType>(rows.getType());
+    return RowBroadcastOp::create(b, loc, f32Tile({t.getDimSize(0), cols}),
+                                  rows);
+  }
+
+  OpBuilder &b;
+  Location loc;
+  TileConfig config;
+  const TargetDesc &target;
+};
+} // namespace
+
+void TileBuilder::build(AttentionOp op, Value q, Value k, Value v, Value o,
+                        Value lse) {
+  const int64_t bm = config.blockM, bn = config.blockN, d = op.getHeadDim();
+  Type elt = op.getQuery().getType().getElementType();
+  const bool causal = op.getCausal();
+  MLIRContext *ctx = b.getContext();
+
+  Value c0 = idx(0), c1 = idx(1);
+  Value batch = memref::DimOp::create(b, loc, q, 0);
+  Value hq = memref::DimOp::create(b, loc, q, 1);
+  Value lq = memref::DimOp::create(b, loc, q, 2);
+  Value hkv = memref::DimOp::create(b, loc, k, 1);
+  Value lk = memref::DimOp::create(b, loc, k, 2);
+  Value numMBlocks = arith::CeilDivUIOp::create(b, loc, lq, idx(bm));
+  Value group = arith::DivUIOp::create(b, loc, hq, hkv);
+
+  // One workgroup per (Q block, head, batch).
+  auto mapping = b.getArrayAttr(
+      {gpu::GPUBlockMappingAttr::get(ctx, gpu::MappingId::DimX),
+       gpu::GPUBlockMappingAttr::get(ctx, gpu::MappingId::DimY),
+       gpu::GPUBlockMappingAttr::get(ctx, gpu::MappingId::DimZ)});
+  auto grid = scf::ForallOp::create(
+      b, loc, getAsOpFoldResult(ValueRange{numMBlocks, hq, batch}),
+      ValueRange{}, mapping);
+  grid->setAttr("fa.tile",
+                TileConfigAttr::get(ctx, b.getStringAttr(target.name), bm, bn,
+                                    config.waves, target.waveSize,
+                                    config.stages, config.ldsPad));
+  grid->setAttr("fa.scale", b.getF32FloatAttr(op.getEffectiveScale()));
+  if (causal)
+    grid->setAttr("fa.causal", b.getUnitAttr());
+
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(grid.getBody());
+  Value mb = grid.getInductionVar(0), h = grid.getInductionVar(1),
+        bIdx = grid.getInductionVar(2);
+  Value m0 = arith::MulIOp::create(b, loc, mb, idx(bm));
+  Value hk = arith::DivUIOp::create(b, loc, h, group);
+
+  // Q block: loaded once, resident for the whole KV loop.
+  auto qTileType = RankedTensorType::get({bm, d}, elt);
+  auto kvTileType = RankedTensorType::get({bn, d}, elt);
+  Value qTile = LoadTileOp::create(b, loc, qTileType, q, bIdx, h, m0);
+
+  // KV blocks to visit: all of them, or (causal) those up to the diagonal:
+  // the last query row of this block, m0 + bm - 1, sees keys up to
+  // m0 + bm - 1 + (lk - lq).
+  Value kvEnd = lk;
+  if (causal) {
+    Value diag = arith::SubIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, m0, idx(bm)), lq);
+    diag = arith::AddIOp::create(b, loc, diag, lk);
+    diag = arith::MaxSIOp::create(b, loc, diag, c0);
+    kvEnd = arith::MinSIOp::create(b, loc, diag, lk);
+  }
+  Value numKvBlocks = arith::CeilDivUIOp::create(b, loc, kvEnd, idx(bn));
+
+  auto rowsType = f32Tile({bm});
+  auto sType = f32Tile({bm, bn});
+  auto accType = f32Tile({bm, d});
+  const double negInf = -std::numeric_limits<double>::infinity();
+  Value mInit = splat(rowsType, negInf);
+  Value lInit = splat(rowsType, 0.0);
+  Value accInit = splat(accType, 0.0);
+  Value zeroRows = splat(rowsType, 0.0);
+  Value negInfRows = splat(rowsType, negInf);
+  const double log2e = 1.4426950408889634;
+  Value scoreScale = splat(sType, op.getEffectiveScale() * log2e);
+
+  auto loop = scf::ForOp::create(
+      b, loc, c0, numKvBlocks, c1, ValueRange{mInit, lInit, accInit},
+      [&](OpBuilder &nb, Location l, Value n, ValueRange iter) {
+        Value mOld = iter[0], lOld = iter[1], acc = iter[2];
+        Value n0 = arith::MulIOp::create(nb, l, n, idx(bn));
+        Value kTile = LoadTileOp::create(nb, l, kvTileType, k, bIdx, hk, n0);
+        Value vTile = LoadTileOp::create(nb, l, kvTileType, v, bIdx, hk, n0);
+        // S = (Q·Kᵀ)·scale·log2(e), masked.
+        Value s = TileDotOp::create(nb, l, sType, qTile, kTile, Value(),
+                                    /*transpose_rhs=*/true);
+        s = arith::MulFOp::create(nb, l, s, scoreScale);
+        s = TileMaskOp::create(nb, l, sType, s, m0, lq, n0, lk, causal);
+        // m_new = max(m_old, rowmax(S)); a row with no key so far keeps
+        // m = -inf and uses 0 as its reference so exp2 yields 0, not NaN.
+        Value rowMax = RowReduceOp::create(nb, l, rowsType, ReduceKind::max, s);
+        Value mNew = arith::MaximumFOp::create(nb, l, mOld, rowMax);
+        Value noKey = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ,
+                                            mNew, negInfRows);
+        Value mRef = arith::SelectOp::create(nb, l, noKey, zeroRows, mNew);
+        Value alpha = math::Exp2Op::create(
+            nb, l, arith::SubFOp::create(nb, l, mOld, mRef));
+        Value p = math::Exp2Op::create(
+            nb, l, arith::SubFOp::create(nb, l, s, rowBroadcast(mRef, bn)));
+        Value rowSum = RowReduceOp::create(nb, l, rowsType, ReduceKind::add, p);
+        Value lNew = arith::AddFOp::create(
+            nb, l, arith::MulFOp::create(nb, l, alpha, lOld), rowSum);
+        // Rescale first, then accumulate.
+        Value scaled =
+            arith::MulFOp::create(nb, l, acc, rowBroadcast(alpha, d));
+        Value pCast = p;
+        if (!elt.isF32())
+          pCast = arith::TruncFOp::create(
+              nb, l, RankedTensorType::get({bm, bn}, elt), p);
+        Value accNew = TileDotOp::create(nb, l, accType, pCast, vTile, scaled,
+                                         /*transpose_rhs=*/false);
+        scf::YieldOp::create(nb, l, ValueRange{mNew, lNew, accNew});
+      });
+
+  // Epilogue: O = acc / l (0 where no key was visible), LSE = ln(2)·(m +
+  // log2 l) (-inf there).
+  Value mFinal = loop.getResult(0), lFinal = loop.getResult(1),
+        accFinal = loop.getResult(2);
+  Value empty = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                      lFinal, zeroRows);
+  Value inv = arith::DivFOp::create(b, loc, splat(rowsType, 1.0), lFinal);
+  inv = arith::SelectOp::create(b, loc, empty, zeroRows, inv);
+  Value out = arith::MulFOp::create(b, loc, accFinal, rowBroadcast(inv, d));
+  if (!elt.isF32())
+    out = arith::TruncFOp::create(b, loc, qTileType, out);
+  StoreTileOp::create(b, loc, out, o, bIdx, h, m0);
+  if (lse) {
+    Value logL = math::Log2Op::create(b, loc, lFinal);
+    Value val = arith::MulFOp::create(
+        b, loc, arith::AddFOp::create(b, loc, mFinal, logL),
+        splat(rowsType, std::log(2.0)));
+    val = arith::SelectOp::create(b, loc, empty, negInfRows, val);
+    StoreTileOp::create(b, loc, val, lse, bIdx, h, m0);
+  }
+}
+
+namespace {
+struct FaTilePass : public mlir::fa::impl::FaTilePassBase<FaTilePass> {
+  using FaTilePassBase::FaTilePassBase;
+  void runOnOperation() override;
+
+private:
+  FailureOr<TileConfig> configFor(AttentionOp op, const TargetDesc &t);
+  LogicalResult tileFunction(func::FuncOp func, const TargetDesc &t);
+};
+} // namespace
+
+FailureOr<TileConfig> FaTilePass::configFor(AttentionOp op,
+                                            const TargetDesc &t) {
+  auto qType = op.getQuery().getType();
+  Type elt = qType.getElementType();
+  int64_t d = op.getHeadDim(), eltBytes = elt.getIntOrFloatBitWidth() / 8;
+  std::string eltName;
+  llvm::raw_string_ostream(eltName) << elt;
+
+  if (elt.isBF16() && !t.nativeBf16 && !allowBf16)
+    return op.emitOpError()
+           << "bf16 is software-emulated on " << t.name
+           << " (no native bf16 arithmetic): slow and lossy; use f16, or "
+              "pass allow-bf16 to accept it";
+  if (stages != 1 && stages != 2)
+    return op.emitOpError() << "stages must be 1 or 2, got " << stages;
+  if (blockM < 0 || blockN < 0 || waves < 0)
+    return op.emitOpError() << "tile sizes must be positive, got block-m="
+                            << blockM << " block-n=" << blockN
+                            << " waves=" << waves;
+
+  TileConfig config;
+  if (blockM == 0 && blockN == 0) {
+    auto chosen = chooseTileConfig(t, d, eltBytes, stages, waves);
+    if (!chosen)
+      return op.emitOpError() << "no tile configuration for D=" << d << " "
+                              << elt << " fits " << t.name << " ("
+                              << t.ldsBytes << " bytes of LDS, "
+                              << t.maxRegsPerLane << " registers per thread)";
+    config = *chosen;
+  } else {
+    config.blockM = blockM ? blockM : blockN;
+    config.blockN = blockN ? blockN : blockM;
+    config.waves = waves ? waves : std::max<int64_t>(1, 256 / t.waveSize);
+    config.stages = stages;
+  }
+
+  Budget budget = computeBudget(t, config, d, eltBytes);
+  if (!budget.fitsLds)
+    return op.emitOpError()
+           << "BLOCK_M=" << config.blockM << " BLOCK_N=" << config.blockN
+           << " with D=" << d << " " << elt << " needs " << budget.ldsBytes
+           << " bytes of LDS (" << budget.ldsWithMargin << " with the "
+           << static_cast<int>(kLdsMargin * 100) << "% margin), " << t.name
+           << " has " << t.ldsBytes;
+  if (!budget.mappable)
+    return op.emitOpError()
+           << "BLOCK_M=" << config.blockM << " BLOCK_N=" << config.blockN
+           << " D=" << d << " cannot be split over "
+           << config.waves * t.waveSize << " threads (" << config.waves
+           << " waves of " << t.waveSize << ", at most " << t.maxThreads
+           << " threads)";
+  if (!budget.fitsRegs)
+    return op.emitOpError()
+           << "BLOCK_M=" << config.blockM << " BLOCK_N=" << config.blockN
+           << " with D=" << d << " needs about " << budget.regsPerThread
+           << " registers per thread (estimate), " << t.name << " has "
+           << t.maxRegsPerLane << "; shrink BLOCK_M before accepting spills";
+  if (report)
+    op.emitRemark() << formatBudget(t, config, budget, d, eltName);
+  return config;
+}
+
+LogicalResult FaTilePass::tileFunction(func::FuncOp func,
+                                       const TargetDesc &t) {
+  SmallVector<AttentionOp> ops;
+  func.walk([&](AttentionOp op) { ops.push_back(op); });
+  if (ops.empty())
+    return success();
+
+  // A kernel function: attention operands are its arguments (used by
+  // nothing else) and its results are what it returns.
+  auto ret = cast<func::ReturnOp>(func.getBody().back().getTerminator());
+  for (AttentionOp op : ops) {
+    if (op->getBlock() != &func.getBody().front())
+      return op.emitOpError() << "must be at the top level of its function";
+    for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
+      auto arg = dyn_cast<BlockArgument>(operand);
+      if (!arg || arg.getOwner() != &func.getBody().front())
+        return op.emitOpError()
+               << "operand #" << i
+               << " must be an argument of the kernel function";
+      for (Operation *user : arg.getUsers())
+        if (!isa<AttentionOp>(user))
+          return op.emitOpError() << "kernel argument #" << arg.getArgNumber()
+                                  << " has a use other than fa.attention";
+    }
+    for (Value result : op->getResults())
+      for (Operation *user : result.getUsers())
+        if (user != ret)
+          return op.emitOpError()
+                 << "results may only be returned by the kernel function";
+  }
+  for (Value v : ret.getOperands())
+    if (!v.getDefiningOp<AttentionOp>())
+      return ret.emitOpError()
+             << "a kernel function may only return fa.attention results";
+
+  SmallVector<TileConfig> configs;
+  for (AttentionOp op : ops) {
+    FailureOr<TileConfig> config = configFor(op, t);
+    if (failed(config))
+      return failure();
+    configs.push_back(*config);
+  }
+
+  // Signature: tensor args -> memrefs, results -> trailing output memrefs.
+  Block &entry = func.getBody().front();
+  for (BlockArgument arg : entry.getArguments())
+    if (auto tt = dyn_cast<RankedTensorType>(arg.getType()))
+      arg.setType(kernelMemRefType(tt));
+  DenseMap<Value, Value> outArg;
+  for (Value v : ret.getOperands()) {
+    if (outArg.count(v))
+      return ret.emitOpError() << "returns the same value twice";
+    auto tt = cast<RankedTensorType>(v.getType());
+    outArg[v] = entry.addArgument(kernelMemRefType(tt), v.getLoc());
+  }
+  func.setType(FunctionType::get(func.getContext(), entry.getArgumentTypes(),
+                                 {}));
+  func.setAllArgAttrs(ArrayRef<DictionaryAttr>{});
+  func.setAllResultAttrs(ArrayRef<DictionaryAttr>{});
+
+  OpBuilder b(ret);
+  for (auto [op, config] : llvm::zip(ops, configs)) {
+    Value o = outArg.lookup(op.getOutput());
+    Value lse = op.getLse() ? outArg.lookup(op.getLse()) : Value();
+    if (!o)
+      return op.emitOpError() << "output is not returned";
+    TileBuilder(b, op.getLoc(), config, t)
+        .build(op, op.getQuery(), op.getKey(), op.getValue(), o, lse);
+  }
+  func::ReturnOp::create(b, ret.getLoc());
+  ret.erase();
+  for (AttentionOp op : ops)
+    op.erase();
+  return success();
+}
+
+void FaTilePass::runOnOperation() {
+  const TargetDesc *t = lookupTarget(target);
+  if (!t) {
+    getOperation().emitError() << "unknown target '" << target
+                               << "'; known targets: " << knownTargetNames();
+    return signalPassFailure();
+  }
+  for (auto func :
+       llvm::make_early_inc_range(getOperation().getOps<func::FuncOp>()))
+    if (failed(tileFunction(func, *t)))
+      return signalPassFailure();
+}

@@ -1,0 +1,292 @@
+//===- FaOps.cpp - fa dialect operations and verifiers --------------------===//
+//
+// Part of the fa project.
+//
+//===----------------------------------------------------------------------===//
+//
+// This file implements the verifiers of the fa operations. Each rule has one
+// message that names the operand and the numbers involved.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialect/FaOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/TypeUtilities.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::fa;
+
+/// Prints a dimension: the number, or `?` when dynamic.
+static std::string dimStr(int64_t d) {
+  return ShapedType::isDynamic(d) ? "?" : std::to_string(d);
+}
+
+/// True when two dimensions may be equal at run time.
+static bool dimsCompatible(int64_t a, int64_t b) {
+  return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
+}
+
+static bool isSupportedFloat(Type t) { return t.isF16() || t.isF32() || t.isBF16(); }
+
+/// Checks that `value` is a rank-`rank` tensor of a supported float type.
+static LogicalResult checkOperand(Operation *op, StringRef name, Value value,
+                                  int64_t rank) {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (type.getRank() != rank)
+    return op->emitOpError() << name << " must have rank " << rank << ", got "
+                             << type.getRank();
+  if (!isSupportedFloat(type.getElementType()))
+    return op->emitOpError()
+           << name << " element type must be f16, f32 or bf16, got "
+           << type.getElementType();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// AttentionOp
+//===----------------------------------------------------------------------===//
+
+int64_t AttentionOp::getHeadDim() {
+  return getQuery().getType().getShape()[3];
+}
+
+float AttentionOp::getEffectiveScale() {
+  if (auto scale = getScale())
+    return scale->convertToFloat();
+  return 1.0f / std::sqrt(static_cast<float>(getHeadDim()));
+}
+
+LogicalResult AttentionOp::verify() {
+  auto q = getQuery().getType(), k = getKey().getType(),
+       v = getValue().getType();
+  for (auto [name, value] : {std::pair<StringRef, Value>{"query", getQuery()},
+                             {"key", getKey()},
+                             {"value", getValue()}})
+    if (failed(checkOperand(*this, name, value, 4)))
+      return failure();
+
+  if (k.getElementType() != q.getElementType() ||
+      v.getElementType() != q.getElementType())
+    return emitOpError() << "query, key and value must have one element "
+                            "type, got "
+                         << q.getElementType() << ", " << k.getElementType()
+                         << ", " << v.getElementType();
+
+  ArrayRef<int64_t> qs = q.getShape(), ks = k.getShape(), vs = v.getShape();
+  if (ShapedType::isDynamic(qs[3]) || ShapedType::isDynamic(ks[3]) ||
+      ShapedType::isDynamic(vs[3]))
+    return emitOpError() << "head dimension D must be static, got query D="
+                         << dimStr(qs[3]) << ", key D=" << dimStr(ks[3])
+                         << ", value D=" << dimStr(vs[3]);
+  if (ks[3] != qs[3] || vs[3] != qs[3])
+    return emitOpError() << "head dimension mismatch: query D=" << qs[3]
+                         << ", key D=" << ks[3] << ", value D=" << vs[3];
+  for (int i = 0; i < 3; ++i)
+    if (!dimsCompatible(ks[i], vs[i]))
+      return emitOpError() << "key and value shapes differ: key is "
+                           << k << ", value is " << v;
+  if (!dimsCompatible(qs[0], ks[0]))
+    return emitOpError() << "batch mismatch: query B=" << qs[0]
+                         << ", key/value B=" << ks[0];
+  if (!ShapedType::isDynamic(qs[1]) && !ShapedType::isDynamic(ks[1]) &&
+      qs[1] % ks[1] != 0)
+    return emitOpError() << "query heads (" << qs[1]
+                         << ") must be a multiple of key/value heads ("
+                         << ks[1] << ")";
+
+  auto o = getOutput().getType();
+  if (o.getElementType() != q.getElementType() || o.getRank() != 4 ||
+      !dimsCompatible(o.getShape()[0], qs[0]) ||
+      !dimsCompatible(o.getShape()[1], qs[1]) ||
+      !dimsCompatible(o.getShape()[2], qs[2]) || o.getShape()[3] != qs[3])
+    return emitOpError() << "result type " << o
+                         << " does not match the query type " << q;
+
+  if (Value lse = getLse()) {
+    auto l = cast<RankedTensorType>(lse.getType());
+    if (!l.getElementType().isF32() || l.getRank() != 3 ||
+        !dimsCompatible(l.getShape()[0], qs[0]) ||
+        !dimsCompatible(l.getShape()[1], qs[1]) ||
+        !dimsCompatible(l.getShape()[2], qs[2]))
+      return emitOpError() << "lse result must be tensor<" << dimStr(qs[0])
+                           << "x" << dimStr(qs[1]) << "x" << dimStr(qs[2])
+                           << "xf32> ([B, Hq, Lq] f32), got " << l;
+  }
+  if (auto scale = getScale(); scale && !(scale->convertToFloat() > 0.0f))
+    return emitOpError() << "scale must be positive, got "
+                         << scale->convertToFloat();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// MatmulOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult MatmulOp::verify() {
+  if (failed(checkOperand(*this, "lhs", getLhs(), 4)) ||
+      failed(checkOperand(*this, "rhs", getRhs(), 4)))
+    return failure();
+  auto a = getLhs().getType(), b = getRhs().getType();
+  if (a.getElementType() != b.getElementType())
+    return emitOpError() << "operands must have one element type, got "
+                         << a.getElementType() << " and " << b.getElementType();
+  ArrayRef<int64_t> as = a.getShape(), bs = b.getShape();
+  if (!dimsCompatible(as[0], bs[0]))
+    return emitOpError() << "batch mismatch: lhs B=" << dimStr(as[0])
+                         << ", rhs B=" << dimStr(bs[0]);
+  if (!ShapedType::isDynamic(as[1]) && !ShapedType::isDynamic(bs[1]) &&
+      as[1] % bs[1] != 0)
+    return emitOpError() << "lhs heads (" << as[1]
+                         << ") must be a multiple of rhs heads (" << bs[1]
+                         << ")";
+  int64_t kDimB = getTransposeRhs() ? bs[3] : bs[2];
+  int64_t nDim = getTransposeRhs() ? bs[2] : bs[3];
+  if (!dimsCompatible(as[3], kDimB))
+    return emitOpError() << "contraction mismatch: lhs has " << dimStr(as[3])
+                         << ", rhs has " << dimStr(kDimB);
+  auto c = getResult().getType();
+  SmallVector<int64_t> expected = {as[0], as[1], as[2], nDim};
+  bool ok = c.getElementType().isF32() && c.getRank() == 4;
+  for (int i = 0; ok && i < 4; ++i)
+    ok = dimsCompatible(c.getShape()[i], expected[i]);
+  if (!ok)
+    return emitOpError() << "result must be tensor<" << dimStr(expected[0])
+                         << "x" << dimStr(expected[1]) << "x"
+                         << dimStr(expected[2]) << "x" << dimStr(expected[3])
+                         << "xf32>, got " << c;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// SoftmaxOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult SoftmaxOp::verify() {
+  if (failed(checkOperand(*this, "input", getInput(), 4)))
+    return failure();
+  auto in = getInput().getType(), out = getResult().getType();
+  if (!in.getElementType().isF32())
+    return emitOpError() << "input must be f32 scores, got "
+                         << in.getElementType();
+  if (!isSupportedFloat(out.getElementType()) || out.getRank() != 4 ||
+      failed(verifyCompatibleShape(in.getShape(), out.getShape())))
+    return emitOpError() << "result " << out
+                         << " must have the input's shape and a float type";
+  if (auto scale = getScale(); scale && !(scale->convertToFloat() > 0.0f))
+    return emitOpError() << "scale must be positive, got "
+                         << scale->convertToFloat();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Tile-level ops
+//===----------------------------------------------------------------------===//
+
+/// Checks a 2-D (or, for LSE, 1-D) tile against a rank-(tile+2) memref whose
+/// trailing dimensions it covers.
+static LogicalResult checkTileAgainstMemref(Operation *op, RankedTensorType t,
+                                            MemRefType m) {
+  if (m.getRank() != t.getRank() + 2)
+    return op->emitOpError() << "a rank-" << t.getRank()
+                             << " tile needs a rank-" << t.getRank() + 2
+                             << " memref, got rank " << m.getRank();
+  if (!t.hasStaticShape())
+    return op->emitOpError() << "tile shape must be static, got " << t;
+  if (t.getElementType() != m.getElementType())
+    return op->emitOpError() << "tile element type " << t.getElementType()
+                             << " differs from memref element type "
+                             << m.getElementType();
+  if (t.getRank() == 2 && m.getShape()[3] != t.getShape()[1])
+    return op->emitOpError() << "tile has " << t.getShape()[1]
+                             << " columns, memref rows have "
+                             << dimStr(m.getShape()[3]);
+  return success();
+}
+
+void LoadTileOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  effects.emplace_back(MemoryEffects::Read::get(), &getSourceMutable(),
+                       SideEffects::DefaultResource::get());
+}
+
+LogicalResult LoadTileOp::verify() {
+  auto t = getResult().getType();
+  if (t.getRank() != 2)
+    return emitOpError() << "result must be a 2-D tile, got " << t;
+  return checkTileAgainstMemref(*this, t, getSource().getType());
+}
+
+void StoreTileOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  effects.emplace_back(MemoryEffects::Write::get(), &getDestMutable(),
+                       SideEffects::DefaultResource::get());
+}
+
+LogicalResult StoreTileOp::verify() {
+  auto t = getTile().getType();
+  if (t.getRank() != 1 && t.getRank() != 2)
+    return emitOpError() << "tile must be 1-D or 2-D, got " << t;
+  return checkTileAgainstMemref(*this, t, getDest().getType());
+}
+
+LogicalResult TileDotOp::verify() {
+  auto a = getLhs().getType(), b = getRhs().getType(),
+       c = getResult().getType();
+  if (a.getRank() != 2 || b.getRank() != 2 || !a.hasStaticShape() ||
+      !b.hasStaticShape())
+    return emitOpError() << "operands must be static 2-D tiles";
+  if (a.getElementType() != b.getElementType())
+    return emitOpError() << "operands must have one element type, got "
+                         << a.getElementType() << " and " << b.getElementType();
+  int64_t k = getTransposeRhs() ? b.getShape()[1] : b.getShape()[0];
+  int64_t n = getTransposeRhs() ? b.getShape()[0] : b.getShape()[1];
+  if (a.getShape()[1] != k)
+    return emitOpError() << "contraction mismatch: lhs has " << a.getShape()[1]
+                         << ", rhs has " << k;
+  if (c.getRank() != 2 || c.getShape()[0] != a.getShape()[0] ||
+      c.getShape()[1] != n || !c.getElementType().isF32())
+    return emitOpError() << "result must be tensor<" << a.getShape()[0] << "x"
+                         << n << "xf32>, got " << c;
+  if (getAcc() && getAcc().getType() != c)
+    return emitOpError() << "accumulator type " << getAcc().getType()
+                         << " differs from result type " << c;
+  return success();
+}
+
+LogicalResult RowReduceOp::verify() {
+  auto in = getInput().getType(), out = getResult().getType();
+  if (in.getRank() != 2 || out.getRank() != 1 ||
+      in.getShape()[0] != out.getShape()[0] ||
+      in.getElementType() != out.getElementType())
+    return emitOpError() << "expects an MxN tile and an M result of the same "
+                            "element type, got "
+                         << in << " -> " << out;
+  return success();
+}
+
+LogicalResult RowBroadcastOp::verify() {
+  auto in = getInput().getType(), out = getResult().getType();
+  if (in.getRank() != 1 || out.getRank() != 2 ||
+      in.getShape()[0] != out.getShape()[0] ||
+      in.getElementType() != out.getElementType())
+    return emitOpError() << "expects an M input and an MxN result of the same "
+                            "element type, got "
+                         << in << " -> " << out;
+  return success();
+}
+
+LogicalResult TileMaskOp::verify() {
+  auto t = getInput().getType();
+  if (t.getRank() != 2 || !t.getElementType().isF32())
+    return emitOpError() << "expects a 2-D f32 tile, got " << t;
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "dialect/FaOps.cpp.inc"

@@ -1,0 +1,235 @@
+//===- FaOps.td - fa dialect operations --------------------*- tablegen -*-===//
+//
+// Part of the fa project.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FA_OPS_TD
+#define FA_OPS_TD
+
+include "dialect/FaDialect.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/IR/BuiltinAttributeInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Level 0: tensor semantics
+//===----------------------------------------------------------------------===//
+
+def Fa_AttentionOp : Fa_Op<"attention", [Pure]> {
+  let summary = "Scaled dot-product attention (forward)";
+  let description = [{
+    `O = softmax(scale * Q Kᵀ + mask) V` on rank-4 tensors:
+    Q `[B, Hq, Lq, D]`, K and V `[B, Hkv, Lk, D]`, O `[B, Hq, Lq, D]`.
+    Query head `h` reads KV head `h / (Hq / Hkv)` (grouped-query attention).
+    `scale` defaults to `1/sqrt(D)`. With `causal`, query `i` sees key `j`
+    iff `j <= i + (Lk - Lq)` (bottom-right aligned, as FlashAttention 2); a
+    row that sees no key produces 0. The optional second result is each
+    row's natural-log log-sum-exp of the scaled scores, `[B, Hq, Lq]` f32
+    (`-inf` for a row that sees no key). B, H and L may be dynamic; D is
+    static. Element types: f16, f32, bf16 (all three the same).
+
+    ```mlir
+    %o = fa.attention %q, %k, %v causal scale(0.125)
+        : tensor<2x8x?x64xf16>, tensor<2x2x?x64xf16>, tensor<2x2x?x64xf16>
+        -> tensor<2x8x?x64xf16>
+    %o2, %lse = fa.attention %q, %k, %v
+        : tensor<2x8x?x64xf16>, tensor<2x2x?x64xf16>, tensor<2x2x?x64xf16>
+        -> tensor<2x8x?x64xf16>, tensor<2x8x?xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$query, AnyRankedTensor:$key,
+                       AnyRankedTensor:$value, OptionalAttr<F32Attr>:$scale,
+                       UnitAttr:$causal);
+  let results = (outs AnyRankedTensor:$output,
+                      Optional<AnyRankedTensor>:$lse);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value (`causal` $causal^)? (`scale` `(` $scale^ `)`)?
+    attr-dict `:` type($query) `,` type($key) `,` type($value) `->`
+    type($output) (`,` type($lse)^)?
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The head dimension D (always static).
+    int64_t getHeadDim();
+    /// The scale in effect: the attribute, or 1/sqrt(D).
+    float getEffectiveScale();
+  }];
+}
+
+def Fa_MatmulOp : Fa_Op<"matmul", [Pure]> {
+  let summary = "Batched matrix product with an f32 result";
+  let description = [{
+    `C[b, h, m, n] = sum_k A[b, h, m, k] * B[b, h / (Ha / Hb), k, n]` on
+    rank-4 tensors (`B[b, h', n, k]` with `transpose_rhs`). The head
+    dimension of the right operand may divide that of the left one (grouped
+    heads). Operands share one float element type; the result is f32.
+
+    ```mlir
+    %s = fa.matmul %q, %k transpose_rhs
+        : tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16> -> tensor<1x8x128x128xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$lhs, AnyRankedTensor:$rhs,
+                       UnitAttr:$transpose_rhs);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs (`transpose_rhs` $transpose_rhs^)? attr-dict `:`
+    type($lhs) `,` type($rhs) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Fa_SoftmaxOp : Fa_Op<"softmax", [Pure]> {
+  let summary = "Row softmax over the last dimension, with scale and mask";
+  let description = [{
+    `P[b, h, i, :] = softmax(scale * S[b, h, i, :] + mask)` on a rank-4 f32
+    tensor `[B, H, Lq, Lk]`. `scale` defaults to 1. With `causal`, entry
+    `(i, j)` is masked iff `j > i + (Lk - Lq)`; a fully masked row is 0. The
+    result has the input's shape and any float element type (the rounding
+    to that type happens after normalisation).
+
+    ```mlir
+    %p = fa.softmax %s causal scale(0.125)
+        : tensor<1x8x128x128xf32> -> tensor<1x8x128x128xf16>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, OptionalAttr<F32Attr>:$scale,
+                       UnitAttr:$causal);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input (`causal` $causal^)? (`scale` `(` $scale^ `)`)? attr-dict `:`
+    type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Level 1: tile level (produced by fa-tile)
+//===----------------------------------------------------------------------===//
+
+def Fa_LoadTileOp : Fa_Op<"load_tile", [
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let summary = "Load a block of rows of one (batch, head) slice";
+  let description = [{
+    Reads rows `[row, row + R)` of `source[batch, head]` (a rank-4 memref
+    `[B, H, L, D]`) into an `R x D` tile. Rows at or past `L` read as zero.
+
+    ```mlir
+    %t = fa.load_tile %k[%b, %h, %n0]
+        : memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>> -> tensor<64x64xf16>
+    ```
+  }];
+  let arguments = (ins AnyMemRef:$source, Index:$batch, Index:$head,
+                       Index:$row);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $source `[` $batch `,` $head `,` $row `]` attr-dict `:` type($source)
+    `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Fa_StoreTileOp : Fa_Op<"store_tile", [
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let summary = "Store a block of rows into one (batch, head) slice";
+  let description = [{
+    Writes an `R x D` tile to rows `[row, row + R)` of `dest[batch, head]`
+    (rank-4 memref `[B, H, L, D]`), or an `R` tile to `dest[batch, head,
+    row : row + R]` (rank-3 memref `[B, H, L]`). Rows at or past `L` are not
+    written.
+
+    ```mlir
+    fa.store_tile %o, %out[%b, %h, %m0]
+        : tensor<64x64xf16>, memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$tile, AnyMemRef:$dest, Index:$batch,
+                       Index:$head, Index:$row);
+  let assemblyFormat = [{
+    $tile `,` $dest `[` $batch `,` $head `,` $row `]` attr-dict `:`
+    type($tile) `,` type($dest)
+  }];
+  let hasVerifier = 1;
+}
+
+def Fa_TileDotOp : Fa_Op<"tile_dot", [Pure]> {
+  let summary = "Tile matrix product accumulated in f32";
+  let description = [{
+    `result = acc + lhs · rhs` (`rhs` transposed with `transpose_rhs`) on 2-D
+    tiles. Operands are rounded values of the input type; products and sums
+    are f32. Without `acc` the accumulator starts at zero.
+
+    ```mlir
+    %s = fa.tile_dot %q, %k transpose_rhs
+        : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf32>
+    %o = fa.tile_dot %p, %v, %acc
+        : tensor<64x64xf16>, tensor<64x64xf16>, tensor<64x64xf32> -> tensor<64x64xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$lhs, AnyRankedTensor:$rhs,
+                       Optional<AnyRankedTensor>:$acc,
+                       UnitAttr:$transpose_rhs);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs (`,` $acc^)? (`transpose_rhs` $transpose_rhs^)? attr-dict
+    `:` type($lhs) `,` type($rhs) (`,` type($acc)^)? `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Fa_RowReduceOp : Fa_Op<"row_reduce", [Pure]> {
+  let summary = "Reduce each row of a 2-D tile";
+  let description = [{
+    `result[i] = max_j x[i, j]` (`max`) or `sum_j x[i, j]` (`add`).
+
+    ```mlir
+    %m = fa.row_reduce max %s : tensor<64x64xf32> -> tensor<64xf32>
+    ```
+  }];
+  let arguments = (ins Fa_ReduceKindAttr:$kind, AnyRankedTensor:$input);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $kind $input attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Fa_RowBroadcastOp : Fa_Op<"row_broadcast", [Pure]> {
+  let summary = "Broadcast a per-row value along the columns of a 2-D tile";
+  let description = [{
+    `result[i, j] = input[i]`.
+
+    ```mlir
+    %b = fa.row_broadcast %m : tensor<64xf32> -> tensor<64x64xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Fa_TileMaskOp : Fa_Op<"tile_mask", [Pure,
+    AllTypesMatch<["input", "result"]>]> {
+  let summary = "Mask out-of-range and (optionally) causal entries with -inf";
+  let description = [{
+    Entry `(i, j)` of the tile is global position `(r, c) = (row + i, col + j)`
+    of a `rows x cols` score matrix. It becomes `-inf` when `c >= cols`, or,
+    with `causal`, when `c > r + (cols - rows)`; other entries pass through.
+    Rows `r >= rows` are left as they are (they are never stored).
+
+    ```mlir
+    %m = fa.tile_mask %s rows(%m0, %lq) cols(%n0, %lk) causal : tensor<64x64xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, Index:$row, Index:$rows,
+                       Index:$col, Index:$cols, UnitAttr:$causal);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input `rows` `(` $row `,` $rows `)` `cols` `(` $col `,` $cols `)`
+    (`causal` $causal^)? attr-dict `:` type($input)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // FA_OPS_TD

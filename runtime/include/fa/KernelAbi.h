@@ -1,0 +1,101 @@
+//===- KernelAbi.h - The fa kernel ABI, shared by compiler and runtime ----===//
+//
+// Part of the fa project. Plain C/C++ header: no LLVM or MLIR types.
+//
+//===----------------------------------------------------------------------===//
+//
+// This file is the single definition of how an fa attention kernel is
+// launched. `fac` generates kernels that follow it and writes it into the
+// manifest next to every code object; the runtime packs arguments from it.
+//
+// Argument list (ABI version 1). Every argument is one 64-bit word, in order:
+//
+//   For each buffer Q, K, V, O, LSE (a rank-1 MLIR memref descriptor):
+//     word 0: allocated pointer      word 1: aligned pointer (the data)
+//     word 2: offset (always 0)      word 3: size in elements
+//     word 4: stride (always 1)
+//   Then the sizes:    B, Hq, Hkv, Lq, Lk                       (int64)
+//   Then the strides, in elements:                               (int64)
+//     Q: batch, head, row    K: batch, head, row    V: batch, head, row
+//     O: batch, head, row    LSE: batch, head
+//   The innermost stride (along D for Q/K/V/O, along Lq for LSE) is 1.
+//
+// A kernel compiled without an LSE output still takes the LSE words; the
+// runtime passes a null pointer and size 0 there.
+//
+// Launch: grid = (ceil(Lq / block_m), Hq, B), block = (threads, 1, 1),
+// LDS = the manifest's lds_bytes (static, allocated by the kernel itself).
+// The softmax scale, causal flag, element type, D, and tile sizes are
+// compile-time properties recorded in the manifest.
+//
+// Host target: the code object is an x86-64 ELF shared object that exports,
+// for each kernel `<name>`, the entry point
+//     void <name>_host(const uint64_t *args, fa_host_env *env);
+// called once per (workgroup, thread) by the emulator. `args` is the word
+// list above. Every field of `env` is read by the kernel; the callbacks are
+// how barriers, cross-lane shuffles and (optionally) LDS access checking
+// reach the emulator. The field order below is part of the ABI.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FA_KERNELABI_H
+#define FA_KERNELABI_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define FA_ABI_VERSION 1
+
+enum {
+  FA_ABI_NUM_BUFFERS = 5,     // Q, K, V, O, LSE
+  FA_ABI_WORDS_PER_BUFFER = 5,
+  FA_ABI_NUM_SIZES = 5,       // B, Hq, Hkv, Lq, Lk
+  FA_ABI_NUM_STRIDES = 14,
+  FA_ABI_NUM_WORDS = FA_ABI_NUM_BUFFERS * FA_ABI_WORDS_PER_BUFFER +
+                     FA_ABI_NUM_SIZES + FA_ABI_NUM_STRIDES, // 44
+};
+
+/// Index of the first word of each buffer descriptor.
+enum {
+  FA_ABI_Q = 0,
+  FA_ABI_K = 5,
+  FA_ABI_V = 10,
+  FA_ABI_O = 15,
+  FA_ABI_LSE = 20,
+  FA_ABI_SIZES = 25,   // B, Hq, Hkv, Lq, Lk
+  FA_ABI_STRIDES = 30, // q_b q_h q_l k_b k_h k_l v_b v_h v_l o_b o_h o_l lse_b lse_h
+};
+
+/// Shuffle modes, as in gpu.shuffle.
+enum { FA_SHUFFLE_XOR = 0, FA_SHUFFLE_DOWN = 1, FA_SHUFFLE_UP = 2, FA_SHUFFLE_IDX = 3 };
+
+/// Per-thread environment handed to a host-target kernel entry point.
+typedef struct fa_host_env {
+  void *emu;    ///< Emulator state, opaque to the kernel.
+  uint8_t *lds; ///< This workgroup's LDS (lds_bytes long, 16-byte aligned).
+  /// Workgroup barrier: returns when every thread of the workgroup arrived.
+  void (*barrier)(void *emu);
+  /// Cross-lane exchange within the calling thread's wave: returns `value`
+  /// of the lane selected by (mode, offset, width) as gpu.shuffle defines.
+  uint32_t (*shuffle)(void *emu, uint32_t value, uint32_t offset,
+                      uint32_t width, uint32_t mode);
+  /// Called before every LDS access with its address and size in bytes.
+  void (*lds_access)(void *emu, const void *addr, uint32_t bytes,
+                     uint32_t is_write);
+  uint32_t thread_id[3];
+  uint32_t block_id[3];
+  uint32_t block_dim[3];
+  uint32_t grid_dim[3];
+  uint32_t wave_size;
+} fa_host_env;
+
+typedef void (*fa_host_kernel_fn)(const uint64_t *args, fa_host_env *env);
+
+#ifdef __cplusplus
+} // extern "C"
+#endif
+
+#endif // FA_KERNELABI_H

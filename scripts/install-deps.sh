@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages fa needs, skipping those already present.
+# Idempotent: a second run installs nothing. No other downloads.
+set -euo pipefail
+
+packages=(
+  llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools clang-22 lld-22
+  libamdhip64-dev rocm-device-libs
+  cmake ninja-build g++ make libgtest-dev python3
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}"
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,263 @@
+// RUN: fa-opt %s -split-input-file -verify-diagnostics
+
+func.func @rank(%q: tensor<8x128x64xf16>, %k: tensor<1x8x128x64xf16>, %v: tensor<1x8x128x64xf16>) {
+  // expected-error @+1 {{'fa.attention' op query must have rank 4, got 3}}
+  %o = fa.attention %q, %k, %v : tensor<8x128x64xf16>, tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16> -> tensor<1x8x128x64xf16>
+  return
+}
+
+// -----
+
+func.func @d_mismatch(%q: tensor<1x8x128x64xf16>, %k: tensor<1x8x128x128xf16>, %v: tensor<1x8x128x64xf16>) {
+  // expected-error @+1 {{head dimension mismatch: query D=64, key D=128, value D=64}}
+  %o = fa.attention %q, %k, %v : tensor<1x8x128x64xf16>, tensor<1x8x128x128xf16>, tensor<1x8x128x64xf16> -> tensor<1x8x128x64xf16>
+  return
+}
+
+// -----
+
+func.func @kv_mismatch(%q: tensor<1x8x128x64xf16>, %k: tensor<1x8x128x64xf16>, %v: tensor<1x8x96x64xf16>) {
+  // expected-error @+1 {{key and value shapes differ: key is 'tensor<1x8x128x64xf16>', value is 'tensor<1x8x96x64xf16>'}}
+  %o = fa.attention %q, %k, %v : tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16>, tensor<1x8x96x64xf16> -> tensor<1x8x128x64xf16>
+  return
+}
+
+// -----
+
+func.func @heads(%q: tensor<1x6x128x64xf16>, %k: tensor<1x4x128x64xf16>, %v: tensor<1x4x128x64xf16>) {
+  // expected-error @+1 {{query heads (6) must be a multiple of key/value heads (4)}}
+  %o = fa.attention %q, %k, %v : tensor<1x6x128x64xf16>, tensor<1x4x128x64xf16>, tensor<1x4x128x64xf16> -> tensor<1x6x128x64xf16>
+  return
+}
+
+// -----
+
+func.func @batch(%q: tensor<2x8x128x64xf16>, %k: tensor<3x8x128x64xf16>, %v: tensor<3x8x128x64xf16>) {
+  // expected-error @+1 {{batch mismatch: query B=2, key/value B=3}}
+  %o = fa.attention %q, %k, %v : tensor<2x8x128x64xf16>, tensor<3x8x128x64xf16>, tensor<3x8x128x64xf16> -> tensor<2x8x128x64xf16>
+  return
+}
+
+// -----
+
+func.func @mixed(%q: tensor<1x8x128x64xf16>, %k: tensor<1x8x128x64xf32>, %v: tensor<1x8x128x64xf16>) {
+  // expected-error @+1 {{query, key and value must have one element type, got 'f16', 'f32', 'f16'}}
+  %o = fa.attention %q, %k, %v : tensor<1x8x128x64xf16>, tensor<1x8x128x64xf32>, tensor<1x8x128x64xf16> -> tensor<1x8x128x64xf16>
+  return
+}
+
+// -----
+
+func.func @dynamic_d(%q: tensor<1x8x128x?xf16>, %k: tensor<1x8x128x?xf16>, %v: tensor<1x8x128x?xf16>) {
+  // expected-error @+1 {{head dimension D must be static, got query D=?, key D=?, value D=?}}
+  %o = fa.attention %q, %k, %v : tensor<1x8x128x?xf16>, tensor<1x8x128x?xf16>, tensor<1x8x128x?xf16> -> tensor<1x8x128x?xf16>
+  return
+}
+
+// -----
+
+func.func @int_type(%q: tensor<1x8x128x64xi8>, %k: tensor<1x8x128x64xi8>, %v: tensor<1x8x128x64xi8>) {
+  // expected-error @+1 {{query element type must be f16, f32 or bf16, got 'i8'}}
+  %o = fa.attention %q, %k, %v : tensor<1x8x128x64xi8>, tensor<1x8x128x64xi8>, tensor<1x8x128x64xi8> -> tensor<1x8x128x64xi8>
+  return
+}
+
+// -----
+
+func.func @result(%q: tensor<1x8x128x64xf16>, %k: tensor<1x8x128x64xf16>, %v: tensor<1x8x128x64xf16>) {
+  // expected-error @+1 {{result type 'tensor<1x8x64x64xf16>' does not match the query type 'tensor<1x8x128x64xf16>'}}
+  %o = fa.attention %q, %k, %v : tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16> -> tensor<1x8x64x64xf16>
+  return
+}
+
+// -----
+
+func.func @result_type(%q: tensor<1x8x128x64xf16>, %k: tensor<1x8x128x64xf16>, %v: tensor<1x8x128x64xf16>) {
+  // expected-error @+1 {{result type 'tensor<1x8x128x64xf32>' does not match the query type 'tensor<1x8x128x64xf16>'}}
+  %o = fa.attention %q, %k, %v : tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16> -> tensor<1x8x128x64xf32>
+  return
+}
+
+// -----
+
+func.func @lse(%q: tensor<1x8x128x64xf16>, %k: tensor<1x8x128x64xf16>, %v: tensor<1x8x128x64xf16>) {
+  // expected-error @+1 {{lse result must be tensor<1x8x128xf32> ([B, Hq, Lq] f32), got 'tensor<1x8x128xf16>'}}
+  %o, %l = fa.attention %q, %k, %v : tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16> -> tensor<1x8x128x64xf16>, tensor<1x8x128xf16>
+  return
+}
+
+// -----
+
+func.func @scale(%q: tensor<1x8x128x64xf16>, %k: tensor<1x8x128x64xf16>, %v: tensor<1x8x128x64xf16>) {
+  // expected-error @+1 {{scale must be positive, got -1}}
+  %o = fa.attention %q, %k, %v scale(-1.0) : tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16> -> tensor<1x8x128x64xf16>
+  return
+}
+
+// -----
+
+func.func @matmul_k(%a: tensor<1x8x128x64xf16>, %b: tensor<1x8x128x32xf16>) {
+  // expected-error @+1 {{'fa.matmul' op contraction mismatch: lhs has 64, rhs has 32}}
+  %s = fa.matmul %a, %b transpose_rhs : tensor<1x8x128x64xf16>, tensor<1x8x128x32xf16> -> tensor<1x8x128x128xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_result(%a: tensor<1x8x128x64xf16>, %b: tensor<1x8x128x64xf16>) {
+  // expected-error @+1 {{result must be tensor<1x8x128x128xf32>, got 'tensor<1x8x128x128xf16>'}}
+  %s = fa.matmul %a, %b transpose_rhs : tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16> -> tensor<1x8x128x128xf16>
+  return
+}
+
+// -----
+
+func.func @matmul_types(%a: tensor<1x8x128x64xf16>, %b: tensor<1x8x128x64xf32>) {
+  // expected-error @+1 {{operands must have one element type, got 'f16' and 'f32'}}
+  %s = fa.matmul %a, %b transpose_rhs : tensor<1x8x128x64xf16>, tensor<1x8x128x64xf32> -> tensor<1x8x128x128xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_heads(%a: tensor<1x8x128x64xf16>, %b: tensor<1x3x128x64xf16>) {
+  // expected-error @+1 {{lhs heads (8) must be a multiple of rhs heads (3)}}
+  %s = fa.matmul %a, %b transpose_rhs : tensor<1x8x128x64xf16>, tensor<1x3x128x64xf16> -> tensor<1x8x128x128xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_batch(%a: tensor<2x8x128x64xf16>, %b: tensor<1x8x128x64xf16>) {
+  // expected-error @+1 {{batch mismatch: lhs B=2, rhs B=1}}
+  %s = fa.matmul %a, %b transpose_rhs : tensor<2x8x128x64xf16>, tensor<1x8x128x64xf16> -> tensor<2x8x128x128xf32>
+  return
+}
+
+// -----
+
+func.func @softmax_input(%s: tensor<1x8x128x128xf16>) {
+  // expected-error @+1 {{'fa.softmax' op input must be f32 scores, got 'f16'}}
+  %p = fa.softmax %s : tensor<1x8x128x128xf16> -> tensor<1x8x128x128xf16>
+  return
+}
+
+// -----
+
+func.func @softmax_shape(%s: tensor<1x8x128x128xf32>) {
+  // expected-error @+1 {{result 'tensor<1x8x128x64xf16>' must have the input's shape and a float type}}
+  %p = fa.softmax %s : tensor<1x8x128x128xf32> -> tensor<1x8x128x64xf16>
+  return
+}
+
+// -----
+
+func.func @softmax_scale(%s: tensor<1x8x128x128xf32>) {
+  // expected-error @+1 {{'fa.softmax' op scale must be positive, got 0}}
+  %p = fa.softmax %s scale(0.0) : tensor<1x8x128x128xf32> -> tensor<1x8x128x128xf16>
+  return
+}
+
+// -----
+
+func.func @load_tile_rank(%m: memref<?x?x64xf16>, %i: index) {
+  // expected-error @+1 {{'fa.load_tile' op a rank-2 tile needs a rank-4 memref, got rank 3}}
+  %t = fa.load_tile %m[%i, %i, %i] : memref<?x?x64xf16> -> tensor<32x64xf16>
+  return
+}
+
+// -----
+
+func.func @load_tile_cols(%m: memref<?x?x?x64xf16>, %i: index) {
+  // expected-error @+1 {{'fa.load_tile' op tile has 32 columns, memref rows have 64}}
+  %t = fa.load_tile %m[%i, %i, %i] : memref<?x?x?x64xf16> -> tensor<32x32xf16>
+  return
+}
+
+// -----
+
+func.func @load_tile_type(%m: memref<?x?x?x64xf16>, %i: index) {
+  // expected-error @+1 {{'fa.load_tile' op tile element type 'f32' differs from memref element type 'f16'}}
+  %t = fa.load_tile %m[%i, %i, %i] : memref<?x?x?x64xf16> -> tensor<32x64xf32>
+  return
+}
+
+// -----
+
+func.func @load_tile_1d(%m: memref<?x?x?x64xf16>, %i: index) {
+  // expected-error @+1 {{'fa.load_tile' op result must be a 2-D tile, got 'tensor<32xf16>'}}
+  %t = fa.load_tile %m[%i, %i, %i] : memref<?x?x?x64xf16> -> tensor<32xf16>
+  return
+}
+
+// -----
+
+func.func @store_tile_rank(%t: tensor<2x2x2xf16>, %m: memref<?x?x?x64xf16>, %i: index) {
+  // expected-error @+1 {{'fa.store_tile' op tile must be 1-D or 2-D, got 'tensor<2x2x2xf16>'}}
+  fa.store_tile %t, %m[%i, %i, %i] : tensor<2x2x2xf16>, memref<?x?x?x64xf16>
+  return
+}
+
+// -----
+
+func.func @tile_dot_k(%a: tensor<32x64xf16>, %b: tensor<32x32xf16>) {
+  // expected-error @+1 {{'fa.tile_dot' op contraction mismatch: lhs has 64, rhs has 32}}
+  %s = fa.tile_dot %a, %b transpose_rhs : tensor<32x64xf16>, tensor<32x32xf16> -> tensor<32x32xf32>
+  return
+}
+
+// -----
+
+func.func @tile_dot_types(%a: tensor<32x64xf16>, %b: tensor<32x64xf32>) {
+  // expected-error @+1 {{'fa.tile_dot' op operands must have one element type, got 'f16' and 'f32'}}
+  %s = fa.tile_dot %a, %b transpose_rhs : tensor<32x64xf16>, tensor<32x64xf32> -> tensor<32x32xf32>
+  return
+}
+
+// -----
+
+func.func @tile_dot_result(%a: tensor<32x64xf16>, %b: tensor<32x64xf16>) {
+  // expected-error @+1 {{'fa.tile_dot' op result must be tensor<32x32xf32>, got 'tensor<32x32xf16>'}}
+  %s = fa.tile_dot %a, %b transpose_rhs : tensor<32x64xf16>, tensor<32x64xf16> -> tensor<32x32xf16>
+  return
+}
+
+// -----
+
+func.func @tile_dot_rank(%a: tensor<32xf16>, %b: tensor<32x64xf16>) {
+  // expected-error @+1 {{'fa.tile_dot' op operands must be static 2-D tiles}}
+  %s = fa.tile_dot %a, %b : tensor<32xf16>, tensor<32x64xf16> -> tensor<32x64xf32>
+  return
+}
+
+// -----
+
+func.func @tile_dot_acc(%a: tensor<32x64xf16>, %b: tensor<64x64xf16>, %c: tensor<32x32xf32>) {
+  // expected-error @+1 {{'fa.tile_dot' op accumulator type 'tensor<32x32xf32>' differs from result type 'tensor<32x64xf32>'}}
+  %s = fa.tile_dot %a, %b, %c : tensor<32x64xf16>, tensor<64x64xf16>, tensor<32x32xf32> -> tensor<32x64xf32>
+  return
+}
+
+// -----
+
+func.func @row_reduce(%s: tensor<32x64xf32>) {
+  // expected-error @+1 {{'fa.row_reduce' op expects an MxN tile and an M result of the same element type, got 'tensor<32x64xf32>' -> 'tensor<64xf32>'}}
+  %r = fa.row_reduce max %s : tensor<32x64xf32> -> tensor<64xf32>
+  return
+}
+
+// -----
+
+func.func @row_broadcast(%s: tensor<32xf32>) {
+  // expected-error @+1 {{'fa.row_broadcast' op expects an M input and an MxN result of the same element type, got 'tensor<32xf32>' -> 'tensor<64x64xf32>'}}
+  %r = fa.row_broadcast %s : tensor<32xf32> -> tensor<64x64xf32>
+  return
+}
+
+// -----
+
+func.func @tile_mask(%s: tensor<32x64xf16>, %i: index) {
+  // expected-error @+1 {{'fa.tile_mask' op expects a 2-D f32 tile, got 'tensor<32x64xf16>'}}
+  %m = fa.tile_mask %s rows(%i, %i) cols(%i, %i) : tensor<32x64xf16>
+  return
+}

@@ -1,0 +1,68 @@
+// RUN: fa-opt %s | FileCheck %s
+// Round trip: what fa-opt prints, it parses back to the same text.
+// RUN: fa-opt %s | fa-opt | FileCheck %s
+
+// CHECK-LABEL: func.func @static_f16
+func.func @static_f16(%q: tensor<2x8x128x64xf16>, %k: tensor<2x8x128x64xf16>, %v: tensor<2x8x128x64xf16>) -> tensor<2x8x128x64xf16> {
+  // CHECK: fa.attention %{{.*}}, %{{.*}}, %{{.*}} : tensor<2x8x128x64xf16>, tensor<2x8x128x64xf16>, tensor<2x8x128x64xf16> -> tensor<2x8x128x64xf16>
+  %o = fa.attention %q, %k, %v : tensor<2x8x128x64xf16>, tensor<2x8x128x64xf16>, tensor<2x8x128x64xf16> -> tensor<2x8x128x64xf16>
+  return %o : tensor<2x8x128x64xf16>
+}
+
+// CHECK-LABEL: func.func @dynamic_causal_scale
+func.func @dynamic_causal_scale(%q: tensor<?x?x?x128xf32>, %k: tensor<?x?x?x128xf32>, %v: tensor<?x?x?x128xf32>) -> tensor<?x?x?x128xf32> {
+  // CHECK: fa.attention {{.*}} causal scale(5.000000e-01) : tensor<?x?x?x128xf32>
+  %o = fa.attention %q, %k, %v causal scale(0.5) : tensor<?x?x?x128xf32>, tensor<?x?x?x128xf32>, tensor<?x?x?x128xf32> -> tensor<?x?x?x128xf32>
+  return %o : tensor<?x?x?x128xf32>
+}
+
+// GQA (8 query heads, 2 KV heads), Lq != Lk, with the LSE result.
+// CHECK-LABEL: func.func @gqa_lse
+func.func @gqa_lse(%q: tensor<1x8x77x64xbf16>, %k: tensor<1x2x203x64xbf16>, %v: tensor<1x2x203x64xbf16>) -> (tensor<1x8x77x64xbf16>, tensor<1x8x77xf32>) {
+  // CHECK: %{{.*}}, %{{.*}} = fa.attention {{.*}} causal : tensor<1x8x77x64xbf16>, tensor<1x2x203x64xbf16>, tensor<1x2x203x64xbf16> -> tensor<1x8x77x64xbf16>, tensor<1x8x77xf32>
+  %o, %lse = fa.attention %q, %k, %v causal : tensor<1x8x77x64xbf16>, tensor<1x2x203x64xbf16>, tensor<1x2x203x64xbf16> -> tensor<1x8x77x64xbf16>, tensor<1x8x77xf32>
+  return %o, %lse : tensor<1x8x77x64xbf16>, tensor<1x8x77xf32>
+}
+
+// CHECK-LABEL: func.func @unfused
+func.func @unfused(%q: tensor<?x8x?x64xf16>, %k: tensor<?x2x?x64xf16>, %v: tensor<?x2x?x64xf16>) -> tensor<?x8x?x64xf32> {
+  // CHECK: fa.matmul %{{.*}}, %{{.*}} transpose_rhs : tensor<?x8x?x64xf16>, tensor<?x2x?x64xf16> -> tensor<?x8x?x?xf32>
+  %s = fa.matmul %q, %k transpose_rhs : tensor<?x8x?x64xf16>, tensor<?x2x?x64xf16> -> tensor<?x8x?x?xf32>
+  // CHECK: fa.softmax %{{.*}} causal scale(1.250000e-01) : tensor<?x8x?x?xf32> -> tensor<?x8x?x?xf16>
+  %p = fa.softmax %s causal scale(0.125) : tensor<?x8x?x?xf32> -> tensor<?x8x?x?xf16>
+  // CHECK: fa.matmul %{{.*}}, %{{.*}} : tensor<?x8x?x?xf16>, tensor<?x2x?x64xf16> -> tensor<?x8x?x64xf32>
+  %o = fa.matmul %p, %v : tensor<?x8x?x?xf16>, tensor<?x2x?x64xf16> -> tensor<?x8x?x64xf32>
+  return %o : tensor<?x8x?x64xf32>
+}
+
+// Level 1 (tile) operations.
+// CHECK-LABEL: func.func @tile_ops
+func.func @tile_ops(%m: memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>, %lse: memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>, %i: index) {
+  // CHECK: fa.load_tile %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] : memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>> -> tensor<32x64xf16>
+  %t = fa.load_tile %m[%i, %i, %i] : memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>> -> tensor<32x64xf16>
+  // CHECK: fa.tile_dot %{{.*}}, %{{.*}} transpose_rhs : tensor<32x64xf16>, tensor<32x64xf16> -> tensor<32x32xf32>
+  %s = fa.tile_dot %t, %t transpose_rhs : tensor<32x64xf16>, tensor<32x64xf16> -> tensor<32x32xf32>
+  // CHECK: fa.tile_mask %{{.*}} rows(%{{.*}}, %{{.*}}) cols(%{{.*}}, %{{.*}}) causal : tensor<32x32xf32>
+  %sm = fa.tile_mask %s rows(%i, %i) cols(%i, %i) causal : tensor<32x32xf32>
+  // CHECK: fa.row_reduce max %{{.*}} : tensor<32x32xf32> -> tensor<32xf32>
+  %r = fa.row_reduce max %sm : tensor<32x32xf32> -> tensor<32xf32>
+  // CHECK: fa.row_reduce add
+  %r2 = fa.row_reduce add %sm : tensor<32x32xf32> -> tensor<32xf32>
+  // CHECK: fa.row_broadcast %{{.*}} : tensor<32xf32> -> tensor<32x64xf32>
+  %b = fa.row_broadcast %r : tensor<32xf32> -> tensor<32x64xf32>
+  %p = arith.truncf %sm : tensor<32x32xf32> to tensor<32x32xf16>
+  // CHECK: fa.tile_dot %{{.*}}, %{{.*}}, %{{.*}} : tensor<32x32xf16>, tensor<32x64xf16>, tensor<32x64xf32> -> tensor<32x64xf32>
+  %o = fa.tile_dot %p, %t, %b : tensor<32x32xf16>, tensor<32x64xf16>, tensor<32x64xf32> -> tensor<32x64xf32>
+  %oh = arith.truncf %o : tensor<32x64xf32> to tensor<32x64xf16>
+  // CHECK: fa.store_tile %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] : tensor<32x64xf16>, memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>
+  fa.store_tile %oh, %m[%i, %i, %i] : tensor<32x64xf16>, memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>
+  // CHECK: fa.store_tile %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] : tensor<32xf32>, memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+  fa.store_tile %r2, %lse[%i, %i, %i] : tensor<32xf32>, memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+  return
+}
+
+// CHECK-LABEL: func.func @tile_config_attr
+// CHECK-SAME: fa.tile = #fa.tile<target = "gfx906", block_m = 64, block_n = 64, waves = 4, wave_size = 64, stages = 1, lds_pad = 0>
+func.func @tile_config_attr() attributes {fa.tile = #fa.tile<target = "gfx906", block_m = 64, block_n = 64, waves = 4, wave_size = 64, stages = 1, lds_pad = 0>} {
+  return
+}
