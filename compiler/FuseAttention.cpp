@@ -20,6 +20,9 @@
 #include "compiler/Passes.h"
 
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/IR/TypeUtilities.h"
+
+#include "llvm/Support/FormatVariadic.h"
 
 namespace mlir::fa {
 #define GEN_PASS_DEF_FAFUSEPASS
@@ -39,6 +42,11 @@ struct Chain {
   std::string whyNot;
 };
 } // namespace
+
+/// A dimension as printed in types: the number, or `?`.
+static std::string dimStr(int64_t d) {
+  return ShapedType::isDynamic(d) ? "?" : std::to_string(d);
+}
 
 /// Matches the chain that ends in `pv` (the P·V product).
 static Chain matchChain(MatmulOp pv) {
@@ -66,27 +74,43 @@ static Chain matchChain(MatmulOp pv) {
   auto q = c.qk.getLhs().getType(), k = c.qk.getRhs().getType(),
        v = pv.getRhs().getType();
   Type elt = q.getElementType();
-  if (v.getElementType() != elt)
-    return fail("value element type differs from query element type");
-  if (c.softmax.getResult().getType().getElementType() != elt)
-    return fail("P is rounded to a type other than the query's");
-  if (failed(verifyCompatibleShape(k.getShape(), v.getShape())))
-    return fail("key and value shapes differ");
-  if (v.getShape()[3] != q.getShape()[3] || ShapedType::isDynamic(q.getShape()[3]))
-    return fail("value head dimension differs from the query's, or is dynamic");
+  // The matmul verifier gives K Q's type and V P's type, so this one check
+  // also rules out mixed Q/K/V types.
+  Type pElt = c.softmax.getResult().getType().getElementType();
+  if (pElt != elt)
+    return fail(
+        llvm::formatv("P is rounded to {0}, not the query's {1}", pElt, elt));
+  ArrayRef<int64_t> qs = q.getShape(), ks = k.getShape(), vs = v.getShape();
+  const int64_t d = qs[3];
+  if (ShapedType::isDynamic(d) || ks[3] != d || vs[3] != d)
+    return fail(llvm::formatv("head dimensions differ or are dynamic: query "
+                              "D={0}, key D={1}, value D={2}",
+                              dimStr(qs[3]), dimStr(ks[3]), dimStr(vs[3])));
+  if (failed(verifyCompatibleShape(ks, vs)))
+    return fail(
+        llvm::formatv("key and value shapes differ: key is '{0}', value "
+                      "is '{1}'",
+                      k, v));
 
-  if (elt.isF32())
-    return c;
   // A narrower attention result must be what the program uses: the f32
   // product rounded to Q's type, once.
-  if (pv.getResult().hasOneUse())
-    if (auto trunc = dyn_cast<arith::TruncFOp>(*pv.getResult().user_begin()))
-      if (getElementTypeOrSelf(trunc.getType()) == elt) {
-        c.trunc = trunc;
-        return c;
-      }
-  return fail("the f32 product is used unrounded; fa.attention yields the "
-              "query's element type");
+  if (!elt.isF32()) {
+    if (pv.getResult().hasOneUse())
+      if (auto trunc = dyn_cast<arith::TruncFOp>(*pv.getResult().user_begin()))
+        if (getElementTypeOrSelf(trunc.getType()) == elt)
+          c.trunc = trunc;
+    if (!c.trunc)
+      return fail("the f32 product is used unrounded; fa.attention yields the "
+                  "query's element type");
+  }
+  // S and P may be dynamic where Q and O are static, so O's shape is only
+  // tied to Q's through them: check it as fa.attention's verifier will.
+  auto out = cast<RankedTensorType>(c.trunc ? c.trunc.getType() : pv.getType());
+  if (failed(verifyCompatibleShape(out.getShape(), qs)) ||
+      out.getShape()[3] != d)
+    return fail(
+        llvm::formatv("result '{0}' does not match the query '{1}'", out, q));
+  return c;
 }
 
 unsigned mlir::fa::fuseAttentionChains(RewriterBase &rewriter, Operation *root,
@@ -106,8 +130,8 @@ unsigned mlir::fa::fuseAttentionChains(RewriterBase &rewriter, Operation *root,
     }
     Operation *last = c.trunc ? c.trunc.getOperation() : pv.getOperation();
     rewriter.setInsertionPoint(last);
-    float scale = c.softmax.getScale() ? c.softmax.getScale()->convertToFloat()
-                                       : 1.0f;
+    float scale =
+        c.softmax.getScale() ? c.softmax.getScale()->convertToFloat() : 1.0f;
     auto attn = AttentionOp::create(
         rewriter, pv.getLoc(), last->getResult(0).getType(), /*lse=*/Type(),
         c.qk.getLhs(), c.qk.getRhs(), pv.getRhs(),

@@ -77,4 +77,53 @@ def FaTilePass : Pass<"fa-tile", "::mlir::ModuleOp"> {
   ];
 }
 
+def FaLowerToGpuPass : Pass<"fa-lower-to-gpu", "::mlir::ModuleOp"> {
+  let summary = "Lower tile-level attention grids to gpu.func kernels";
+  let description = [{
+    Turns every tile grid produced by `fa-tile` into a `gpu.func` kernel in
+    `gpu.module @fa_kernels` and a host-side `gpu.launch_func`:
+
+    1. the kernel takes the argument list of runtime/include/fa/KernelAbi.h
+       (flat buffers Q, K, V, O, LSE; sizes B, Hq, Hkv, Lq, Lk; strides);
+    2. memory becomes explicit (Level 1b): each loaded tile is an LDS buffer
+       (workgroup attribution, rows padded by the config's lds_pad) filled
+       by a cooperative copy with 16-byte vector loads where the base and
+       strides are aligned and a scalar path otherwise; P goes through LDS;
+    3. threads: a TR x TC grid owns RM x (C/TC) fragments of S and O; row
+       max/sum are in-thread reductions plus xor shuffles over TC lanes; the
+       tile products are per-thread f32 FMA loops over LDS operands;
+    4. barriers sit after LDS writes (before the first read by another
+       thread) and at the top of a loop whose body rewrites LDS.
+  }];
+  let options = [
+    Option<"remarks", "remarks", "bool", /*default=*/"false",
+           "Emit a remark when there is nothing to lower">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
+    "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect"
+  ];
+}
+
+def FaGpuToHostPass : Pass<"fa-gpu-to-host", "::mlir::ModuleOp"> {
+  let summary = "Lower gpu kernels to x86-64 functions for the host emulator";
+  let description = [{
+    The host emulation target. Each `gpu.func` kernel becomes a function
+    the runtime's emulator calls once per (workgroup, thread):
+    thread and block ids come from the `fa_host_env` argument, barriers and
+    shuffles are calls through its callbacks, LDS is a per-workgroup block
+    whose every access is reported to `env->lds_access` (the race
+    checker's hook). The module is lowered to the LLVM dialect and gets one
+    exported entry point per kernel, `void <kernel>_host(const uint64_t
+    *args, fa_host_env *env)` (runtime/include/fa/KernelAbi.h). The gpu
+    modules and host-side launch functions are removed.
+  }];
+  let dependentDialects = [
+    "::mlir::LLVM::LLVMDialect", "::mlir::func::FuncDialect",
+    "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::cf::ControlFlowDialect"
+  ];
+}
+
 #endif // FA_COMPILER_PASSES_TD

@@ -45,6 +45,9 @@ void fa::buildKernelPipeline(OpPassManager &pm,
   pm.addPass(createFaTilePass(tile));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  pm.addPass(createFaLowerToGpuPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
 }
 
 namespace {

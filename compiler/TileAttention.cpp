@@ -113,6 +113,12 @@ void TileBuilder::build(AttentionOp op, Value q, Value k, Value v, Value o,
   grid->setAttr("fa.scale", b.getF32FloatAttr(op.getEffectiveScale()));
   if (causal)
     grid->setAttr("fa.causal", b.getUnitAttr());
+  // Which kernel arguments play Q, K, V, O and LSE (-1: none).
+  auto argNo = [](Value v) -> int64_t {
+    return v ? static_cast<int64_t>(cast<BlockArgument>(v).getArgNumber()) : -1;
+  };
+  grid->setAttr("fa.args", b.getDenseI64ArrayAttr({argNo(q), argNo(k), argNo(v),
+                                                   argNo(o), argNo(lse)}));
 
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(grid.getBody());
@@ -236,20 +242,21 @@ FailureOr<TileConfig> FaTilePass::configFor(AttentionOp op,
            << " (no native bf16 arithmetic): slow and lossy; use f16, or "
               "pass allow-bf16 to accept it";
   if (stages != 1 && stages != 2)
-    return op.emitOpError() << "stages must be 1 or 2, got " << stages;
+    return op.emitOpError()
+           << "stages must be 1 or 2, got " << stages.getValue();
   if (blockM < 0 || blockN < 0 || waves < 0)
-    return op.emitOpError() << "tile sizes must be positive, got block-m="
-                            << blockM << " block-n=" << blockN
-                            << " waves=" << waves;
+    return op.emitOpError()
+           << "tile sizes must be positive, got block-m=" << blockM.getValue()
+           << " block-n=" << blockN.getValue() << " waves=" << waves.getValue();
 
   TileConfig config;
   if (blockM == 0 && blockN == 0) {
     auto chosen = chooseTileConfig(t, d, eltBytes, stages, waves);
     if (!chosen)
-      return op.emitOpError() << "no tile configuration for D=" << d << " "
-                              << elt << " fits " << t.name << " ("
-                              << t.ldsBytes << " bytes of LDS, "
-                              << t.maxRegsPerLane << " registers per thread)";
+      return op.emitOpError()
+             << "no tile configuration for D=" << d << " " << eltName
+             << " fits " << t.name << " (" << t.ldsBytes << " bytes of LDS, "
+             << t.maxRegsPerLane << " registers per thread)";
     config = *chosen;
   } else {
     config.blockM = blockM ? blockM : blockN;
@@ -262,7 +269,7 @@ FailureOr<TileConfig> FaTilePass::configFor(AttentionOp op,
   if (!budget.fitsLds)
     return op.emitOpError()
            << "BLOCK_M=" << config.blockM << " BLOCK_N=" << config.blockN
-           << " with D=" << d << " " << elt << " needs " << budget.ldsBytes
+           << " with D=" << d << " " << eltName << " needs " << budget.ldsBytes
            << " bytes of LDS (" << budget.ldsWithMargin << " with the "
            << static_cast<int>(kLdsMargin * 100) << "% margin), " << t.name
            << " has " << t.ldsBytes;
@@ -318,6 +325,15 @@ LogicalResult FaTilePass::tileFunction(func::FuncOp func,
     if (!v.getDefiningOp<AttentionOp>())
       return ret.emitOpError()
              << "a kernel function may only return fa.attention results";
+  // Every output is returned exactly once. Checked before anything is
+  // rewritten so that a rejected function is left as it was.
+  llvm::SmallDenseSet<Value> returned(ret.getOperands().begin(),
+                                      ret.getOperands().end());
+  if (returned.size() != ret.getNumOperands())
+    return ret.emitOpError() << "returns the same value twice";
+  for (AttentionOp op : ops)
+    if (!returned.contains(op.getOutput()))
+      return op.emitOpError() << "output is not returned";
 
   SmallVector<TileConfig> configs;
   for (AttentionOp op : ops) {
@@ -334,8 +350,6 @@ LogicalResult FaTilePass::tileFunction(func::FuncOp func,
       arg.setType(kernelMemRefType(tt));
   DenseMap<Value, Value> outArg;
   for (Value v : ret.getOperands()) {
-    if (outArg.count(v))
-      return ret.emitOpError() << "returns the same value twice";
     auto tt = cast<RankedTensorType>(v.getType());
     outArg[v] = entry.addArgument(kernelMemRefType(tt), v.getLoc());
   }
@@ -348,8 +362,6 @@ LogicalResult FaTilePass::tileFunction(func::FuncOp func,
   for (auto [op, config] : llvm::zip(ops, configs)) {
     Value o = outArg.lookup(op.getOutput());
     Value lse = op.getLse() ? outArg.lookup(op.getLse()) : Value();
-    if (!o)
-      return op.emitOpError() << "output is not returned";
     TileBuilder(b, op.getLoc(), config, t)
         .build(op, op.getQuery(), op.getKey(), op.getValue(), o, lse);
   }

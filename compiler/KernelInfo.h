@@ -1,0 +1,42 @@
+//===- KernelInfo.h - What a runtime needs to know about a kernel -*- C++ -*-===//
+//
+// Part of the fa project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Reads the launch-relevant facts (ABI, tile config, LDS layout) off a
+// Level 2 gpu.func. fac writes them into the manifest; the host lowering uses
+// the same LDS layout, so the two cannot disagree.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FA_COMPILER_KERNELINFO_H
+#define FA_COMPILER_KERNELINFO_H
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/BuiltinOps.h"
+
+#include <string>
+#include <vector>
+
+namespace mlir::fa {
+
+struct KernelInfo {
+  std::string name, target, dtype;
+  int64_t headDim = 0, blockM = 0, blockN = 0, threads = 0, waveSize = 0;
+  int64_t ldsBytes = 0, ldsPad = 0, stages = 1;
+  float scale = 0;
+  bool causal = false, hasLse = false;
+  std::vector<int64_t> staticSizes; // B, Hq, Hkv, Lq, Lk; -1 = dynamic
+};
+
+/// Byte offsets of the kernel's workgroup attributions (16-byte aligned, in
+/// order) and the total LDS size.
+int64_t layoutLds(gpu::GPUFuncOp kernel, SmallVectorImpl<int64_t> &offsets);
+
+/// Collects every fa kernel of `module`'s gpu.modules.
+FailureOr<std::vector<KernelInfo>> collectKernels(ModuleOp module);
+
+} // namespace mlir::fa
+
+#endif // FA_COMPILER_KERNELINFO_H

@@ -1,0 +1,637 @@
+//===- KernelLowering.cpp - Tile IR -> per-thread kernel code -------------===//
+//
+// Part of the fa project.
+//
+//===----------------------------------------------------------------------===//
+//
+// This file implements the thread-level lowering used by fa-lower-to-gpu
+// (see KernelLowering.h for the fragment layout). Each tile op becomes:
+//
+//   fa.load_tile    cooperative copy global -> LDS (16-byte vectors when the
+//                   strides and the base are aligned, scalars otherwise);
+//                   rows past the end are written as zero
+//   fa.tile_dot     a loop over the reduction dimension: each thread loads
+//                   its RM lhs values and C/TC rhs values from LDS and does
+//                   one f32 vector FMA over its fragment; a register operand
+//                   (P) is first written to LDS
+//   fa.row_reduce   a reduction within the thread, then xor shuffles over
+//                   the TC lanes that share a row
+//   fa.row_broadcast / fa.tile_mask / arith / math: fragment-wise vector ops
+//   fa.store_tile   each thread stores its rows (bounds-checked)
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/KernelLowering.h"
+
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+using namespace mlir;
+using namespace mlir::fa;
+
+KernelLowering::KernelLowering(scf::ForallOp grid, gpu::GPUFuncOp kernel,
+                               const TargetDesc &target,
+                               TileConfigAttr config, ThreadMapping mapping,
+                               ArrayRef<int64_t> roles)
+    : grid(grid), kernel(kernel), target(target), config(config),
+      mapping(mapping), roles(roles), b(kernel.getContext()),
+      loc(grid.getLoc()) {}
+
+Value KernelLowering::idx(int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+
+Value KernelLowering::rowOf(int64_t i) {
+  return arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, tr, idx(mapping.rm)), idx(i));
+}
+
+Value KernelLowering::colOf(int64_t j) {
+  return arith::AddIOp::create(b, loc, tc, idx(j * mapping.tc));
+}
+
+Value KernelLowering::rowLimit(const Global &g) {
+  return (g.role == kK || g.role == kV) ? sizes[4] : sizes[3];
+}
+
+Value KernelLowering::lds(Type elt, int64_t rows, int64_t cols) {
+  auto space = gpu::AddressSpaceAttr::get(b.getContext(),
+                                          gpu::AddressSpace::Workgroup);
+  auto type = MemRefType::get({rows, cols + config.getLdsPad()}, elt,
+                              MemRefLayoutAttrInterface(), space);
+  return kernel.addWorkgroupAttribution(type, loc);
+}
+
+void KernelLowering::barrierIfNeeded() {
+  if (!pendingBarrier)
+    return;
+  gpu::BarrierOp::create(b, loc);
+  pendingBarrier = false;
+}
+
+VectorType KernelLowering::fragmentType(RankedTensorType t) {
+  return VectorType::get({mapping.rm * colsPerThread(t)}, t.getElementType());
+}
+
+FailureOr<Value> KernelLowering::scalar(Value v) {
+  if (Value mapped = scalars.lookupOrNull(v))
+    return mapped;
+  Operation *def = v.getDefiningOp();
+  if (!def || grid->isProperAncestor(def)) {
+    failure = "value used before it was lowered";
+    return mlir::failure();
+  }
+  // Defined outside the grid: recompute it in the kernel's preamble.
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointAfter(preambleEnd);
+  if (auto dim = dyn_cast<memref::DimOp>(def)) {
+    auto it = globals.find(dim.getSource());
+    std::optional<int64_t> d = dim.getConstantIndex();
+    if (it == globals.end() || !d) {
+      failure = "memref.dim of a value that is not a kernel buffer";
+      return mlir::failure();
+    }
+    int role = it->second.role;
+    bool kv = role == kK || role == kV;
+    Value result;
+    switch (*d) {
+    case 0: result = sizes[0]; break;
+    case 1: result = kv ? sizes[2] : sizes[1]; break;
+    case 2: result = kv ? sizes[4] : sizes[3]; break;
+    default:
+      result = idx(cast<MemRefType>(dim.getSource().getType()).getShape()[*d]);
+    }
+    if (Operation *o = result.getDefiningOp(); o && o->getBlock() == preambleEnd->getBlock() && preambleEnd->isBeforeInBlock(o))
+      preambleEnd = o;
+    scalars.map(v, result);
+    return result;
+  }
+  if (!isPure(def) || def->getNumRegions() != 0 ||
+      llvm::any_of(def->getResultTypes(), llvm::IsaPred<ShapedType>)) {
+    failure = "cannot recompute '" + def->getName().getStringRef().str() +
+              "' inside the kernel";
+    return mlir::failure();
+  }
+  for (Value operand : def->getOperands())
+    if (mlir::failed(scalar(operand)))
+      return mlir::failure();
+  b.setInsertionPointAfter(preambleEnd);
+  preambleEnd = b.clone(*def, scalars);
+  return scalars.lookup(v);
+}
+
+FailureOr<Value> KernelLowering::fragment(Value v) {
+  if (Value f = fragments.lookup(v))
+    return f;
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  DenseElementsAttr dense;
+  if (type && type.getDimSize(0) == config.getBlockM() &&
+      matchPattern(v, m_Constant(&dense)) && dense.isSplat()) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointAfter(preambleEnd);
+    Value c = arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(fragmentType(type),
+                                       dense.getSplatValue<Attribute>()));
+    preambleEnd = c.getDefiningOp();
+    fragments[v] = c;
+    return c;
+  }
+  failure = "tensor value has no per-thread fragment";
+  return mlir::failure();
+}
+
+//===----------------------------------------------------------------------===//
+// Memory: global <-> LDS <-> registers
+//===----------------------------------------------------------------------===//
+
+void KernelLowering::copyRows(const Global &g, Value base, Value row0,
+                              Value ldsBuf, int64_t rows, int64_t cols,
+                              int64_t width) {
+  Type elt = cast<MemRefType>(ldsBuf.getType()).getElementType();
+  const int64_t perRow = cols / width, total = rows * perRow;
+  const int64_t threads = mapping.threads;
+  const int64_t iters = (total + threads - 1) / threads;
+  Value limit = rowLimit(g);
+  auto vecType = VectorType::get({width}, elt);
+  auto body = [&](OpBuilder &nb, Location l, Value it, ValueRange) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+    Value i = arith::AddIOp::create(
+        b, l, tid, arith::MulIOp::create(b, l, it, idx(threads)));
+    auto emit = [&] {
+      Value r = arith::DivUIOp::create(b, l, i, idx(perRow));
+      Value c = arith::MulIOp::create(
+          b, l, arith::RemUIOp::create(b, l, i, idx(perRow)), idx(width));
+      Value inRange = arith::CmpIOp::create(
+          b, l, arith::CmpIPredicate::slt,
+          arith::AddIOp::create(b, l, row0, r), limit);
+      Value off = arith::AddIOp::create(
+          b, l, base,
+          arith::AddIOp::create(b, l, arith::MulIOp::create(b, l, r, g.sl),
+                                c));
+      Type valueType = width == 1 ? elt : Type(vecType);
+      auto load = scf::IfOp::create(
+          b, l, inRange,
+          [&](OpBuilder &tb, Location tl) {
+            Value v = width == 1
+                          ? Value(memref::LoadOp::create(tb, tl, g.flat, off))
+                          : Value(vector::LoadOp::create(tb, tl, vecType,
+                                                         g.flat, off));
+            scf::YieldOp::create(tb, tl, v);
+          },
+          [&](OpBuilder &eb, Location el) {
+            Value zero = arith::ConstantOp::create(
+                eb, el, cast<TypedAttr>(eb.getZeroAttr(valueType)));
+            scf::YieldOp::create(eb, el, zero);
+          });
+      Value v = load.getResult(0);
+      if (width == 1)
+        memref::StoreOp::create(b, l, v, ldsBuf, ValueRange{r, c});
+      else
+        vector::StoreOp::create(b, l, v, ldsBuf, ValueRange{r, c});
+    };
+    if (total % threads == 0) {
+      emit();
+    } else {
+      Value live = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult, i,
+                                         idx(total));
+      auto guardIf = scf::IfOp::create(b, l, live, /*withElse=*/false);
+      OpBuilder::InsertionGuard g2(b);
+      b.setInsertionPointToStart(guardIf.thenBlock());
+      emit();
+    }
+    scf::YieldOp::create(b, l);
+  };
+  scf::ForOp::create(b, loc, idx(0), idx(iters), idx(1), ValueRange{}, body);
+}
+
+Value KernelLowering::loadTile(LoadTileOp op) {
+  auto type = op.getResult().getType();
+  const int64_t rows = type.getDimSize(0), cols = type.getDimSize(1);
+  Type elt = type.getElementType();
+  const Global &g = globals.lookup(op.getSource());
+  Value ldsBuf = lds(elt, rows, cols);
+
+  Value bIdx = *scalar(op.getBatch()), h = *scalar(op.getHead()),
+        row0 = *scalar(op.getRow());
+  Value base = arith::AddIOp::create(
+      b, loc,
+      arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, bIdx, g.sb),
+                            arith::MulIOp::create(b, loc, h, g.sh)),
+      arith::MulIOp::create(b, loc, row0, g.sl));
+
+  const int64_t eltBytes = elt.getIntOrFloatBitWidth() / 8;
+  const int64_t width = 16 / eltBytes;
+  if (cols % width != 0) {
+    copyRows(g, base, row0, ldsBuf, rows, cols, 1);
+  } else {
+    // 16-byte loads need every row start 16-byte aligned: the base address
+    // and all three strides.
+    Value ptr = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, g.flat);
+    Value offset =
+        memref::ExtractStridedMetadataOp::create(b, loc, g.flat).getOffset();
+    Value addr = arith::AddIOp::create(
+        b, loc, ptr, arith::MulIOp::create(b, loc, offset, idx(eltBytes)));
+    Value bits = arith::OrIOp::create(
+        b, loc, arith::OrIOp::create(b, loc, g.sb, g.sh),
+        g.sl);
+    Value stridesOk = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::eq,
+        arith::RemUIOp::create(b, loc, bits, idx(width)), idx(0));
+    Value addrOk = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::eq,
+        arith::RemUIOp::create(b, loc, addr, idx(16)), idx(0));
+    Value aligned = arith::AndIOp::create(b, loc, stridesOk, addrOk);
+    auto ifOp = scf::IfOp::create(b, loc, aligned, /*withElse=*/true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      copyRows(g, base, row0, ldsBuf, rows, cols, width);
+      b.setInsertionPointToStart(ifOp.elseBlock());
+      copyRows(g, base, row0, ldsBuf, rows, cols, 1);
+    }
+  }
+  pendingBarrier = true;
+  return ldsBuf;
+}
+
+Value KernelLowering::spillToLds(Value frag, RankedTensorType type) {
+  const int64_t cc = colsPerThread(type);
+  Value buf = lds(type.getElementType(), type.getDimSize(0), type.getDimSize(1));
+  for (int64_t i = 0; i < mapping.rm; ++i) {
+    Value r = rowOf(i);
+    for (int64_t j = 0; j < cc; ++j) {
+      Value v = vector::ExtractOp::create(b, loc, frag,
+                                          ArrayRef<int64_t>{i * cc + j});
+      memref::StoreOp::create(b, loc, v, buf, ValueRange{r, colOf(j)});
+    }
+  }
+  pendingBarrier = true;
+  return buf;
+}
+
+void KernelLowering::storeTile(StoreTileOp op) {
+  auto type = op.getTile().getType();
+  Value frag = *fragment(op.getTile());
+  const Global &g = globals.lookup(op.getDest());
+  Value bIdx = *scalar(op.getBatch()), h = *scalar(op.getHead()),
+        row0 = *scalar(op.getRow());
+  Value base = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, bIdx, g.sb),
+      arith::MulIOp::create(b, loc, h, g.sh));
+  const int64_t cc = colsPerThread(type);
+  Value limit = rowLimit(g);
+  Value firstLane = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                          tc, idx(0));
+  for (int64_t i = 0; i < mapping.rm; ++i) {
+    Value row = arith::AddIOp::create(b, loc, row0, rowOf(i));
+    Value ok =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, row, limit);
+    // A row value is replicated over the TC lanes of its row: one stores.
+    if (type.getRank() == 1)
+      ok = arith::AndIOp::create(b, loc, ok, firstLane);
+    auto ifOp = scf::IfOp::create(b, loc, ok, /*withElse=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    Value rowBase = arith::AddIOp::create(
+        b, loc, base, arith::MulIOp::create(b, loc, row, g.sl));
+    for (int64_t j = 0; j < cc; ++j) {
+      Value v = vector::ExtractOp::create(b, loc, frag,
+                                          ArrayRef<int64_t>{i * cc + j});
+      Value off = type.getRank() == 1
+                      ? rowBase
+                      : Value(arith::AddIOp::create(b, loc, rowBase, colOf(j)));
+      memref::StoreOp::create(b, loc, v, g.flat, off);
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Compute
+//===----------------------------------------------------------------------===//
+
+Value KernelLowering::tileDot(TileDotOp op) {
+  Value lhs = ldsTiles.lookup(op.getLhs());
+  if (!lhs) {
+    lhs = spillToLds(*fragment(op.getLhs()), op.getLhs().getType());
+    ldsTiles[op.getLhs()] = lhs;
+  }
+  Value rhs = ldsTiles.lookup(op.getRhs());
+  barrierIfNeeded();
+
+  auto resultType = op.getResult().getType();
+  VectorType fragType = fragmentType(resultType);
+  const int64_t cc = colsPerThread(resultType);
+  const int64_t k = op.getLhs().getType().getDimSize(1);
+  Value init = op.getAcc()
+                   ? *fragment(op.getAcc())
+                   : Value(arith::ConstantOp::create(
+                         b, loc, cast<TypedAttr>(b.getZeroAttr(fragType))));
+  SmallVector<Value> rows, cols;
+  for (int64_t i = 0; i < mapping.rm; ++i)
+    rows.push_back(rowOf(i));
+  for (int64_t j = 0; j < cc; ++j)
+    cols.push_back(colOf(j));
+  bool transpose = op.getTransposeRhs();
+  auto loop = scf::ForOp::create(
+      b, loc, idx(0), idx(k), idx(1), ValueRange{init},
+      [&](OpBuilder &nb, Location l, Value kk, ValueRange iter) {
+        auto toF32 = [&](Value v) -> Value {
+          return v.getType().isF32()
+                     ? v
+                     : Value(arith::ExtFOp::create(nb, l, nb.getF32Type(), v));
+        };
+        SmallVector<Value> a, bv;
+        for (int64_t i = 0; i < mapping.rm; ++i)
+          a.push_back(toF32(
+              memref::LoadOp::create(nb, l, lhs, ValueRange{rows[i], kk})));
+        for (int64_t j = 0; j < cc; ++j)
+          bv.push_back(toF32(memref::LoadOp::create(
+              nb, l, rhs,
+              transpose ? ValueRange{cols[j], kk} : ValueRange{kk, cols[j]})));
+        SmallVector<Value> aRep, bRep;
+        for (int64_t i = 0; i < mapping.rm; ++i)
+          for (int64_t j = 0; j < cc; ++j) {
+            aRep.push_back(a[i]);
+            bRep.push_back(bv[j]);
+          }
+        Value av = vector::FromElementsOp::create(nb, l, fragType, aRep);
+        Value bvv = vector::FromElementsOp::create(nb, l, fragType, bRep);
+        Value acc = math::FmaOp::create(nb, l, av, bvv, iter[0]);
+        scf::YieldOp::create(nb, l, acc);
+      });
+  return loop.getResult(0);
+}
+
+Value KernelLowering::rowReduce(RowReduceOp op) {
+  Value frag = *fragment(op.getInput());
+  const int64_t cc = colsPerThread(op.getInput().getType());
+  bool isMax = op.getKind() == ReduceKind::max;
+  auto combine = [&](Value x, Value y) -> Value {
+    if (isMax)
+      return arith::MaximumFOp::create(b, loc, x, y);
+    return arith::AddFOp::create(b, loc, x, y);
+  };
+  SmallVector<Value> results;
+  for (int64_t i = 0; i < mapping.rm; ++i) {
+    Value slice = vector::ExtractStridedSliceOp::create(
+        b, loc, frag, ArrayRef<int64_t>{i * cc}, ArrayRef<int64_t>{cc},
+        ArrayRef<int64_t>{1});
+    Value r = vector::ReductionOp::create(
+        b, loc,
+        isMax ? vector::CombiningKind::MAXIMUMF : vector::CombiningKind::ADD,
+        slice);
+    // The TC lanes of a row are consecutive lanes of one wave.
+    for (int64_t offset = mapping.tc / 2; offset >= 1; offset /= 2) {
+      Value other =
+          gpu::ShuffleOp::create(b, loc, r, static_cast<int32_t>(offset),
+                                 static_cast<int32_t>(target.waveSize),
+                                 gpu::ShuffleMode::XOR)
+              .getShuffleResult();
+      r = combine(r, other);
+    }
+    results.push_back(r);
+  }
+  return vector::FromElementsOp::create(
+      b, loc, fragmentType(op.getResult().getType()), results);
+}
+
+Value KernelLowering::rowBroadcast(RowBroadcastOp op) {
+  Value rows = *fragment(op.getInput());
+  const int64_t cc = colsPerThread(op.getResult().getType());
+  SmallVector<int64_t> mask;
+  for (int64_t i = 0; i < mapping.rm; ++i)
+    mask.append(cc, i);
+  return vector::ShuffleOp::create(b, loc, rows, rows, mask);
+}
+
+Value KernelLowering::tileMask(TileMaskOp op) {
+  auto type = op.getInput().getType();
+  Value frag = *fragment(op.getInput());
+  const int64_t cc = colsPerThread(type), n = mapping.rm * cc;
+  auto indexVec = VectorType::get({n}, b.getIndexType());
+  SmallVector<int64_t> rowOff, colOff;
+  for (int64_t i = 0; i < mapping.rm; ++i)
+    for (int64_t j = 0; j < cc; ++j) {
+      rowOff.push_back(i);
+      colOff.push_back(j * mapping.tc);
+    }
+  auto constVec = [&](ArrayRef<int64_t> v) -> Value {
+    SmallVector<APInt> ints;
+    for (int64_t x : v)
+      ints.push_back(APInt(64, x));
+    return arith::ConstantOp::create(b, loc,
+                                     DenseElementsAttr::get(indexVec, ints));
+  };
+  auto splat = [&](Value s) -> Value {
+    return vector::BroadcastOp::create(b, loc, indexVec, s);
+  };
+  Value rowBase = arith::AddIOp::create(
+      b, loc, *scalar(op.getRow()),
+      arith::MulIOp::create(b, loc, tr, idx(mapping.rm)));
+  Value colBase = arith::AddIOp::create(b, loc, *scalar(op.getCol()), tc);
+  Value rowsV = arith::AddIOp::create(b, loc, splat(rowBase), constVec(rowOff));
+  Value colsV = arith::AddIOp::create(b, loc, splat(colBase), constVec(colOff));
+  Value numCols = *scalar(op.getCols());
+  Value masked = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
+                                       colsV, splat(numCols));
+  if (op.getCausal()) {
+    // Bottom-right aligned: row r sees columns c <= r + (cols - rows).
+    Value shift =
+        arith::SubIOp::create(b, loc, numCols, *scalar(op.getRows()));
+    Value limit = arith::AddIOp::create(b, loc, rowsV, splat(shift));
+    Value above = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
+                                        colsV, limit);
+    masked = arith::OrIOp::create(b, loc, masked, above);
+  }
+  auto fragType = cast<VectorType>(frag.getType());
+  Value negInf = arith::ConstantOp::create(
+      b, loc,
+      DenseElementsAttr::get(
+          fragType, b.getFloatAttr(fragType.getElementType(),
+                                   -std::numeric_limits<double>::infinity())));
+  return arith::SelectOp::create(b, loc, masked, negInf, frag);
+}
+
+//===----------------------------------------------------------------------===//
+// Driver
+//===----------------------------------------------------------------------===//
+
+LogicalResult KernelLowering::lowerElementwise(Operation *op) {
+  SmallVector<Value> operands;
+  for (Value operand : op->getOperands()) {
+    FailureOr<Value> v = isa<RankedTensorType>(operand.getType())
+                             ? fragment(operand)
+                             : scalar(operand);
+    if (mlir::failed(v))
+      return mlir::failure();
+    operands.push_back(*v);
+  }
+  SmallVector<Type> types;
+  for (Type t : op->getResultTypes())
+    types.push_back(fragmentType(cast<RankedTensorType>(t)));
+  OperationState state(op->getLoc(), op->getName().getStringRef(), operands,
+                       types, op->getAttrs());
+  Operation *lowered = b.create(state);
+  for (auto [from, to] : llvm::zip(op->getResults(), lowered->getResults()))
+    fragments[from] = to;
+  return success();
+}
+
+LogicalResult KernelLowering::lowerFor(scf::ForOp op) {
+  SmallVector<Value> inits;
+  for (Value init : op.getInitArgs()) {
+    FailureOr<Value> v = isa<RankedTensorType>(init.getType())
+                             ? fragment(init)
+                             : scalar(init);
+    if (mlir::failed(v))
+      return mlir::failure();
+    inits.push_back(*v);
+  }
+  FailureOr<Value> lb = scalar(op.getLowerBound()),
+                   ub = scalar(op.getUpperBound()),
+                   step = scalar(op.getStep());
+  if (mlir::failed(lb) || mlir::failed(ub) || mlir::failed(step))
+    return mlir::failure();
+  auto loop = scf::ForOp::create(b, loc, *lb, *ub, *step, inits);
+  // The body rewrites LDS that the previous iteration read: all threads must
+  // be done with it first.
+  bool writesLds = false;
+  op.getBody()->walk([&](Operation *inner) {
+    if (isa<LoadTileOp>(inner))
+      writesLds = true;
+    if (auto dot = dyn_cast<TileDotOp>(inner))
+      writesLds |= !dot.getLhs().getDefiningOp<LoadTileOp>();
+  });
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  if (writesLds) {
+    gpu::BarrierOp::create(b, loc);
+    pendingBarrier = false;
+  }
+  scalars.map(op.getInductionVar(), loop.getInductionVar());
+  for (auto [from, to] :
+       llvm::zip(op.getRegionIterArgs(), loop.getRegionIterArgs())) {
+    if (isa<RankedTensorType>(from.getType()))
+      fragments[from] = to;
+    else
+      scalars.map(from, to);
+  }
+  if (mlir::failed(lowerBlock(*op.getBody())))
+    return mlir::failure();
+  auto yield = cast<scf::YieldOp>(op.getBody()->getTerminator());
+  SmallVector<Value> yielded;
+  for (Value v : yield.getOperands()) {
+    FailureOr<Value> m =
+        isa<RankedTensorType>(v.getType()) ? fragment(v) : scalar(v);
+    if (mlir::failed(m))
+      return mlir::failure();
+    yielded.push_back(*m);
+  }
+  scf::YieldOp::create(b, loc, yielded);
+  for (auto [from, to] : llvm::zip(op.getResults(), loop.getResults())) {
+    if (isa<RankedTensorType>(from.getType()))
+      fragments[from] = to;
+    else
+      scalars.map(from, to);
+  }
+  return success();
+}
+
+LogicalResult KernelLowering::lowerOp(Operation *op) {
+  loc = op->getLoc();
+  if (auto load = dyn_cast<LoadTileOp>(op)) {
+    ldsTiles[load.getResult()] = loadTile(load);
+    return success();
+  }
+  if (auto store = dyn_cast<StoreTileOp>(op)) {
+    storeTile(store);
+    return success();
+  }
+  if (auto dot = dyn_cast<TileDotOp>(op)) {
+    if (!ldsTiles.count(dot.getRhs()))
+      return op->emitOpError() << "rhs must be a tile loaded with fa.load_tile";
+    fragments[dot.getResult()] = tileDot(dot);
+    return success();
+  }
+  if (auto reduce = dyn_cast<RowReduceOp>(op)) {
+    fragments[reduce.getResult()] = rowReduce(reduce);
+    return success();
+  }
+  if (auto bcast = dyn_cast<RowBroadcastOp>(op)) {
+    fragments[bcast.getResult()] = rowBroadcast(bcast);
+    return success();
+  }
+  if (auto mask = dyn_cast<TileMaskOp>(op)) {
+    fragments[mask.getResult()] = tileMask(mask);
+    return success();
+  }
+  if (auto loop = dyn_cast<scf::ForOp>(op))
+    return lowerFor(loop);
+  bool tensorResults =
+      llvm::any_of(op->getResultTypes(), llvm::IsaPred<RankedTensorType>);
+  if (isa<arith::ConstantOp>(op))
+    return success(); // materialised where used
+  if (tensorResults && op->getNumRegions() == 0 &&
+      isa<arith::ArithDialect, math::MathDialect>(op->getDialect()))
+    return lowerElementwise(op);
+  if (!tensorResults && isPure(op) && op->getNumRegions() == 0) {
+    for (Value operand : op->getOperands())
+      if (mlir::failed(scalar(operand)))
+        return op->emitOpError() << "cannot lower: " << failure;
+    b.clone(*op, scalars);
+    return success();
+  }
+  return op->emitOpError() << "is not supported in tile IR by fa-lower-to-gpu";
+}
+
+LogicalResult KernelLowering::lowerBlock(Block &block) {
+  for (Operation &op : block.without_terminator()) {
+    failure.clear();
+    if (mlir::failed(lowerOp(&op)))
+      return mlir::failure();
+    if (!failure.empty())
+      return op.emitOpError() << "cannot lower: " << failure;
+  }
+  return success();
+}
+
+LogicalResult KernelLowering::run() {
+  Block &entry = kernel.getBody().front();
+  b.setInsertionPointToEnd(&entry);
+  auto ret = gpu::ReturnOp::create(b, loc);
+  b.setInsertionPoint(ret);
+
+  // ABI arguments: 5 buffers, 5 sizes, 14 strides (KernelAbi.h).
+  for (int i = 0; i < kNumSizes; ++i)
+    sizes[i] = arith::IndexCastOp::create(b, loc, b.getIndexType(),
+                                          kernel.getArgument(kNumRoles + i));
+  auto stride = [&](int i) -> Value {
+    return arith::IndexCastOp::create(
+        b, loc, b.getIndexType(),
+        kernel.getArgument(kNumRoles + kNumSizes + i));
+  };
+  auto func = grid->getParentOfType<func::FuncOp>();
+  for (int r = 0; r < kNumRoles; ++r) {
+    if (roles[r] < 0)
+      continue;
+    Global g;
+    g.role = r;
+    g.flat = kernel.getArgument(r);
+    g.sb = stride(3 * r);
+    g.sh = stride(3 * r + 1);
+    g.sl = r == kLse ? idx(1) : stride(3 * r + 2);
+    globals[func.getArgument(roles[r])] = g;
+  }
+  tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  tr = arith::DivUIOp::create(b, loc, tid, idx(mapping.tc));
+  tc = arith::RemUIOp::create(b, loc, tid, idx(mapping.tc));
+  gpu::Dimension dims[] = {gpu::Dimension::x, gpu::Dimension::y,
+                           gpu::Dimension::z};
+  for (int i = 0; i < 3; ++i) {
+    auto id = gpu::BlockIdOp::create(b, loc, dims[i]);
+    scalars.map(grid.getInductionVar(i), id.getResult());
+    preambleEnd = id;
+  }
+  return lowerBlock(*grid.getBody());
+}

@@ -1,0 +1,102 @@
+//===- KernelLowering.h - Tile IR -> per-thread kernel code -----*- C++ -*-===//
+//
+// Part of the fa project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The thread-level half of fa-lower-to-gpu: turns the body of one tile grid
+// into the body of a gpu.func. Tensors with BLOCK_M rows become per-thread
+// fragments (ThreadMapping in LdsBudget.h): a tensor<BM x C> is a
+// vector<RM * C/TC> holding rows tr*RM + i and columns tc + j*TC (row-major,
+// element i*(C/TC) + j); a tensor<BM> is a vector<RM>. Tiles loaded with
+// fa.load_tile live in LDS.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FA_COMPILER_KERNELLOWERING_H
+#define FA_COMPILER_KERNELLOWERING_H
+
+#include "compiler/LdsBudget.h"
+#include "compiler/Passes.h"
+#include "compiler/Target.h"
+
+#include "mlir/IR/IRMapping.h"
+
+namespace mlir::fa {
+
+/// Buffer roles, in the ABI's order (KernelAbi.h).
+enum Role { kQ = 0, kK = 1, kV = 2, kO = 3, kLse = 4, kNumRoles = 5 };
+constexpr int64_t kNumSizes = 5;    // B, Hq, Hkv, Lq, Lk
+constexpr int64_t kNumStrides = 14; // 3 each for Q, K, V, O; 2 for LSE
+
+class KernelLowering {
+public:
+  KernelLowering(scf::ForallOp grid, gpu::GPUFuncOp kernel,
+                 const TargetDesc &target, TileConfigAttr config,
+                 ThreadMapping mapping, ArrayRef<int64_t> roles);
+
+  /// Emits the kernel body. Fails (with a diagnostic) on IR it cannot map.
+  LogicalResult run();
+
+private:
+  struct Global {
+    int role;
+    Value flat;         // memref<?xT, strided<[1], offset: ?>>
+    Value sb, sh, sl;   // element strides (index)
+  };
+
+  LogicalResult lowerBlock(Block &block);
+  LogicalResult lowerOp(Operation *op);
+  LogicalResult lowerFor(scf::ForOp op);
+  LogicalResult lowerElementwise(Operation *op);
+
+  Value loadTile(LoadTileOp op);
+  void storeTile(StoreTileOp op);
+  Value tileDot(TileDotOp op);
+  Value rowReduce(RowReduceOp op);
+  Value rowBroadcast(RowBroadcastOp op);
+  Value tileMask(TileMaskOp op);
+
+  /// The kernel-side value of a scalar (index) value of the tile IR,
+  /// rematerialising pure computations defined outside the grid.
+  FailureOr<Value> scalar(Value v);
+  /// The fragment of a tensor value (splat constants are built on demand).
+  FailureOr<Value> fragment(Value v);
+  VectorType fragmentType(RankedTensorType t);
+  int64_t colsPerThread(RankedTensorType t) {
+    return t.getRank() == 2 ? t.getDimSize(1) / mapping.tc : 1;
+  }
+
+  Value idx(int64_t v);
+  Value rowOf(int64_t i);            // tr*RM + i
+  Value colOf(int64_t j);            // tc + j*TC
+  Value rowLimit(const Global &g);   // L of the buffer's rows
+  Value lds(Type elt, int64_t rows, int64_t cols);
+  void barrierIfNeeded();
+  void copyRows(const Global &g, Value base, Value row0, Value ldsBuf,
+                int64_t rows, int64_t cols, int64_t width);
+  Value spillToLds(Value fragment, RankedTensorType type);
+
+  scf::ForallOp grid;
+  gpu::GPUFuncOp kernel;
+  const TargetDesc &target;
+  TileConfigAttr config;
+  ThreadMapping mapping;
+  SmallVector<int64_t> roles;
+  OpBuilder b;
+  Location loc;
+
+  Value tid, tr, tc;
+  Value sizes[kNumSizes]; // B, Hq, Hkv, Lq, Lk as index
+  DenseMap<Value, Global> globals; // tile-IR memref -> kernel buffer
+  IRMapping scalars;
+  DenseMap<Value, Value> fragments; // tensor -> vector (registers)
+  DenseMap<Value, Value> ldsTiles;  // tensor -> LDS memref
+  bool pendingBarrier = false;      // LDS written since the last barrier
+  Operation *preambleEnd = nullptr; // values recomputed from outside go after
+  std::string failure;
+};
+
+} // namespace mlir::fa
+
+#endif // FA_COMPILER_KERNELLOWERING_H

@@ -1,0 +1,382 @@
+// RUN: split-file %s %t
+
+// The loop nest, with explicit tiles so that it does not depend on the
+// target's choice (BLOCK_M=64, BLOCK_N=32).
+// RUN: fa-opt %t/loops.mlir -split-input-file --fa-tile="block-m=64 block-n=32" | FileCheck %s
+
+// Automatic choice from the LDS budget model, and the `report` table.
+// RUN: fa-opt %t/choice.mlir --fa-tile="target=gfx906 report=true" 2>/dev/null | FileCheck %s --check-prefix=GFX906
+// RUN: fa-opt %t/choice.mlir --fa-tile="target=gfx906 report=true" 2>&1 >/dev/null | FileCheck %s --check-prefix=GFX906-REPORT
+// RUN: fa-opt %t/choice.mlir --fa-tile="target=sm_90 report=true" 2>/dev/null | FileCheck %s --check-prefix=SM90
+// RUN: fa-opt %t/choice.mlir --fa-tile="target=sm_90 report=true" 2>&1 >/dev/null | FileCheck %s --check-prefix=SM90-REPORT
+// RUN: fa-opt %t/choice.mlir --fa-tile="target=gfx906 stages=2" | FileCheck %s --check-prefix=STAGES2
+
+// bf16: refused where it is only emulated, unless allowed; native on sm_90.
+// RUN: fa-opt %t/bf16-gfx906.mlir --fa-tile -verify-diagnostics
+// RUN: fa-opt %t/bf16.mlir --fa-tile="allow-bf16=true" | FileCheck %s --check-prefix=BF16
+// RUN: fa-opt %t/bf16.mlir --fa-tile="target=sm_90" | FileCheck %s --check-prefix=BF16
+
+// Functions that are not kernels of the expected shape.
+// RUN: fa-opt %t/kernel-shape.mlir -split-input-file --fa-tile -verify-diagnostics
+
+// Options that cannot work: each with the message that says why.
+// RUN: fa-opt %t/over-budget.mlir --fa-tile="block-m=128 block-n=128" -verify-diagnostics
+// RUN: fa-opt %t/no-fit.mlir --fa-tile -verify-diagnostics
+// RUN: fa-opt %t/too-many-threads.mlir --fa-tile="block-m=64 block-n=64 waves=32" -verify-diagnostics
+// RUN: fa-opt %t/not-divisible.mlir --fa-tile="block-m=24 block-n=24" -verify-diagnostics
+// RUN: fa-opt %t/registers.mlir --fa-tile="target=sm_90 block-m=128 block-n=128 waves=1" -verify-diagnostics
+// RUN: fa-opt %t/stages.mlir --fa-tile="stages=3" -verify-diagnostics
+// RUN: fa-opt %t/negative.mlir --fa-tile="block-m=-64" -verify-diagnostics
+// RUN: fa-opt %t/unknown-target.mlir --fa-tile="target=gfx1234" -verify-diagnostics
+
+//--- loops.mlir
+
+// Causal GQA (8 query heads over 2 KV heads), f16, with the LSE result.
+// CHECK-LABEL: func.func @causal_gqa_lse
+// Tensors become strided memrefs; O and LSE become trailing output
+// arguments and the function returns nothing.
+// CHECK-SAME: (%[[Q:[^:]+]]: memref<?x8x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>,
+// CHECK-SAME: %[[K:[^:]+]]: memref<?x2x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>,
+// CHECK-SAME: %[[V:[^:]+]]: memref<?x2x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>,
+// CHECK-SAME: %[[O:[^:]+]]: memref<?x8x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>,
+// CHECK-SAME: %[[LSE:[^:]+]]: memref<?x8x?xf32, strided<[?, ?, 1], offset: ?>>) {
+// CHECK: %[[BATCH:[^ ]+]] = memref.dim %[[Q]], %{{c0[_0-9]*}}
+// CHECK: %[[HQ:[^ ]+]] = memref.dim %[[Q]], %{{c1[_0-9]*}}
+// CHECK: %[[LQ:[^ ]+]] = memref.dim %[[Q]], %{{c2[_0-9]*}}
+// CHECK: %[[HKV:[^ ]+]] = memref.dim %[[K]], %{{c1[_0-9]*}}
+// CHECK: %[[LK:[^ ]+]] = memref.dim %[[K]], %{{c2[_0-9]*}}
+// CHECK: %[[NUM_M:[^ ]+]] = arith.ceildivui %[[LQ]], %{{c64[_0-9]*}}
+// CHECK: %[[GROUP:[^ ]+]] = arith.divui %[[HQ]], %[[HKV]]
+//
+// The grid is outermost: one workgroup per (Q block, head, batch).
+// CHECK: scf.forall (%[[MB:[^,]+]], %[[H:[^,]+]], %[[B:[^)]+]]) in (%[[NUM_M]], %[[HQ]], %[[BATCH]]) {
+// CHECK: %[[M0:[^ ]+]] = arith.muli %[[MB]], %{{c64[_0-9]*}}
+// CHECK: %[[HK:[^ ]+]] = arith.divui %[[H]], %[[GROUP]]
+// The Q block is loaded once, before the KV loop, with the query head.
+// CHECK: %[[QT:[^ ]+]] = fa.load_tile %[[Q]][%[[B]], %[[H]], %[[M0]]] : {{.*}} -> tensor<64x64xf16>
+// CHECK-NOT: fa.load_tile
+// Causal: the KV loop ends at the diagonal, min(max(m0 + BM - Lq + Lk, 0), Lk).
+// CHECK: %[[E0:[^ ]+]] = arith.addi %[[M0]], %{{c64[_0-9]*}}
+// CHECK: %[[E1:[^ ]+]] = arith.subi %[[E0]], %[[LQ]]
+// CHECK: %[[E2:[^ ]+]] = arith.addi %[[E1]], %[[LK]]
+// CHECK: %[[E3:[^ ]+]] = arith.maxsi %[[E2]], %{{c0[_0-9]*}}
+// CHECK: %[[KV_END:[^ ]+]] = arith.minsi %[[E3]], %[[LK]]
+// CHECK: %[[NUM_N:[^ ]+]] = arith.ceildivui %[[KV_END]], %{{c32[_0-9]*}}
+// scale * log2(e) = 0.125 * 1.4426950408889634, folded once.
+// CHECK: %[[SCALE:[^ ]+]] = arith.constant dense<0.180336878> : tensor<64x32xf32>
+// CHECK-NOT: fa.load_tile
+// CHECK: %[[LOOP:[^ :]+]]:3 = scf.for %[[N:[^ ]+]] = %{{[^ ]+}} to %[[NUM_N]] step %{{[^ ]+}} iter_args(%[[M_OLD:[^ ]+]] = %{{[^ ]+}}, %[[L_OLD:[^ ]+]] = %{{[^ ]+}}, %[[ACC:[^ ]+]] = %{{[^ ]+}})
+// K and V blocks stream inside the loop, from KV head h / (Hq / Hkv).
+// CHECK: %[[N0:[^ ]+]] = arith.muli %[[N]], %{{c32[_0-9]*}}
+// CHECK: %[[KT:[^ ]+]] = fa.load_tile %[[K]][%[[B]], %[[HK]], %[[N0]]] : {{.*}} -> tensor<32x64xf16>
+// CHECK: %[[VT:[^ ]+]] = fa.load_tile %[[V]][%[[B]], %[[HK]], %[[N0]]] : {{.*}} -> tensor<32x64xf16>
+// CHECK: %[[S:[^ ]+]] = fa.tile_dot %[[QT]], %[[KT]] transpose_rhs : tensor<64x64xf16>, tensor<32x64xf16> -> tensor<64x32xf32>
+// CHECK: %[[S2:[^ ]+]] = arith.mulf %[[S]], %[[SCALE]]
+// Ragged edges and the causal mask.
+// CHECK: %[[SM:[^ ]+]] = fa.tile_mask %[[S2]] rows(%[[M0]], %[[LQ]]) cols(%[[N0]], %[[LK]]) causal : tensor<64x32xf32>
+// CHECK: %[[M_NEW:[^ ]+]] = arith.maximumf %[[M_OLD]], %{{.+}} : tensor<64xf32>
+// CHECK: %[[M_REF:[^ ]+]] = arith.select %{{.+}}, %{{.+}}, %[[M_NEW]]
+// alpha = exp2(m_old - m_ref)
+// CHECK: %[[DM:[^ ]+]] = arith.subf %[[M_OLD]], %[[M_REF]]
+// CHECK: %[[ALPHA:[^ ]+]] = math.exp2 %[[DM]] : tensor<64xf32>
+// CHECK: %[[P:[^ ]+]] = math.exp2 %{{.+}} : tensor<64x32xf32>
+// CHECK: %[[L_NEW:[^ ]+]] = arith.addf %{{.+}}, %{{.+}} : tensor<64xf32>
+// O is rescaled by alpha BEFORE P·V is accumulated onto it.
+// CHECK: %[[ALPHA_B:[^ ]+]] = fa.row_broadcast %[[ALPHA]] : tensor<64xf32> -> tensor<64x64xf32>
+// CHECK: %[[RESCALED:[^ ]+]] = arith.mulf %[[ACC]], %[[ALPHA_B]] : tensor<64x64xf32>
+// CHECK: %[[P16:[^ ]+]] = arith.truncf %[[P]] : tensor<64x32xf32> to tensor<64x32xf16>
+// CHECK: %[[ACC_NEW:[^ ]+]] = fa.tile_dot %[[P16]], %[[VT]], %[[RESCALED]] : tensor<64x32xf16>, tensor<32x64xf16>, tensor<64x64xf32> -> tensor<64x64xf32>
+// CHECK: scf.yield %[[M_NEW]], %[[L_NEW]], %[[ACC_NEW]]
+// CHECK-NEXT: }
+// Epilogue: O = acc / l, stored with the query head; LSE = ln2 * (m + log2 l).
+// CHECK: fa.store_tile %{{.+}}, %[[O]][%[[B]], %[[H]], %[[M0]]] : tensor<64x64xf16>
+// CHECK: %[[LOG_L:[^ ]+]] = math.log2 %[[LOOP]]#1 : tensor<64xf32>
+// CHECK: %[[LN2:[^ ]+]] = arith.constant dense<0.693147182> : tensor<64xf32>
+// CHECK: %[[LSE2:[^ ]+]] = arith.addf %[[LOOP]]#0, %[[LOG_L]]
+// CHECK: arith.mulf %[[LSE2]], %[[LN2]]
+// CHECK: fa.store_tile %{{.+}}, %[[LSE]][%[[B]], %[[H]], %[[M0]]] : tensor<64xf32>, memref<?x8x?xf32, strided<[?, ?, 1], offset: ?>>
+// CHECK-NEXT: } {{.*}}fa.causal, fa.scale = 1.250000e-01 : f32, fa.tile = #fa.tile<target = "gfx906", block_m = 64, block_n = 32, waves = 4, wave_size = 64, stages = 1, lds_pad = 0>, mapping = [#gpu.block<x>, #gpu.block<y>, #gpu.block<z>]}
+// CHECK-NEXT: return{{$}}
+func.func @causal_gqa_lse(%q: tensor<?x8x?x64xf16>, %k: tensor<?x2x?x64xf16>, %v: tensor<?x2x?x64xf16>) -> (tensor<?x8x?x64xf16>, tensor<?x8x?xf32>) {
+  %o, %lse = fa.attention %q, %k, %v causal scale(0.125) : tensor<?x8x?x64xf16>, tensor<?x2x?x64xf16>, tensor<?x2x?x64xf16> -> tensor<?x8x?x64xf16>, tensor<?x8x?xf32>
+  return %o, %lse : tensor<?x8x?x64xf16>, tensor<?x8x?xf32>
+}
+
+// -----
+
+// Not causal, f32, default scale 1/sqrt(32); Lq and Lk are not multiples of
+// the blocks.
+// CHECK-LABEL: func.func @f32_not_causal
+// CHECK-SAME: (%[[Q:[^:]+]]: memref<2x4x100x32xf32, strided<[?, ?, ?, 1], offset: ?>>,
+// CHECK-SAME: %[[K:[^:]+]]: memref<2x4x300x32xf32, strided<[?, ?, ?, 1], offset: ?>>,
+// CHECK-SAME: %[[V:[^:]+]]: memref<2x4x300x32xf32, strided<[?, ?, ?, 1], offset: ?>>,
+// CHECK-SAME: %[[O:[^:]+]]: memref<2x4x100x32xf32, strided<[?, ?, ?, 1], offset: ?>>) {
+// CHECK: %[[LQ:[^ ]+]] = memref.dim %[[Q]], %{{c2[_0-9]*}}
+// CHECK: %[[LK:[^ ]+]] = memref.dim %[[K]], %{{c2[_0-9]*}}
+// CHECK: scf.forall
+// CHECK: %[[M0:[^ ]+]] = arith.muli
+// CHECK-NOT: arith.minsi
+// The KV loop visits every block: ceildiv(Lk, BN).
+// CHECK: %[[NUM_N:[^ ]+]] = arith.ceildivui %[[LK]], %{{c32[_0-9]*}}
+// 1/sqrt(32) * log2(e)
+// CHECK: %[[SCALE:[^ ]+]] = arith.constant dense<0.255034864> : tensor<64x32xf32>
+// CHECK: scf.for %[[N:[^ ]+]] = %{{[^ ]+}} to %[[NUM_N]] step
+// CHECK: %[[N0:[^ ]+]] = arith.muli %[[N]]
+// CHECK: arith.mulf %{{.+}}, %[[SCALE]]
+// CHECK: fa.tile_mask %{{.+}} rows(%[[M0]], %[[LQ]]) cols(%[[N0]], %[[LK]]) : tensor<64x32xf32>
+// f32 P feeds the product as it is.
+// CHECK-NOT: arith.truncf
+// CHECK: fa.tile_dot %{{.+}}, %{{.+}}, %{{.+}} : tensor<64x32xf32>, tensor<32x32xf32>, tensor<64x32xf32> -> tensor<64x32xf32>
+// CHECK-NOT: arith.truncf
+// CHECK: fa.store_tile %{{.+}}, %[[O]]{{.*}} : tensor<64x32xf32>
+// CHECK-NOT: math.log2
+// CHECK-NEXT: } {{.*}}fa.scale = 0.176776692 : f32, fa.tile = #fa.tile<
+// CHECK-NEXT: return{{$}}
+func.func @f32_not_causal(%q: tensor<2x4x100x32xf32>, %k: tensor<2x4x300x32xf32>, %v: tensor<2x4x300x32xf32>) -> tensor<2x4x100x32xf32> {
+  %o = fa.attention %q, %k, %v : tensor<2x4x100x32xf32>, tensor<2x4x300x32xf32>, tensor<2x4x300x32xf32> -> tensor<2x4x100x32xf32>
+  return %o : tensor<2x4x100x32xf32>
+}
+
+// -----
+
+// Two attentions in one kernel: one grid each, each storing its own output.
+// CHECK-LABEL: func.func @two_attentions
+// CHECK-SAME: %[[O1:[^:]+]]: memref<1x8x128x64xf16, strided<[?, ?, ?, 1], offset: ?>>, %[[O2:[^:]+]]: memref<1x8x128x64xf16, strided<[?, ?, ?, 1], offset: ?>>) {
+// CHECK: scf.forall
+// CHECK: fa.store_tile %{{.+}}, %[[O1]]
+// CHECK: } {{.*}}fa.causal
+// CHECK: scf.forall
+// CHECK: fa.store_tile %{{.+}}, %[[O2]]
+// CHECK: } {{.*}}fa.scale = 1.250000e-01
+func.func @two_attentions(%q: tensor<1x8x128x64xf16>, %k: tensor<1x8x128x64xf16>, %v: tensor<1x8x128x64xf16>) -> (tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16>) {
+  %o1 = fa.attention %q, %k, %v causal : tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16> -> tensor<1x8x128x64xf16>
+  %o2 = fa.attention %q, %k, %v : tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16> -> tensor<1x8x128x64xf16>
+  return %o1, %o2 : tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16>
+}
+
+// -----
+
+// A function without fa.attention is not a kernel: left untouched.
+// CHECK-LABEL: func.func @no_attention(%{{[^:]+}}: tensor<4xf32>) -> tensor<4xf32> {
+// CHECK-NEXT: return %{{.+}} : tensor<4xf32>
+func.func @no_attention(%x: tensor<4xf32>) -> tensor<4xf32> {
+  return %x : tensor<4xf32>
+}
+
+//--- choice.mlir
+
+// GFX906-LABEL: func.func @d64
+// GFX906: fa.tile = #fa.tile<target = "gfx906", block_m = 128, block_n = 64, waves = 4, wave_size = 64, stages = 1, lds_pad = 0>
+// GFX906-LABEL: func.func @d128
+// GFX906: fa.tile = #fa.tile<target = "gfx906", block_m = 64, block_n = 64, waves = 4, wave_size = 64, stages = 1, lds_pad = 0>
+
+// GFX906-REPORT: remark: tile config for gfx906: D=64 f16 BLOCK_M=128 BLOCK_N=64 waves=4 (256 threads) stages=1 lds_pad=0
+// GFX906-REPORT-NEXT: thread grid 16x16, per thread 8x4 of S and 8x4 of O
+// GFX906-REPORT-NEXT: Q block LDS 16384
+// GFX906-REPORT-NEXT: K block x1 LDS 8192
+// GFX906-REPORT-NEXT: V block x1 LDS 8192
+// GFX906-REPORT-NEXT: S block (f32) registers 32768
+// GFX906-REPORT-NEXT: P block LDS 16384
+// GFX906-REPORT-NEXT: O block (f32) registers 32768
+// GFX906-REPORT-NEXT: statistics m, l (f32) registers 1024
+// GFX906-REPORT-NEXT: padding LDS 0
+// GFX906-REPORT-NEXT: LDS total 49152 (+10% margin = 54068 of 65536)
+// GFX906-REPORT-NEXT: registers per thread (estimate): 124 of 256 -> 2 waves per SIMD (estimate)
+// GFX906-REPORT: remark: tile config for gfx906: D=128 f16 BLOCK_M=64 BLOCK_N=64 waves=4 (256 threads) stages=1 lds_pad=0
+// GFX906-REPORT-NEXT: thread grid 16x16, per thread 4x4 of S and 4x8 of O
+// GFX906-REPORT-NEXT: Q block LDS 16384
+// GFX906-REPORT-NEXT: K block x1 LDS 16384
+// GFX906-REPORT-NEXT: V block x1 LDS 16384
+// GFX906-REPORT-NEXT: S block (f32) registers 16384
+// GFX906-REPORT-NEXT: P block LDS 8192
+// GFX906-REPORT: LDS total 57344 (+10% margin = 63079 of 65536)
+// GFX906-REPORT-NEXT: registers per thread (estimate): 96 of 256 -> 2 waves per SIMD (estimate)
+
+// SM90-LABEL: func.func @d64
+// SM90: fa.tile = #fa.tile<target = "sm_90", block_m = 128, block_n = 128, waves = 8, wave_size = 32, stages = 1, lds_pad = 0>
+// SM90-LABEL: func.func @d128
+// SM90: fa.tile = #fa.tile<target = "sm_90", block_m = 128, block_n = 128, waves = 8, wave_size = 32, stages = 1, lds_pad = 0>
+
+// SM90-REPORT: remark: tile config for sm_90: D=64 f16 BLOCK_M=128 BLOCK_N=128 waves=8 (256 threads) stages=1 lds_pad=0
+// SM90-REPORT-NEXT: thread grid 16x16, per thread 8x8 of S and 8x4 of O
+// SM90-REPORT: LDS total 81920 (+10% margin = 90112 of 232448)
+// SM90-REPORT-NEXT: registers per thread (estimate): 160 of 255 -> 1 waves per SIMD (estimate)
+// SM90-REPORT: remark: tile config for sm_90: D=128 f16 BLOCK_M=128 BLOCK_N=128 waves=8 (256 threads) stages=1 lds_pad=0
+// SM90-REPORT-NEXT: thread grid 16x16, per thread 8x8 of S and 8x8 of O
+// SM90-REPORT-NEXT: Q block LDS 32768
+// SM90-REPORT-NEXT: K block x1 LDS 32768
+// SM90-REPORT-NEXT: V block x1 LDS 32768
+// SM90-REPORT-NEXT: S block (f32) registers 65536
+// SM90-REPORT-NEXT: P block LDS 32768
+// SM90-REPORT-NEXT: O block (f32) registers 65536
+// SM90-REPORT: LDS total 131072 (+10% margin = 144180 of 232448)
+// SM90-REPORT-NEXT: registers per thread (estimate): 192 of 255 -> 1 waves per SIMD (estimate)
+
+// Double-buffered K/V costs LDS: smaller blocks on gfx906.
+// STAGES2-LABEL: func.func @d64
+// STAGES2: fa.tile = #fa.tile<target = "gfx906", block_m = 64, block_n = 64, waves = 4, wave_size = 64, stages = 2, lds_pad = 0>
+// STAGES2-LABEL: func.func @d128
+// STAGES2: fa.tile = #fa.tile<target = "gfx906", block_m = 64, block_n = 32, waves = 4, wave_size = 64, stages = 2, lds_pad = 0>
+
+func.func @d64(%q: tensor<?x?x?x64xf16>, %k: tensor<?x?x?x64xf16>, %v: tensor<?x?x?x64xf16>) -> tensor<?x?x?x64xf16> {
+  %o = fa.attention %q, %k, %v : tensor<?x?x?x64xf16>, tensor<?x?x?x64xf16>, tensor<?x?x?x64xf16> -> tensor<?x?x?x64xf16>
+  return %o : tensor<?x?x?x64xf16>
+}
+
+func.func @d128(%q: tensor<?x?x?x128xf16>, %k: tensor<?x?x?x128xf16>, %v: tensor<?x?x?x128xf16>) -> tensor<?x?x?x128xf16> {
+  %o = fa.attention %q, %k, %v : tensor<?x?x?x128xf16>, tensor<?x?x?x128xf16>, tensor<?x?x?x128xf16> -> tensor<?x?x?x128xf16>
+  return %o : tensor<?x?x?x128xf16>
+}
+
+//--- bf16-gfx906.mlir
+
+func.func @bf16(%q: tensor<1x8x128x64xbf16>, %k: tensor<1x8x128x64xbf16>, %v: tensor<1x8x128x64xbf16>) -> tensor<1x8x128x64xbf16> {
+  // expected-error @+1 {{'fa.attention' op bf16 is software-emulated on gfx906 (no native bf16 arithmetic): slow and lossy; use f16, or pass allow-bf16 to accept it}}
+  %o = fa.attention %q, %k, %v : tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16> -> tensor<1x8x128x64xbf16>
+  return %o : tensor<1x8x128x64xbf16>
+}
+
+//--- bf16.mlir
+
+// BF16-LABEL: func.func @bf16
+// BF16: fa.load_tile {{.*}} -> tensor<{{[0-9]+}}x64xbf16>
+// BF16: scf.for
+// BF16: arith.truncf %{{.+}} : tensor<{{[0-9x]+}}xf32> to tensor<{{[0-9x]+}}xbf16>
+// BF16: fa.store_tile %{{.+}} : tensor<{{[0-9]+}}x64xbf16>
+// BF16: fa.tile = #fa.tile<
+func.func @bf16(%q: tensor<1x8x128x64xbf16>, %k: tensor<1x8x128x64xbf16>, %v: tensor<1x8x128x64xbf16>) -> tensor<1x8x128x64xbf16> {
+  %o = fa.attention %q, %k, %v : tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16> -> tensor<1x8x128x64xbf16>
+  return %o : tensor<1x8x128x64xbf16>
+}
+
+//--- kernel-shape.mlir
+
+func.func @nested(%q: tensor<1x8x128x64xf16>, %k: tensor<1x8x128x64xf16>, %v: tensor<1x8x128x64xf16>) -> tensor<1x8x128x64xf16> {
+  %r = scf.execute_region -> tensor<1x8x128x64xf16> {
+    // expected-error @+1 {{'fa.attention' op must be at the top level of its function}}
+    %o = fa.attention %q, %k, %v : tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16> -> tensor<1x8x128x64xf16>
+    scf.yield %o : tensor<1x8x128x64xf16>
+  }
+  return %r : tensor<1x8x128x64xf16>
+}
+
+// -----
+
+func.func @computed_operand(%q: tensor<1x8x128x64xf16>, %k: tensor<1x8x128x64xf16>, %v: tensor<1x8x128x64xf16>) -> tensor<1x8x128x64xf16> {
+  %q2 = arith.addf %q, %q : tensor<1x8x128x64xf16>
+  // expected-error @+1 {{'fa.attention' op operand #0 must be an argument of the kernel function}}
+  %o = fa.attention %q2, %k, %v : tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16> -> tensor<1x8x128x64xf16>
+  return %o : tensor<1x8x128x64xf16>
+}
+
+// -----
+
+func.func @argument_used_elsewhere(%q: tensor<1x8x128x64xf16>, %k: tensor<1x8x128x64xf16>, %v: tensor<1x8x128x64xf16>) -> tensor<1x8x128x64xf16> {
+  // expected-error @+1 {{'fa.attention' op kernel argument #2 has a use other than fa.attention}}
+  %o = fa.attention %q, %k, %v : tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16> -> tensor<1x8x128x64xf16>
+  %unused = arith.negf %v : tensor<1x8x128x64xf16>
+  return %o : tensor<1x8x128x64xf16>
+}
+
+// -----
+
+func.func @result_used(%q: tensor<1x8x128x64xf16>, %k: tensor<1x8x128x64xf16>, %v: tensor<1x8x128x64xf16>) -> tensor<1x8x128x64xf16> {
+  // expected-error @+1 {{'fa.attention' op results may only be returned by the kernel function}}
+  %o = fa.attention %q, %k, %v : tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16> -> tensor<1x8x128x64xf16>
+  %o2 = arith.negf %o : tensor<1x8x128x64xf16>
+  return %o2 : tensor<1x8x128x64xf16>
+}
+
+// -----
+
+func.func @returns_other(%q: tensor<1x8x128x64xf16>, %k: tensor<1x8x128x64xf16>, %v: tensor<1x8x128x64xf16>, %x: tensor<4xf32>) -> (tensor<1x8x128x64xf16>, tensor<4xf32>) {
+  %o = fa.attention %q, %k, %v : tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16> -> tensor<1x8x128x64xf16>
+  // expected-error @+1 {{'func.return' op a kernel function may only return fa.attention results}}
+  return %o, %x : tensor<1x8x128x64xf16>, tensor<4xf32>
+}
+
+// -----
+
+func.func @returns_twice(%q: tensor<1x8x128x64xf16>, %k: tensor<1x8x128x64xf16>, %v: tensor<1x8x128x64xf16>) -> (tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16>) {
+  %o = fa.attention %q, %k, %v : tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16> -> tensor<1x8x128x64xf16>
+  // expected-error @+1 {{'func.return' op returns the same value twice}}
+  return %o, %o : tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16>
+}
+
+// -----
+
+func.func @output_not_returned(%q: tensor<1x8x128x64xf16>, %k: tensor<1x8x128x64xf16>, %v: tensor<1x8x128x64xf16>) -> tensor<1x8x128xf32> {
+  // expected-error @+1 {{'fa.attention' op output is not returned}}
+  %o, %lse = fa.attention %q, %k, %v : tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16> -> tensor<1x8x128x64xf16>, tensor<1x8x128xf32>
+  return %lse : tensor<1x8x128xf32>
+}
+
+//--- over-budget.mlir
+
+// The seed's example: 128x128 blocks at D=128 need twice gfx906's LDS.
+func.func @over_budget(%q: tensor<1x8x1024x128xf16>, %k: tensor<1x8x1024x128xf16>, %v: tensor<1x8x1024x128xf16>) -> tensor<1x8x1024x128xf16> {
+  // expected-error @+1 {{'fa.attention' op BLOCK_M=128 BLOCK_N=128 with D=128 f16 needs 131072 bytes of LDS (144180 with the 10% margin), gfx906 has 65536}}
+  %o = fa.attention %q, %k, %v : tensor<1x8x1024x128xf16>, tensor<1x8x1024x128xf16>, tensor<1x8x1024x128xf16> -> tensor<1x8x1024x128xf16>
+  return %o : tensor<1x8x1024x128xf16>
+}
+
+//--- no-fit.mlir
+
+// Even 16x16 blocks of f32 at D=512 overflow 64 KiB (Q, K and V: 96 KiB).
+func.func @no_fit(%q: tensor<1x1x64x512xf32>, %k: tensor<1x1x64x512xf32>, %v: tensor<1x1x64x512xf32>) -> tensor<1x1x64x512xf32> {
+  // expected-error @+1 {{'fa.attention' op no tile configuration for D=512 f32 fits gfx906 (65536 bytes of LDS, 256 registers per thread)}}
+  %o = fa.attention %q, %k, %v : tensor<1x1x64x512xf32>, tensor<1x1x64x512xf32>, tensor<1x1x64x512xf32> -> tensor<1x1x64x512xf32>
+  return %o : tensor<1x1x64x512xf32>
+}
+
+//--- too-many-threads.mlir
+
+func.func @too_many_threads(%q: tensor<1x8x128x64xf16>, %k: tensor<1x8x128x64xf16>, %v: tensor<1x8x128x64xf16>) -> tensor<1x8x128x64xf16> {
+  // expected-error @+1 {{'fa.attention' op BLOCK_M=64 BLOCK_N=64 D=64 cannot be split over 2048 threads (32 waves of 64, at most 1024 threads)}}
+  %o = fa.attention %q, %k, %v : tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16> -> tensor<1x8x128x64xf16>
+  return %o : tensor<1x8x128x64xf16>
+}
+
+//--- not-divisible.mlir
+
+// 24 rows do not divide over 256 threads in whole rows of lanes.
+func.func @not_divisible(%q: tensor<1x8x128x64xf16>, %k: tensor<1x8x128x64xf16>, %v: tensor<1x8x128x64xf16>) -> tensor<1x8x128x64xf16> {
+  // expected-error @+1 {{'fa.attention' op BLOCK_M=24 BLOCK_N=24 D=64 cannot be split over 256 threads (4 waves of 64, at most 1024 threads)}}
+  %o = fa.attention %q, %k, %v : tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16> -> tensor<1x8x128x64xf16>
+  return %o : tensor<1x8x128x64xf16>
+}
+
+//--- registers.mlir
+
+// One warp for a 128x128 tile: fits sm_90's LDS, not its registers.
+func.func @registers(%q: tensor<1x8x1024x128xf16>, %k: tensor<1x8x1024x128xf16>, %v: tensor<1x8x1024x128xf16>) -> tensor<1x8x1024x128xf16> {
+  // expected-error @+1 {{'fa.attention' op BLOCK_M=128 BLOCK_N=128 with D=128 needs about 1168 registers per thread (estimate), sm_90 has 255; shrink BLOCK_M before accepting spills}}
+  %o = fa.attention %q, %k, %v : tensor<1x8x1024x128xf16>, tensor<1x8x1024x128xf16>, tensor<1x8x1024x128xf16> -> tensor<1x8x1024x128xf16>
+  return %o : tensor<1x8x1024x128xf16>
+}
+
+//--- stages.mlir
+
+func.func @stages(%q: tensor<1x8x128x64xf16>, %k: tensor<1x8x128x64xf16>, %v: tensor<1x8x128x64xf16>) -> tensor<1x8x128x64xf16> {
+  // expected-error @+1 {{'fa.attention' op stages must be 1 or 2, got 3}}
+  %o = fa.attention %q, %k, %v : tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16> -> tensor<1x8x128x64xf16>
+  return %o : tensor<1x8x128x64xf16>
+}
+
+//--- negative.mlir
+
+func.func @negative(%q: tensor<1x8x128x64xf16>, %k: tensor<1x8x128x64xf16>, %v: tensor<1x8x128x64xf16>) -> tensor<1x8x128x64xf16> {
+  // expected-error @+1 {{'fa.attention' op tile sizes must be positive, got block-m=-64 block-n=0 waves=0}}
+  %o = fa.attention %q, %k, %v : tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16> -> tensor<1x8x128x64xf16>
+  return %o : tensor<1x8x128x64xf16>
+}
+
+//--- unknown-target.mlir
+
+// expected-error @+1 {{unknown target 'gfx1234'; known targets: gfx906, sm_90, host}}
+module {
+  func.func @unknown_target(%q: tensor<1x8x128x64xf16>, %k: tensor<1x8x128x64xf16>, %v: tensor<1x8x128x64xf16>) -> tensor<1x8x128x64xf16> {
+    %o = fa.attention %q, %k, %v : tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16> -> tensor<1x8x128x64xf16>
+    return %o : tensor<1x8x128x64xf16>
+  }
+}

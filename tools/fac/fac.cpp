@@ -1,0 +1,187 @@
+//===- fac.cpp - The fa compiler driver -----------------------------------===//
+//
+// Part of the fa project.
+//
+//===----------------------------------------------------------------------===//
+//
+// fac input.mlir --target=host|gfx906|sm_90 [-o out] [--emit=mlir|llvm|obj]
+//
+// Runs the kernel pipeline (fa-fuse, fa-tile, fa-lower-to-gpu) and the
+// target's backend, and writes the code object with its manifest
+// (`<out>.json`, docs/manifest.md).
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/HostCodegen.h"
+#include "compiler/KernelInfo.h"
+#include "compiler/Manifest.h"
+#include "compiler/Passes.h"
+#include "compiler/Pipelines.h"
+#include "compiler/Target.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/ToolUtilities.h"
+
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input.mlir>"),
+                                      cl::Required);
+static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
+                                       cl::value_desc("path"), cl::init(""));
+static cl::opt<std::string> target("target",
+                                   cl::desc("gfx906, sm_90 or host"),
+                                   cl::init("gfx906"));
+static cl::opt<std::string>
+    emit("emit", cl::desc("Stop at: mlir (gpu dialect), llvm (LLVM IR), obj "
+                          "(object file); default: the code object"),
+         cl::init(""));
+static cl::opt<int64_t> blockM("block-m", cl::desc("Rows of Q per workgroup"),
+                               cl::init(0));
+static cl::opt<int64_t> blockN("block-n", cl::desc("Rows of K/V per step"),
+                               cl::init(0));
+static cl::opt<int64_t> waves("waves", cl::desc("Waves per workgroup"),
+                              cl::init(0));
+static cl::opt<int64_t> stages("stages", cl::desc("K/V pipeline stages"),
+                               cl::init(1));
+static cl::opt<bool> allowBf16("allow-bf16",
+                               cl::desc("Accept emulated bf16"),
+                               cl::init(false));
+static cl::opt<bool> report("report",
+                            cl::desc("Print the tile config and LDS budget"),
+                            cl::init(false));
+
+static int fail(const llvm::Twine &message) {
+  llvm::errs() << "fac: error: " << message << "\n";
+  return 1;
+}
+
+static int writeFile(llvm::StringRef path, llvm::StringRef bytes) {
+  std::string error;
+  auto out = openOutputFile(path, &error);
+  if (!out)
+    return fail(error);
+  out->os() << bytes;
+  out->keep();
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::ParseCommandLineOptions(argc, argv, "fa compiler driver\n");
+
+  const fa::TargetDesc *desc = fa::lookupTarget(target);
+  if (!desc)
+    return fail("unknown target '" + target +
+                "'; known targets: " + fa::knownTargetNames());
+  if (!emit.empty() && emit != "mlir" && emit != "llvm" && emit != "obj")
+    return fail("unknown --emit='" + emit + "'; expected mlir, llvm or obj");
+  if (target != "host" && emit != "mlir")
+    return fail("--target=" + target +
+                ": code object emission is not yet supported; use "
+                "--emit=mlir for the gpu-dialect kernel");
+  if (outputFile.empty() && emit != "mlir" && emit != "llvm")
+    return fail("-o <path> is required for --target=" + target);
+
+  DialectRegistry registry;
+  fa::registerFaDialects(registry);
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+
+  std::string error;
+  auto input = openInputFile(inputFile, &error);
+  if (!input)
+    return fail(error);
+  std::string sourceText = input->getBuffer().str();
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return 1;
+
+  fa::PipelineOptions options;
+  options.target = target;
+  options.blockM = blockM;
+  options.blockN = blockN;
+  options.waves = waves;
+  options.stages = stages;
+  options.allowBf16 = allowBf16;
+  options.report = report;
+  PassManager pm(&context);
+  fa::buildKernelPipeline(pm, options);
+  if (failed(pm.run(*module)))
+    return 1;
+
+  if (emit == "mlir") {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    module->print(os);
+    if (outputFile.empty() || outputFile == "-") {
+      llvm::outs() << text;
+      return 0;
+    }
+    return writeFile(outputFile, text);
+  }
+
+  FailureOr<std::vector<fa::KernelInfo>> kernels = fa::collectKernels(*module);
+  if (failed(kernels))
+    return 1;
+  if (kernels->empty())
+    return fail("the input has no fa.attention to compile");
+
+  PassManager host(&context);
+  host.addPass(fa::createFaGpuToHostPass());
+  if (failed(host.run(*module)))
+    return 1;
+  llvm::LLVMContext llvmContext;
+  auto llvmModule = fa::translateAndOptimizeForHost(*module, llvmContext);
+  if (!llvmModule)
+    return fail(llvm::toString(llvmModule.takeError()));
+  if (emit == "llvm") {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    (*llvmModule)->print(os, nullptr);
+    if (outputFile.empty() || outputFile == "-") {
+      llvm::outs() << text;
+      return 0;
+    }
+    return writeFile(outputFile, text);
+  }
+  std::string object;
+  if (llvm::Error e = fa::emitHostObject(**llvmModule, object))
+    return fail(llvm::toString(std::move(e)));
+  if (emit == "obj")
+    return writeFile(outputFile, object);
+
+  llvm::SmallString<128> objectPath;
+  if (std::error_code ec =
+          llvm::sys::fs::createTemporaryFile("fac", "o", objectPath))
+    return fail("cannot create a temporary file: " + ec.message());
+  llvm::FileRemover removeObject(objectPath);
+  if (int rc = writeFile(objectPath, object))
+    return rc;
+  if (llvm::Error e = fa::linkSharedObject(objectPath, outputFile))
+    return fail(llvm::toString(std::move(e)));
+  auto linked = llvm::MemoryBuffer::getFile(outputFile);
+  if (!linked)
+    return fail("cannot read back " + outputFile + ": " +
+                linked.getError().message());
+  std::string manifest = fa::renderManifest(
+      target, llvm::sys::path::filename(outputFile), "elf-shared-object",
+      (*linked)->getBuffer(), sourceText, *kernels, "_host");
+  return writeFile(outputFile + ".json", manifest);
+}
