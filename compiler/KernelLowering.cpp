@@ -106,7 +106,7 @@ FailureOr<Value> KernelLowering::scalar(Value v) {
     scalars.map(v, result);
     return result;
   }
-  if (!isPure(def) || def->getNumRegions() != 0 ||
+  if (!isMemoryEffectFree(def) || def->getNumRegions() != 0 ||
       llvm::any_of(def->getResultTypes(), llvm::IsaPred<ShapedType>)) {
     failure = "cannot recompute '" + def->getName().getStringRef().str() +
               "' inside the kernel";
@@ -570,12 +570,14 @@ LogicalResult KernelLowering::lowerOp(Operation *op) {
     return lowerFor(loop);
   bool tensorResults =
       llvm::any_of(op->getResultTypes(), llvm::IsaPred<RankedTensorType>);
-  if (isa<arith::ConstantOp>(op))
-    return success(); // materialised where used
+  // Tensor constants are materialised as fragments where they are used;
+  // scalar ones are cloned below like any other pure scalar op.
+  if (tensorResults && isa<arith::ConstantOp>(op))
+    return success();
   if (tensorResults && op->getNumRegions() == 0 &&
       isa<arith::ArithDialect, math::MathDialect>(op->getDialect()))
     return lowerElementwise(op);
-  if (!tensorResults && isPure(op) && op->getNumRegions() == 0) {
+  if (!tensorResults && isMemoryEffectFree(op) && op->getNumRegions() == 0) {
     for (Value operand : op->getOperands())
       if (mlir::failed(scalar(operand)))
         return op->emitOpError() << "cannot lower: " << failure;

@@ -1,0 +1,110 @@
+//===- Device.h - Devices and device memory ---------------------*- C++ -*-===//
+//
+// Part of the fa project.
+//
+//===----------------------------------------------------------------------===//
+//
+// A Device is an opened backend: `host` (the emulator, always present) or a
+// GPU through its vendor runtime (`hip`, `cuda`), which is loaded with dlopen
+// so one build runs everywhere and says plainly where a runtime is missing.
+// Buffers are device allocations owned RAII-style; both keep their device
+// alive.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FA_DEVICE_H
+#define FA_DEVICE_H
+
+#include "fa/Status.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace fa {
+
+namespace detail {
+class Backend;
+} // namespace detail
+
+class Buffer;
+
+/// What a device can launch; checked before every launch.
+struct DeviceLimits {
+  uint32_t maxThreadsPerWorkgroup = 0;
+  uint64_t maxLdsBytes = 0;
+  uint32_t maxGrid[3] = {0, 0, 0};
+};
+
+/// A handle to an opened device; copies share it.
+class Device {
+public:
+  /// Opens "auto", "host", "hip", "hip:N", "cuda" or "cuda:N". `auto` tries
+  /// hip, then cuda, then falls back to host; `selectionLog()` says why.
+  static Expected<Device> open(std::string_view spec);
+
+  /// The spellings `open` accepts, for messages and --help.
+  static const char *knownDevices();
+
+  /// "host", "hip:0", ...
+  const std::string &name() const;
+  /// Code object targets this device runs ("host", "gfx906", "sm_90").
+  const std::vector<std::string> &targets() const;
+  bool supportsTarget(std::string_view target) const;
+  const DeviceLimits &limits() const;
+  /// True for the emulator: its timings are no performance figure.
+  bool isHostEmulator() const;
+  /// For `auto`: why each skipped backend was skipped; empty otherwise.
+  const std::string &selectionLog() const { return selectionLog_; }
+
+  /// Allocates `bytes` (> 0) of device memory, zero-filled.
+  Expected<Buffer> allocate(size_t bytes) const;
+  /// Waits for all launched work.
+  Status synchronize() const;
+
+private:
+  friend class Buffer;
+  friend class Module;
+  friend class Kernel;
+  explicit Device(std::shared_ptr<detail::Backend> backend)
+      : backend(std::move(backend)) {}
+  std::shared_ptr<detail::Backend> backend;
+  std::string selectionLog_;
+};
+
+/// A device allocation; move-only, freed on destruction.
+class Buffer {
+public:
+  Buffer(Buffer &&other) noexcept;
+  Buffer &operator=(Buffer &&other) noexcept;
+  Buffer(const Buffer &) = delete;
+  Buffer &operator=(const Buffer &) = delete;
+  ~Buffer();
+
+  size_t size() const { return bytes; }
+  /// The device address, as the kernel ABI passes it.
+  uint64_t address() const { return addr; }
+  /// True if allocated on `device` (or a copy of its handle).
+  bool belongsTo(const Device &device) const;
+
+  /// Copies `count` bytes from host memory to this buffer at `offset`.
+  Status copyFromHost(const void *src, size_t count, size_t offset = 0);
+  /// Copies `count` bytes at `offset` of this buffer to host memory.
+  Status copyToHost(void *dst, size_t count, size_t offset = 0) const;
+
+private:
+  friend class Device;
+  friend class Kernel;
+  Buffer(std::shared_ptr<detail::Backend> backend, uint64_t addr, size_t bytes)
+      : backend(std::move(backend)), addr(addr), bytes(bytes) {}
+  void reset();
+  std::shared_ptr<detail::Backend> backend;
+  uint64_t addr = 0;
+  size_t bytes = 0;
+};
+
+} // namespace fa
+
+#endif // FA_DEVICE_H

@@ -1,0 +1,40 @@
+//===- LaunchOptions.h - Per-launch options ---------------------*- C++ -*-===//
+//
+// Part of the fa project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Options a caller may set per launch. GPU backends ignore the emulator-only
+// ones; the host emulator honours all of them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FA_LAUNCHOPTIONS_H
+#define FA_LAUNCHOPTIONS_H
+
+#include <cstddef>
+
+namespace fa {
+
+struct LaunchOptions {
+  /// Host emulator: track every LDS byte and fail the launch (RaceDetected)
+  /// when two threads touch it without a barrier between, one of them
+  /// writing. Also reports LDS accesses out of bounds.
+  bool checkRaces = false;
+  /// How many race reports to keep in the error; all are counted.
+  size_t maxRaceReports = 16;
+  /// Host emulator: fill LDS with 0xff bytes (NaN as f32/f16) before each
+  /// workgroup instead of zeros, to expose reads of unwritten LDS.
+  bool poisonLds = false;
+  /// Host emulator: stack size of each emulated thread (rounded up to pages;
+  /// a guard page below each stack turns overflow into a crash, not
+  /// corruption).
+  size_t fiberStackBytes = 64 * 1024;
+  /// Host emulator: worker threads running workgroups; 0 = all hardware
+  /// threads.
+  unsigned workers = 0;
+};
+
+} // namespace fa
+
+#endif // FA_LAUNCHOPTIONS_H

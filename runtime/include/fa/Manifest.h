@@ -1,0 +1,82 @@
+//===- Manifest.h - The sidecar manifest of a code object -------*- C++ -*-===//
+//
+// Part of the fa project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The manifest (`<code object>.json`, docs/manifest.md) tells the runtime how
+// to launch each kernel of a code object without the compiler: target, the
+// code object's size and FNV-1a hash, and per kernel its ABI version, element
+// type, head dimension, causal flag, scale, LSE output and tile/launch sizes.
+// This header reads, checks and writes it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FA_MANIFEST_H
+#define FA_MANIFEST_H
+
+#include "fa/DType.h"
+#include "fa/Status.h"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace fa {
+
+/// One entry of `kernels[]`.
+struct KernelInfo {
+  std::string name;
+  std::string symbol;
+  int64_t abiVersion = 0;
+  DType dtype = DType::F32;
+  int64_t headDim = 0;
+  bool causal = false;
+  double scale = 0;
+  bool hasLse = false;
+  int64_t blockM = 0;
+  int64_t blockN = 0;
+  int64_t threads = 0;
+  int64_t waveSize = 0;
+  int64_t ldsBytes = 0;
+  /// Sizes fixed at compile time, in the order B, Hq, Hkv, Lq, Lk; -1 where
+  /// the kernel takes any size (manifest field `static_sizes`, optional).
+  int64_t staticSizes[5] = {-1, -1, -1, -1, -1};
+};
+
+/// A parsed manifest.
+struct Manifest {
+  int64_t version = 1;
+  std::string compiler;
+  std::string sourceHash;
+  std::string target;
+  std::string codeObjectFile;
+  std::string codeObjectFormat;
+  uint64_t codeObjectBytes = 0;
+  std::string codeObjectHash;
+  std::vector<KernelInfo> kernels;
+};
+
+/// FNV-1a 64 over `bytes`.
+uint64_t fnv1a64(const void *data, size_t bytes);
+
+/// "fnv1a64:%016llx".
+std::string formatFnv1a64(uint64_t hash);
+
+/// Parses and checks a manifest: every field present with the right type and
+/// a sane value. Errors are ManifestError naming the field. ABI and target
+/// compatibility are the loader's business, not checked here.
+Expected<Manifest> parseManifest(std::string_view json);
+
+/// Writes `manifest` as JSON in the documented layout (fac and tests use it).
+std::string formatManifest(const Manifest &manifest);
+
+/// Checks that `codeObject` is the file the manifest describes (bytes and
+/// hash); CorruptCodeObject naming both values otherwise.
+Status checkCodeObjectIdentity(const Manifest &manifest,
+                               const std::vector<uint8_t> &codeObject);
+
+} // namespace fa
+
+#endif // FA_MANIFEST_H

@@ -1,0 +1,127 @@
+//===- Module.h - Loaded code objects and their kernels ---------*- C++ -*-===//
+//
+// Part of the fa project.
+//
+//===----------------------------------------------------------------------===//
+//
+// A Module is a code object loaded on a device together with its manifest;
+// loading checks that the two belong together (size and hash), that the
+// device runs the manifest's target, and that every kernel speaks this
+// runtime's ABI and fits the device. A Kernel launches one attention: it
+// checks the arguments against the manifest and packs the 44 ABI words
+// exactly as KernelAbi.h lays them out.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FA_MODULE_H
+#define FA_MODULE_H
+
+#include "fa/AttentionShape.h"
+#include "fa/Device.h"
+#include "fa/KernelAbi.h"
+#include "fa/LaunchOptions.h"
+#include "fa/Manifest.h"
+
+#include <array>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace fa {
+
+namespace detail {
+struct ModuleState;
+} // namespace detail
+
+class Kernel;
+
+/// The buffers and sizes of one attention call. Q, K, V, O are required;
+/// LSE must be given exactly when the kernel has an LSE output. Strides
+/// default to contiguous BHLD.
+struct AttentionArgs {
+  const Buffer *q = nullptr;
+  const Buffer *k = nullptr;
+  const Buffer *v = nullptr;
+  Buffer *o = nullptr;
+  Buffer *lse = nullptr;
+  AttentionShape shape;
+  std::optional<AttentionStrides> strides;
+};
+
+/// Grid and workgroup size of a launch, from the ABI's formula.
+struct LaunchGeometry {
+  uint32_t grid[3] = {1, 1, 1};
+  uint32_t block[3] = {1, 1, 1};
+  uint64_t ldsBytes = 0;
+};
+
+/// The packed argument words and geometry of one launch.
+struct PackedLaunch {
+  std::array<uint64_t, FA_ABI_NUM_WORDS> words{};
+  LaunchGeometry geometry;
+};
+
+/// Checks `args` against `kernel` (shape, strides, buffer sizes, LSE) and
+/// `limits` (grid), and packs the ABI words. InvalidArgument on any mismatch,
+/// naming the buffer or size and the numbers involved.
+Expected<PackedLaunch> packAttentionArgs(const KernelInfo &kernel,
+                                         const AttentionArgs &args,
+                                         const DeviceLimits &limits);
+
+/// A code object loaded on a device. Copies share the loaded object, which
+/// is unloaded when the last Module or Kernel referring to it goes away.
+class Module {
+public:
+  /// Loads `path` and its sidecar manifest `<path>.json`. `path` may also
+  /// name the manifest itself (`*.json`); the code object is then its
+  /// `code_object.file`, relative to the manifest's folder.
+  static Expected<Module> load(const Device &device, const std::string &path);
+
+  /// Loads a code object held in memory with the manifest text.
+  /// `displayName` appears in errors in place of a file name.
+  static Expected<Module> loadFromMemory(const Device &device,
+                                         const void *codeObject, size_t bytes,
+                                         std::string_view manifestJson,
+                                         std::string displayName = "<memory>");
+
+  const Manifest &manifest() const;
+  /// The code object's file name (or display name).
+  const std::string &path() const;
+
+  /// The kernel called `name`; the first kernel if `name` is empty.
+  Expected<Kernel> kernel(std::string_view name = {}) const;
+
+private:
+  explicit Module(std::shared_ptr<detail::ModuleState> state)
+      : state(std::move(state)) {}
+  static Expected<Module> loadBytes(const Device &device, Manifest manifest,
+                                    std::vector<uint8_t> bytes,
+                                    std::string displayName);
+  std::shared_ptr<detail::ModuleState> state;
+};
+
+/// One kernel of a loaded module; cheap to copy.
+class Kernel {
+public:
+  const KernelInfo &info() const;
+  const std::string &name() const { return info().name; }
+  const Manifest &manifest() const;
+  /// The device the module is loaded on.
+  Device device() const;
+
+  /// Checks and packs `args` and runs the kernel to completion.
+  Status launch(const AttentionArgs &args,
+                const LaunchOptions &options = {}) const;
+
+private:
+  friend class Module;
+  Kernel(std::shared_ptr<detail::ModuleState> state, size_t index)
+      : state(std::move(state)), index(index) {}
+  std::shared_ptr<detail::ModuleState> state;
+  size_t index;
+};
+
+} // namespace fa
+
+#endif // FA_MODULE_H

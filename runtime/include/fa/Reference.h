@@ -1,0 +1,78 @@
+//===- Reference.h - CPU reference attention --------------------*- C++ -*-===//
+//
+// Part of the fa project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Reference forward attention on the CPU, for validating kernels:
+//   - fp64 and fp32 references computed the textbook way (scores, row max,
+//     exp, sum, normalize, P·V) from the dtype-rounded inputs;
+//   - the "naive same-precision" reference: what a plain implementation in
+//     the kernel's element type produces (FlashAttention's test baseline).
+// Conventions (fixed by test/data/golden/README.md): causal masking is
+// bottom-right aligned (query i sees key j iff j <= i + Lk - Lq); query head h
+// reads KV head h / (Hq / Hkv); a row with no visible key has output 0 and
+// LSE -inf; LSE is the natural-log log-sum-exp of the scaled scores.
+// All tensors here are contiguous [B, H, L, D]; work is split over (b, h)
+// across hardware threads.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FA_REFERENCE_H
+#define FA_REFERENCE_H
+
+#include "fa/AttentionShape.h"
+#include "fa/DType.h"
+#include "fa/Status.h"
+
+#include <vector>
+
+namespace fa {
+
+/// Everything that determines an attention's result besides its inputs.
+struct AttentionProblem {
+  AttentionShape shape;
+  int64_t headDim = 0;
+  bool causal = false;
+  double scale = 0;
+
+  size_t qElements() const;   ///< B*Hq*Lq*D (also O)
+  size_t kvElements() const;  ///< B*Hkv*Lk*D (each of K, V)
+  size_t lseElements() const; ///< B*Hq*Lq
+};
+
+/// Q, K, V as floats holding values exactly representable in the kernel's
+/// dtype (already rounded).
+struct AttentionData {
+  std::vector<float> q, k, v;
+};
+
+template <typename T> struct AttentionResult {
+  std::vector<T> o;   ///< [B, Hq, Lq, D]
+  std::vector<T> lse; ///< [B, Hq, Lq]
+};
+
+/// InvalidArgument unless all sizes and D are positive and Hkv divides Hq.
+Status checkShape(const AttentionProblem &problem);
+
+/// checkShape, and the data has the sizes the problem implies.
+Status checkProblem(const AttentionProblem &problem, const AttentionData &data);
+
+/// The fp64 reference: every operation in double.
+AttentionResult<double> referenceAttentionF64(const AttentionProblem &problem,
+                                              const AttentionData &data);
+
+/// The same computation in float (dot products accumulated in float).
+AttentionResult<float> referenceAttentionF32(const AttentionProblem &problem,
+                                             const AttentionData &data);
+
+/// The naive same-precision reference for `dtype`. For f32 it is the fp32
+/// reference. For f16/bf16: scores in fp32 from the 16-bit inputs, softmax in
+/// fp32, P rounded to `dtype` before P·V, P·V accumulated in fp32, output
+/// rounded to `dtype`; LSE in fp32.
+AttentionResult<float> naiveAttention(const AttentionProblem &problem,
+                                      DType dtype, const AttentionData &data);
+
+} // namespace fa
+
+#endif // FA_REFERENCE_H

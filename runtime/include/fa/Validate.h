@@ -1,0 +1,87 @@
+//===- Validate.h - Run a kernel and judge its output -----------*- C++ -*-===//
+//
+// Part of the fa project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The validation flow shared by fa-run, the embedding example and the tests:
+// make inputs (seeded random, or a golden case), run the kernel, compare its
+// output and LSE with the fp64 reference (or the golden vectors), compare the
+// naive same-precision reference with the same baseline, and judge with the
+// criteria of Metrics.h. Also a simple timing loop.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FA_VALIDATE_H
+#define FA_VALIDATE_H
+
+#include "fa/Golden.h"
+#include "fa/Inputs.h"
+#include "fa/Metrics.h"
+#include "fa/Module.h"
+#include "fa/Reference.h"
+
+namespace fa {
+
+struct ValidationOptions {
+  /// Sizes of the random problem; ignored when `golden` is set.
+  AttentionShape shape;
+  Distribution dist = Distribution::Normal;
+  uint64_t seed = 0;
+  LaunchOptions launch;
+  /// Run this golden case instead of random inputs (must match the kernel).
+  const GoldenCase *golden = nullptr;
+};
+
+struct ValidationReport {
+  std::string kernel;
+  std::string device;
+  DType dtype = DType::F32;
+  AttentionProblem problem;
+  Distribution dist = Distribution::Normal;
+  uint64_t seed = 0;
+  /// Name of the golden case, empty for random inputs.
+  std::string golden;
+  /// Kernel output vs the baseline (fp64 reference or golden vectors).
+  OutputMetrics ours;
+  /// Naive same-precision reference vs the same baseline.
+  OutputMetrics naive;
+  Criteria criteria;
+  Verdict verdict;
+};
+
+/// Fails with InvalidArgument naming both sides unless the golden case has
+/// the kernel's dtype, head dimension, causal flag and scale.
+Status checkGoldenMatchesKernel(const GoldenCase &golden,
+                                const KernelInfo &kernel);
+
+/// Runs `kernel` once on its device and validates the result. An error means
+/// the kernel could not be run or validated (bad arguments, launch failure,
+/// race, divergence); a failed validation is a report with verdict.pass false.
+Expected<ValidationReport> validateKernel(const Kernel &kernel,
+                                          const ValidationOptions &options);
+
+/// FLOPs of one attention: 4·B·Hq·Lq·Lk·D, halved when causal.
+double attentionFlops(const AttentionProblem &problem);
+
+struct BenchResult {
+  int repetitions = 0;
+  double meanSeconds = 0;
+  double minSeconds = 0;
+  double flops = 0;
+  /// flops / meanSeconds / 1e12.
+  double tflops = 0;
+  /// Timed on the host emulator: not a performance figure.
+  bool hostEmulator = false;
+};
+
+/// One warm-up launch, then `repetitions` timed launches (each followed by a
+/// device synchronize) on N(0,1) inputs.
+Expected<BenchResult> benchmarkKernel(const Kernel &kernel,
+                                      const AttentionShape &shape,
+                                      int repetitions,
+                                      const LaunchOptions &options = {});
+
+} // namespace fa
+
+#endif // FA_VALIDATE_H

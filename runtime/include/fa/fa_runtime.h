@@ -1,0 +1,73 @@
+/*===- fa_runtime.h - C API of the fa runtime ------------------------------===*
+ *
+ * Part of the fa project.
+ *
+ *===----------------------------------------------------------------------===*
+ *
+ * A small C interface over the C++ runtime for applications and language
+ * bindings: devices, buffers, modules and attention launches. Every call
+ * returns FA_OK (0) or an error code (the values of fa::ErrorCode); the
+ * message of the calling thread's last error is fa_last_error(). Handles are
+ * owned by the caller and released with the matching *_free / *_close call.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef FA_RUNTIME_C_H
+#define FA_RUNTIME_C_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef int fa_status;
+#define FA_OK 0
+
+typedef struct fa_device fa_device;
+typedef struct fa_buffer fa_buffer;
+typedef struct fa_module fa_module;
+
+/** The last error of the calling thread, with its context ("" if none). */
+const char *fa_last_error(void);
+
+/** Opens "auto", "host", "hip[:N]" or "cuda[:N]". */
+fa_status fa_device_open(const char *spec, fa_device **out);
+void fa_device_close(fa_device *device);
+/** The opened device's name ("host", ...); valid until it is closed. */
+const char *fa_device_name(const fa_device *device);
+
+fa_status fa_buffer_alloc(fa_device *device, size_t bytes, fa_buffer **out);
+void fa_buffer_free(fa_buffer *buffer);
+size_t fa_buffer_size(const fa_buffer *buffer);
+fa_status fa_buffer_write(fa_buffer *buffer, size_t offset, const void *src,
+                          size_t bytes);
+fa_status fa_buffer_read(const fa_buffer *buffer, size_t offset, void *dst,
+                         size_t bytes);
+
+/** Loads a code object and its sidecar manifest `<path>.json`. */
+fa_status fa_module_load(fa_device *device, const char *path, fa_module **out);
+void fa_module_unload(fa_module *module);
+
+/** One attention call; see KernelAbi.h for the meaning of every field. */
+typedef struct fa_attention_args {
+  const fa_buffer *q, *k, *v;
+  fa_buffer *o;
+  fa_buffer *lse; /**< NULL unless the kernel writes LSE */
+  int64_t batch, heads_q, heads_kv, seq_q, seq_k;
+  /** The 14 ABI strides in ABI order, or NULL for contiguous BHLD. */
+  const int64_t *strides;
+  /** Host device: check LDS accesses for races. */
+  int check_races;
+} fa_attention_args;
+
+/** Launches kernel `kernel` (NULL: the first) and waits for it. */
+fa_status fa_module_launch(fa_module *module, const char *kernel,
+                           const fa_attention_args *args);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* FA_RUNTIME_C_H */

@@ -1,0 +1,82 @@
+//===- Backend.h - The interface device backends implement ------*- C++ -*-===//
+//-*-===//
+//
+// Part of the fa project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Internal. A backend owns one device: memory, code object loading and
+// launches. The public Device, Buffer, Module and Kernel classes are thin
+// handles over it. A GPU backend (HIP, CUDA) implements the same interface
+// over its vendor runtime, loaded with dlopen through a symbol table.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FA_LIB_BACKEND_H
+#define FA_LIB_BACKEND_H
+
+#include "fa/Device.h"
+#include "fa/LaunchOptions.h"
+#include "fa/Manifest.h"
+#include "fa/Module.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace fa {
+namespace detail {
+
+/// A code object loaded on a backend.
+class LoadedCode {
+public:
+  virtual ~LoadedCode() = default;
+  /// Runs kernel `kernelIndex` (of the manifest) to completion.
+  virtual Status launch(size_t kernelIndex, const LaunchGeometry &geometry,
+                        const uint64_t *words,
+                        const LaunchOptions &options) = 0;
+};
+
+class Backend {
+public:
+  virtual ~Backend() = default;
+
+  virtual const std::string &name() const = 0;
+  virtual const std::vector<std::string> &targets() const = 0;
+  virtual const DeviceLimits &limits() const = 0;
+  virtual bool isHostEmulator() const = 0;
+
+  virtual Expected<uint64_t> allocate(size_t bytes) = 0;
+  virtual void release(uint64_t addr) = 0;
+  virtual Status copyToDevice(uint64_t dst, const void *src, size_t bytes) = 0;
+  virtual Status copyToHost(void *dst, uint64_t src, size_t bytes) = 0;
+  virtual Status synchronize() = 0;
+
+  /// Loads `bytes` (already matched against the manifest's size and hash).
+  /// `displayName` names the file in errors.
+  virtual Expected<std::unique_ptr<LoadedCode>>
+  loadCode(const Manifest &manifest, const std::vector<uint8_t> &bytes,
+           const std::string &displayName) = 0;
+};
+
+/// State shared by a Module and its Kernels.
+struct ModuleState {
+  std::shared_ptr<Backend> backend;
+  Manifest manifest;
+  std::string path;
+  std::unique_ptr<LoadedCode> code;
+};
+
+/// The host emulator backend.
+Expected<std::shared_ptr<Backend>> openHostBackend();
+
+/// GPU backends: probe the vendor runtime and say precisely why the device
+/// cannot be used (library missing, no GPU, no such ordinal, backend not
+/// built yet).
+Expected<std::shared_ptr<Backend>> openHipBackend(int ordinal);
+Expected<std::shared_ptr<Backend>> openCudaBackend(int ordinal);
+
+} // namespace detail
+} // namespace fa
+
+#endif // FA_LIB_BACKEND_H

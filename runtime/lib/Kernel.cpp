@@ -1,0 +1,201 @@
+//===- Kernel.cpp - Argument checking, packing and launch -----------------===//
+//
+// Part of the fa project.
+//
+//===----------------------------------------------------------------------===//
+//
+// This file implements the one place where the runtime turns an attention
+// call into the kernel ABI of KernelAbi.h: it checks sizes, strides and
+// buffer extents against the manifest, packs the 44 words and computes the
+// grid (ceil(Lq / block_m), Hq, B) x block (threads, 1, 1).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Backend.h"
+
+using namespace fa;
+using namespace fa::detail;
+
+static Status invalid(const std::string &message) {
+  return Status::error(ErrorCode::InvalidArgument, message);
+}
+
+/// Bytes needed to hold a [n0, n1, n2, inner] view with strides (s0, s1, s2,
+/// 1): one past the largest offset touched. Saturates to UINT64_MAX.
+static uint64_t extentBytes(int64_t n0, int64_t n1, int64_t n2, int64_t inner,
+                            int64_t s0, int64_t s1, int64_t s2,
+                            size_t elemBytes) {
+  unsigned __int128 last = (unsigned __int128)(n0 - 1) * uint64_t(s0) +
+                           (unsigned __int128)(n1 - 1) * uint64_t(s1) +
+                           (unsigned __int128)(n2 - 1) * uint64_t(s2) +
+                           uint64_t(inner);
+  unsigned __int128 bytes = last * elemBytes;
+  return bytes > UINT64_MAX ? UINT64_MAX : uint64_t(bytes);
+}
+
+Expected<PackedLaunch> fa::packAttentionArgs(const KernelInfo &kernel,
+                                             const AttentionArgs &args,
+                                             const DeviceLimits &limits) {
+  const AttentionShape &sh = args.shape;
+  const std::pair<const char *, int64_t> sizes[] = {{"B", sh.batch},
+                                                    {"Hq", sh.headsQ},
+                                                    {"Hkv", sh.headsKv},
+                                                    {"Lq", sh.seqQ},
+                                                    {"Lk", sh.seqK}};
+  for (const auto &[name, value] : sizes)
+    if (value < 1)
+      return invalid(std::string("invalid shape: ") + name + " is " +
+                     std::to_string(value) + ", must be at least 1");
+  for (int i = 0; i < 5; ++i)
+    if (kernel.staticSizes[i] >= 0 && sizes[i].second != kernel.staticSizes[i])
+      return invalid(std::string("invalid shape: ") + sizes[i].first + " is " +
+                     std::to_string(sizes[i].second) + ", but kernel '" +
+                     kernel.name + "' was compiled for " + sizes[i].first +
+                     "=" + std::to_string(kernel.staticSizes[i]));
+  if (sh.headsQ % sh.headsKv != 0)
+    return invalid("invalid shape: Hq (" + std::to_string(sh.headsQ) +
+                   ") is not a multiple of Hkv (" + std::to_string(sh.headsKv) +
+                   ")");
+
+  AttentionStrides st = args.strides
+                            ? *args.strides
+                            : AttentionStrides::contiguous(sh, kernel.headDim);
+  const std::pair<const char *, int64_t> strides[] = {
+      {"q.batch", st.q.batch},    {"q.head", st.q.head},   {"q.row", st.q.row},
+      {"k.batch", st.k.batch},    {"k.head", st.k.head},   {"k.row", st.k.row},
+      {"v.batch", st.v.batch},    {"v.head", st.v.head},   {"v.row", st.v.row},
+      {"o.batch", st.o.batch},    {"o.head", st.o.head},   {"o.row", st.o.row},
+      {"lse.batch", st.lseBatch}, {"lse.head", st.lseHead}};
+  for (const auto &[name, value] : strides)
+    if (value < 0)
+      return invalid(std::string("invalid stride ") + name + " = " +
+                     std::to_string(value) + ": strides must be non-negative");
+
+  // Buffers: present, and large enough for shape x strides.
+  size_t elem = dtypeBytes(kernel.dtype);
+  int64_t d = kernel.headDim;
+  struct Operand {
+    const char *name;
+    const Buffer *buffer;
+    int64_t heads, rows;
+    TensorStrides strides;
+  } operands[] = {{"Q", args.q, sh.headsQ, sh.seqQ, st.q},
+                  {"K", args.k, sh.headsKv, sh.seqK, st.k},
+                  {"V", args.v, sh.headsKv, sh.seqK, st.v},
+                  {"O", args.o, sh.headsQ, sh.seqQ, st.o}};
+  PackedLaunch packed;
+  uint64_t *w = packed.words.data();
+  for (int i = 0; i < 4; ++i) {
+    const Operand &op = operands[i];
+    uint64_t needed =
+        extentBytes(sh.batch, op.heads, op.rows, d, op.strides.batch,
+                    op.strides.head, op.strides.row, elem);
+    if (!op.buffer)
+      return invalid(std::string("buffer ") + op.name + " is missing (needs " +
+                     std::to_string(needed) + " bytes)");
+    if (op.buffer->size() < needed)
+      return invalid(
+          std::string("buffer ") + op.name + " holds " +
+          std::to_string(op.buffer->size()) +
+          " bytes but [B=" + std::to_string(sh.batch) +
+          ", H=" + std::to_string(op.heads) + ", L=" + std::to_string(op.rows) +
+          ", D=" + std::to_string(d) + "] of " + dtypeName(kernel.dtype) +
+          " with strides (" + std::to_string(op.strides.batch) + ", " +
+          std::to_string(op.strides.head) + ", " +
+          std::to_string(op.strides.row) + ", 1) needs " +
+          std::to_string(needed) + " bytes");
+    uint64_t *desc = w + i * FA_ABI_WORDS_PER_BUFFER;
+    desc[0] = op.buffer->address();
+    desc[1] = op.buffer->address();
+    desc[2] = 0;
+    desc[3] = op.buffer->size() / elem;
+    desc[4] = 1;
+  }
+
+  uint64_t *lse = w + FA_ABI_LSE;
+  uint64_t lseNeeded = extentBytes(sh.batch, sh.headsQ, 1, sh.seqQ, st.lseBatch,
+                                   st.lseHead, 0, sizeof(float));
+  if (kernel.hasLse && !args.lse)
+    return invalid("kernel '" + kernel.name +
+                   "' writes LSE: pass an LSE buffer (needs " +
+                   std::to_string(lseNeeded) + " bytes)");
+  if (!kernel.hasLse && args.lse)
+    return invalid("kernel '" + kernel.name +
+                   "' was compiled without an LSE output: pass no LSE buffer");
+  if (args.lse) {
+    if (args.lse->size() < lseNeeded)
+      return invalid("buffer LSE holds " + std::to_string(args.lse->size()) +
+                     " bytes but [B=" + std::to_string(sh.batch) +
+                     ", Hq=" + std::to_string(sh.headsQ) +
+                     ", Lq=" + std::to_string(sh.seqQ) +
+                     "] of f32 with strides (" + std::to_string(st.lseBatch) +
+                     ", " + std::to_string(st.lseHead) + ", 1) needs " +
+                     std::to_string(lseNeeded) + " bytes");
+    lse[0] = lse[1] = args.lse->address();
+    lse[3] = args.lse->size() / sizeof(float);
+  } else {
+    lse[0] = lse[1] = 0;
+    lse[3] = 0;
+  }
+  lse[2] = 0;
+  lse[4] = 1;
+
+  uint64_t *sizesOut = w + FA_ABI_SIZES;
+  for (int i = 0; i < FA_ABI_NUM_SIZES; ++i)
+    sizesOut[i] = uint64_t(sizes[i].second);
+  uint64_t *stridesOut = w + FA_ABI_STRIDES;
+  for (int i = 0; i < FA_ABI_NUM_STRIDES; ++i)
+    stridesOut[i] = uint64_t(strides[i].second);
+
+  int64_t gridX = (sh.seqQ + kernel.blockM - 1) / kernel.blockM;
+  const int64_t grid[3] = {gridX, sh.headsQ, sh.batch};
+  for (int i = 0; i < 3; ++i)
+    if (grid[i] > int64_t(limits.maxGrid[i]))
+      return invalid("grid (" + std::to_string(grid[0]) + ", " +
+                     std::to_string(grid[1]) + ", " + std::to_string(grid[2]) +
+                     ") exceeds the device's limit (" +
+                     std::to_string(limits.maxGrid[0]) + ", " +
+                     std::to_string(limits.maxGrid[1]) + ", " +
+                     std::to_string(limits.maxGrid[2]) + ")");
+  for (int i = 0; i < 3; ++i)
+    packed.geometry.grid[i] = uint32_t(grid[i]);
+  packed.geometry.block[0] = uint32_t(kernel.threads);
+  packed.geometry.ldsBytes = uint64_t(kernel.ldsBytes);
+  return packed;
+}
+
+const KernelInfo &Kernel::info() const {
+  return state->manifest.kernels[index];
+}
+
+const Manifest &Kernel::manifest() const { return state->manifest; }
+
+Device Kernel::device() const { return Device(state->backend); }
+
+Status Kernel::launch(const AttentionArgs &args,
+                      const LaunchOptions &options) const {
+  const KernelInfo &k = info();
+  auto withContext = [&](Status s) {
+    return std::move(s)
+        .withKernel(k.name)
+        .withTarget(state->manifest.target)
+        .withDevice(state->backend->name());
+  };
+  const std::pair<const char *, const Buffer *> buffers[] = {{"Q", args.q},
+                                                             {"K", args.k},
+                                                             {"V", args.v},
+                                                             {"O", args.o},
+                                                             {"LSE", args.lse}};
+  for (const auto &[name, buffer] : buffers)
+    if (buffer && buffer->backend != state->backend)
+      return withContext(invalid(std::string("buffer ") + name +
+                                 " was not allocated on device '" +
+                                 state->backend->name() + "'"));
+  Expected<PackedLaunch> packed =
+      packAttentionArgs(k, args, state->backend->limits());
+  if (!packed)
+    return withContext(packed.takeStatus());
+  Status s = state->code->launch(index, packed->geometry, packed->words.data(),
+                                 options);
+  return s.ok() ? s : withContext(std::move(s));
+}

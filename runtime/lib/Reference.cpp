@@ -1,0 +1,156 @@
+//===- Reference.cpp - CPU reference attention ----------------------------===//
+//
+// Part of the fa project.
+//
+//===----------------------------------------------------------------------===//
+//
+// This file implements the fp64, fp32 and naive same-precision references
+// with one row routine templated on the arithmetic type; the naive variant
+// additionally rounds P and the output to the 16-bit element type.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fa/Reference.h"
+#include "Parallel.h"
+#include "fa/Half.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace fa;
+using namespace fa::detail;
+
+size_t AttentionProblem::qElements() const {
+  return size_t(shape.batch * shape.headsQ * shape.seqQ * headDim);
+}
+
+size_t AttentionProblem::kvElements() const {
+  return size_t(shape.batch * shape.headsKv * shape.seqK * headDim);
+}
+
+size_t AttentionProblem::lseElements() const {
+  return size_t(shape.batch * shape.headsQ * shape.seqQ);
+}
+
+Status fa::checkShape(const AttentionProblem &p) {
+  const AttentionShape &s = p.shape;
+  if (s.batch < 1 || s.headsQ < 1 || s.headsKv < 1 || s.seqQ < 1 ||
+      s.seqK < 1 || p.headDim < 1)
+    return Status::error(ErrorCode::InvalidArgument,
+                         "invalid attention problem: " + s.toString() +
+                             " D=" + std::to_string(p.headDim) +
+                             " (all must be at least 1)");
+  if (s.headsQ % s.headsKv != 0)
+    return Status::error(
+        ErrorCode::InvalidArgument,
+        "invalid attention problem: Hq (" + std::to_string(s.headsQ) +
+            ") is not a multiple of Hkv (" + std::to_string(s.headsKv) + ")");
+  return Status::success();
+}
+
+Status fa::checkProblem(const AttentionProblem &p, const AttentionData &d) {
+  if (Status s = checkShape(p); !s.ok())
+    return s;
+  if (d.q.size() != p.qElements() || d.k.size() != p.kvElements() ||
+      d.v.size() != p.kvElements())
+    return Status::error(ErrorCode::InvalidArgument,
+                         "attention data has " + std::to_string(d.q.size()) +
+                             "/" + std::to_string(d.k.size()) + "/" +
+                             std::to_string(d.v.size()) +
+                             " elements for Q/K/V, the problem needs " +
+                             std::to_string(p.qElements()) + "/" +
+                             std::to_string(p.kvElements()) + "/" +
+                             std::to_string(p.kvElements()));
+  return Status::success();
+}
+
+/// Computes all rows of one (batch, query head) in arithmetic type T.
+/// `roundType` (F16/BF16) rounds P and the output like a plain 16-bit
+/// implementation; F32 rounds nothing.
+template <typename T>
+static void attentionHead(const AttentionProblem &p, const AttentionData &d,
+                          int64_t b, int64_t h, DType roundType,
+                          AttentionResult<T> &out, std::vector<T> &scores) {
+  const AttentionShape &s = p.shape;
+  const int64_t D = p.headDim, Lq = s.seqQ, Lk = s.seqK;
+  const int64_t hk = h / (s.headsQ / s.headsKv);
+  const float *q = d.q.data() + ((b * s.headsQ + h) * Lq) * D;
+  const float *k = d.k.data() + ((b * s.headsKv + hk) * Lk) * D;
+  const float *v = d.v.data() + ((b * s.headsKv + hk) * Lk) * D;
+  T *o = out.o.data() + ((b * s.headsQ + h) * Lq) * D;
+  T *lse = out.lse.data() + (b * s.headsQ + h) * Lq;
+  const T scale = T(p.scale);
+  const bool round16 = roundType != DType::F32;
+
+  for (int64_t i = 0; i < Lq; ++i) {
+    // Keys 0 .. visible-1 are visible (bottom-right aligned causal mask).
+    int64_t visible = p.causal ? std::min(Lk, i + Lk - Lq + 1) : Lk;
+    T *oRow = o + i * D;
+    if (visible <= 0) {
+      for (int64_t c = 0; c < D; ++c)
+        oRow[c] = T(0);
+      lse[i] = -std::numeric_limits<T>::infinity();
+      continue;
+    }
+    T rowMax = -std::numeric_limits<T>::infinity();
+    for (int64_t j = 0; j < visible; ++j) {
+      T dot = 0;
+      for (int64_t c = 0; c < D; ++c)
+        dot += T(q[i * D + c]) * T(k[j * D + c]);
+      scores[j] = dot * scale;
+      rowMax = std::max(rowMax, scores[j]);
+    }
+    T sum = 0;
+    for (int64_t j = 0; j < visible; ++j) {
+      scores[j] = std::exp(scores[j] - rowMax);
+      sum += scores[j];
+    }
+    for (int64_t j = 0; j < visible; ++j) {
+      scores[j] /= sum; // P
+      if (round16)
+        scores[j] = T(roundTo(roundType, float(scores[j])));
+    }
+    for (int64_t c = 0; c < D; ++c)
+      oRow[c] = 0;
+    for (int64_t j = 0; j < visible; ++j)
+      for (int64_t c = 0; c < D; ++c)
+        oRow[c] += scores[j] * T(v[j * D + c]);
+    if (round16)
+      for (int64_t c = 0; c < D; ++c)
+        oRow[c] = T(roundTo(roundType, float(oRow[c])));
+    lse[i] = rowMax + std::log(sum);
+  }
+}
+
+template <typename T>
+static AttentionResult<T> runReference(const AttentionProblem &p,
+                                       const AttentionData &d,
+                                       DType roundType) {
+  AttentionResult<T> out;
+  if (!checkProblem(p, d).ok())
+    return out;
+  out.o.assign(p.qElements(), T(0));
+  out.lse.assign(p.lseElements(), T(0));
+  const int64_t heads = p.shape.headsQ;
+  parallelFor(size_t(p.shape.batch * heads), [&](size_t bh) {
+    std::vector<T> scores(size_t(p.shape.seqK));
+    attentionHead<T>(p, d, int64_t(bh) / heads, int64_t(bh) % heads, roundType,
+                     out, scores);
+  });
+  return out;
+}
+
+AttentionResult<double> fa::referenceAttentionF64(const AttentionProblem &p,
+                                                  const AttentionData &d) {
+  return runReference<double>(p, d, DType::F32);
+}
+
+AttentionResult<float> fa::referenceAttentionF32(const AttentionProblem &p,
+                                                 const AttentionData &d) {
+  return runReference<float>(p, d, DType::F32);
+}
+
+AttentionResult<float> fa::naiveAttention(const AttentionProblem &p,
+                                          DType dtype, const AttentionData &d) {
+  return runReference<float>(p, d, dtype);
+}

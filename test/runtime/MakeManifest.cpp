@@ -1,0 +1,105 @@
+//===- MakeManifest.cpp - Writes the manifest of a test fixture kernel ----===//
+//
+// Part of the fa project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Stands in for the manifest writer of `fac` while fixture kernels are
+// compiled by CMake: after a fixture .so is linked, this writes
+// `<so>.json` with its size and FNV-1a hash and the kernel fields given on
+// the command line (the same values CMake compiled into the kernel).
+//
+//   fa-test-make-manifest FILE key=value...
+//     keys: name dtype head_dim causal scale has_lse block_m block_n threads
+//           wave_size lds_bytes [target] [abi_version]
+//
+//===----------------------------------------------------------------------===//
+
+#include "fa/Manifest.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <string>
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: fa-test-make-manifest FILE key=value...\n");
+    return 2;
+  }
+  std::string path = argv[1];
+  std::map<std::string, std::string> kv;
+  for (int i = 2; i < argc; ++i) {
+    std::string a = argv[i];
+    size_t eq = a.find('=');
+    if (eq == std::string::npos) {
+      std::fprintf(stderr, "fa-test-make-manifest: bad argument '%s'\n",
+                   argv[i]);
+      return 2;
+    }
+    kv[a.substr(0, eq)] = a.substr(eq + 1);
+  }
+  auto get = [&](const char *key, const char *fallback = nullptr) {
+    auto it = kv.find(key);
+    if (it != kv.end())
+      return it->second;
+    if (!fallback) {
+      std::fprintf(stderr, "fa-test-make-manifest: missing %s=\n", key);
+      std::exit(2);
+    }
+    return std::string(fallback);
+  };
+  auto integer = [&](const char *key, const char *fallback = nullptr) {
+    return std::strtoll(get(key, fallback).c_str(), nullptr, 10);
+  };
+
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    std::fprintf(stderr, "fa-test-make-manifest: cannot read '%s'\n",
+                 path.c_str());
+    return 1;
+  }
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
+                             std::istreambuf_iterator<char>());
+
+  fa::Manifest m;
+  m.compiler = "fa-test-make-manifest (test fixture)";
+  m.sourceHash = fa::formatFnv1a64(0);
+  m.target = get("target", "host");
+  m.codeObjectFile = path.substr(path.rfind('/') + 1);
+  m.codeObjectFormat = "elf-shared-object";
+  m.codeObjectBytes = bytes.size();
+  m.codeObjectHash = fa::formatFnv1a64(fa::fnv1a64(bytes.data(), bytes.size()));
+  fa::KernelInfo k;
+  k.name = get("name");
+  k.symbol = k.name + "_host";
+  k.abiVersion = integer("abi_version", "1");
+  std::optional<fa::DType> dtype = fa::parseDType(get("dtype"));
+  if (!dtype) {
+    std::fprintf(stderr, "fa-test-make-manifest: bad dtype\n");
+    return 2;
+  }
+  k.dtype = *dtype;
+  k.headDim = integer("head_dim");
+  k.causal = integer("causal") != 0;
+  k.scale = std::strtod(get("scale").c_str(), nullptr);
+  k.hasLse = integer("has_lse") != 0;
+  k.blockM = integer("block_m");
+  k.blockN = integer("block_n");
+  k.threads = integer("threads");
+  k.waveSize = integer("wave_size");
+  k.ldsBytes = integer("lds_bytes");
+  m.kernels.push_back(k);
+
+  std::string json = fa::formatManifest(m);
+  if (!fa::parseManifest(json)) {
+    std::fprintf(stderr,
+                 "fa-test-make-manifest: produced an invalid manifest\n");
+    return 1;
+  }
+  std::ofstream out(path + ".json", std::ios::binary);
+  out << json;
+  return out ? 0 : 1;
+}

@@ -1,0 +1,248 @@
+//===- ModuleLoadTest.cpp - Loading code objects and what can go wrong ----===//
+//
+// Part of the fa project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TestUtil.h"
+
+#include <cstring>
+#include <elf.h>
+
+using namespace fa;
+using test::ScratchDir;
+
+namespace {
+
+bool contains(const std::string &s, const std::string &part) {
+  return s.find(part) != std::string::npos;
+}
+
+TEST(ModuleLoadTest, LoadsAFixtureAndFindsKernels) {
+  Device d = test::hostDevice();
+  Expected<Module> m = Module::load(d, test::fixturePath("attn_f32"));
+  FA_ASSERT_OK(m);
+  EXPECT_EQ(m->manifest().target, "host");
+  Expected<Kernel> first = m->kernel();
+  FA_ASSERT_OK(first);
+  EXPECT_EQ(first->name(), "attn_f32");
+  EXPECT_EQ(first->device().name(), "host");
+  FA_ASSERT_OK(m->kernel("attn_f32"));
+  Expected<Kernel> none = m->kernel("attn_f64");
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.status().code(), ErrorCode::NotFound);
+  EXPECT_EQ(none.status().message(),
+            "no kernel 'attn_f64' in the module (it has: attn_f32)");
+}
+
+TEST(ModuleLoadTest, LoadsThroughTheManifestPath) {
+  Device d = test::hostDevice();
+  Expected<Module> m = Module::load(d, test::fixturePath("attn_f16") + ".json");
+  FA_ASSERT_OK(m);
+  EXPECT_EQ(m->path(), test::fixturePath("attn_f16"));
+}
+
+TEST(ModuleLoadTest, LoadsFromMemory) {
+  Device d = test::hostDevice();
+  std::vector<uint8_t> bytes = test::readBytes(test::fixturePath("attn_f32"));
+  std::vector<uint8_t> json =
+      test::readBytes(test::fixturePath("attn_f32") + ".json");
+  Expected<Module> m = Module::loadFromMemory(
+      d, bytes.data(), bytes.size(),
+      std::string_view(reinterpret_cast<const char *>(json.data()),
+                       json.size()),
+      "attn_f32 (memory)");
+  FA_ASSERT_OK(m);
+  EXPECT_EQ(m->path(), "attn_f32 (memory)");
+  // Loading the same bytes twice gives two independent modules.
+  FA_ASSERT_OK(Module::loadFromMemory(
+      d, bytes.data(), bytes.size(),
+      std::string_view(reinterpret_cast<const char *>(json.data()),
+                       json.size())));
+}
+
+TEST(ModuleLoadTest, MissingCodeObject) {
+  Device d = test::hostDevice();
+  Expected<Module> m = Module::load(d, "/nonexistent/attn.so");
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().code(), ErrorCode::NotFound);
+  EXPECT_EQ(m.status().message(), "cannot read code object "
+                                  "'/nonexistent/attn.so': No such file or "
+                                  "directory");
+  EXPECT_EQ(m.status().file(), "/nonexistent/attn.so");
+}
+
+TEST(ModuleLoadTest, MissingManifest) {
+  ScratchDir dir;
+  test::writeBytes(dir.file("attn.so"),
+                   test::readBytes(test::fixturePath("attn_f32")));
+  Expected<Module> m = Module::load(test::hostDevice(), dir.file("attn.so"));
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().code(), ErrorCode::NotFound);
+  EXPECT_TRUE(contains(m.status().message(), "missing manifest"));
+  EXPECT_TRUE(contains(m.status().message(), dir.file("attn.so.json")));
+}
+
+TEST(ModuleLoadTest, MalformedManifest) {
+  ScratchDir dir;
+  test::writeBytes(dir.file("attn.so"),
+                   test::readBytes(test::fixturePath("attn_f32")));
+  test::writeText(dir.file("attn.so.json"), "{\"fa_manifest_version\": 1,,}");
+  Expected<Module> m = Module::load(test::hostDevice(), dir.file("attn.so"));
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().code(), ErrorCode::ManifestError);
+  EXPECT_EQ(m.status().message(), "malformed manifest JSON: line 1, column "
+                                  "27: expected a string key");
+  EXPECT_EQ(m.status().file(), dir.file("attn.so.json"));
+}
+
+TEST(ModuleLoadTest, HashMismatch) {
+  ScratchDir dir;
+  std::vector<uint8_t> bytes = test::readBytes(test::fixturePath("attn_f32"));
+  bytes[bytes.size() / 2] ^= 0x40; // same size, different content
+  test::writeBytes(dir.file("attn.so"), bytes);
+  test::writeBytes(dir.file("attn.so.json"),
+                   test::readBytes(test::fixturePath("attn_f32") + ".json"));
+  Expected<Module> m = Module::load(test::hostDevice(), dir.file("attn.so"));
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().code(), ErrorCode::CorruptCodeObject);
+  EXPECT_TRUE(contains(m.status().message(),
+                       "does not match the manifest's " +
+                           test::fixtureManifest("attn_f32").codeObjectHash));
+}
+
+TEST(ModuleLoadTest, TruncatedAgainstItsManifest) {
+  ScratchDir dir;
+  std::vector<uint8_t> bytes = test::readBytes(test::fixturePath("attn_f32"));
+  test::writeBytes(dir.file("attn.so"),
+                   std::vector<uint8_t>(bytes.begin(), bytes.begin() + 1000));
+  test::writeBytes(dir.file("attn.so.json"),
+                   test::readBytes(test::fixturePath("attn_f32") + ".json"));
+  Expected<Module> m = Module::load(test::hostDevice(), dir.file("attn.so"));
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().message(),
+            "code object is 1000 bytes but the manifest says " +
+                std::to_string(bytes.size()) +
+                " (truncated, or not the file the manifest describes)");
+}
+
+// A truncated ELF whose manifest matches it (a manifest regenerated for the
+// damaged file) is caught by the ELF checks before dlopen.
+TEST(ModuleLoadTest, TruncatedElf) {
+  ScratchDir dir;
+  std::vector<uint8_t> bytes = test::readBytes(test::fixturePath("attn_f32"));
+  bytes.resize(bytes.size() / 2);
+  std::string path = test::writeCodeObject(dir, "attn.so", bytes,
+                                           test::fixtureManifest("attn_f32"));
+  Expected<Module> m = Module::load(test::hostDevice(), path);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().code(), ErrorCode::CorruptCodeObject);
+  EXPECT_TRUE(contains(m.status().message(), "code object is truncated: its "
+                                             "section header table ends at "
+                                             "byte"))
+      << m.status().message();
+}
+
+TEST(ModuleLoadTest, GarbageBytes) {
+  std::vector<uint8_t> bytes(4096);
+  for (size_t i = 0; i < bytes.size(); ++i)
+    bytes[i] = uint8_t(i * 131 + 7);
+  Manifest manifest = test::fixtureManifest("attn_f32");
+  manifest.codeObjectBytes = bytes.size();
+  manifest.codeObjectHash = formatFnv1a64(fnv1a64(bytes.data(), bytes.size()));
+  Expected<Module> m =
+      Module::loadFromMemory(test::hostDevice(), bytes.data(), bytes.size(),
+                             formatManifest(manifest), "garbage");
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().code(), ErrorCode::CorruptCodeObject);
+  EXPECT_EQ(m.status().message(), "code object is not an ELF file (starts "
+                                  "with bytes '07 8a 0d 90', expected '7f 45 "
+                                  "4c 46')");
+  EXPECT_EQ(m.status().file(), "garbage");
+}
+
+// Well-formed headers, broken contents: only dlopen can tell, and its
+// message is passed on (with the user's file name, not our temporary copy).
+TEST(ModuleLoadTest, DlopenErrorIsReported) {
+  ScratchDir dir;
+  std::vector<uint8_t> bytes = test::readBytes(test::fixturePath("attn_f32"));
+  Elf64_Ehdr h;
+  std::memcpy(&h, bytes.data(), sizeof(h));
+  for (uint16_t i = 0; i < h.e_phnum; ++i) { // no loadable segment left
+    Elf64_Phdr ph;
+    uint8_t *at = bytes.data() + h.e_phoff + size_t(i) * h.e_phentsize;
+    std::memcpy(&ph, at, sizeof(ph));
+    if (ph.p_type == PT_LOAD)
+      ph.p_type = PT_NULL;
+    std::memcpy(at, &ph, sizeof(ph));
+  }
+  std::string path = test::writeCodeObject(dir, "attn.so", bytes,
+                                           test::fixtureManifest("attn_f32"));
+  Expected<Module> m = Module::load(test::hostDevice(), path);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().code(), ErrorCode::LoadFailed);
+  EXPECT_EQ(m.status().call(), "dlopen");
+  EXPECT_TRUE(
+      contains(m.status().message(), "cannot load code object: " + path))
+      << m.status().message();
+  EXPECT_TRUE(contains(m.status().log(), "dlopen: "));
+}
+
+Manifest withKernel(void (*edit)(Manifest &)) {
+  Manifest m = test::fixtureManifest("attn_f32");
+  edit(m);
+  return m;
+}
+
+Status loadEdited(void (*edit)(Manifest &)) {
+  ScratchDir dir;
+  std::string path = test::writeCodeObject(
+      dir, "attn.so", test::readBytes(test::fixturePath("attn_f32")),
+      withKernel(edit));
+  Expected<Module> m = Module::load(test::hostDevice(), path);
+  return m ? Status::success() : m.takeStatus();
+}
+
+TEST(ModuleLoadTest, TargetNotSupportedByDevice) {
+  Status s = loadEdited([](Manifest &m) { m.target = "gfx906"; });
+  EXPECT_EQ(s.code(), ErrorCode::Unsupported);
+  EXPECT_EQ(s.message(),
+            "code object is for target 'gfx906' but device 'host' runs 'host'");
+  EXPECT_EQ(s.target(), "gfx906");
+}
+
+TEST(ModuleLoadTest, AbiVersionMismatch) {
+  Status s = loadEdited([](Manifest &m) { m.kernels[0].abiVersion = 2; });
+  EXPECT_EQ(s.code(), ErrorCode::Unsupported);
+  EXPECT_EQ(s.message(), "kernel 'attn_f32' uses kernel ABI version 2, this "
+                         "runtime implements version 1");
+  EXPECT_EQ(s.kernel(), "attn_f32");
+}
+
+TEST(ModuleLoadTest, KernelExceedsDeviceLimits) {
+  Status threads = loadEdited([](Manifest &m) { m.kernels[0].threads = 2048; });
+  EXPECT_EQ(threads.message(), "kernel 'attn_f32' needs 2048 threads per "
+                               "workgroup, device 'host' allows 1024");
+  Status lds = loadEdited([](Manifest &m) { m.kernels[0].ldsBytes = 4 << 20; });
+  EXPECT_EQ(lds.message(), "kernel 'attn_f32' needs 4194304 bytes of LDS, "
+                           "device 'host' has 1048576");
+}
+
+TEST(ModuleLoadTest, MissingSymbol) {
+  Status s = loadEdited([](Manifest &m) { m.kernels[0].symbol = "nope_host"; });
+  EXPECT_EQ(s.code(), ErrorCode::NotFound);
+  EXPECT_EQ(s.message(),
+            "kernel 'attn_f32': symbol 'nope_host' not found in the code "
+            "object");
+  EXPECT_EQ(s.call(), "dlsym");
+}
+
+TEST(ModuleLoadTest, WrongFormatOrWaveSize) {
+  Status format = loadEdited([](Manifest &m) { m.codeObjectFormat = "hsaco"; });
+  EXPECT_EQ(format.code(), ErrorCode::Unsupported);
+  EXPECT_TRUE(contains(format.message(), "the manifest says 'hsaco'"));
+  Status wave = loadEdited([](Manifest &m) { m.kernels[0].waveSize = 48; });
+  EXPECT_TRUE(contains(wave.message(), "has wave size 48"));
+}
+
+} // namespace

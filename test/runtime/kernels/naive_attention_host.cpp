@@ -1,0 +1,234 @@
+//===- naive_attention_host.cpp - Hand-written host-target test kernel ----===//
+//
+// Part of the fa project.
+//
+//===----------------------------------------------------------------------===//
+//
+// A test fixture standing in for what `fac` will emit for the host target: an
+// attention kernel that follows KernelAbi.h exactly and computes with the
+// fa_host_env the emulator provides. One workgroup handles BLOCK_M query rows
+// of one (batch, head); each row belongs to LANES consecutive threads. Per
+// KV tile of BLOCK_N keys:
+//   1. all threads copy the K and V tile to LDS (as f32);   barrier
+//   2. each lane scores its keys (j = lane, lane + LANES, ...) against its
+//      row; row max and row sum by xor shuffles across the row's lanes; the
+//      online-softmax statistics rescale the accumulator first; P goes to
+//      LDS;                                                  barrier
+//   3. each lane accumulates P·V for its D / LANES columns;  barrier
+// Every LDS access is announced through env->lds_access.
+//
+// Compile-time configuration (the CMake function that builds the variants
+// passes the same values to the manifest):
+//   FA_KERNEL_NAME, FA_ELEM (0 f32, 1 f16, 2 bf16), FA_HEAD_DIM, FA_CAUSAL,
+//   FA_HAS_LSE, FA_SCALE, FA_BLOCK_M, FA_BLOCK_N, FA_THREADS,
+//   FA_BUG (0 none; 1 drops the barrier after the tile copy: an LDS race;
+//   2 lets rows past Lq return before the barriers: barrier divergence).
+//
+// No heap allocation: the emulator may abandon a misbehaving thread.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fa/KernelAbi.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#define FA_CAT2(a, b) a##b
+#define FA_CAT(a, b) FA_CAT2(a, b)
+#define FA_ENTRY FA_CAT(FA_KERNEL_NAME, _host)
+
+namespace {
+
+constexpr int64_t D = FA_HEAD_DIM;
+constexpr int64_t BLOCK_M = FA_BLOCK_M;
+constexpr int64_t BLOCK_N = FA_BLOCK_N;
+constexpr uint32_t THREADS = FA_THREADS;
+constexpr uint32_t LANES = FA_THREADS / FA_BLOCK_M;
+constexpr int64_t COLS = D / LANES;
+static_assert(LANES * BLOCK_M == THREADS, "threads must be a multiple of rows");
+static_assert((LANES & (LANES - 1)) == 0, "lanes per row: a power of two");
+static_assert(D % LANES == 0 && BLOCK_N % LANES == 0, "tiles split by lanes");
+
+#if FA_ELEM == 0
+typedef float Elem;
+inline float toFloat(Elem x) { return x; }
+inline Elem fromFloat(float x) { return x; }
+#else
+typedef uint16_t Elem;
+inline uint32_t bitsOf(float f) {
+  uint32_t x;
+  memcpy(&x, &f, 4);
+  return x;
+}
+inline float floatOf(uint32_t x) {
+  float f;
+  memcpy(&f, &x, 4);
+  return f;
+}
+#if FA_ELEM == 1
+inline float toFloat(Elem h) {
+  uint32_t sign = uint32_t(h & 0x8000) << 16, exp = (h >> 10) & 0x1f,
+           mant = h & 0x3ff;
+  if (exp == 0)
+    return floatOf(sign | bitsOf(ldexpf(float(mant), -24)));
+  if (exp == 31)
+    return floatOf(sign | 0x7f800000 | (mant << 13));
+  return floatOf(sign | ((exp + 112) << 23) | (mant << 13));
+}
+inline Elem fromFloat(float f) { // round to nearest even, no NaN inputs
+  uint32_t x = bitsOf(f), sign = (x >> 16) & 0x8000, a = x & 0x7fffffff;
+  if (a >= 0x477ff000)
+    return Elem(sign | 0x7c00);
+  if (a < 0x38800000) { // subnormal: let the FPU round (2^-24 units)
+    float scaled = floatOf(a) * 16777216.0f;
+    return Elem(sign | uint32_t(nearbyintf(scaled)));
+  }
+  uint32_t h = (a - 0x38000000) >> 13, rem = a & 0x1fff;
+  if (rem > 0x1000 || (rem == 0x1000 && (h & 1)))
+    ++h;
+  return Elem(sign | h);
+}
+#else
+inline float toFloat(Elem h) { return floatOf(uint32_t(h) << 16); }
+inline Elem fromFloat(float f) {
+  uint32_t x = bitsOf(f);
+  return Elem((x + 0x7fff + ((x >> 16) & 1)) >> 16);
+}
+#endif
+#endif
+
+inline float shuffleXor(fa_host_env *env, float value, uint32_t offset) {
+  uint32_t bits;
+  memcpy(&bits, &value, 4);
+  bits = env->shuffle(env->emu, bits, offset, env->wave_size, FA_SHUFFLE_XOR);
+  memcpy(&value, &bits, 4);
+  return value;
+}
+
+inline void announce(fa_host_env *env, const void *p, uint32_t bytes,
+                     bool write) {
+  env->lds_access(env->emu, p, bytes, write ? 1 : 0);
+}
+
+} // namespace
+
+extern "C" __attribute__((visibility("default"))) void
+FA_ENTRY(const uint64_t *args, fa_host_env *env) {
+  const int64_t *sizes = reinterpret_cast<const int64_t *>(args + FA_ABI_SIZES);
+  const int64_t *st = reinterpret_cast<const int64_t *>(args + FA_ABI_STRIDES);
+  const int64_t Hq = sizes[1], Hkv = sizes[2], Lq = sizes[3], Lk = sizes[4];
+  const Elem *Q = reinterpret_cast<const Elem *>(args[FA_ABI_Q + 1]);
+  const Elem *K = reinterpret_cast<const Elem *>(args[FA_ABI_K + 1]);
+  const Elem *V = reinterpret_cast<const Elem *>(args[FA_ABI_V + 1]);
+  Elem *O = reinterpret_cast<Elem *>(args[FA_ABI_O + 1]);
+  float *LSE = reinterpret_cast<float *>(args[FA_ABI_LSE + 1]);
+
+  const uint32_t tid = env->thread_id[0];
+  const int64_t b = env->block_id[2], h = env->block_id[1];
+  const int64_t m0 = int64_t(env->block_id[0]) * BLOCK_M;
+  const int64_t hk = h / (Hq / Hkv);
+  const int64_t row = tid / LANES, lane = tid % LANES;
+  const int64_t i = m0 + row;
+  const bool active = i < Lq;
+#if FA_BUG == 2
+  if (!active)
+    return; // planted bug: these threads miss every barrier below
+#endif
+
+  float *kTile = reinterpret_cast<float *>(env->lds);
+  float *vTile = kTile + BLOCK_N * D;
+  float *pTile = vTile + BLOCK_N * D;
+  const Elem *kBase = K + b * st[3] + hk * st[4];
+  const Elem *vBase = V + b * st[6] + hk * st[7];
+
+  float q[D];
+  for (int64_t c = 0; c < D; ++c)
+    q[c] = active ? toFloat(Q[b * st[0] + h * st[1] + i * st[2] + c]) : 0.f;
+  float acc[COLS] = {};
+  float m = -INFINITY, l = 0;
+
+  // Keys [0, rowEnd) are visible to row i; the block loops to the last
+  // row's end so every thread meets the same barriers.
+  const int64_t shift = Lk - Lq;
+  const int64_t rowEnd = FA_CAUSAL ? i + shift + 1 : Lk;
+  int64_t kvEnd = Lk;
+  if (FA_CAUSAL) {
+    int64_t lastRow = (m0 + BLOCK_M < Lq ? m0 + BLOCK_M : Lq) - 1;
+    kvEnd = lastRow + shift + 1 < Lk ? lastRow + shift + 1 : Lk;
+  }
+  const float scale = float(FA_SCALE);
+
+  for (int64_t n0 = 0; n0 < kvEnd; n0 += BLOCK_N) {
+    for (int64_t e = tid; e < BLOCK_N * D; e += THREADS) {
+      int64_t j = n0 + e / D, c = e % D;
+      float kv = j < Lk ? toFloat(kBase[j * st[5] + c]) : 0.f;
+      float vv = j < Lk ? toFloat(vBase[j * st[8] + c]) : 0.f;
+      announce(env, &kTile[e], 4, true);
+      kTile[e] = kv;
+      announce(env, &vTile[e], 4, true);
+      vTile[e] = vv;
+    }
+#if FA_BUG != 1
+    env->barrier(env->emu);
+#endif
+
+    float s[BLOCK_N / LANES];
+    float localMax = -INFINITY;
+    for (int64_t t = 0; t < BLOCK_N / LANES; ++t) {
+      int64_t jj = lane + t * LANES, j = n0 + jj;
+      s[t] = -INFINITY;
+      if (active && j < Lk && j < rowEnd) {
+        const float *kRow = &kTile[jj * D];
+        announce(env, kRow, uint32_t(D * 4), false);
+        float dot = 0;
+        for (int64_t c = 0; c < D; ++c)
+          dot += q[c] * kRow[c];
+        s[t] = dot * scale;
+      }
+      localMax = fmaxf(localMax, s[t]);
+    }
+    for (uint32_t off = 1; off < LANES; off <<= 1)
+      localMax = fmaxf(localMax, shuffleXor(env, localMax, off));
+    const float mNew = fmaxf(m, localMax);
+    float localSum = 0;
+    for (int64_t t = 0; t < BLOCK_N / LANES; ++t) {
+      int64_t jj = lane + t * LANES;
+      float p = s[t] == -INFINITY ? 0.f : expf(s[t] - mNew);
+      announce(env, &pTile[row * BLOCK_N + jj], 4, true);
+      pTile[row * BLOCK_N + jj] = p;
+      localSum += p;
+    }
+    for (uint32_t off = 1; off < LANES; off <<= 1)
+      localSum += shuffleXor(env, localSum, off);
+    const float alpha = m == -INFINITY ? 0.f : expf(m - mNew);
+    l = alpha * l + localSum;
+    for (int64_t c = 0; c < COLS; ++c) // rescale first ...
+      acc[c] *= alpha;
+    m = mNew;
+    env->barrier(env->emu);
+
+    for (int64_t jj = 0; jj < BLOCK_N; ++jj) { // ... then accumulate
+      announce(env, &pTile[row * BLOCK_N + jj], 4, false);
+      float p = pTile[row * BLOCK_N + jj];
+      const float *vRow = &vTile[jj * D + lane * COLS];
+      announce(env, vRow, uint32_t(COLS * 4), false);
+      for (int64_t c = 0; c < COLS; ++c)
+        acc[c] += p * vRow[c];
+    }
+    env->barrier(env->emu);
+  }
+
+  if (!active)
+    return;
+  const float inv = l > 0 ? 1.f / l : 0.f;
+  Elem *oRow = O + b * st[9] + h * st[10] + i * st[11] + lane * COLS;
+  for (int64_t c = 0; c < COLS; ++c)
+    oRow[c] = fromFloat(acc[c] * inv);
+#if FA_HAS_LSE
+  if (lane == 0)
+    LSE[b * st[12] + h * st[13] + i] = l > 0 ? m + logf(l) : -INFINITY;
+#else
+  (void)LSE;
+#endif
+}
