@@ -153,6 +153,11 @@ void KernelLowering::copyRows(const Global &g, Value base, Value row0,
   const int64_t iters = (total + threads - 1) / threads;
   Value limit = rowLimit(g);
   auto vecType = VectorType::get({width}, elt);
+  // A padded row keeps 16-byte vector stores aligned only if its length does.
+  const int64_t rowBytes = cast<MemRefType>(ldsBuf.getType()).getDimSize(1) *
+                           (elt.getIntOrFloatBitWidth() / 8);
+  llvm::MaybeAlign ldsAlign(rowBytes % 16 == 0 ? 16
+                                               : elt.getIntOrFloatBitWidth() / 8);
   auto body = [&](OpBuilder &nb, Location l, Value it, ValueRange) {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
@@ -175,8 +180,9 @@ void KernelLowering::copyRows(const Global &g, Value base, Value row0,
           [&](OpBuilder &tb, Location tl) {
             Value v = width == 1
                           ? Value(memref::LoadOp::create(tb, tl, g.flat, off))
-                          : Value(vector::LoadOp::create(tb, tl, vecType,
-                                                         g.flat, off));
+                          : Value(vector::LoadOp::create(
+                                tb, tl, vecType, g.flat, off, false,
+                                llvm::MaybeAlign(16)));
             scf::YieldOp::create(tb, tl, v);
           },
           [&](OpBuilder &eb, Location el) {
@@ -188,7 +194,8 @@ void KernelLowering::copyRows(const Global &g, Value base, Value row0,
       if (width == 1)
         memref::StoreOp::create(b, l, v, ldsBuf, ValueRange{r, c});
       else
-        vector::StoreOp::create(b, l, v, ldsBuf, ValueRange{r, c});
+        vector::StoreOp::create(b, l, v, ldsBuf, ValueRange{r, c}, false,
+                                ldsAlign);
     };
     if (total % threads == 0) {
       emit();
@@ -333,31 +340,74 @@ Value KernelLowering::tileDot(TileDotOp op) {
   for (int64_t j = 0; j < cc; ++j)
     cols.push_back(colOf(j));
   bool transpose = op.getTransposeRhs();
+  // The reduction runs over pairs (kk, kk+1) so that each product has the
+  // shape of v_dot2_f32_f16: acc + a0*b0 + a1*b1 with f16 pairs, f32 sums.
+  // A pair that is contiguous in LDS (both operands of Q·Kᵀ, P of P·V) is
+  // one 4-byte load when the padded rows keep it 4-byte aligned.
+  const int64_t step = k % 2 == 0 ? 2 : 1;
+  auto rowElems = [](Value buf) {
+    return cast<MemRefType>(buf.getType()).getDimSize(1);
+  };
+  Type elt = cast<MemRefType>(lhs.getType()).getElementType();
+  auto pairType = VectorType::get({2}, elt);
+  auto pairAlign = llvm::MaybeAlign(2 * elt.getIntOrFloatBitWidth() / 8);
   auto loop = scf::ForOp::create(
-      b, loc, idx(0), idx(k), idx(1), ValueRange{init},
+      b, loc, idx(0), idx(k), idx(step), ValueRange{init},
       [&](OpBuilder &nb, Location l, Value kk, ValueRange iter) {
         auto toF32 = [&](Value v) -> Value {
           return v.getType().isF32()
                      ? v
                      : Value(arith::ExtFOp::create(nb, l, nb.getF32Type(), v));
         };
-        SmallVector<Value> a, bv;
-        for (int64_t i = 0; i < mapping.rm; ++i)
-          a.push_back(toF32(
-              memref::LoadOp::create(nb, l, lhs, ValueRange{rows[i], kk})));
-        for (int64_t j = 0; j < cc; ++j)
-          bv.push_back(toF32(memref::LoadOp::create(
-              nb, l, rhs,
-              transpose ? ValueRange{cols[j], kk} : ValueRange{kk, cols[j]})));
-        SmallVector<Value> aRep, bRep;
-        for (int64_t i = 0; i < mapping.rm; ++i)
-          for (int64_t j = 0; j < cc; ++j) {
-            aRep.push_back(a[i]);
-            bRep.push_back(bv[j]);
+        Value kk1 = step == 2 ? Value(arith::AddIOp::create(
+                                    nb, l, kk, arith::ConstantIndexOp::create(nb, l, 1)))
+                              : Value();
+        // Loads elements (r, kk) [and (r, kk+1)] of a row-major LDS tile.
+        auto loadAlongRow = [&](Value buf, Value r) -> SmallVector<Value> {
+          if (step == 1)
+            return {toF32(memref::LoadOp::create(nb, l, buf, ValueRange{r, kk}))};
+          if (rowElems(buf) % 2 == 0) {
+            Value pair = vector::LoadOp::create(nb, l, pairType, buf,
+                                                ValueRange{r, kk}, false,
+                                                pairAlign);
+            return {toF32(vector::ExtractOp::create(nb, l, pair, ArrayRef<int64_t>{0})),
+                    toF32(vector::ExtractOp::create(nb, l, pair, ArrayRef<int64_t>{1}))};
           }
-        Value av = vector::FromElementsOp::create(nb, l, fragType, aRep);
-        Value bvv = vector::FromElementsOp::create(nb, l, fragType, bRep);
-        Value acc = math::FmaOp::create(nb, l, av, bvv, iter[0]);
+          return {toF32(memref::LoadOp::create(nb, l, buf, ValueRange{r, kk})),
+                  toF32(memref::LoadOp::create(nb, l, buf, ValueRange{r, kk1}))};
+        };
+        // a[p][i], b[p][j]: element p of the pair for lhs row i, rhs col j.
+        SmallVector<SmallVector<Value>> a(step), bv(step);
+        for (int64_t i = 0; i < mapping.rm; ++i) {
+          SmallVector<Value> pair = loadAlongRow(lhs, rows[i]);
+          for (int64_t p = 0; p < step; ++p)
+            a[p].push_back(pair[p]);
+        }
+        for (int64_t j = 0; j < cc; ++j) {
+          if (transpose) {
+            SmallVector<Value> pair = loadAlongRow(rhs, cols[j]);
+            for (int64_t p = 0; p < step; ++p)
+              bv[p].push_back(pair[p]);
+          } else {
+            bv[0].push_back(toF32(
+                memref::LoadOp::create(nb, l, rhs, ValueRange{kk, cols[j]})));
+            if (step == 2)
+              bv[1].push_back(toF32(
+                  memref::LoadOp::create(nb, l, rhs, ValueRange{kk1, cols[j]})));
+          }
+        }
+        Value acc = iter[0];
+        for (int64_t p = 0; p < step; ++p) {
+          SmallVector<Value> aRep, bRep;
+          for (int64_t i = 0; i < mapping.rm; ++i)
+            for (int64_t j = 0; j < cc; ++j) {
+              aRep.push_back(a[p][i]);
+              bRep.push_back(bv[p][j]);
+            }
+          Value av = vector::FromElementsOp::create(nb, l, fragType, aRep);
+          Value bvv = vector::FromElementsOp::create(nb, l, fragType, bRep);
+          acc = math::FmaOp::create(nb, l, av, bvv, acc);
+        }
         scf::YieldOp::create(nb, l, acc);
       });
   return loop.getResult(0);
@@ -540,6 +590,31 @@ LogicalResult KernelLowering::lowerFor(scf::ForOp op) {
 
 LogicalResult KernelLowering::lowerOp(Operation *op) {
   loc = op->getLoc();
+  if (auto dot = dyn_cast<TileDotOp>(op); dot && !ldsTiles.count(dot.getRhs()))
+    return op->emitOpError() << "rhs must be a tile loaded with fa.load_tile";
+  // The tile-op helpers below assume that every operand has a kernel-side
+  // value; check first so that malformed tile IR gets a diagnostic.
+  if (isa<LoadTileOp, StoreTileOp, TileDotOp, RowReduceOp, RowBroadcastOp,
+          TileMaskOp>(op)) {
+    for (OpOperand &operand : op->getOpOperands()) {
+      Value v = operand.get();
+      if (isa<BaseMemRefType>(v.getType())) {
+        if (!globals.count(v))
+          return op->emitOpError()
+                 << "cannot lower: operand #" << operand.getOperandNumber()
+                 << " is not one of the kernel's buffers (fa.args)";
+        continue;
+      }
+      // Only fa.tile_dot reads lhs and rhs from LDS.
+      bool fromLds = isa<TileDotOp>(op) && operand.getOperandNumber() < 2 &&
+                     ldsTiles.count(v);
+      if (fromLds)
+        continue;
+      if (mlir::failed(isa<RankedTensorType>(v.getType()) ? fragment(v)
+                                                          : scalar(v)))
+        return op->emitOpError() << "cannot lower: " << failure;
+    }
+  }
   if (auto load = dyn_cast<LoadTileOp>(op)) {
     ldsTiles[load.getResult()] = loadTile(load);
     return success();
@@ -549,8 +624,6 @@ LogicalResult KernelLowering::lowerOp(Operation *op) {
     return success();
   }
   if (auto dot = dyn_cast<TileDotOp>(op)) {
-    if (!ldsTiles.count(dot.getRhs()))
-      return op->emitOpError() << "rhs must be a tile loaded with fa.load_tile";
     fragments[dot.getResult()] = tileDot(dot);
     return success();
   }
