@@ -98,11 +98,10 @@ FailureOr<Value> KernelLowering::scalar(Value v) {
     case 0: result = sizes[0]; break;
     case 1: result = kv ? sizes[2] : sizes[1]; break;
     case 2: result = kv ? sizes[4] : sizes[3]; break;
-    default:
+    default: // D: static
       result = idx(cast<MemRefType>(dim.getSource().getType()).getShape()[*d]);
+      preambleEnd = result.getDefiningOp();
     }
-    if (Operation *o = result.getDefiningOp(); o && o->getBlock() == preambleEnd->getBlock() && preambleEnd->isBeforeInBlock(o))
-      preambleEnd = o;
     scalars.map(v, result);
     return result;
   }

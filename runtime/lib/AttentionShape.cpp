@@ -20,17 +20,30 @@ std::string AttentionShape::toString() const {
 
 AttentionStrides AttentionStrides::contiguous(const AttentionShape &shape,
                                               int64_t headDim) {
+  return strided(shape, headDim, TensorLayout::Bhld, 0);
+}
+
+AttentionStrides AttentionStrides::strided(const AttentionShape &shape,
+                                           int64_t headDim,
+                                           TensorLayout layout,
+                                           int64_t rowPad) {
   AttentionStrides s;
-  auto bhld = [&](int64_t heads, int64_t rows) {
+  const int64_t rowLen = headDim + rowPad;
+  auto make = [&](int64_t heads, int64_t rows) {
     TensorStrides t;
-    t.row = headDim;
-    t.head = rows * headDim;
-    t.batch = heads * rows * headDim;
+    if (layout == TensorLayout::Bhld) {
+      t.row = rowLen;
+      t.head = rows * rowLen;
+    } else {
+      t.head = rowLen;
+      t.row = heads * rowLen;
+    }
+    t.batch = heads * rows * rowLen;
     return t;
   };
-  s.q = bhld(shape.headsQ, shape.seqQ);
+  s.q = make(shape.headsQ, shape.seqQ);
   s.o = s.q;
-  s.k = bhld(shape.headsKv, shape.seqK);
+  s.k = make(shape.headsKv, shape.seqK);
   s.v = s.k;
   s.lseHead = shape.seqQ;
   s.lseBatch = shape.headsQ * shape.seqQ;

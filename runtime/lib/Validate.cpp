@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 
 using namespace fa;
 
@@ -45,15 +46,57 @@ double fa::attentionFlops(const AttentionProblem &p) {
 }
 
 namespace {
+/// Moves a contiguous BHLD tensor to and from a strided device layout.
+struct Placement {
+  int64_t batch, heads, rows, d;
+  TensorStrides strides;
+  size_t elem;
+
+  size_t deviceBytes() const {
+    return size_t(batch * strides.batch) * elem;
+  }
+  template <typename F> void forEachRow(F f) const {
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t h = 0; h < heads; ++h)
+        for (int64_t l = 0; l < rows; ++l)
+          f(((b * heads + h) * rows + l) * d,
+            b * strides.batch + h * strides.head + l * strides.row);
+  }
+  std::vector<uint8_t> scatter(const std::vector<uint8_t> &dense) const {
+    std::vector<uint8_t> out(deviceBytes(), 0);
+    forEachRow([&](int64_t from, int64_t to) {
+      std::memcpy(&out[to * elem], &dense[from * elem], d * elem);
+    });
+    return out;
+  }
+  std::vector<uint8_t> gather(const std::vector<uint8_t> &strided) const {
+    std::vector<uint8_t> out(size_t(batch * heads * rows * d) * elem);
+    forEachRow([&](int64_t to, int64_t from) {
+      std::memcpy(&out[to * elem], &strided[from * elem], d * elem);
+    });
+    return out;
+  }
+};
+
 /// Device buffers for one problem, filled from `data`.
 struct DeviceTensors {
   std::optional<Buffer> q, k, v, o, lse;
+  AttentionStrides strides;
+  Placement qPlace{}, kPlace{};
 
   Status create(const Device &device, const KernelInfo &kernel,
-                const AttentionProblem &p, const AttentionData &data) {
+                const AttentionProblem &p, const AttentionData &data,
+                TensorLayout layout, int64_t rowPad) {
+    const AttentionShape &sh = p.shape;
+    size_t elem = dtypeBytes(kernel.dtype);
+    strides = AttentionStrides::strided(sh, p.headDim, layout, rowPad);
+    qPlace = {sh.batch, sh.headsQ, sh.seqQ, p.headDim, strides.q, elem};
+    kPlace = {sh.batch, sh.headsKv, sh.seqK, p.headDim, strides.k, elem};
     auto upload = [&](std::optional<Buffer> &slot,
-                      const std::vector<float> &values) -> Status {
-      std::vector<uint8_t> bytes = encodeElements(kernel.dtype, values);
+                      const std::vector<float> &values,
+                      const Placement &place) -> Status {
+      std::vector<uint8_t> bytes =
+          place.scatter(encodeElements(kernel.dtype, values));
       Expected<Buffer> b = device.allocate(bytes.size());
       if (!b)
         return b.takeStatus();
@@ -68,9 +111,10 @@ struct DeviceTensors {
       return Status::success();
     };
     Status s;
-    if (!(s = upload(q, data.q)).ok() || !(s = upload(k, data.k)).ok() ||
-        !(s = upload(v, data.v)).ok() ||
-        !(s = empty(o, p.qElements() * dtypeBytes(kernel.dtype))).ok())
+    if (!(s = upload(q, data.q, qPlace)).ok() ||
+        !(s = upload(k, data.k, kPlace)).ok() ||
+        !(s = upload(v, data.v, kPlace)).ok() ||
+        !(s = empty(o, qPlace.deviceBytes())).ok())
       return s;
     if (kernel.hasLse)
       return empty(lse, p.lseElements() * sizeof(float));
@@ -85,7 +129,17 @@ struct DeviceTensors {
     a.o = &*o;
     a.lse = lse ? &*lse : nullptr;
     a.shape = shape;
+    a.strides = strides;
     return a;
+  }
+
+  /// The output, back in contiguous BHLD order.
+  Status readOutput(std::vector<uint8_t> &dense) const {
+    std::vector<uint8_t> bytes(o->size());
+    if (Status s = o->copyToHost(bytes.data(), bytes.size()); !s.ok())
+      return s;
+    dense = qPlace.gather(bytes);
+    return Status::success();
   }
 };
 } // namespace
@@ -136,14 +190,20 @@ Expected<ValidationReport> fa::validateKernel(const Kernel &kernel,
     return s;
 
   DeviceTensors t;
-  if (Status s = t.create(device, info, r.problem, *data); !s.ok())
+  if (opts.rowPad < 0)
+    return Status::error(ErrorCode::InvalidArgument,
+                         "row padding must be non-negative, got " +
+                             std::to_string(opts.rowPad));
+  if (Status s = t.create(device, info, r.problem, *data, opts.layout,
+                          opts.rowPad);
+      !s.ok())
     return s;
   if (Status s = kernel.launch(t.args(r.problem.shape), opts.launch); !s.ok())
     return s;
   if (Status s = device.synchronize(); !s.ok())
     return s;
-  std::vector<uint8_t> oBytes(t.o->size());
-  if (Status s = t.o->copyToHost(oBytes.data(), oBytes.size()); !s.ok())
+  std::vector<uint8_t> oBytes;
+  if (Status s = t.readOutput(oBytes); !s.ok())
     return s;
   std::vector<float> out =
       decodeElements(info.dtype, oBytes.data(), r.problem.qElements());
@@ -196,7 +256,8 @@ Expected<BenchResult> fa::benchmarkKernel(const Kernel &kernel,
     return s;
   AttentionData data = generateInputs(p, info.dtype, Distribution::Normal, 0);
   DeviceTensors t;
-  if (Status s = t.create(device, info, p, data); !s.ok())
+  if (Status s = t.create(device, info, p, data, TensorLayout::Bhld, 0);
+      !s.ok())
     return s;
   AttentionArgs args = t.args(shape);
   if (Status s = kernel.launch(args, options); !s.ok()) // warm-up

@@ -49,6 +49,20 @@ def pairwise_cases():
     return cases
 
 
+# Beyond the matrix: head dimensions that are not powers of two (D=40, 80:
+# fewer lanes per row; D=40 rows are not 16-byte multiples for f32) and
+# non-contiguous layouts (BLHD, padded rows: the scalar copy path).
+EXTRA = [
+    ("f16", 40, True, "1,2,1,70,90", []),
+    ("f32", 40, False, "1,2,1,70,90", []),
+    ("f16", 80, True, "1,4,2,90,70", []),
+    ("f16", 256, False, "1,2,2,33,65", []),
+    ("f16", 64, True, "2,8,2,100,77", ["--layout", "blhd"]),
+    ("f16", 64, True, "2,8,2,100,77", ["--row-pad", "1"]),
+    ("f32", 128, False, "1,4,2,65,130", ["--layout", "blhd", "--row-pad", "3"]),
+]
+
+
 def kernel_source(dtype, d, causal, scale=None):
     t = f"tensor<?x?x?x{d}x{dtype}>"
     l = "tensor<?x?x?xf32>"
@@ -111,6 +125,19 @@ def main():
         print(f"  {status} {c['dtype']} D={c['d']} causal={int(c['causal'])} "
               f"shape={shape} dist={c['dist']} "
               f"max_abs={metrics.get('max_abs_diff', '?')}"
+              + ("" if rc == 0 else f"\n    {err or json.dumps(rep)[:2000]}"))
+
+    print("e2e: other head dimensions and layouts")
+    for dtype, d, causal, shape, extra in EXTRA:
+        so = compile_kernel(fac, work, dtype, d, causal)
+        if so is None:
+            failures += 1
+            continue
+        rc, rep, err = run(fa_run, [so, "--shape", shape, "--check-races"]
+                           + extra)
+        failures += rc != 0
+        print(f"  {'PASS' if rc == 0 else 'FAIL'} {dtype} D={d} "
+              f"causal={int(causal)} shape={shape} {' '.join(extra)}"
               + ("" if rc == 0 else f"\n    {err or json.dumps(rep)[:2000]}"))
 
     print("e2e: golden vectors (independent fp64 oracle)")

@@ -280,3 +280,23 @@ TEST(KernelLaunchTest, ErrorsCarryKernelContext) {
 }
 
 } // namespace
+
+// The layouts fa-run offers: BHLD and BLHD, rows padded by `rowPad`.
+TEST(AttentionStridesTest, StridedLayouts) {
+  AttentionShape shape{2, 8, 2, 5, 7};
+  AttentionStrides bhld = AttentionStrides::strided(shape, 64,
+                                                    TensorLayout::Bhld, 0);
+  AttentionStrides contiguous = AttentionStrides::contiguous(shape, 64);
+  EXPECT_EQ(bhld.q.row, contiguous.q.row);
+  EXPECT_EQ(bhld.q.head, 5 * 64);
+  EXPECT_EQ(bhld.k.batch, 2 * 7 * 64);
+
+  AttentionStrides blhd = AttentionStrides::strided(shape, 64,
+                                                    TensorLayout::Blhd, 3);
+  EXPECT_EQ(blhd.q.head, 67);
+  EXPECT_EQ(blhd.q.row, 8 * 67);
+  EXPECT_EQ(blhd.q.batch, 8 * 5 * 67);
+  EXPECT_EQ(blhd.k.row, 2 * 67);
+  EXPECT_EQ(blhd.lseHead, 5); // LSE stays contiguous
+  EXPECT_EQ(blhd.lseBatch, 8 * 5);
+}

@@ -40,6 +40,9 @@ const char *usage =
     "  --dist normal|outliers  input distribution (default normal);\n"
     "                          outliers = N(0,1) + N(0,100)*Bernoulli(0.001)\n"
     "  --seed N                input seed (default 0)\n"
+    "  --layout bhld|blhd      memory order of Q, K, V, O (default bhld)\n"
+    "  --row-pad N             N unused elements after each row of D\n"
+    "                          (non-contiguous strides; default 0)\n"
     "  --device NAME           auto, host, hip[:N], cuda[:N] (default auto)\n"
     "  --kernel NAME           kernel of the module (default: the first)\n"
     "  --golden DIR            run a golden case (test/data/golden/<case>)\n"
@@ -63,6 +66,8 @@ struct Options {
   uint64_t seed = 0;
   bool checkRaces = false;
   bool poisonLds = false;
+  TensorLayout layout = TensorLayout::Bhld;
+  int64_t rowPad = 0;
   int bench = 0;
   bool json = false;
 };
@@ -135,6 +140,15 @@ int parseArgs(int argc, char **argv, Options &o) {
       if (!value(v) || !parseInt(v, 0, n))
         return fail("bad --seed '" + v + "': expected a non-negative integer");
       o.seed = uint64_t(n);
+    } else if (a == "--layout") {
+      if (!value(v) || (v != "bhld" && v != "blhd"))
+        return fail("bad --layout '" + v + "': expected bhld or blhd");
+      o.layout = v == "bhld" ? TensorLayout::Bhld : TensorLayout::Blhd;
+    } else if (a == "--row-pad") {
+      if (!value(v) || !parseInt(v, 0, n) || n > 4096)
+        return fail("bad --row-pad '" + v +
+                    "': expected an element count in [0, 4096]");
+      o.rowPad = n;
     } else if (a == "--bench") {
       if (!value(v) || !parseInt(v, 1, n) || n > 1000000)
         return fail("bad --bench '" + v + "': expected a count >= 1");
@@ -326,6 +340,8 @@ int main(int argc, char **argv) {
   vo.launch.checkRaces = o.checkRaces;
   vo.launch.poisonLds = o.poisonLds;
   vo.golden = golden ? &*golden : nullptr;
+  vo.layout = o.layout;
+  vo.rowPad = o.rowPad;
   Expected<ValidationReport> report = validateKernel(*kernel, vo);
   if (!report) {
     if (!isKernelFault(report.status()))

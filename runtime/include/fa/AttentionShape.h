@@ -37,6 +37,9 @@ struct TensorStrides {
 };
 
 /// The 14 strides of the ABI, in its order.
+/// Order of the [B, H, L, D] dimensions in memory, outermost first.
+enum class TensorLayout { Bhld, Blhd };
+
 struct AttentionStrides {
   TensorStrides q, k, v, o;
   int64_t lseBatch = 0;
@@ -45,6 +48,10 @@ struct AttentionStrides {
   /// Contiguous BHLD tensors of head dimension `headDim`.
   static AttentionStrides contiguous(const AttentionShape &shape,
                                      int64_t headDim);
+  /// Q, K, V and O in `layout` with rows of headDim + rowPad elements; LSE
+  /// contiguous.
+  static AttentionStrides strided(const AttentionShape &shape, int64_t headDim,
+                                  TensorLayout layout, int64_t rowPad);
 };
 
 } // namespace fa

@@ -31,6 +31,10 @@ struct ValidationOptions {
   LaunchOptions launch;
   /// Run this golden case instead of random inputs (must match the kernel).
   const GoldenCase *golden = nullptr;
+  /// Memory layout of Q, K, V and O on the device (LSE stays contiguous):
+  /// BHLD or BLHD, each row (D elements) followed by `rowPad` unused ones.
+  TensorLayout layout = TensorLayout::Bhld;
+  int64_t rowPad = 0;
 };
 
 struct ValidationReport {
