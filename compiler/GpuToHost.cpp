@@ -148,6 +148,9 @@ LogicalResult HostKernelBuilder::outline(gpu::GPUFuncOp kernel,
   auto body = func::FuncOp::create(b, loc, (kernel.getName() + "_body").str(),
                                    b.getFunctionType(inputs, {}));
   body.setPrivate();
+  // Not exported from the shared object: only `<kernel>_host` is the ABI.
+  body->setAttr("llvm.linkage",
+                LLVM::LinkageAttr::get(ctx, LLVM::Linkage::Internal));
   body->setAttr("fa.lds_bytes", b.getI64IntegerAttr(ldsBytes));
   body.getBody().takeBody(kernel.getBody());
   Block &entry = body.getBody().front();

@@ -77,7 +77,13 @@ FailureOr<Value> KernelLowering::scalar(Value v) {
   if (Value mapped = scalars.lookupOrNull(v))
     return mapped;
   Operation *def = v.getDefiningOp();
-  if (!def || grid->isProperAncestor(def)) {
+  if (!def) {
+    // The kernel's only inputs are the ABI's buffers, sizes and strides.
+    failure = "a block argument from outside the grid cannot be passed to "
+              "the kernel";
+    return mlir::failure();
+  }
+  if (grid->isProperAncestor(def)) {
     failure = "value used before it was lowered";
     return mlir::failure();
   }

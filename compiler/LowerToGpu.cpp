@@ -104,6 +104,34 @@ static void buildLaunch(OpBuilder &b, scf::ForallOp grid,
                             args);
 }
 
+/// What makes `grid` unusable as an fa tile grid, or "" if nothing: the
+/// kernel is built from the grid's (Q block, head, batch) ids and from the
+/// memref arguments that `fa.args` names (-1 only for an absent LSE).
+static std::string checkGridShape(scf::ForallOp grid, ArrayRef<int64_t> roles) {
+  if (grid.getRank() != 3)
+    return "expected 3 induction variables, got " +
+           std::to_string(grid.getRank());
+  auto func = grid->getParentOfType<func::FuncOp>();
+  if (!func)
+    return "not inside a func.func";
+  for (int r = 0; r < kNumRoles; ++r) {
+    std::string role = "fa.args[" + std::to_string(r) + "]";
+    if (roles[r] < 0 && r == kLse)
+      continue;
+    if (roles[r] < 0 ||
+        roles[r] >= static_cast<int64_t>(func.getNumArguments()))
+      return role + " = " + std::to_string(roles[r]) +
+             " is not an argument of the function";
+    auto type = dyn_cast<MemRefType>(func.getArgument(roles[r]).getType());
+    int64_t rank = r == kLse ? 3 : 4;
+    if (!type || type.getRank() != rank)
+      return role + " must be a rank-" + std::to_string(rank) + " memref";
+    if (r != kLse && ShapedType::isDynamic(type.getShape()[3]))
+      return role + " must have a static head dimension";
+  }
+  return "";
+}
+
 /// Lowers one grid to a kernel plus its launch.
 static LogicalResult lowerGrid(scf::ForallOp grid, gpu::GPUModuleOp gpuModule,
                                unsigned kernelIndex) {
@@ -112,10 +140,14 @@ static LogicalResult lowerGrid(scf::ForallOp grid, gpu::GPUModuleOp gpuModule,
   if (!config || !rolesAttr || rolesAttr.size() != kNumRoles)
     return grid.emitOpError()
            << "is not an fa tile grid (missing fa.tile or fa.args)";
+  if (std::string why = checkGridShape(grid, rolesAttr.asArrayRef());
+      !why.empty())
+    return grid.emitOpError() << "is not an fa tile grid (" << why << ")";
   const TargetDesc *target = lookupTarget(config.getTarget().getValue());
   if (!target)
-    return grid.emitOpError() << "unknown target '" << config.getTarget()
-                              << "'; known targets: " << knownTargetNames();
+    return grid.emitOpError()
+           << "unknown target '" << config.getTarget().getValue()
+           << "'; known targets: " << knownTargetNames();
 
   auto func = grid->getParentOfType<func::FuncOp>();
   ArrayRef<int64_t> roles = rolesAttr.asArrayRef();

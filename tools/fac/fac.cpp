@@ -100,6 +100,8 @@ int main(int argc, char **argv) {
   fa::registerFaDialects(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
+  // Diagnostics point at the source line; a generic dump of the op is noise.
+  context.printOpOnDiagnostic(false);
 
   std::string error;
   auto input = openInputFile(inputFile, &error);
@@ -126,6 +128,12 @@ int main(int argc, char **argv) {
   if (failed(pm.run(*module)))
     return 1;
 
+  FailureOr<std::vector<fa::KernelInfo>> kernels = fa::collectKernels(*module);
+  if (failed(kernels))
+    return 1;
+  if (kernels->empty())
+    return fail("the input has no fa.attention to compile");
+
   if (emit == "mlir") {
     std::string text;
     llvm::raw_string_ostream os(text);
@@ -136,12 +144,6 @@ int main(int argc, char **argv) {
     }
     return writeFile(outputFile, text);
   }
-
-  FailureOr<std::vector<fa::KernelInfo>> kernels = fa::collectKernels(*module);
-  if (failed(kernels))
-    return 1;
-  if (kernels->empty())
-    return fail("the input has no fa.attention to compile");
 
   PassManager host(&context);
   host.addPass(fa::createFaGpuToHostPass());

@@ -1,0 +1,133 @@
+// RUN: split-file %s %t
+
+// The host target's kernel, lowered as fac does it (explicit 64x32 tiles).
+// RUN: fa-opt %t/attention.mlir --fa-tile="target=host block-m=64 block-n=32" --canonicalize --cse --fa-lower-to-gpu --canonicalize --cse --fa-gpu-to-host | FileCheck %s
+
+// Nothing to lower, or a gpu op the emulator has no callback for.
+// RUN: fa-opt %t/no-kernels.mlir --fa-gpu-to-host -verify-diagnostics
+// RUN: fa-opt %t/unsupported.mlir --fa-gpu-to-host -verify-diagnostics
+
+//--- attention.mlir
+
+// Only LLVM dialect is left: the gpu.module, the container attribute and the
+// host-side launch function are gone.
+// CHECK: module {
+// CHECK-NOT: gpu.
+// CHECK-NOT: func.func
+
+// The kernel body: the ABI's arguments with each memref expanded to
+// (allocated, aligned, offset, size, stride), then the LDS block as one more
+// such memref, then the fa_host_env pointer. It is not exported.
+// CHECK-LABEL: llvm.func internal @causal_lse_kernel_body
+// CHECK-SAME: ({{((%[^:]+: !llvm.ptr, ){2}(%[^:]+: i64, ){3}){5}(%[^:]+: i64, ){19}%[^:]+}}: !llvm.ptr, %[[LDS:[^:]+]]: !llvm.ptr, %{{[^:]+}}: i64, %{{[^:]+}}: i64, %{{[^:]+}}: i64, %[[ENV:[^:]+]]: !llvm.ptr)
+// Q 64x64, K and V 32x64, P 64x32 halves: 20480 bytes.
+// CHECK-SAME: attributes {fa.lds_bytes = 20480 : i64, sym_visibility = "private"}
+// CHECK-DAG: %[[C0_I32:.+]] = llvm.mlir.constant(0 : i32) : i32
+// CHECK-DAG: %[[C1_I32:.+]] = llvm.mlir.constant(1 : i32) : i32
+// CHECK-DAG: %[[C2_I32:.+]] = llvm.mlir.constant(2 : i32) : i32
+// CHECK-DAG: %[[C8_I32:.+]] = llvm.mlir.constant(8 : i32) : i32
+// CHECK-DAG: %[[C16_I32:.+]] = llvm.mlir.constant(16 : i32) : i32
+// CHECK-DAG: %[[C64_I32:.+]] = llvm.mlir.constant(64 : i32) : i32
+//
+// Workgroup attributions are views of the LDS block at 16-byte aligned
+// offsets (Q at 0 is the block itself).
+// CHECK: %[[KLDS:[^ ]+]] = llvm.getelementptr %[[LDS]][8192] : (!llvm.ptr) -> !llvm.ptr, i8
+// CHECK-NEXT: %[[VLDS:[^ ]+]] = llvm.getelementptr %[[LDS]][12288] : (!llvm.ptr) -> !llvm.ptr, i8
+// CHECK-NEXT: %[[PLDS:[^ ]+]] = llvm.getelementptr %[[LDS]][16384] : (!llvm.ptr) -> !llvm.ptr, i8
+//
+// Thread and block ids are env fields 5 and 6.
+// CHECK: llvm.getelementptr %[[ENV]][0, 5, 0] : (!llvm.ptr) -> !llvm.ptr, !llvm.struct<(ptr, ptr, ptr, ptr, ptr, array<3 x i32>, array<3 x i32>, array<3 x i32>, array<3 x i32>, i32)>
+// CHECK: llvm.getelementptr %[[ENV]][0, 6, 0]
+// CHECK: llvm.getelementptr %[[ENV]][0, 6, 1]
+// CHECK: llvm.getelementptr %[[ENV]][0, 6, 2]
+//
+// Every LDS access first reports itself through env->lds_access (field 4):
+// (emu, address, bytes, is_write). Here the 16-byte store of the Q copy.
+// CHECK: %[[HOOK_P:[^ ]+]] = llvm.getelementptr %[[ENV]][0, 4]
+// CHECK-NEXT: %[[HOOK:[^ ]+]] = llvm.load %[[HOOK_P]] : !llvm.ptr -> !llvm.ptr
+// CHECK-NEXT: %[[EMU_P:[^ ]+]] = llvm.getelementptr %[[ENV]][0, 0]
+// CHECK-NEXT: %[[EMU:[^ ]+]] = llvm.load %[[EMU_P]] : !llvm.ptr -> !llvm.ptr
+// CHECK-NEXT: llvm.call %[[HOOK]](%[[EMU]], %{{[^,]+}}, %[[C16_I32]], %[[C1_I32]]) : !llvm.ptr, (!llvm.ptr, !llvm.ptr, i32, i32) -> ()
+// CHECK-NOT: llvm.call
+// CHECK: %[[QW:[^ ]+]] = llvm.getelementptr {{.*}}%[[LDS]][%{{[^]]+}}] : (!llvm.ptr, i64) -> !llvm.ptr, f16
+// CHECK-NEXT: llvm.store %{{[^,]+}}, %[[QW]] {{.*}}: vector<8xf16>, !llvm.ptr
+//
+// gpu.barrier: an indirect call through env->barrier (field 2).
+// CHECK: %[[BAR_P:[^ ]+]] = llvm.getelementptr %[[ENV]][0, 2]
+// CHECK-NEXT: %[[BAR:[^ ]+]] = llvm.load %[[BAR_P]] : !llvm.ptr -> !llvm.ptr
+// CHECK-NEXT: %[[EMU_P2:[^ ]+]] = llvm.getelementptr %[[ENV]][0, 0]
+// CHECK-NEXT: %[[EMU2:[^ ]+]] = llvm.load %[[EMU_P2]] : !llvm.ptr -> !llvm.ptr
+// CHECK-NEXT: llvm.call %[[BAR]](%[[EMU2]]) : !llvm.ptr, (!llvm.ptr) -> ()
+//
+// K and V copies, then the second barrier, then S = Q·Kᵀ: a reported read
+// (is_write = 0) right before each load of Q from LDS.
+// CHECK: llvm.call %{{[^(]+}}(%{{[^)]+}}) : !llvm.ptr, (!llvm.ptr) -> ()
+// CHECK: llvm.call %{{[^(]+}}(%{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %[[C0_I32]]) : !llvm.ptr, (!llvm.ptr, !llvm.ptr, i32, i32) -> ()
+// CHECK-NOT: llvm.call
+// CHECK: %[[QR:[^ ]+]] = llvm.getelementptr {{.*}}%[[LDS]][%{{[^]]+}}] : (!llvm.ptr, i64) -> !llvm.ptr, f16
+// CHECK-NEXT: llvm.load %[[QR]]
+//
+// gpu.shuffle: env->shuffle (field 3) on the f32's bits, with the offset,
+// the wave width and the mode (0: xor).
+// CHECK: %[[SH_P:[^ ]+]] = llvm.getelementptr %[[ENV]][0, 3]
+// CHECK-NEXT: %[[SH:[^ ]+]] = llvm.load %[[SH_P]] : !llvm.ptr -> !llvm.ptr
+// CHECK-NEXT: llvm.getelementptr %[[ENV]][0, 0]
+// CHECK-NEXT: %[[EMU3:[^ ]+]] = llvm.load
+// CHECK-NEXT: %[[BITS:[^ ]+]] = llvm.call %[[SH]](%[[EMU3]], %{{[^,]+}}, %[[C8_I32]], %[[C64_I32]], %[[C0_I32]]) : !llvm.ptr, (!llvm.ptr, i32, i32, i32, i32) -> i32
+// CHECK-NEXT: llvm.bitcast %[[BITS]] : i32 to f32
+//
+// P is written to LDS (2-byte reported writes), the third barrier, then
+// P·V reads it back.
+// CHECK: llvm.call %{{[^(]+}}(%{{[^,]+}}, %{{[^,]+}}, %[[C2_I32]], %[[C1_I32]]) : !llvm.ptr, (!llvm.ptr, !llvm.ptr, i32, i32) -> ()
+// CHECK-NOT: llvm.call
+// CHECK: %[[PW:[^ ]+]] = llvm.getelementptr {{.*}}%[[PLDS]][%{{[^]]+}}] : (!llvm.ptr, i64) -> !llvm.ptr, f16
+// CHECK-NEXT: llvm.store %{{[^,]+}}, %[[PW]] : f16, !llvm.ptr
+// CHECK: llvm.call %{{[^(]+}}(%{{[^)]+}}) : !llvm.ptr, (!llvm.ptr) -> ()
+// CHECK: llvm.call %{{[^(]+}}(%{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %[[C0_I32]]) : !llvm.ptr, (!llvm.ptr, !llvm.ptr, i32, i32) -> ()
+// CHECK-NOT: llvm.call
+// CHECK: %[[PR:[^ ]+]] = llvm.getelementptr {{.*}}%[[PLDS]][%{{[^]]+}}] : (!llvm.ptr, i64) -> !llvm.ptr, f16
+// CHECK-NEXT: llvm.load %[[PR]]
+// CHECK: llvm.return
+
+// The exported entry: `void <kernel>_host(const uint64_t *args,
+// fa_host_env *env)` reads the 44 ABI words, takes the LDS block from
+// env->lds (field 1) and calls the body.
+// CHECK-LABEL: llvm.func @causal_lse_kernel_host
+// CHECK-SAME: (%[[ARGS:[^:]+]]: !llvm.ptr, %[[HENV:[^:]+]]: !llvm.ptr) {
+// CHECK-NEXT: %[[W0P:[^ ]+]] = llvm.getelementptr %[[ARGS]][0] : (!llvm.ptr) -> !llvm.ptr, i64
+// CHECK-NEXT: %[[W0:[^ ]+]] = llvm.load %[[W0P]] : !llvm.ptr -> i64
+// CHECK-NEXT: %[[QALLOC:[^ ]+]] = llvm.inttoptr %[[W0]] : i64 to !llvm.ptr
+// CHECK-COUNT-43: llvm.load %{{[^ ]+}} : !llvm.ptr -> i64
+// CHECK-NOT: llvm.getelementptr %[[ARGS]]
+// CHECK: %[[LDS_P:[^ ]+]] = llvm.getelementptr %[[HENV]][1] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
+// CHECK-NEXT: %[[HLDS:[^ ]+]] = llvm.load %[[LDS_P]] : !llvm.ptr -> !llvm.ptr
+// CHECK-DAG: %[[SIZE:[^ ]+]] = llvm.mlir.constant(20480 : i64) : i64
+// CHECK: llvm.call @causal_lse_kernel_body(%[[QALLOC]], {{.*}}, %[[HLDS]], %[[HLDS]], %{{[^,]+}}, %[[SIZE]], %{{[^,]+}}, %[[HENV]])
+// CHECK-NEXT: llvm.return
+// CHECK-NOT: llvm.func
+func.func @causal_lse(%q: tensor<?x8x?x64xf16>, %k: tensor<?x2x?x64xf16>, %v: tensor<?x2x?x64xf16>) -> (tensor<?x8x?x64xf16>, tensor<?x8x?xf32>) {
+  %o, %lse = fa.attention %q, %k, %v causal scale(0.125) : tensor<?x8x?x64xf16>, tensor<?x2x?x64xf16>, tensor<?x2x?x64xf16> -> tensor<?x8x?x64xf16>, tensor<?x8x?xf32>
+  return %o, %lse : tensor<?x8x?x64xf16>, tensor<?x8x?xf32>
+}
+
+//--- no-kernels.mlir
+
+// expected-error @+1 {{no gpu kernels to lower to the host target (run fa-lower-to-gpu first)}}
+module {
+  func.func @attention(%q: tensor<1x8x128x64xf16>, %k: tensor<1x8x128x64xf16>, %v: tensor<1x8x128x64xf16>) -> tensor<1x8x128x64xf16> {
+    %o = fa.attention %q, %k, %v : tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16> -> tensor<1x8x128x64xf16>
+    return %o : tensor<1x8x128x64xf16>
+  }
+}
+
+//--- unsupported.mlir
+
+module attributes {gpu.container_module} {
+  gpu.module @fa_kernels {
+    gpu.func @k(%out: memref<?xi32>) kernel {
+      // expected-error @+1 {{'gpu.lane_id' op is not supported by the host emulation target}}
+      %lane = gpu.lane_id
+      gpu.return
+    }
+  }
+}

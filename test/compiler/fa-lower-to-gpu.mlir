@@ -1,0 +1,451 @@
+// RUN: split-file %s %t
+
+// Level 1 IR comes from fa-tile (explicit 64x32 tiles, so that the test does
+// not depend on the budget model's choice), cleaned up as the pipeline does;
+// the canonicalizer after fa-lower-to-gpu hoists the kernel's constants so
+// that they can be captured once.
+// RUN: fa-opt %t/attention.mlir --fa-tile="target=gfx906 block-m=64 block-n=32" --canonicalize --cse --fa-lower-to-gpu --canonicalize --cse | FileCheck %s
+// RUN: fa-opt %t/attention.mlir --fa-tile="target=sm_90 block-m=64 block-n=32" --canonicalize --cse --fa-lower-to-gpu --canonicalize --cse | FileCheck %s --check-prefix=SM90
+// RUN: fa-opt %t/head-dim-36.mlir --fa-tile="target=gfx906 block-m=64 block-n=32" --canonicalize --cse --fa-lower-to-gpu --canonicalize --cse | FileCheck %s --check-prefix=D36
+
+// fa-lower-to-gpu straight after fa-tile (constants still inside the grid).
+// RUN: fa-opt %t/attention.mlir --fa-tile="target=gfx906 block-m=64 block-n=32" --fa-lower-to-gpu | FileCheck %s --check-prefix=RAW
+
+// Hand-written tile IR whose #fa.tile pads LDS rows (lds_pad = 2).
+// RUN: fa-opt %t/lds-pad.mlir --fa-lower-to-gpu | FileCheck %s --check-prefix=PAD
+
+// Where the pass must not fire: no tile grid, no change; a remark only when
+// asked for.
+// RUN: fa-opt %t/no-grid.mlir --fa-lower-to-gpu > %t/no-grid.out
+// RUN: fa-opt %t/no-grid.mlir | diff - %t/no-grid.out
+// RUN: fa-opt %t/no-grid.mlir --fa-lower-to-gpu="remarks=true" 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
+// RUN: fa-opt %t/no-grid.mlir --fa-lower-to-gpu 2>&1 >/dev/null | FileCheck %s --check-prefix=QUIET --allow-empty
+// REMARK: no-grid.mlir:3:1: remark: fa-lower-to-gpu: no tile grid to lower
+// QUIET-NOT: remark
+
+// Grids the pass cannot lower: each with the message that says why.
+// RUN: fa-opt %t/invalid.mlir -split-input-file --fa-lower-to-gpu -verify-diagnostics
+
+//--- attention.mlir
+
+// CHECK: module attributes {gpu.container_module}
+
+// Host side: the grid becomes a launch of the kernel with the ABI's
+// arguments (KernelAbi.h): five flat buffers, five sizes, fourteen strides.
+// CHECK-LABEL: func.func @causal_lse
+// CHECK-SAME: (%[[Q:[^:]+]]: memref<?x8x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>,
+// CHECK-SAME: %[[LSE:[^:]+]]: memref<?x8x?xf32, strided<[?, ?, 1], offset: ?>>) {
+// CHECK-NOT: scf.forall
+// CHECK-DAG: %[[C1:.+]] = arith.constant 1 : index
+// CHECK-DAG: %[[C8:.+]] = arith.constant 8 : index
+// CHECK-DAG: %[[C256:.+]] = arith.constant 256 : index
+// CHECK-DAG: %[[HQ:.+]] = arith.constant 8 : i64
+// CHECK-DAG: %[[HKV:.+]] = arith.constant 2 : i64
+// CHECK: %[[BATCH:[^ ]+]] = memref.dim %[[Q]], %{{c0[_0-9]*}}
+// CHECK: %[[NUM_M:[^ ]+]] = arith.ceildivui
+// CHECK: %{{[^,]+}}, %[[QOFF:[^,]+]], %{{[^,]+}}, %[[QSTR:[^:]+]]:4 = memref.extract_strided_metadata %[[Q]]
+// CHECK: %[[QFLAT:[^ ]+]] = memref.reinterpret_cast %{{[^ ]+}} to offset: [%[[QOFF]]], sizes: [%{{[^]]+}}], strides: [1] : {{.*}} to memref<?xf16, strided<[1], offset: ?>>
+// CHECK: %[[QSB:[^ ]+]] = arith.index_cast %[[QSTR]]#0 : index to i64
+// CHECK: %[[QSH:[^ ]+]] = arith.index_cast %[[QSTR]]#1 : index to i64
+// CHECK: %[[QSL:[^ ]+]] = arith.index_cast %[[QSTR]]#2 : index to i64
+// LSE is rank 3: two strides (batch, head).
+// CHECK: %{{[^,]+}}, %[[LOFF:[^,]+]], %{{[^,]+}}, %[[LSTR:[^:]+]]:3 = memref.extract_strided_metadata %[[LSE]]
+// CHECK: %[[LFLAT:[^ ]+]] = memref.reinterpret_cast %{{[^ ]+}} to offset: [%[[LOFF]]], sizes: [%{{[^]]+}}], strides: [1] : {{.*}} to memref<?xf32, strided<[1], offset: ?>>
+// CHECK: %[[LSB:[^ ]+]] = arith.index_cast %[[LSTR]]#0 : index to i64
+// CHECK: %[[LSH:[^ ]+]] = arith.index_cast %[[LSTR]]#1 : index to i64
+// CHECK: %[[B64:[^ ]+]] = arith.index_cast %[[BATCH]] : index to i64
+// Grid (ceil(Lq / 64), Hq, B), 256 threads (4 waves of 64).
+// CHECK: gpu.launch_func @fa_kernels::@causal_lse_kernel blocks in (%[[NUM_M]], %[[C8]], %[[BATCH]]) threads in (%[[C256]], %[[C1]], %[[C1]])
+// CHECK-SAME: args(%[[QFLAT]] : memref<?xf16, strided<[1], offset: ?>>, {{(%[^ ]+ : memref<\?xf16, strided<\[1\], offset: \?>>, ){3}%}}[[LFLAT]] : memref<?xf32, strided<[1], offset: ?>>,
+// CHECK-SAME: %[[B64]] : i64, %[[HQ]] : i64, %[[HKV]] : i64, %{{[^ ]+}} : i64, %{{[^ ]+}} : i64,
+// CHECK-SAME: %[[QSB]] : i64, %[[QSH]] : i64, %[[QSL]] : i64, {{(%[^ ]+ : i64, ){9}%}}[[LSB]] : i64, %[[LSH]] : i64)
+// CHECK-NEXT: return
+
+// The kernel: the ABI signature, one LDS buffer per tile (Q: BM x D, K and V:
+// BN x D, P: BM x BN), the launch configuration and the compile-time facts
+// the manifest needs.
+// CHECK: gpu.module @fa_kernels {
+// CHECK-LABEL: gpu.func @causal_lse_kernel
+// CHECK-SAME: (%[[QBUF:[^:]+]]: memref<?xf16, strided<[1], offset: ?>>, %[[KBUF:[^:]+]]: memref<?xf16, strided<[1], offset: ?>>, %[[VBUF:[^:]+]]: memref<?xf16, strided<[1], offset: ?>>, %[[OBUF:[^:]+]]: memref<?xf16, strided<[1], offset: ?>>, %[[LSEBUF:[^:]+]]: memref<?xf32, strided<[1], offset: ?>>,
+// CHECK-SAME: {{(%[^:]+: i64, ){18}%[^:]+}}: i64)
+// CHECK-SAME: workgroup(%[[QLDS:[^ ]+]] : memref<64x64xf16, #gpu.address_space<workgroup>>, %[[KLDS:[^ ]+]] : memref<32x64xf16, #gpu.address_space<workgroup>>, %[[VLDS:[^ ]+]] : memref<32x64xf16, #gpu.address_space<workgroup>>, %[[PLDS:[^ ]+]] : memref<64x32xf16, #gpu.address_space<workgroup>>)
+// CHECK-SAME: kernel attributes {fa.causal, fa.has_lse = true, fa.head_dim = 64 : i64, fa.scale = 1.250000e-01 : f32, fa.static_sizes = array<i64: -1, 8, 2, -1, -1>,
+// CHECK-SAME: fa.tile = #fa.tile<target = "gfx906", block_m = 64, block_n = 32, waves = 4, wave_size = 64, stages = 1, lds_pad = 0>, known_block_size = array<i32: 256, 1, 1>} {
+// CHECK-DAG: %[[C0:.+]] = arith.constant 0 : index
+// CHECK-DAG: %[[C64:.+]] = arith.constant 64 : index
+// CHECK-DAG: %[[WAVE:.+]] = arith.constant 64 : i32
+// CHECK-DAG: %[[X8:.+]] = arith.constant 8 : i32
+// CHECK-DAG: %[[X4:.+]] = arith.constant 4 : i32
+// CHECK-DAG: %[[X2:.+]] = arith.constant 2 : i32
+// CHECK-DAG: %[[X1:.+]] = arith.constant 1 : i32
+// CHECK: gpu.thread_id x
+//
+// The Q block is copied once, before the KV loop: 16-byte vectors when the
+// base and the strides are aligned, scalars otherwise; rows past Lq are zero.
+// CHECK: %[[ALIGNED:[^ ]+]] = arith.andi %{{.+}}, %{{.+}} : i1
+// CHECK-NEXT: scf.if %[[ALIGNED]] {
+// CHECK: scf.if %{{.+}} -> (vector<8xf16>) {
+// CHECK-NEXT: vector.load %[[QBUF]][%{{.+}}]{{.*}} : memref<?xf16, strided<[1], offset: ?>>, vector<8xf16>
+// CHECK: vector.store %{{.+}}, %[[QLDS]][%{{.+}}, %{{.+}}]{{.*}} : memref<64x64xf16, #gpu.address_space<workgroup>>, vector<8xf16>
+// CHECK: } else {
+// CHECK-NEXT: scf.for
+// CHECK: scf.if %{{.+}} -> (f16) {
+// CHECK-NEXT: memref.load %[[QBUF]][%{{.+}}] : memref<?xf16, strided<[1], offset: ?>>
+// CHECK: memref.store %{{.+}}, %[[QLDS]][%{{.+}}, %{{.+}}] : memref<64x64xf16, #gpu.address_space<workgroup>>
+// No barrier before the loop: the one at the top of its body covers Q.
+// CHECK-NOT: gpu.barrier
+// CHECK: %[[KV:[^ :]+]]:3 = scf.for %{{.+}} = %[[C0]] to %{{.+}} step %{{.+}} iter_args(%[[M_OLD:[^ ]+]] = %{{[^,]+}}, %[[L_OLD:[^ ]+]] = %{{[^,]+}}, %[[ACC:[^ ]+]] = %{{[^)]+}}) -> (vector<4xf32>, vector<4xf32>, vector<16xf32>) {
+//
+// Barrier 1: the previous iteration's reads of K, V and P are done before
+// they are overwritten.
+// CHECK-NEXT: gpu.barrier
+// CHECK-NOT: gpu.barrier
+// CHECK: vector.load %[[KBUF]]
+// CHECK: vector.store %{{.+}}, %[[KLDS]]
+// CHECK: memref.load %[[KBUF]]
+// CHECK: memref.store %{{.+}}, %[[KLDS]]
+// CHECK-NOT: gpu.barrier
+// CHECK: vector.load %[[VBUF]]
+// CHECK: vector.store %{{.+}}, %[[VLDS]]
+// CHECK: memref.load %[[VBUF]]
+// CHECK: memref.store %{{.+}}, %[[VLDS]]
+// CHECK-NOT: gpu.barrier
+//
+// Barrier 2: K and V are in LDS before anyone reads them.
+// CHECK: gpu.barrier
+// CHECK-NOT: gpu.barrier
+// S = Q·Kᵀ: per-thread f32 FMAs on the 4x2 fragment over D, from LDS.
+// CHECK: %[[S:[^ ]+]] = scf.for %{{.+}} = %[[C0]] to %[[C64]] step %{{.+}} iter_args(%{{.+}}) -> (vector<8xf32>) {
+// CHECK-DAG: %[[QLDS]][
+// CHECK-DAG: %[[KLDS]][
+// CHECK: math.fma %{{.+}}, %{{.+}}, %{{.+}} : vector<8xf32>
+// CHECK: scf.yield %{{.+}} : vector<8xf32>
+// CHECK-NEXT: }
+// CHECK-NOT: gpu.barrier
+// Row max: within the thread, then xor shuffles over the 16 lanes of a row.
+// CHECK: vector.reduction <maximumf>, %{{.+}} : vector<2xf32> into f32
+// CHECK-NEXT: %[[SH:[^,]+]], %{{.+}} = gpu.shuffle xor %{{.+}}, %[[X8]], %[[WAVE]] : f32
+// CHECK-NEXT: arith.maximumf %{{.+}}, %[[SH]] : f32
+// CHECK-NEXT: gpu.shuffle xor %{{.+}}, %[[X4]], %[[WAVE]] : f32
+// CHECK-NEXT: arith.maximumf
+// CHECK-NEXT: gpu.shuffle xor %{{.+}}, %[[X2]], %[[WAVE]] : f32
+// CHECK-NEXT: arith.maximumf
+// CHECK-NEXT: gpu.shuffle xor %{{.+}}, %[[X1]], %[[WAVE]] : f32
+// CHECK-NEXT: arith.maximumf
+// CHECK-NOT: gpu.barrier
+// alpha = exp2(m_old - m_new); P = exp2(S - m_new).
+// CHECK: %[[DM:[^ ]+]] = arith.subf %[[M_OLD]], %{{.+}} : vector<4xf32>
+// CHECK-NEXT: %[[ALPHA:[^ ]+]] = math.exp2 %[[DM]] : vector<4xf32>
+// CHECK: %[[P:[^ ]+]] = math.exp2 %{{.+}} : vector<8xf32>
+// Row sum, the same way.
+// CHECK: vector.reduction <add>, %{{.+}} : vector<2xf32> into f32
+// CHECK-NEXT: gpu.shuffle xor %{{.+}}, %[[X8]], %[[WAVE]] : f32
+// O is rescaled by alpha before P·V accumulates onto it.
+// CHECK: %[[ALPHA_B:[^ ]+]] = vector.shuffle %[[ALPHA]], %[[ALPHA]] [0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3]
+// CHECK-NEXT: %[[RESCALED:[^ ]+]] = arith.mulf %[[ACC]], %[[ALPHA_B]] : vector<16xf32>
+// P goes to LDS: P·V needs columns that other threads computed.
+// CHECK: %[[P16:[^ ]+]] = arith.truncf %[[P]] : vector<8xf32> to vector<8xf16>
+// CHECK: {{(memref|vector)}}.store %{{.+}}, %[[PLDS]][
+// CHECK-NOT: gpu.barrier
+// CHECK-NOT: scf.for
+//
+// Barrier 3: all of P is in LDS before P·V reads it.
+// CHECK: gpu.barrier
+// CHECK-NOT: gpu.barrier
+// CHECK-NOT: {{(memref|vector)}}.store %{{.+}}, %[[PLDS]][
+// CHECK: %[[PV:[^ ]+]] = scf.for %{{.+}} = %[[C0]] to %{{.+}} step %{{.+}} iter_args(%{{.+}} = %[[RESCALED]]) -> (vector<16xf32>) {
+// CHECK-DAG: %[[PLDS]][
+// CHECK-DAG: %[[VLDS]][
+// CHECK: math.fma %{{.+}}, %{{.+}}, %{{.+}} : vector<16xf32>
+// CHECK: scf.yield %{{.+}} : vector<16xf32>
+// CHECK-NEXT: }
+// CHECK-NOT: gpu.barrier
+// CHECK-NEXT: scf.yield %{{.+}}, %{{.+}}, %[[PV]] : vector<4xf32>, vector<4xf32>, vector<16xf32>
+// CHECK-NEXT: }
+//
+// Epilogue: O = acc / l and LSE, stored row by row, bounds-checked; no LDS.
+// CHECK-NOT: gpu.barrier
+// CHECK-NOT: address_space<workgroup>
+// CHECK: %[[O16:[^ ]+]] = arith.truncf %{{.+}} : vector<16xf32> to vector<16xf16>
+// CHECK: scf.if
+// CHECK: memref.store %{{.+}}, %[[OBUF]][%{{.+}}] : memref<?xf16, strided<[1], offset: ?>>
+// CHECK: math.log2 %[[KV]]#1 : vector<4xf32>
+// CHECK: scf.if
+// CHECK: memref.store %{{.+}}, %[[LSEBUF]][%{{.+}}] : memref<?xf32, strided<[1], offset: ?>>
+// CHECK-NOT: gpu.barrier
+// CHECK: gpu.return
+
+// The same kernel for sm_90: waves of 32, so 8 waves make 256 threads and
+// the shuffles are 32 wide.
+// SM90-LABEL: gpu.func @causal_lse_kernel
+// SM90-SAME: fa.tile = #fa.tile<target = "sm_90", block_m = 64, block_n = 32, waves = 8, wave_size = 32, stages = 1, lds_pad = 0>, known_block_size = array<i32: 256, 1, 1>}
+// SM90-DAG: %[[WAVE:.+]] = arith.constant 32 : i32
+// SM90-DAG: %[[X8:.+]] = arith.constant 8 : i32
+// SM90: gpu.shuffle xor %{{.+}}, %[[X8]], %[[WAVE]] : f32
+// SM90-NOT: arith.constant 64 : i32
+// SM90: gpu.return
+
+func.func @causal_lse(%q: tensor<?x8x?x64xf16>, %k: tensor<?x2x?x64xf16>, %v: tensor<?x2x?x64xf16>) -> (tensor<?x8x?x64xf16>, tensor<?x8x?xf32>) {
+  %o, %lse = fa.attention %q, %k, %v causal scale(0.125) : tensor<?x8x?x64xf16>, tensor<?x2x?x64xf16>, tensor<?x2x?x64xf16> -> tensor<?x8x?x64xf16>, tensor<?x8x?xf32>
+  return %o, %lse : tensor<?x8x?x64xf16>, tensor<?x8x?xf32>
+}
+
+// Straight after fa-tile the grid's scalar constants are still inside it;
+// they are cloned into the kernel like any other pure scalar op.
+// RAW-LABEL: gpu.func @causal_lse_kernel
+// RAW-COUNT-3: gpu.barrier
+// RAW-NOT: gpu.barrier
+// RAW: gpu.return
+
+//--- head-dim-36.mlir
+
+// D = 36 halves: a row is 72 bytes, not a whole number of 16-byte vectors,
+// so every copy takes the scalar path and there is no alignment test.
+// Without an LSE result the host passes an empty LSE buffer.
+// D36-LABEL: func.func @head_dim_36
+// D36: %[[EMPTY:[^ ]+]] = memref.alloca() : memref<0xf32>
+// D36: %[[NO_LSE:[^ ]+]] = memref.cast %[[EMPTY]] : memref<0xf32> to memref<?xf32, strided<[1], offset: ?>>
+// D36: gpu.launch_func @fa_kernels::@head_dim_36_kernel
+// D36-SAME: %[[NO_LSE]] : memref<?xf32, strided<[1], offset: ?>>
+// D36-LABEL: gpu.func @head_dim_36_kernel
+// D36-SAME: workgroup(%{{[^ ]+}} : memref<64x36xf16, #gpu.address_space<workgroup>>, %{{[^ ]+}} : memref<32x36xf16, #gpu.address_space<workgroup>>, %{{[^ ]+}} : memref<32x36xf16, #gpu.address_space<workgroup>>, %{{[^ ]+}} : memref<64x32xf16, #gpu.address_space<workgroup>>)
+// D36-SAME: fa.has_lse = false, fa.head_dim = 36 : i64
+// D36-NOT: memref.extract_aligned_pointer_as_index
+// D36-NOT: vector.load {{.*}}vector<8xf16>
+// D36-NOT: vector.store {{.*}}vector<8xf16>
+// D36: gpu.return
+func.func @head_dim_36(%q: tensor<1x4x100x36xf16>, %k: tensor<1x4x100x36xf16>, %v: tensor<1x4x100x36xf16>) -> tensor<1x4x100x36xf16> {
+  %o = fa.attention %q, %k, %v : tensor<1x4x100x36xf16>, tensor<1x4x100x36xf16>, tensor<1x4x100x36xf16> -> tensor<1x4x100x36xf16>
+  return %o : tensor<1x4x100x36xf16>
+}
+
+//--- lds-pad.mlir
+
+// lds_pad = 2 widens every LDS row by two elements: Q, K, V are 16 x (32+2),
+// P is 16 x (16+2). The copies and products index the padded buffers with
+// the unpadded coordinates.
+// The host launches one workgroup of 64 threads.
+// PAD-LABEL: func.func @padded
+// PAD: gpu.launch_func @fa_kernels::@padded_kernel blocks in (%{{c1[_0-9]*}}, %{{c1[_0-9]*}}, %{{c1[_0-9]*}}) threads in (%{{c64[_0-9]*}}, %{{c1[_0-9]*}}, %{{c1[_0-9]*}})
+// PAD-LABEL: gpu.func @padded_kernel
+// PAD-SAME: workgroup(%[[QLDS:[^ ]+]] : memref<16x34xf16, #gpu.address_space<workgroup>>, %[[KLDS:[^ ]+]] : memref<16x34xf16, #gpu.address_space<workgroup>>, %[[VLDS:[^ ]+]] : memref<16x34xf16, #gpu.address_space<workgroup>>, %[[PLDS:[^ ]+]] : memref<16x18xf16, #gpu.address_space<workgroup>>)
+// PAD-SAME: fa.tile = #fa.tile<target = "gfx906", block_m = 16, block_n = 16, waves = 1, wave_size = 64, stages = 1, lds_pad = 2>, known_block_size = array<i32: 64, 1, 1>
+// PAD: vector.store %{{.+}}, %[[QLDS]]{{.*}} : memref<16x34xf16, #gpu.address_space<workgroup>>, vector<8xf16>
+// PAD: memref.store %{{.+}}, %[[PLDS]][%{{.+}}, %{{.+}}] : memref<16x18xf16, #gpu.address_space<workgroup>>
+// PAD: gpu.barrier
+// PAD: %[[PLDS]][
+// PAD: gpu.return
+#tile = #fa.tile<target = "gfx906", block_m = 16, block_n = 16, waves = 1, wave_size = 64, stages = 1, lds_pad = 2>
+!qkv = memref<1x1x16x32xf16, strided<[?, ?, ?, 1], offset: ?>>
+func.func @padded(%q: !qkv, %k: !qkv, %v: !qkv, %o: !qkv) {
+  scf.forall (%mb, %h, %b) in (1, 1, 1) {
+    %c0 = arith.constant 0 : index
+    %qt = fa.load_tile %q[%b, %h, %c0] : !qkv -> tensor<16x32xf16>
+    %kt = fa.load_tile %k[%b, %h, %c0] : !qkv -> tensor<16x32xf16>
+    %vt = fa.load_tile %v[%b, %h, %c0] : !qkv -> tensor<16x32xf16>
+    %s = fa.tile_dot %qt, %kt transpose_rhs : tensor<16x32xf16>, tensor<16x32xf16> -> tensor<16x16xf32>
+    %p = arith.truncf %s : tensor<16x16xf32> to tensor<16x16xf16>
+    %acc = fa.tile_dot %p, %vt : tensor<16x16xf16>, tensor<16x32xf16> -> tensor<16x32xf32>
+    %out = arith.truncf %acc : tensor<16x32xf32> to tensor<16x32xf16>
+    fa.store_tile %out, %o[%b, %h, %c0] : tensor<16x32xf16>, !qkv
+  } {fa.args = array<i64: 0, 1, 2, 3, -1>, fa.tile = #tile, mapping = [#gpu.block<x>, #gpu.block<y>, #gpu.block<z>]}
+  return
+}
+
+//--- no-grid.mlir
+
+// A forall without #fa.tile is not a tile grid.
+module {
+  func.func @not_a_grid(%m: memref<4xf32>) {
+    scf.forall (%i) in (4) {
+      %c = arith.constant 1.0 : f32
+      memref.store %c, %m[%i] : memref<4xf32>
+    }
+    return
+  }
+}
+
+//--- invalid.mlir
+
+#tile = #fa.tile<target = "gfx906", block_m = 16, block_n = 16, waves = 1, wave_size = 64, stages = 1, lds_pad = 0>
+!qkv = memref<1x1x16x32xf16, strided<[?, ?, ?, 1], offset: ?>>
+func.func @missing_args(%q: !qkv, %k: !qkv, %v: !qkv, %o: !qkv) {
+  // expected-error @+1 {{'scf.forall' op is not an fa tile grid (missing fa.tile or fa.args)}}
+  scf.forall (%mb, %h, %b) in (1, 1, 1) {
+  } {fa.tile = #tile}
+  return
+}
+
+// -----
+
+!qkv = memref<1x1x16x32xf16, strided<[?, ?, ?, 1], offset: ?>>
+func.func @unknown_target(%q: !qkv, %k: !qkv, %v: !qkv, %o: !qkv) {
+  // expected-error @+1 {{'scf.forall' op unknown target 'gfx1234'; known targets: gfx906, sm_90, host}}
+  scf.forall (%mb, %h, %b) in (1, 1, 1) {
+  } {fa.args = array<i64: 0, 1, 2, 3, -1>, fa.tile = #fa.tile<target = "gfx1234", block_m = 16, block_n = 16, waves = 1, wave_size = 64, stages = 1, lds_pad = 0>}
+  return
+}
+
+// -----
+
+#tile = #fa.tile<target = "gfx906", block_m = 16, block_n = 16, waves = 1, wave_size = 64, stages = 1, lds_pad = 0>
+!qkv = memref<1x1x16x32xf16, strided<[?, ?, ?, 1], offset: ?>>
+func.func @rank(%q: !qkv, %k: !qkv, %v: !qkv, %o: !qkv) {
+  // expected-error @+1 {{'scf.forall' op is not an fa tile grid (expected 3 induction variables, got 2)}}
+  scf.forall (%mb, %h) in (1, 1) {
+  } {fa.args = array<i64: 0, 1, 2, 3, -1>, fa.tile = #tile}
+  return
+}
+
+// -----
+
+#tile = #fa.tile<target = "gfx906", block_m = 16, block_n = 16, waves = 1, wave_size = 64, stages = 1, lds_pad = 0>
+gpu.module @m {
+  gpu.func @not_a_func() {
+    // expected-error @+1 {{'scf.forall' op is not an fa tile grid (not inside a func.func)}}
+    scf.forall (%mb, %h, %b) in (1, 1, 1) {
+    } {fa.args = array<i64: 0, 1, 2, 3, -1>, fa.tile = #tile}
+    gpu.return
+  }
+}
+
+// -----
+
+#tile = #fa.tile<target = "gfx906", block_m = 16, block_n = 16, waves = 1, wave_size = 64, stages = 1, lds_pad = 0>
+!qkv = memref<1x1x16x32xf16, strided<[?, ?, ?, 1], offset: ?>>
+func.func @args_out_of_range(%q: !qkv, %k: !qkv, %v: !qkv, %o: !qkv) {
+  // expected-error @+1 {{'scf.forall' op is not an fa tile grid (fa.args[3] = 7 is not an argument of the function)}}
+  scf.forall (%mb, %h, %b) in (1, 1, 1) {
+  } {fa.args = array<i64: 0, 1, 2, 7, -1>, fa.tile = #tile}
+  return
+}
+
+// -----
+
+#tile = #fa.tile<target = "gfx906", block_m = 16, block_n = 16, waves = 1, wave_size = 64, stages = 1, lds_pad = 0>
+!qkv = memref<1x1x16x32xf16, strided<[?, ?, ?, 1], offset: ?>>
+func.func @args_not_memref(%q: !qkv, %k: !qkv, %v: !qkv, %o: !qkv, %n: index) {
+  // expected-error @+1 {{'scf.forall' op is not an fa tile grid (fa.args[4] must be a rank-3 memref)}}
+  scf.forall (%mb, %h, %b) in (1, 1, 1) {
+  } {fa.args = array<i64: 0, 1, 2, 3, 4>, fa.tile = #tile}
+  return
+}
+
+// -----
+
+#tile = #fa.tile<target = "gfx906", block_m = 16, block_n = 16, waves = 1, wave_size = 64, stages = 1, lds_pad = 0>
+!qkv = memref<1x1x16x?xf16, strided<[?, ?, ?, 1], offset: ?>>
+func.func @dynamic_head_dim(%q: !qkv, %k: !qkv, %v: !qkv, %o: !qkv) {
+  // expected-error @+1 {{'scf.forall' op is not an fa tile grid (fa.args[0] must have a static head dimension)}}
+  scf.forall (%mb, %h, %b) in (1, 1, 1) {
+  } {fa.args = array<i64: 0, 1, 2, 3, -1>, fa.tile = #tile}
+  return
+}
+
+// -----
+
+// 1024 threads over a 16x16 block: a row of 16 columns cannot spread over
+// the 64 lanes each row would need.
+!qkv = memref<1x1x16x32xf16, strided<[?, ?, ?, 1], offset: ?>>
+func.func @unmappable(%q: !qkv, %k: !qkv, %v: !qkv, %o: !qkv) {
+  // expected-error @+1 {{'scf.forall' op tile config cannot be mapped to 1024 threads}}
+  scf.forall (%mb, %h, %b) in (1, 1, 1) {
+  } {fa.args = array<i64: 0, 1, 2, 3, -1>, fa.tile = #fa.tile<target = "gfx906", block_m = 16, block_n = 16, waves = 16, wave_size = 64, stages = 1, lds_pad = 0>}
+  return
+}
+
+// -----
+
+#tile = #fa.tile<target = "gfx906", block_m = 16, block_n = 16, waves = 1, wave_size = 64, stages = 1, lds_pad = 0>
+!qkv = memref<1x1x16x32xf16, strided<[?, ?, ?, 1], offset: ?>>
+func.func @rhs_in_registers(%q: !qkv, %k: !qkv, %v: !qkv, %o: !qkv) {
+  scf.forall (%mb, %h, %b) in (1, 1, 1) {
+    %c0 = arith.constant 0 : index
+    %qt = fa.load_tile %q[%b, %h, %c0] : !qkv -> tensor<16x32xf16>
+    %kt = fa.load_tile %k[%b, %h, %c0] : !qkv -> tensor<16x32xf16>
+    %s = fa.tile_dot %qt, %kt transpose_rhs : tensor<16x32xf16>, tensor<16x32xf16> -> tensor<16x16xf32>
+    %p = arith.truncf %s : tensor<16x16xf32> to tensor<16x16xf16>
+    // expected-error @+1 {{'fa.tile_dot' op rhs must be a tile loaded with fa.load_tile}}
+    %pp = fa.tile_dot %p, %p : tensor<16x16xf16>, tensor<16x16xf16> -> tensor<16x16xf32>
+  } {fa.args = array<i64: 0, 1, 2, 3, -1>, fa.tile = #tile}
+  return
+}
+
+// -----
+
+#tile = #fa.tile<target = "gfx906", block_m = 16, block_n = 16, waves = 1, wave_size = 64, stages = 1, lds_pad = 0>
+!qkv = memref<1x1x16x32xf16, strided<[?, ?, ?, 1], offset: ?>>
+func.func @store_lds_tile(%q: !qkv, %k: !qkv, %v: !qkv, %o: !qkv) {
+  scf.forall (%mb, %h, %b) in (1, 1, 1) {
+    %c0 = arith.constant 0 : index
+    %qt = fa.load_tile %q[%b, %h, %c0] : !qkv -> tensor<16x32xf16>
+    // expected-error @+1 {{'fa.store_tile' op cannot lower: tensor value has no per-thread fragment}}
+    fa.store_tile %qt, %o[%b, %h, %c0] : tensor<16x32xf16>, !qkv
+  } {fa.args = array<i64: 0, 1, 2, 3, -1>, fa.tile = #tile}
+  return
+}
+
+// -----
+
+#tile = #fa.tile<target = "gfx906", block_m = 16, block_n = 16, waves = 1, wave_size = 64, stages = 1, lds_pad = 0>
+!qkv = memref<1x1x16x32xf16, strided<[?, ?, ?, 1], offset: ?>>
+func.func @row_from_memory(%q: !qkv, %k: !qkv, %v: !qkv, %o: !qkv, %rows: memref<1xindex>) {
+  %c0 = arith.constant 0 : index
+  %r = memref.load %rows[%c0] : memref<1xindex>
+  scf.forall (%mb, %h, %b) in (1, 1, 1) {
+    // expected-error @+1 {{'fa.load_tile' op cannot lower: cannot recompute 'memref.load' inside the kernel}}
+    %qt = fa.load_tile %q[%b, %h, %r] : !qkv -> tensor<16x32xf16>
+  } {fa.args = array<i64: 0, 1, 2, 3, -1>, fa.tile = #tile}
+  return
+}
+
+// -----
+
+#tile = #fa.tile<target = "gfx906", block_m = 16, block_n = 16, waves = 1, wave_size = 64, stages = 1, lds_pad = 0>
+!qkv = memref<1x1x16x32xf16, strided<[?, ?, ?, 1], offset: ?>>
+func.func @row_from_argument(%q: !qkv, %k: !qkv, %v: !qkv, %o: !qkv, %r: index) {
+  scf.forall (%mb, %h, %b) in (1, 1, 1) {
+    // expected-error @+1 {{'fa.load_tile' op cannot lower: a block argument from outside the grid cannot be passed to the kernel}}
+    %qt = fa.load_tile %q[%b, %h, %r] : !qkv -> tensor<16x32xf16>
+  } {fa.args = array<i64: 0, 1, 2, 3, -1>, fa.tile = #tile}
+  return
+}
+
+// -----
+
+#tile = #fa.tile<target = "gfx906", block_m = 16, block_n = 16, waves = 1, wave_size = 64, stages = 1, lds_pad = 0>
+!qkv = memref<1x1x16x32xf16, strided<[?, ?, ?, 1], offset: ?>>
+func.func @dim_of_other_buffer(%q: !qkv, %k: !qkv, %v: !qkv, %o: !qkv, %x: memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %n = memref.dim %x, %c0 : memref<?xf32>
+  scf.forall (%mb, %h, %b) in (1, 1, 1) {
+    // expected-error @+1 {{'fa.load_tile' op cannot lower: memref.dim of a value that is not a kernel buffer}}
+    %qt = fa.load_tile %q[%b, %h, %n] : !qkv -> tensor<16x32xf16>
+  } {fa.args = array<i64: 0, 1, 2, 3, -1>, fa.tile = #tile}
+  return
+}
+
+// -----
+
+#tile = #fa.tile<target = "gfx906", block_m = 16, block_n = 16, waves = 1, wave_size = 64, stages = 1, lds_pad = 0>
+!qkv = memref<1x1x16x32xf16, strided<[?, ?, ?, 1], offset: ?>>
+func.func @not_a_kernel_buffer(%q: !qkv, %k: !qkv, %v: !qkv, %o: !qkv, %x: !qkv) {
+  scf.forall (%mb, %h, %b) in (1, 1, 1) {
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{'fa.load_tile' op cannot lower: operand #0 is not one of the kernel's buffers (fa.args)}}
+    %xt = fa.load_tile %x[%b, %h, %c0] : !qkv -> tensor<16x32xf16>
+  } {fa.args = array<i64: 0, 1, 2, 3, -1>, fa.tile = #tile}
+  return
+}
+
+// -----
+
+#tile = #fa.tile<target = "gfx906", block_m = 16, block_n = 16, waves = 1, wave_size = 64, stages = 1, lds_pad = 0>
+!qkv = memref<1x1x16x32xf16, strided<[?, ?, ?, 1], offset: ?>>
+func.func @unsupported_op(%q: !qkv, %k: !qkv, %v: !qkv, %o: !qkv) {
+  scf.forall (%mb, %h, %b) in (1, 1, 1) {
+    // expected-error @+1 {{'tensor.empty' op is not supported in tile IR by fa-lower-to-gpu}}
+    %e = tensor.empty() : tensor<16x32xf16>
+  } {fa.args = array<i64: 0, 1, 2, 3, -1>, fa.tile = #tile}
+  return
+}

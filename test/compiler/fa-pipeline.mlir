@@ -1,0 +1,63 @@
+// RUN: split-file %s %t
+
+// The pipeline fac runs (fa-fuse, fa-tile, fa-lower-to-gpu): attention spelled
+// as matmul -> softmax -> matmul becomes one fused kernel.
+// RUN: fa-opt %t/unfused.mlir --fa-pipeline="target=gfx906" | FileCheck %s --check-prefixes=CHECK,GFX906
+// RUN: fa-opt %t/unfused.mlir --fa-pipeline="target=sm_90" | FileCheck %s --check-prefixes=CHECK,SM90
+// Tile options reach fa-tile.
+// RUN: fa-opt %t/unfused.mlir --fa-pipeline="target=gfx906 block-m=64 block-n=32" | FileCheck %s --check-prefix=TILES
+
+// Errors surface through the pipeline.
+// RUN: fa-opt %t/unknown-target.mlir --fa-pipeline="target=gfx1234" -verify-diagnostics
+// RUN: fa-opt %t/over-budget.mlir --fa-pipeline="block-m=128 block-n=128" -verify-diagnostics
+
+//--- unfused.mlir
+
+// CHECK: module attributes {gpu.container_module}
+// CHECK-LABEL: func.func @attention
+// CHECK-NOT: fa.matmul
+// CHECK-NOT: fa.softmax
+// CHECK-NOT: fa.attention
+// CHECK-NOT: scf.forall
+// CHECK: gpu.launch_func @fa_kernels::@attention_kernel
+// CHECK-NOT: gpu.launch_func
+// CHECK: gpu.module @fa_kernels {
+// CHECK-NEXT: gpu.func @attention_kernel
+// The softmax's causal mask and scale are the kernel's.
+// CHECK-SAME: kernel attributes {fa.causal, fa.has_lse = false, fa.head_dim = 64 : i64, fa.scale = 1.250000e-01 : f32, fa.static_sizes = array<i64: -1, 8, 2, -1, -1>,
+// GFX906-SAME: fa.tile = #fa.tile<target = "gfx906", {{.*}}wave_size = 64
+// GFX906-DAG: %[[WAVE:.+]] = arith.constant 64 : i32
+// GFX906: gpu.shuffle xor %{{.+}}, %{{.+}}, %[[WAVE]] : f32
+// SM90-SAME: fa.tile = #fa.tile<target = "sm_90", {{.*}}wave_size = 32
+// SM90-DAG: %[[WAVE:.+]] = arith.constant 32 : i32
+// SM90: gpu.shuffle xor %{{.+}}, %{{.+}}, %[[WAVE]] : f32
+// CHECK: gpu.return
+// CHECK-NOT: gpu.func
+
+// TILES: workgroup(%{{[^ ]+}} : memref<64x64xf16, #gpu.address_space<workgroup>>, %{{[^ ]+}} : memref<32x64xf16, #gpu.address_space<workgroup>>, %{{[^ ]+}} : memref<32x64xf16, #gpu.address_space<workgroup>>, %{{[^ ]+}} : memref<64x32xf16, #gpu.address_space<workgroup>>)
+// TILES-SAME: fa.tile = #fa.tile<target = "gfx906", block_m = 64, block_n = 32,
+func.func @attention(%q: tensor<?x8x?x64xf16>, %k: tensor<?x2x?x64xf16>, %v: tensor<?x2x?x64xf16>) -> tensor<?x8x?x64xf16> {
+  %s = fa.matmul %q, %k transpose_rhs : tensor<?x8x?x64xf16>, tensor<?x2x?x64xf16> -> tensor<?x8x?x?xf32>
+  %p = fa.softmax %s causal scale(1.250000e-01) : tensor<?x8x?x?xf32> -> tensor<?x8x?x?xf16>
+  %o32 = fa.matmul %p, %v : tensor<?x8x?x?xf16>, tensor<?x2x?x64xf16> -> tensor<?x8x?x64xf32>
+  %o = arith.truncf %o32 : tensor<?x8x?x64xf32> to tensor<?x8x?x64xf16>
+  return %o : tensor<?x8x?x64xf16>
+}
+
+//--- unknown-target.mlir
+
+// expected-error @+1 {{unknown target 'gfx1234'; known targets: gfx906, sm_90, host}}
+module {
+  func.func @attention(%q: tensor<1x8x128x64xf16>, %k: tensor<1x8x128x64xf16>, %v: tensor<1x8x128x64xf16>) -> tensor<1x8x128x64xf16> {
+    %o = fa.attention %q, %k, %v : tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16> -> tensor<1x8x128x64xf16>
+    return %o : tensor<1x8x128x64xf16>
+  }
+}
+
+//--- over-budget.mlir
+
+func.func @attention(%q: tensor<1x8x256x128xf16>, %k: tensor<1x8x256x128xf16>, %v: tensor<1x8x256x128xf16>) -> tensor<1x8x256x128xf16> {
+  // expected-error @+1 {{BLOCK_M=128 BLOCK_N=128 with D=128 f16 needs 131072 bytes of LDS (144180 with the 10% margin), gfx906 has 65536}}
+  %o = fa.attention %q, %k, %v : tensor<1x8x256x128xf16>, tensor<1x8x256x128xf16>, tensor<1x8x256x128xf16> -> tensor<1x8x256x128xf16>
+  return %o : tensor<1x8x256x128xf16>
+}
