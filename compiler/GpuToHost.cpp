@@ -205,10 +205,10 @@ LogicalResult HostKernelBuilder::outline(gpu::GPUFuncOp kernel,
       Value bits = v.getType().isF32()
                        ? Value(arith::BitcastOp::create(b, l, i32Type, v))
                        : v;
-      Value r = callback(
-          l, env, kShuffle, i32Type, {i32Type, i32Type, i32Type, i32Type},
-          {bits, shuffle.getOffset(), shuffle.getWidth(),
-           i32(l, static_cast<int>(shuffle.getMode()))});
+      Value r = callback(l, env, kShuffle, i32Type,
+                         {i32Type, i32Type, i32Type, i32Type},
+                         {bits, shuffle.getOffset(), shuffle.getWidth(),
+                          i32(l, static_cast<int>(shuffle.getMode()))});
       if (v.getType().isF32())
         r = arith::BitcastOp::create(b, l, v.getType(), r);
       // The emulator returns the caller's own value for an out-of-range
@@ -240,8 +240,7 @@ LogicalResult HostKernelBuilder::outline(gpu::GPUFuncOp kernel,
       b.setInsertionPoint(op);
       func::ReturnOp::create(b, l);
       toErase.push_back(op);
-    } else if (op->getDialect() &&
-               isa<gpu::GPUDialect>(op->getDialect())) {
+    } else if (op->getDialect() && isa<gpu::GPUDialect>(op->getDialect())) {
       op->emitOpError() << "is not supported by the host emulation target";
       return WalkResult::interrupt();
     }
@@ -259,9 +258,10 @@ LogicalResult HostKernelBuilder::outline(gpu::GPUFuncOp kernel,
     return t.getIntOrFloatBitWidth() / 8;
   };
   body.walk([&](Operation *op) {
-    if (auto l = dyn_cast<memref::LoadOp>(op); l && ldsViews.count(l.getMemref()))
-      instrument(op, l.getMemref(), l.getIndices(), bytesOf(l.getType()),
-                 false, env);
+    if (auto l = dyn_cast<memref::LoadOp>(op);
+        l && ldsViews.count(l.getMemref()))
+      instrument(op, l.getMemref(), l.getIndices(), bytesOf(l.getType()), false,
+                 env);
     else if (auto s = dyn_cast<memref::StoreOp>(op);
              s && ldsViews.count(s.getMemref()))
       instrument(op, s.getMemref(), s.getIndices(),
@@ -280,8 +280,8 @@ LogicalResult HostKernelBuilder::outline(gpu::GPUFuncOp kernel,
 
 /// After lowering to LLVM: `void <kernel>_host(const uint64_t *args,
 /// fa_host_env *env)` unpacking the ABI words and the LDS descriptor.
-static void buildEntry(OpBuilder &b, LLVM::LLVMFuncOp body,
-                       StringRef entryName, int64_t ldsBytes) {
+static void buildEntry(OpBuilder &b, LLVM::LLVMFuncOp body, StringRef entryName,
+                       int64_t ldsBytes) {
   MLIRContext *ctx = b.getContext();
   Location loc = body.getLoc();
   auto ptrType = LLVM::LLVMPointerType::get(ctx);
@@ -304,8 +304,8 @@ static void buildEntry(OpBuilder &b, LLVM::LLVMFuncOp body,
       word = LLVM::IntToPtrOp::create(b, loc, ptrType, word);
     operands.push_back(word);
   }
-  Value ldsAddr = LLVM::GEPOp::create(
-      b, loc, ptrType, ptrType, env, ArrayRef<LLVM::GEPArg>{1});
+  Value ldsAddr = LLVM::GEPOp::create(b, loc, ptrType, ptrType, env,
+                                      ArrayRef<LLVM::GEPArg>{1});
   Value lds = LLVM::LoadOp::create(b, loc, ptrType, ldsAddr);
   auto c = [&](int64_t v) {
     return LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(v));
@@ -341,7 +341,8 @@ struct FaGpuToHostPass
     }
     // Only the emulation entry points remain: drop the device modules and
     // the host-side launch functions that refer to them.
-    for (auto gm : llvm::make_early_inc_range(module.getOps<gpu::GPUModuleOp>()))
+    for (auto gm :
+         llvm::make_early_inc_range(module.getOps<gpu::GPUModuleOp>()))
       gm.erase();
     for (auto f : llvm::make_early_inc_range(module.getOps<func::FuncOp>())) {
       bool launches = false;

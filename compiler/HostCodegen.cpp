@@ -106,16 +106,21 @@ llvm::Error fa::linkSharedObject(llvm::StringRef objectPath,
     return llvm::createStringError("ld.lld not found (install lld-22)");
   // exp2f/fmaf come from libm, the f16 conversions from libgcc_s: name them
   // so that the object loads into any process.
-  llvm::SmallVector<llvm::StringRef> args = {
-      *lld, "-shared", "-o", outputPath, objectPath,
-      "-L/lib/x86_64-linux-gnu", "-L/usr/lib/x86_64-linux-gnu",
-      "-l:libm.so.6", "-l:libgcc_s.so.1"};
+  llvm::SmallVector<llvm::StringRef> args = {*lld,
+                                             "-shared",
+                                             "-o",
+                                             outputPath,
+                                             objectPath,
+                                             "-L/lib/x86_64-linux-gnu",
+                                             "-L/usr/lib/x86_64-linux-gnu",
+                                             "-l:libm.so.6",
+                                             "-l:libgcc_s.so.1"};
   std::string message;
-  int rc = llvm::sys::ExecuteAndWait(*lld, args, std::nullopt, {}, 0, 0,
-                                     &message);
+  int rc =
+      llvm::sys::ExecuteAndWait(*lld, args, std::nullopt, {}, 0, 0, &message);
   if (rc != 0)
-    return llvm::createStringError("ld.lld failed (exit " +
-                                   std::to_string(rc) + ")" +
+    return llvm::createStringError("ld.lld failed (exit " + std::to_string(rc) +
+                                   ")" +
                                    (message.empty() ? "" : ": " + message));
   return llvm::Error::success();
 }

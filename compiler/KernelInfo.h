@@ -1,4 +1,5 @@
-//===- KernelInfo.h - What a runtime needs to know about a kernel -*- C++ -*-===//
+//===- KernelInfo.h - What a runtime needs to know about a kernel -*- C++
+//-*-===//
 //
 // Part of the fa project.
 //

@@ -30,9 +30,8 @@ using namespace mlir;
 using namespace mlir::fa;
 
 KernelLowering::KernelLowering(scf::ForallOp grid, gpu::GPUFuncOp kernel,
-                               const TargetDesc &target,
-                               TileConfigAttr config, ThreadMapping mapping,
-                               ArrayRef<int64_t> roles)
+                               const TargetDesc &target, TileConfigAttr config,
+                               ThreadMapping mapping, ArrayRef<int64_t> roles)
     : grid(grid), kernel(kernel), target(target), config(config),
       mapping(mapping), roles(roles), b(kernel.getContext()),
       loc(grid.getLoc()) {}
@@ -55,8 +54,8 @@ Value KernelLowering::rowLimit(const Global &g) {
 }
 
 Value KernelLowering::lds(Type elt, int64_t rows, int64_t cols) {
-  auto space = gpu::AddressSpaceAttr::get(b.getContext(),
-                                          gpu::AddressSpace::Workgroup);
+  auto space =
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
   auto type = MemRefType::get({rows, cols + config.getLdsPad()}, elt,
                               MemRefLayoutAttrInterface(), space);
   return kernel.addWorkgroupAttribution(type, loc);
@@ -101,9 +100,15 @@ FailureOr<Value> KernelLowering::scalar(Value v) {
     bool kv = role == kK || role == kV;
     Value result;
     switch (*d) {
-    case 0: result = sizes[0]; break;
-    case 1: result = kv ? sizes[2] : sizes[1]; break;
-    case 2: result = kv ? sizes[4] : sizes[3]; break;
+    case 0:
+      result = sizes[0];
+      break;
+    case 1:
+      result = kv ? sizes[2] : sizes[1];
+      break;
+    case 2:
+      result = kv ? sizes[4] : sizes[3];
+      break;
     default: // D: static
       result = idx(cast<MemRefType>(dim.getSource().getType()).getShape()[*d]);
       preambleEnd = result.getDefiningOp();
@@ -135,8 +140,9 @@ FailureOr<Value> KernelLowering::fragment(Value v) {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointAfter(preambleEnd);
     Value c = arith::ConstantOp::create(
-        b, loc, DenseElementsAttr::get(fragmentType(type),
-                                       dense.getSplatValue<Attribute>()));
+        b, loc,
+        DenseElementsAttr::get(fragmentType(type),
+                               dense.getSplatValue<Attribute>()));
     preambleEnd = c.getDefiningOp();
     fragments[v] = c;
     return c;
@@ -161,8 +167,8 @@ void KernelLowering::copyRows(const Global &g, Value base, Value row0,
   // A padded row keeps 16-byte vector stores aligned only if its length does.
   const int64_t rowBytes = cast<MemRefType>(ldsBuf.getType()).getDimSize(1) *
                            (elt.getIntOrFloatBitWidth() / 8);
-  llvm::MaybeAlign ldsAlign(rowBytes % 16 == 0 ? 16
-                                               : elt.getIntOrFloatBitWidth() / 8);
+  llvm::MaybeAlign ldsAlign(
+      rowBytes % 16 == 0 ? 16 : elt.getIntOrFloatBitWidth() / 8);
   auto body = [&](OpBuilder &nb, Location l, Value it, ValueRange) {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
@@ -172,22 +178,21 @@ void KernelLowering::copyRows(const Global &g, Value base, Value row0,
       Value r = arith::DivUIOp::create(b, l, i, idx(perRow));
       Value c = arith::MulIOp::create(
           b, l, arith::RemUIOp::create(b, l, i, idx(perRow)), idx(width));
-      Value inRange = arith::CmpIOp::create(
-          b, l, arith::CmpIPredicate::slt,
-          arith::AddIOp::create(b, l, row0, r), limit);
+      Value inRange =
+          arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt,
+                                arith::AddIOp::create(b, l, row0, r), limit);
       Value off = arith::AddIOp::create(
           b, l, base,
-          arith::AddIOp::create(b, l, arith::MulIOp::create(b, l, r, g.sl),
-                                c));
+          arith::AddIOp::create(b, l, arith::MulIOp::create(b, l, r, g.sl), c));
       Type valueType = width == 1 ? elt : Type(vecType);
       auto load = scf::IfOp::create(
           b, l, inRange,
           [&](OpBuilder &tb, Location tl) {
             Value v = width == 1
                           ? Value(memref::LoadOp::create(tb, tl, g.flat, off))
-                          : Value(vector::LoadOp::create(
-                                tb, tl, vecType, g.flat, off, false,
-                                llvm::MaybeAlign(16)));
+                          : Value(vector::LoadOp::create(tb, tl, vecType,
+                                                         g.flat, off, false,
+                                                         llvm::MaybeAlign(16)));
             scf::YieldOp::create(tb, tl, v);
           },
           [&](OpBuilder &eb, Location el) {
@@ -205,8 +210,8 @@ void KernelLowering::copyRows(const Global &g, Value base, Value row0,
     if (total % threads == 0) {
       emit();
     } else {
-      Value live = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult, i,
-                                         idx(total));
+      Value live =
+          arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult, i, idx(total));
       auto guardIf = scf::IfOp::create(b, l, live, /*withElse=*/false);
       OpBuilder::InsertionGuard g2(b);
       b.setInsertionPointToStart(guardIf.thenBlock());
@@ -245,8 +250,7 @@ Value KernelLowering::loadTile(LoadTileOp op) {
     Value addr = arith::AddIOp::create(
         b, loc, ptr, arith::MulIOp::create(b, loc, offset, idx(eltBytes)));
     Value bits = arith::OrIOp::create(
-        b, loc, arith::OrIOp::create(b, loc, g.sb, g.sh),
-        g.sl);
+        b, loc, arith::OrIOp::create(b, loc, g.sb, g.sh), g.sl);
     Value stridesOk = arith::CmpIOp::create(
         b, loc, arith::CmpIPredicate::eq,
         arith::RemUIOp::create(b, loc, bits, idx(width)), idx(0));
@@ -269,7 +273,8 @@ Value KernelLowering::loadTile(LoadTileOp op) {
 
 Value KernelLowering::spillToLds(Value frag, RankedTensorType type) {
   const int64_t cc = colsPerThread(type);
-  Value buf = lds(type.getElementType(), type.getDimSize(0), type.getDimSize(1));
+  Value buf =
+      lds(type.getElementType(), type.getDimSize(0), type.getDimSize(1));
   for (int64_t i = 0; i < mapping.rm; ++i) {
     Value r = rowOf(i);
     for (int64_t j = 0; j < cc; ++j) {
@@ -288,13 +293,13 @@ void KernelLowering::storeTile(StoreTileOp op) {
   const Global &g = globals.lookup(op.getDest());
   Value bIdx = *scalar(op.getBatch()), h = *scalar(op.getHead()),
         row0 = *scalar(op.getRow());
-  Value base = arith::AddIOp::create(
-      b, loc, arith::MulIOp::create(b, loc, bIdx, g.sb),
-      arith::MulIOp::create(b, loc, h, g.sh));
+  Value base =
+      arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, bIdx, g.sb),
+                            arith::MulIOp::create(b, loc, h, g.sh));
   const int64_t cc = colsPerThread(type);
   Value limit = rowLimit(g);
-  Value firstLane = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                          tc, idx(0));
+  Value firstLane =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tc, idx(0));
   for (int64_t i = 0; i < mapping.rm; ++i) {
     Value row = arith::AddIOp::create(b, loc, row0, rowOf(i));
     Value ok =
@@ -364,22 +369,27 @@ Value KernelLowering::tileDot(TileDotOp op) {
                      ? v
                      : Value(arith::ExtFOp::create(nb, l, nb.getF32Type(), v));
         };
-        Value kk1 = step == 2 ? Value(arith::AddIOp::create(
-                                    nb, l, kk, arith::ConstantIndexOp::create(nb, l, 1)))
-                              : Value();
+        Value kk1 =
+            step == 2
+                ? Value(arith::AddIOp::create(
+                      nb, l, kk, arith::ConstantIndexOp::create(nb, l, 1)))
+                : Value();
         // Loads elements (r, kk) [and (r, kk+1)] of a row-major LDS tile.
         auto loadAlongRow = [&](Value buf, Value r) -> SmallVector<Value> {
           if (step == 1)
-            return {toF32(memref::LoadOp::create(nb, l, buf, ValueRange{r, kk}))};
+            return {
+                toF32(memref::LoadOp::create(nb, l, buf, ValueRange{r, kk}))};
           if (rowElems(buf) % 2 == 0) {
-            Value pair = vector::LoadOp::create(nb, l, pairType, buf,
-                                                ValueRange{r, kk}, false,
-                                                pairAlign);
-            return {toF32(vector::ExtractOp::create(nb, l, pair, ArrayRef<int64_t>{0})),
-                    toF32(vector::ExtractOp::create(nb, l, pair, ArrayRef<int64_t>{1}))};
+            Value pair = vector::LoadOp::create(
+                nb, l, pairType, buf, ValueRange{r, kk}, false, pairAlign);
+            return {toF32(vector::ExtractOp::create(nb, l, pair,
+                                                    ArrayRef<int64_t>{0})),
+                    toF32(vector::ExtractOp::create(nb, l, pair,
+                                                    ArrayRef<int64_t>{1}))};
           }
-          return {toF32(memref::LoadOp::create(nb, l, buf, ValueRange{r, kk})),
-                  toF32(memref::LoadOp::create(nb, l, buf, ValueRange{r, kk1}))};
+          return {
+              toF32(memref::LoadOp::create(nb, l, buf, ValueRange{r, kk})),
+              toF32(memref::LoadOp::create(nb, l, buf, ValueRange{r, kk1}))};
         };
         // a[p][i], b[p][j]: element p of the pair for lhs row i, rhs col j.
         SmallVector<SmallVector<Value>> a(step), bv(step);
@@ -397,8 +407,8 @@ Value KernelLowering::tileDot(TileDotOp op) {
             bv[0].push_back(toF32(
                 memref::LoadOp::create(nb, l, rhs, ValueRange{kk, cols[j]})));
             if (step == 2)
-              bv[1].push_back(toF32(
-                  memref::LoadOp::create(nb, l, rhs, ValueRange{kk1, cols[j]})));
+              bv[1].push_back(toF32(memref::LoadOp::create(
+                  nb, l, rhs, ValueRange{kk1, cols[j]})));
           }
         }
         Value acc = iter[0];
@@ -481,22 +491,21 @@ Value KernelLowering::tileMask(TileMaskOp op) {
   auto splat = [&](Value s) -> Value {
     return vector::BroadcastOp::create(b, loc, indexVec, s);
   };
-  Value rowBase = arith::AddIOp::create(
-      b, loc, *scalar(op.getRow()),
-      arith::MulIOp::create(b, loc, tr, idx(mapping.rm)));
+  Value rowBase =
+      arith::AddIOp::create(b, loc, *scalar(op.getRow()),
+                            arith::MulIOp::create(b, loc, tr, idx(mapping.rm)));
   Value colBase = arith::AddIOp::create(b, loc, *scalar(op.getCol()), tc);
   Value rowsV = arith::AddIOp::create(b, loc, splat(rowBase), constVec(rowOff));
   Value colsV = arith::AddIOp::create(b, loc, splat(colBase), constVec(colOff));
   Value numCols = *scalar(op.getCols());
-  Value masked = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
-                                       colsV, splat(numCols));
+  Value masked = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, colsV,
+                                       splat(numCols));
   if (op.getCausal()) {
     // Bottom-right aligned: row r sees columns c <= r + (cols - rows).
-    Value shift =
-        arith::SubIOp::create(b, loc, numCols, *scalar(op.getRows()));
+    Value shift = arith::SubIOp::create(b, loc, numCols, *scalar(op.getRows()));
     Value limit = arith::AddIOp::create(b, loc, rowsV, splat(shift));
-    Value above = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
-                                        colsV, limit);
+    Value above =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, colsV, limit);
     masked = arith::OrIOp::create(b, loc, masked, above);
   }
   auto fragType = cast<VectorType>(frag.getType());
@@ -536,16 +545,14 @@ LogicalResult KernelLowering::lowerElementwise(Operation *op) {
 LogicalResult KernelLowering::lowerFor(scf::ForOp op) {
   SmallVector<Value> inits;
   for (Value init : op.getInitArgs()) {
-    FailureOr<Value> v = isa<RankedTensorType>(init.getType())
-                             ? fragment(init)
-                             : scalar(init);
+    FailureOr<Value> v =
+        isa<RankedTensorType>(init.getType()) ? fragment(init) : scalar(init);
     if (mlir::failed(v))
       return mlir::failure();
     inits.push_back(*v);
   }
   FailureOr<Value> lb = scalar(op.getLowerBound()),
-                   ub = scalar(op.getUpperBound()),
-                   step = scalar(op.getStep());
+                   ub = scalar(op.getUpperBound()), step = scalar(op.getStep());
   if (mlir::failed(lb) || mlir::failed(ub) || mlir::failed(step))
     return mlir::failure();
   auto loop = scf::ForOp::create(b, loc, *lb, *ub, *step, inits);

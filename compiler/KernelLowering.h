@@ -41,8 +41,8 @@ public:
 private:
   struct Global {
     int role;
-    Value flat;         // memref<?xT, strided<[1], offset: ?>>
-    Value sb, sh, sl;   // element strides (index)
+    Value flat;       // memref<?xT, strided<[1], offset: ?>>
+    Value sb, sh, sl; // element strides (index)
   };
 
   LogicalResult lowerBlock(Block &block);
@@ -68,9 +68,9 @@ private:
   }
 
   Value idx(int64_t v);
-  Value rowOf(int64_t i);            // tr*RM + i
-  Value colOf(int64_t j);            // tc + j*TC
-  Value rowLimit(const Global &g);   // L of the buffer's rows
+  Value rowOf(int64_t i);          // tr*RM + i
+  Value colOf(int64_t j);          // tc + j*TC
+  Value rowLimit(const Global &g); // L of the buffer's rows
   Value lds(Type elt, int64_t rows, int64_t cols);
   void barrierIfNeeded();
   void copyRows(const Global &g, Value base, Value row0, Value ldsBuf,
@@ -87,7 +87,7 @@ private:
   Location loc;
 
   Value tid, tr, tc;
-  Value sizes[kNumSizes]; // B, Hq, Hkv, Lq, Lk as index
+  Value sizes[kNumSizes];          // B, Hq, Hkv, Lq, Lk as index
   DenseMap<Value, Global> globals; // tile-IR memref -> kernel buffer
   IRMapping scalars;
   DenseMap<Value, Value> fragments; // tensor -> vector (registers)

@@ -71,17 +71,18 @@ Budget mlir::fa::computeBudget(const TargetDesc &target,
     int64_t g = target.regGranule;
     b.regsPerThread = (b.regsPerThread + g - 1) / g * g;
     b.fitsRegs = b.regsPerThread <= target.maxRegsPerLane;
-    b.wavesPerSimd =
-        std::min<int64_t>(target.maxWavesPerSimd,
-                          target.maxRegsPerLane / std::max<int64_t>(1, b.regsPerThread));
+    b.wavesPerSimd = std::min<int64_t>(
+        target.maxWavesPerSimd,
+        target.maxRegsPerLane / std::max<int64_t>(1, b.regsPerThread));
   }
   return b;
 }
 
-std::optional<TileConfig>
-mlir::fa::chooseTileConfig(const TargetDesc &target, int64_t headDim,
-                           int64_t elementBytes, int64_t stages,
-                           int64_t waves) {
+std::optional<TileConfig> mlir::fa::chooseTileConfig(const TargetDesc &target,
+                                                     int64_t headDim,
+                                                     int64_t elementBytes,
+                                                     int64_t stages,
+                                                     int64_t waves) {
   if (waves == 0)
     waves = std::max<int64_t>(1, 256 / target.waveSize);
   std::optional<TileConfig> best;
@@ -123,8 +124,8 @@ std::string mlir::fa::formatBudget(const TargetDesc &target,
                      "LDS total", "", (long long)budget.ldsBytes,
                      (int)(kLdsMargin * 100), (long long)budget.ldsWithMargin,
                      (long long)target.ldsBytes);
-  os << "  registers per thread (estimate): " << budget.regsPerThread
-     << " of " << target.maxRegsPerLane << " -> " << budget.wavesPerSimd
+  os << "  registers per thread (estimate): " << budget.regsPerThread << " of "
+     << target.maxRegsPerLane << " -> " << budget.wavesPerSimd
      << " waves per SIMD (estimate)";
   return out;
 }

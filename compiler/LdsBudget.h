@@ -36,8 +36,7 @@ struct ThreadMapping {
 
 /// Picks the thread grid for a configuration, or nothing when the tiles do
 /// not divide over the threads.
-std::optional<ThreadMapping> chooseThreadMapping(int64_t blockM,
-                                                 int64_t blockN,
+std::optional<ThreadMapping> chooseThreadMapping(int64_t blockM, int64_t blockN,
                                                  int64_t headDim,
                                                  int64_t threads,
                                                  int64_t waveSize);
@@ -54,10 +53,10 @@ struct BudgetTerm {
 
 struct Budget {
   std::vector<BudgetTerm> terms;
-  int64_t ldsBytes = 0;          ///< Sum of the LDS terms (with padding).
-  int64_t ldsWithMargin = 0;     ///< ldsBytes * (1 + margin), rounded up.
-  int64_t regsPerThread = 0;     ///< Estimate, 32-bit registers.
-  int64_t wavesPerSimd = 0;      ///< Occupancy implied by the estimate.
+  int64_t ldsBytes = 0;      ///< Sum of the LDS terms (with padding).
+  int64_t ldsWithMargin = 0; ///< ldsBytes * (1 + margin), rounded up.
+  int64_t regsPerThread = 0; ///< Estimate, 32-bit registers.
+  int64_t wavesPerSimd = 0;  ///< Occupancy implied by the estimate.
   ThreadMapping mapping;
   bool fitsLds = false, fitsRegs = false, mappable = false;
 };
@@ -74,8 +73,8 @@ Budget computeBudget(const TargetDesc &target, const TileConfig &config,
 /// fits the target's LDS and registers, or nothing.
 std::optional<TileConfig> chooseTileConfig(const TargetDesc &target,
                                            int64_t headDim,
-                                           int64_t elementBytes,
-                                           int64_t stages, int64_t waves);
+                                           int64_t elementBytes, int64_t stages,
+                                           int64_t waves);
 
 /// The budget as a human-readable table (the `report` output).
 std::string formatBudget(const TargetDesc &target, const TileConfig &config,

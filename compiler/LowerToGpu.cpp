@@ -52,9 +52,8 @@ static gpu::GPUModuleOp getOrCreateGpuModule(ModuleOp module) {
 
 /// The host side: flatten each memref to the ABI's rank-1 view, compute the
 /// sizes and strides, launch.
-static void buildLaunch(OpBuilder &b, scf::ForallOp grid,
-                        gpu::GPUFuncOp kernel, ArrayRef<int64_t> roles,
-                        int64_t threads) {
+static void buildLaunch(OpBuilder &b, scf::ForallOp grid, gpu::GPUFuncOp kernel,
+                        ArrayRef<int64_t> roles, int64_t threads) {
   Location loc = grid.getLoc();
   auto func = grid->getParentOfType<func::FuncOp>();
   Value c1 = arith::ConstantIndexOp::create(b, loc, 1);
@@ -81,8 +80,8 @@ static void buildLaunch(OpBuilder &b, scf::ForallOp grid,
           arith::MulIOp::create(b, loc, last, meta.getStrides()[i]));
     }
     flat.push_back(memref::ReinterpretCastOp::create(
-        b, loc, flatType, meta.getBaseBuffer(),
-        OpFoldResult(meta.getOffset()), ArrayRef<OpFoldResult>{extent},
+        b, loc, flatType, meta.getBaseBuffer(), OpFoldResult(meta.getOffset()),
+        ArrayRef<OpFoldResult>{extent},
         ArrayRef<OpFoldResult>{b.getIndexAttr(1)}));
     for (int64_t i = 0; i + 1 < rank; ++i)
       strides.push_back(arith::IndexCastOp::create(b, loc, b.getI64Type(),
@@ -96,12 +95,12 @@ static void buildLaunch(OpBuilder &b, scf::ForallOp grid,
   args.append({dim(kQ, 0), dim(kQ, 1), dim(kK, 1), dim(kQ, 2), dim(kK, 2)});
   args.append(strides);
 
-  SmallVector<Value> gridSize = getValueOrCreateConstantIndexOp(
-      b, loc, grid.getMixedUpperBound());
+  SmallVector<Value> gridSize =
+      getValueOrCreateConstantIndexOp(b, loc, grid.getMixedUpperBound());
   Value tx = arith::ConstantIndexOp::create(b, loc, threads);
-  gpu::LaunchFuncOp::create(b, loc, kernel, {gridSize[0], gridSize[1], gridSize[2]},
-                            {tx, c1, c1}, /*dynamicSharedMemorySize=*/Value(),
-                            args);
+  gpu::LaunchFuncOp::create(
+      b, loc, kernel, {gridSize[0], gridSize[1], gridSize[2]}, {tx, c1, c1},
+      /*dynamicSharedMemorySize=*/Value(), args);
 }
 
 /// What makes `grid` unusable as an fa tile grid, or "" if nothing: the
@@ -165,9 +164,9 @@ static LogicalResult lowerGrid(scf::ForallOp grid, gpu::GPUModuleOp gpuModule,
   MLIRContext *ctx = grid.getContext();
   OpBuilder mb = OpBuilder::atBlockEnd(gpuModule.getBody());
   auto flatType = [&](Type e) {
-    return MemRefType::get({ShapedType::kDynamic}, e,
-                           StridedLayoutAttr::get(ctx, ShapedType::kDynamic,
-                                                  {1}));
+    return MemRefType::get(
+        {ShapedType::kDynamic}, e,
+        StridedLayoutAttr::get(ctx, ShapedType::kDynamic, {1}));
   };
   SmallVector<Type> argTypes(4, flatType(elt));
   argTypes.push_back(flatType(Float32Type::get(ctx)));
@@ -190,12 +189,11 @@ static LogicalResult lowerGrid(scf::ForallOp grid, gpu::GPUModuleOp gpuModule,
   auto kType = cast<MemRefType>(func.getArgument(roles[kK]).getType());
   auto staticDim = [](int64_t d) { return ShapedType::isDynamic(d) ? -1 : d; };
   kernel->setAttr("fa.static_sizes",
-                  mb.getDenseI64ArrayAttr(
-                      {staticDim(qType.getShape()[0]),
-                       staticDim(qType.getShape()[1]),
-                       staticDim(kType.getShape()[1]),
-                       staticDim(qType.getShape()[2]),
-                       staticDim(kType.getShape()[2])}));
+                  mb.getDenseI64ArrayAttr({staticDim(qType.getShape()[0]),
+                                           staticDim(qType.getShape()[1]),
+                                           staticDim(kType.getShape()[1]),
+                                           staticDim(qType.getShape()[2]),
+                                           staticDim(kType.getShape()[2])}));
 
   KernelLowering lowering(grid, kernel, *target, config, *mapping, roles);
   if (failed(lowering.run()))

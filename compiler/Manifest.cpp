@@ -24,7 +24,8 @@ std::string fa::fnv1a64(llvm::StringRef bytes) {
     h *= 0x100000001b3ULL;
   }
   std::string out;
-  llvm::raw_string_ostream(out) << "fnv1a64:" << llvm::format_hex_no_prefix(h, 16);
+  llvm::raw_string_ostream(out)
+      << "fnv1a64:" << llvm::format_hex_no_prefix(h, 16);
   return out;
 }
 

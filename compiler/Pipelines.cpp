@@ -24,10 +24,9 @@ using namespace mlir;
 void fa::registerFaDialects(DialectRegistry &registry) {
   registry.insert<fa::FaDialect, func::FuncDialect, arith::ArithDialect,
                   math::MathDialect, scf::SCFDialect, memref::MemRefDialect,
-                  tensor::TensorDialect, vector::VectorDialect,
-                  gpu::GPUDialect, ROCDL::ROCDLDialect, NVVM::NVVMDialect,
-                  LLVM::LLVMDialect, cf::ControlFlowDialect,
-                  amdgpu::AMDGPUDialect>();
+                  tensor::TensorDialect, vector::VectorDialect, gpu::GPUDialect,
+                  ROCDL::ROCDLDialect, NVVM::NVVMDialect, LLVM::LLVMDialect,
+                  cf::ControlFlowDialect, amdgpu::AMDGPUDialect>();
 }
 
 void fa::buildKernelPipeline(OpPassManager &pm,
@@ -51,8 +50,7 @@ void fa::buildKernelPipeline(OpPassManager &pm,
 }
 
 namespace {
-struct FaPipelineCLOptions
-    : public PassPipelineOptions<FaPipelineCLOptions> {
+struct FaPipelineCLOptions : public PassPipelineOptions<FaPipelineCLOptions> {
   Option<std::string> target{*this, "target",
                              llvm::cl::desc("gfx906, sm_90 or host"),
                              llvm::cl::init("gfx906")};

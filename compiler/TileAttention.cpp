@@ -45,8 +45,8 @@ using namespace mlir::fa;
 static MemRefType kernelMemRefType(RankedTensorType t) {
   SmallVector<int64_t> strides(t.getRank(), ShapedType::kDynamic);
   strides.back() = 1;
-  auto layout = StridedLayoutAttr::get(t.getContext(), ShapedType::kDynamic,
-                                       strides);
+  auto layout =
+      StridedLayoutAttr::get(t.getContext(), ShapedType::kDynamic, strides);
   return MemRefType::get(t.getShape(), t.getElementType(), layout);
 }
 
@@ -64,7 +64,8 @@ private:
   Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
   Value splat(RankedTensorType t, double v) {
     return arith::ConstantOp::create(
-        b, loc, DenseElementsAttr::get(t, b.getFloatAttr(t.getElementType(), v)));
+        b, loc,
+        DenseElementsAttr::get(t, b.getFloatAttr(t.getElementType(), v)));
   }
   RankedTensorType f32Tile(ArrayRef<int64_t> shape) {
     return RankedTensorType::get(shape, b.getF32Type());
@@ -199,8 +200,8 @@ void TileBuilder::build(AttentionOp op, Value q, Value k, Value v, Value o,
   // log2 l) (-inf there).
   Value mFinal = loop.getResult(0), lFinal = loop.getResult(1),
         accFinal = loop.getResult(2);
-  Value empty = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
-                                      lFinal, zeroRows);
+  Value empty = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, lFinal,
+                                      zeroRows);
   Value inv = arith::DivFOp::create(b, loc, splat(rowsType, 1.0), lFinal);
   inv = arith::SelectOp::create(b, loc, empty, zeroRows, inv);
   Value out = arith::MulFOp::create(b, loc, accFinal, rowBroadcast(inv, d));
@@ -291,8 +292,7 @@ FailureOr<TileConfig> FaTilePass::configFor(AttentionOp op,
   return config;
 }
 
-LogicalResult FaTilePass::tileFunction(func::FuncOp func,
-                                       const TargetDesc &t) {
+LogicalResult FaTilePass::tileFunction(func::FuncOp func, const TargetDesc &t) {
   SmallVector<AttentionOp> ops;
   func.walk([&](AttentionOp op) { ops.push_back(op); });
   if (ops.empty())
@@ -353,8 +353,8 @@ LogicalResult FaTilePass::tileFunction(func::FuncOp func,
     auto tt = cast<RankedTensorType>(v.getType());
     outArg[v] = entry.addArgument(kernelMemRefType(tt), v.getLoc());
   }
-  func.setType(FunctionType::get(func.getContext(), entry.getArgumentTypes(),
-                                 {}));
+  func.setType(
+      FunctionType::get(func.getContext(), entry.getArgumentTypes(), {}));
   func.setAllArgAttrs(ArrayRef<DictionaryAttr>{});
   func.setAllResultAttrs(ArrayRef<DictionaryAttr>{});
 

@@ -30,15 +30,17 @@ static bool dimsCompatible(int64_t a, int64_t b) {
   return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
 }
 
-static bool isSupportedFloat(Type t) { return t.isF16() || t.isF32() || t.isBF16(); }
+static bool isSupportedFloat(Type t) {
+  return t.isF16() || t.isF32() || t.isBF16();
+}
 
 /// Checks that `value` is a rank-`rank` tensor of a supported float type.
 static LogicalResult checkOperand(Operation *op, StringRef name, Value value,
                                   int64_t rank) {
   auto type = cast<RankedTensorType>(value.getType());
   if (type.getRank() != rank)
-    return op->emitOpError() << name << " must have rank " << rank << ", got "
-                             << type.getRank();
+    return op->emitOpError()
+           << name << " must have rank " << rank << ", got " << type.getRank();
   if (!isSupportedFloat(type.getElementType()))
     return op->emitOpError()
            << name << " element type must be f16, f32 or bf16, got "
@@ -50,9 +52,7 @@ static LogicalResult checkOperand(Operation *op, StringRef name, Value value,
 // AttentionOp
 //===----------------------------------------------------------------------===//
 
-int64_t AttentionOp::getHeadDim() {
-  return getQuery().getType().getShape()[3];
-}
+int64_t AttentionOp::getHeadDim() { return getQuery().getType().getShape()[3]; }
 
 float AttentionOp::getEffectiveScale() {
   if (auto scale = getScale())
@@ -87,16 +87,16 @@ LogicalResult AttentionOp::verify() {
                          << ", key D=" << ks[3] << ", value D=" << vs[3];
   for (int i = 0; i < 3; ++i)
     if (!dimsCompatible(ks[i], vs[i]))
-      return emitOpError() << "key and value shapes differ: key is "
-                           << k << ", value is " << v;
+      return emitOpError() << "key and value shapes differ: key is " << k
+                           << ", value is " << v;
   if (!dimsCompatible(qs[0], ks[0]))
     return emitOpError() << "batch mismatch: query B=" << qs[0]
                          << ", key/value B=" << ks[0];
   if (!ShapedType::isDynamic(qs[1]) && !ShapedType::isDynamic(ks[1]) &&
       qs[1] % ks[1] != 0)
     return emitOpError() << "query heads (" << qs[1]
-                         << ") must be a multiple of key/value heads ("
-                         << ks[1] << ")";
+                         << ") must be a multiple of key/value heads (" << ks[1]
+                         << ")";
 
   auto o = getOutput().getType();
   if (o.getElementType() != q.getElementType() || o.getRank() != 4 ||
@@ -191,19 +191,19 @@ LogicalResult SoftmaxOp::verify() {
 static LogicalResult checkTileAgainstMemref(Operation *op, RankedTensorType t,
                                             MemRefType m) {
   if (m.getRank() != t.getRank() + 2)
-    return op->emitOpError() << "a rank-" << t.getRank()
-                             << " tile needs a rank-" << t.getRank() + 2
-                             << " memref, got rank " << m.getRank();
+    return op->emitOpError()
+           << "a rank-" << t.getRank() << " tile needs a rank-"
+           << t.getRank() + 2 << " memref, got rank " << m.getRank();
   if (!t.hasStaticShape())
     return op->emitOpError() << "tile shape must be static, got " << t;
   if (t.getElementType() != m.getElementType())
-    return op->emitOpError() << "tile element type " << t.getElementType()
-                             << " differs from memref element type "
-                             << m.getElementType();
+    return op->emitOpError()
+           << "tile element type " << t.getElementType()
+           << " differs from memref element type " << m.getElementType();
   if (t.getRank() == 2 && m.getShape()[3] != t.getShape()[1])
-    return op->emitOpError() << "tile has " << t.getShape()[1]
-                             << " columns, memref rows have "
-                             << dimStr(m.getShape()[3]);
+    return op->emitOpError()
+           << "tile has " << t.getShape()[1] << " columns, memref rows have "
+           << dimStr(m.getShape()[3]);
   return success();
 }
 

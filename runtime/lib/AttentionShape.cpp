@@ -24,8 +24,7 @@ AttentionStrides AttentionStrides::contiguous(const AttentionShape &shape,
 }
 
 AttentionStrides AttentionStrides::strided(const AttentionShape &shape,
-                                           int64_t headDim,
-                                           TensorLayout layout,
+                                           int64_t headDim, TensorLayout layout,
                                            int64_t rowPad) {
   AttentionStrides s;
   const int64_t rowLen = headDim + rowPad;

@@ -148,7 +148,8 @@ static Status parseKernel(const JsonValue &value, size_t index, KernelInfo &k) {
   k.dtype = *parsed;
   const JsonValue *fixed;
   if (!(s = r.get("static_sizes", fixed, JsonValue::Kind::Object,
-                  /*required=*/false)).ok())
+                  /*required=*/false))
+           .ok())
     return s;
   if (fixed) {
     FieldReader sizes(*fixed, path + "static_sizes.");

@@ -52,9 +52,7 @@ struct Placement {
   TensorStrides strides;
   size_t elem;
 
-  size_t deviceBytes() const {
-    return size_t(batch * strides.batch) * elem;
-  }
+  size_t deviceBytes() const { return size_t(batch * strides.batch) * elem; }
   template <typename F> void forEachRow(F f) const {
     for (int64_t b = 0; b < batch; ++b)
       for (int64_t h = 0; h < heads; ++h)
@@ -194,8 +192,8 @@ Expected<ValidationReport> fa::validateKernel(const Kernel &kernel,
     return Status::error(ErrorCode::InvalidArgument,
                          "row padding must be non-negative, got " +
                              std::to_string(opts.rowPad));
-  if (Status s = t.create(device, info, r.problem, *data, opts.layout,
-                          opts.rowPad);
+  if (Status s =
+          t.create(device, info, r.problem, *data, opts.layout, opts.rowPad);
       !s.ok())
     return s;
   if (Status s = kernel.launch(t.args(r.problem.shape), opts.launch); !s.ok())

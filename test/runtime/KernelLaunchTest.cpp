@@ -284,15 +284,15 @@ TEST(KernelLaunchTest, ErrorsCarryKernelContext) {
 // The layouts fa-run offers: BHLD and BLHD, rows padded by `rowPad`.
 TEST(AttentionStridesTest, StridedLayouts) {
   AttentionShape shape{2, 8, 2, 5, 7};
-  AttentionStrides bhld = AttentionStrides::strided(shape, 64,
-                                                    TensorLayout::Bhld, 0);
+  AttentionStrides bhld =
+      AttentionStrides::strided(shape, 64, TensorLayout::Bhld, 0);
   AttentionStrides contiguous = AttentionStrides::contiguous(shape, 64);
   EXPECT_EQ(bhld.q.row, contiguous.q.row);
   EXPECT_EQ(bhld.q.head, 5 * 64);
   EXPECT_EQ(bhld.k.batch, 2 * 7 * 64);
 
-  AttentionStrides blhd = AttentionStrides::strided(shape, 64,
-                                                    TensorLayout::Blhd, 3);
+  AttentionStrides blhd =
+      AttentionStrides::strided(shape, 64, TensorLayout::Blhd, 3);
   EXPECT_EQ(blhd.q.head, 67);
   EXPECT_EQ(blhd.q.row, 8 * 67);
   EXPECT_EQ(blhd.q.batch, 8 * 5 * 67);

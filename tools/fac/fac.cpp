@@ -42,12 +42,12 @@ static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input.mlir>"),
                                       cl::Required);
 static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
                                        cl::value_desc("path"), cl::init(""));
-static cl::opt<std::string> target("target",
-                                   cl::desc("gfx906, sm_90 or host"),
+static cl::opt<std::string> target("target", cl::desc("gfx906, sm_90 or host"),
                                    cl::init("gfx906"));
 static cl::opt<std::string>
-    emit("emit", cl::desc("Stop at: mlir (gpu dialect), llvm (LLVM IR), obj "
-                          "(object file); default: the code object"),
+    emit("emit",
+         cl::desc("Stop at: mlir (gpu dialect), llvm (LLVM IR), obj "
+                  "(object file); default: the code object"),
          cl::init(""));
 static cl::opt<int64_t> blockM("block-m", cl::desc("Rows of Q per workgroup"),
                                cl::init(0));
@@ -57,8 +57,7 @@ static cl::opt<int64_t> waves("waves", cl::desc("Waves per workgroup"),
                               cl::init(0));
 static cl::opt<int64_t> stages("stages", cl::desc("K/V pipeline stages"),
                                cl::init(1));
-static cl::opt<bool> allowBf16("allow-bf16",
-                               cl::desc("Accept emulated bf16"),
+static cl::opt<bool> allowBf16("allow-bf16", cl::desc("Accept emulated bf16"),
                                cl::init(false));
 static cl::opt<bool> report("report",
                             cl::desc("Print the tile config and LDS budget"),

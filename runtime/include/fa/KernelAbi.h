@@ -50,9 +50,9 @@ extern "C" {
 #define FA_ABI_VERSION 1
 
 enum {
-  FA_ABI_NUM_BUFFERS = 5,     // Q, K, V, O, LSE
+  FA_ABI_NUM_BUFFERS = 5, // Q, K, V, O, LSE
   FA_ABI_WORDS_PER_BUFFER = 5,
-  FA_ABI_NUM_SIZES = 5,       // B, Hq, Hkv, Lq, Lk
+  FA_ABI_NUM_SIZES = 5, // B, Hq, Hkv, Lq, Lk
   FA_ABI_NUM_STRIDES = 14,
   FA_ABI_NUM_WORDS = FA_ABI_NUM_BUFFERS * FA_ABI_WORDS_PER_BUFFER +
                      FA_ABI_NUM_SIZES + FA_ABI_NUM_STRIDES, // 44
@@ -65,12 +65,18 @@ enum {
   FA_ABI_V = 10,
   FA_ABI_O = 15,
   FA_ABI_LSE = 20,
-  FA_ABI_SIZES = 25,   // B, Hq, Hkv, Lq, Lk
-  FA_ABI_STRIDES = 30, // q_b q_h q_l k_b k_h k_l v_b v_h v_l o_b o_h o_l lse_b lse_h
+  FA_ABI_SIZES = 25, // B, Hq, Hkv, Lq, Lk
+  FA_ABI_STRIDES =
+      30, // q_b q_h q_l k_b k_h k_l v_b v_h v_l o_b o_h o_l lse_b lse_h
 };
 
 /// Shuffle modes, as in gpu.shuffle.
-enum { FA_SHUFFLE_XOR = 0, FA_SHUFFLE_DOWN = 1, FA_SHUFFLE_UP = 2, FA_SHUFFLE_IDX = 3 };
+enum {
+  FA_SHUFFLE_XOR = 0,
+  FA_SHUFFLE_DOWN = 1,
+  FA_SHUFFLE_UP = 2,
+  FA_SHUFFLE_IDX = 3
+};
 
 /// Per-thread environment handed to a host-target kernel entry point.
 typedef struct fa_host_env {
