@@ -21,7 +21,8 @@ echo "== fa-opt examples/attention_unfused.mlir --fa-fuse"
 echo
 echo "== fac --target=gfx906 --emit=mlir --report (kernel: $out/attention.gfx906.mlir)"
 "$build/bin/fac" examples/attention.mlir --target=gfx906 --emit=mlir --report \
-  -o "$out/attention.gfx906.mlir" 2>&1 | sed -e 's/^[^ ]*: remark: /  /'
+  -o "$out/attention.gfx906.mlir" 2>&1 |
+  sed -e 's/^[^ ]*: remark: /  /' -e '/^    %/d' -e '/^ *\^$/d'
 
 echo
 echo "== fac --target=host -o $out/attention.host.so"
