@@ -4,7 +4,8 @@
 Covers f16/f32 x D in {64,128} x causal on/off x GQA x Lq != Lk x lengths
 {1, 17, 100, 257} x both input distributions: every value of every factor and
 every pair of factor values at least once (a greedy pairwise covering set),
-all with the LDS race checker on. Then runs the independent golden vectors
+all with the LDS race checker on. Then other head dimensions, non-contiguous
+layouts and explicit tile configurations, and the independent golden vectors
 (test/data/golden) through the same kernels.
 
 usage: e2e_matrix.py FAC FA_RUN GOLDEN_DIR WORK_DIR
@@ -61,6 +62,15 @@ EXTRA = [
     ("f16", 64, True, "2,8,2,100,77", ["--row-pad", "1"]),
     ("f32", 128, False, "1,4,2,65,130", ["--layout", "blhd", "--row-pad", "3"]),
 ]
+# Explicit tile configurations (block-m, block-n, waves): other thread grids
+# than the automatic choice, down to one wave and 16x16 tiles.
+TILE_CONFIGS = [
+    ("f16", 40, True, (16, 16, 1)),
+    ("f32", 64, False, (32, 16, 2)),
+    ("f16", 128, True, (64, 32, 8)),
+    ("f16", 80, False, (16, 64, 2)),
+    ("f32", 80, True, (128, 16, 4)),
+]
 
 
 def kernel_source(dtype, d, causal, scale=None):
@@ -73,16 +83,21 @@ def kernel_source(dtype, d, causal, scale=None):
             f"  return %o, %lse : {t}, {l}\n}}\n")
 
 
-def compile_kernel(fac, work, dtype, d, causal, scale=None):
+def compile_kernel(fac, work, dtype, d, causal, scale=None, tile=None):
     name = f"attn_{dtype}_d{d}_{'causal' if causal else 'full'}"
     if scale is not None:
         name += f"_scale{scale}"
+    options = []
+    if tile is not None:
+        name += "_tile{}x{}w{}".format(*tile)
+        options = ["--block-m={}".format(tile[0]),
+                   "--block-n={}".format(tile[1]), "--waves={}".format(tile[2])]
     src = os.path.join(work, name + ".mlir")
     out = os.path.join(work, name + ".so")
     if not os.path.exists(out):
         with open(src, "w") as f:
             f.write(kernel_source(dtype, d, causal, scale))
-        p = subprocess.run([fac, src, "--target=host", "-o", out],
+        p = subprocess.run([fac, src, "--target=host", "-o", out] + options,
                            capture_output=True, text=True)
         if p.returncode != 0:
             print(f"  FAIL fac {src}\n    {p.stderr.strip()}")
@@ -138,6 +153,21 @@ def main():
         failures += rc != 0
         print(f"  {'PASS' if rc == 0 else 'FAIL'} {dtype} D={d} "
               f"causal={int(causal)} shape={shape} {' '.join(extra)}"
+              + ("" if rc == 0 else f"\n    {err or json.dumps(rep)[:2000]}"))
+
+    print("e2e: explicit tile configurations")
+    for n, (dtype, d, causal, tile) in enumerate(TILE_CONFIGS):
+        so = compile_kernel(fac, work, dtype, d, causal, tile=tile)
+        if so is None:
+            failures += 1
+            continue
+        shape = "1,4,2,77,131"
+        rc, rep, err = run(fa_run, [so, "--shape", shape, "--seed", str(n),
+                                    "--check-races"])
+        failures += rc != 0
+        print(f"  {'PASS' if rc == 0 else 'FAIL'} {dtype} D={d} "
+              f"causal={int(causal)} block_m={tile[0]} block_n={tile[1]} "
+              f"waves={tile[2]} shape={shape}"
               + ("" if rc == 0 else f"\n    {err or json.dumps(rep)[:2000]}"))
 
     print("e2e: golden vectors (independent fp64 oracle)")
