@@ -7,14 +7,14 @@
 // This file implements the thread-level lowering used by fa-lower-to-gpu
 // (see KernelLowering.h for the fragment layout). Each tile op becomes:
 //
-//   fa.load_tile    cooperative copy global -> LDS (KernelMemory.cpp; 16-byte
-//   vectors when the
-//                   strides and the base are aligned, scalars otherwise);
-//                   rows past the end are written as zero
+//   fa.load_tile    cooperative copy global -> LDS (KernelMemory.cpp):
+//                   16-byte vectors when the strides and the base are
+//                   aligned, scalars otherwise; rows past the end are zero
 //   fa.tile_dot     a loop over the reduction dimension: each thread loads
 //                   its RM lhs values and C/TC rhs values from LDS and does
 //                   one f32 vector FMA over its fragment; a register operand
-//                   (P) is first written to LDS
+//                   (P) is first written to LDS; the reduction runs over
+//                   pairs (the shape of v_dot2_f32_f16)
 //   fa.row_reduce   a reduction within the thread, then xor shuffles over
 //                   the TC lanes that share a row
 //   fa.row_broadcast / fa.tile_mask / arith / math: fragment-wise vector ops
