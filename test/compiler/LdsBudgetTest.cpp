@@ -1,0 +1,112 @@
+//===- LdsBudgetTest.cpp - Unit tests of the LDS budget model -------------===//
+//
+// Part of the fa project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The seed's budget formula, the thread grid and the automatic choice, with
+// the numbers worked out by hand.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/LdsBudget.h"
+#include "compiler/Target.h"
+
+#include <gtest/gtest.h>
+
+using namespace mlir::fa;
+
+TEST(TargetTest, Lookup) {
+  const TargetDesc *gfx906 = lookupTarget("gfx906");
+  ASSERT_NE(gfx906, nullptr);
+  EXPECT_EQ(gfx906->waveSize, 64);
+  EXPECT_EQ(gfx906->ldsBytes, 65536);
+  EXPECT_FALSE(gfx906->nativeBf16);
+  const TargetDesc *sm90 = lookupTarget("sm_90");
+  ASSERT_NE(sm90, nullptr);
+  EXPECT_EQ(sm90->waveSize, 32);
+  EXPECT_EQ(sm90->ldsBytes, 227 * 1024);
+  EXPECT_EQ(lookupTarget("gfx908"), nullptr);
+  EXPECT_EQ(knownTargetNames(), "gfx906, sm_90, host");
+}
+
+TEST(ThreadMappingTest, SplitsTilesOverThreads) {
+  // 256 threads over a 64x64 S tile and a 64x128 O tile: 16x16 threads,
+  // 4x4 of S and 4x8 of O each.
+  auto m = chooseThreadMapping(64, 64, 128, 256, 64);
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->tr, 16);
+  EXPECT_EQ(m->tc, 16);
+  EXPECT_EQ(m->rm, 4);
+  EXPECT_EQ(m->rn, 4);
+  EXPECT_EQ(m->dc, 8);
+  // The lanes of a row never exceed the wave.
+  auto w32 = chooseThreadMapping(128, 128, 128, 256, 32);
+  ASSERT_TRUE(w32);
+  EXPECT_LE(w32->tc, 32);
+  EXPECT_EQ(w32->tr * w32->tc, 256);
+  // 16x16 tiles cannot feed 256 threads when D = 40 (no TC divides all).
+  EXPECT_FALSE(chooseThreadMapping(16, 16, 40, 256, 64));
+}
+
+TEST(LdsBudgetTest, SeedExampleOverflowsGfx906) {
+  // D=128, BLOCK_M = BLOCK_N = 128, f16: Q 32 KiB + K 32 KiB + V 32 KiB +
+  // P 32 KiB = 128 KiB of LDS; the f32 S block alone is 64 KiB.
+  const TargetDesc &t = *lookupTarget("gfx906");
+  Budget b = computeBudget(t, TileConfig{128, 128, 4, 1, 0}, 128, 2);
+  EXPECT_EQ(b.ldsBytes, 131072);
+  EXPECT_EQ(b.ldsWithMargin, 144180); // ceil(131072 * 1.1)
+  EXPECT_FALSE(b.fitsLds);
+  bool sFound = false;
+  for (const BudgetTerm &term : b.terms)
+    if (term.name == "S block (f32)") {
+      sFound = true;
+      EXPECT_EQ(term.bytes, 65536);
+      EXPECT_FALSE(term.inLds);
+    }
+  EXPECT_TRUE(sFound);
+}
+
+TEST(LdsBudgetTest, SeedRecommendationFitsGfx906) {
+  // The seed's gfx906 choice for D=128: 64x64 (Q 16 KiB, K 16, V 16, P 8).
+  const TargetDesc &t = *lookupTarget("gfx906");
+  Budget b = computeBudget(t, TileConfig{64, 64, 4, 1, 0}, 128, 2);
+  EXPECT_EQ(b.ldsBytes, 57344);
+  EXPECT_TRUE(b.fitsLds);
+  EXPECT_TRUE(b.fitsRegs);
+  // S 4x4 + O 4x8 + m/l/alpha 3x4 + 4 K operands + 32 = 96 registers.
+  EXPECT_EQ(b.regsPerThread, 96);
+  EXPECT_EQ(b.wavesPerSimd, 2);
+}
+
+TEST(LdsBudgetTest, StagesAndPaddingCount) {
+  const TargetDesc &t = *lookupTarget("gfx906");
+  Budget one = computeBudget(t, TileConfig{64, 64, 4, 1, 0}, 64, 2);
+  Budget two = computeBudget(t, TileConfig{64, 64, 4, 2, 0}, 64, 2);
+  // A second stage adds one more K and V block: 2 * 64 * 64 * 2 bytes.
+  EXPECT_EQ(two.ldsBytes - one.ldsBytes, 16384);
+  Budget padded = computeBudget(t, TileConfig{64, 64, 4, 1, 2}, 64, 2);
+  // 2 elements per row over Q (64) + K, V (2 x 64) + P (64) rows.
+  EXPECT_EQ(padded.ldsBytes - one.ldsBytes, 2 * 2 * (64 + 128 + 64));
+}
+
+TEST(LdsBudgetTest, AutomaticChoice) {
+  const TargetDesc &gfx906 = *lookupTarget("gfx906");
+  const TargetDesc &sm90 = *lookupTarget("sm_90");
+  auto c = chooseTileConfig(gfx906, 64, 2, 1, 0);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->blockM, 128);
+  EXPECT_EQ(c->blockN, 64);
+  EXPECT_EQ(c->waves, 4);
+  c = chooseTileConfig(gfx906, 128, 2, 1, 0);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->blockM, 64);
+  EXPECT_EQ(c->blockN, 64);
+  c = chooseTileConfig(sm90, 128, 2, 1, 0);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->blockM, 128);
+  EXPECT_EQ(c->blockN, 128);
+  EXPECT_EQ(c->waves, 8); // 256 threads of 32-lane warps
+  // Nothing fits: D = 1024 f32 needs more than 64 KiB even at 16x16.
+  EXPECT_FALSE(chooseTileConfig(gfx906, 1024, 4, 1, 0));
+}
