@@ -268,9 +268,12 @@ Value KernelLowering::rowReduce(RowReduceOp op) {
   };
   SmallVector<Value> results;
   for (int64_t i = 0; i < mapping.rm; ++i) {
-    Value slice = vector::ExtractStridedSliceOp::create(
-        b, loc, frag, ArrayRef<int64_t>{i * cc}, ArrayRef<int64_t>{cc},
-        ArrayRef<int64_t>{1});
+    // Row i's slice. A shuffle (not extract_strided_slice) lowers directly
+    // in every backend's vector-to-LLVM conversion.
+    SmallVector<int64_t> lanes;
+    for (int64_t j = 0; j < cc; ++j)
+      lanes.push_back(i * cc + j);
+    Value slice = vector::ShuffleOp::create(b, loc, frag, frag, lanes);
     Value r = vector::ReductionOp::create(
         b, loc,
         isMax ? vector::CombiningKind::MAXIMUMF : vector::CombiningKind::ADD,
