@@ -29,6 +29,8 @@ struct KernelInfo {
   float scale = 0;
   bool causal = false, hasLse = false;
   std::vector<int64_t> staticSizes; // B, Hq, Hkv, Lq, Lk; -1 = dynamic
+  /// The backend's resource figures as a JSON object, where it has them.
+  std::string resourcesJson;
 };
 
 /// Byte offsets of the kernel's workgroup attributions (16-byte aligned, in

@@ -29,6 +29,20 @@ std::string fa::fnv1a64(llvm::StringRef bytes) {
   return out;
 }
 
+std::string fa::renderResourcesJson(int64_t vgprs, int64_t sgprs,
+                                    int64_t vgprSpills, int64_t sgprSpills,
+                                    int64_t scratchBytes,
+                                    int64_t wavesPerSimd) {
+  std::string out;
+  llvm::raw_string_ostream(out)
+      << "{\"vgprs\": " << vgprs << ", \"sgprs\": " << sgprs
+      << ", \"vgpr_spills\": " << vgprSpills
+      << ", \"sgpr_spills\": " << sgprSpills
+      << ", \"scratch_bytes\": " << scratchBytes
+      << ", \"waves_per_simd_estimate\": " << wavesPerSimd << "}";
+  return out;
+}
+
 std::string fa::renderManifest(llvm::StringRef target,
                                llvm::StringRef codeObjectFile,
                                llvm::StringRef format,
@@ -72,7 +86,10 @@ std::string fa::renderManifest(llvm::StringRef target,
     const char *names[] = {"B", "Hq", "Hkv", "Lq", "Lk"};
     for (size_t d = 0; d < k.staticSizes.size(); ++d)
       os << (d ? ", " : "") << "\"" << names[d] << "\": " << k.staticSizes[d];
-    os << "}\n";
+    os << "}";
+    if (!k.resourcesJson.empty())
+      os << ",\n      \"resources\": " << k.resourcesJson;
+    os << "\n";
     os << "    }";
   }
   os << "\n  ]\n}\n";

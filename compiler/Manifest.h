@@ -25,6 +25,11 @@ namespace mlir::fa {
 /// FNV-1a 64 of `bytes`, formatted "fnv1a64:%016x".
 std::string fnv1a64(llvm::StringRef bytes);
 
+/// The `resources` object of a kernel entry (compile-time figures).
+std::string renderResourcesJson(int64_t vgprs, int64_t sgprs,
+                                int64_t vgprSpills, int64_t sgprSpills,
+                                int64_t scratchBytes, int64_t wavesPerSimd);
+
 /// The manifest JSON text.
 std::string renderManifest(llvm::StringRef target,
                            llvm::StringRef codeObjectFile,

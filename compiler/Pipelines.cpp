@@ -12,10 +12,14 @@
 #include "compiler/Pipelines.h"
 #include "compiler/Passes.h"
 
+#include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
+#include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVM.h"
 #include "mlir/Dialect/AMDGPU/IR/AMDGPUDialect.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/LLVMIR/ROCDLDialect.h"
+#include "mlir/InitAllExtensions.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -27,6 +31,12 @@ void fa::registerFaDialects(DialectRegistry &registry) {
                   tensor::TensorDialect, vector::VectorDialect, gpu::GPUDialect,
                   ROCDL::ROCDLDialect, NVVM::NVVMDialect, LLVM::LLVMDialect,
                   cf::ControlFlowDialect, amdgpu::AMDGPUDialect>();
+  // The ConvertToLLVM interfaces that the gpu-to-rocdl/nvvm conversions use
+  // for the ops inside kernels.
+  registerConvertMemRefToLLVMInterface(registry);
+  vector::registerConvertVectorToLLVMInterface(registry);
+  ub::registerConvertUBToLLVMInterface(registry);
+  registerAllExtensions(registry);
 }
 
 void fa::buildKernelPipeline(OpPassManager &pm,

@@ -2,8 +2,9 @@
 # `make run`: the main job on the example, end to end.
 #   1. fa-opt parses, verifies and prints examples/attention.mlir;
 #   2. fa-fuse turns the unfused example into one fa.attention;
-#   3. fac compiles it for gfx906 (tile config, LDS budget, gpu-dialect kernel)
-#      and for the host emulation target (shared object + manifest);
+#   3. fac compiles it for gfx906 (tile config, LDS budget, .hsaco and the
+#      backend's resource report) and for the host emulation target (shared
+#      object + manifest);
 #   4. fa-run runs it on the best available device (the host emulator where
 #      no GPU is present) with the LDS race checker, and validates it.
 set -euo pipefail
@@ -19,9 +20,13 @@ echo "== fa-opt examples/attention_unfused.mlir --fa-fuse"
 "$build/bin/fa-opt" examples/attention_unfused.mlir --fa-fuse
 
 echo
-echo "== fac --target=gfx906 --emit=mlir --report (kernel: $out/attention.gfx906.mlir)"
-"$build/bin/fac" examples/attention.mlir --target=gfx906 --emit=mlir --report \
-  -o "$out/attention.gfx906.mlir" 2>&1 |
+echo "== fac --target=gfx906 --report -o $out/attention.gfx906.hsaco"
+echo "   (tile config, LDS budget, the AMDGPU backend's resource figures;"
+echo "    gpu-dialect kernel: $out/attention.gfx906.mlir)"
+"$build/bin/fac" examples/attention.mlir --target=gfx906 --emit=mlir \
+  -o "$out/attention.gfx906.mlir"
+"$build/bin/fac" examples/attention.mlir --target=gfx906 --report \
+  -o "$out/attention.gfx906.hsaco" 2>&1 |
   sed -e 's/^[^ ]*: remark: /  /' -e '/^    %/d' -e '/^ *\^$/d'
 
 echo

@@ -12,7 +12,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/HostCodegen.h"
+#include "compiler/Codegen.h"
+#include "compiler/Gfx906Target.h"
 #include "compiler/KernelInfo.h"
 #include "compiler/Manifest.h"
 #include "compiler/Passes.h"
@@ -34,6 +35,8 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Transforms/Utils/Cloning.h"
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -86,13 +89,15 @@ int main(int argc, char **argv) {
   if (!desc)
     return fail("unknown target '" + target +
                 "'; known targets: " + fa::knownTargetNames());
-  if (!emit.empty() && emit != "mlir" && emit != "llvm" && emit != "obj")
-    return fail("unknown --emit='" + emit + "'; expected mlir, llvm or obj");
-  if (target != "host" && emit != "mlir")
+  if (!emit.empty() && emit != "mlir" && emit != "llvm" && emit != "asm" &&
+      emit != "obj")
+    return fail("unknown --emit='" + emit +
+                "'; expected mlir, llvm, asm or obj");
+  if (target == "sm_90" && emit != "mlir")
     return fail("--target=" + target +
                 ": code object emission is not yet supported; use "
                 "--emit=mlir for the gpu-dialect kernel");
-  if (outputFile.empty() && emit != "mlir" && emit != "llvm")
+  if (outputFile.empty() && emit != "mlir" && emit != "llvm" && emit != "asm")
     return fail("-o <path> is required for --target=" + target);
 
   DialectRegistry registry;
@@ -144,26 +149,66 @@ int main(int argc, char **argv) {
     return writeFile(outputFile, text);
   }
 
-  PassManager host(&context);
-  host.addPass(fa::createFaGpuToHostPass());
-  if (failed(host.run(*module)))
-    return 1;
+  // The target's backend: host and gfx906 both end in LLVM.
+  OwningOpRef<ModuleOp> lowered;
+  if (target == "host") {
+    PassManager host(&context);
+    host.addPass(fa::createFaGpuToHostPass());
+    if (failed(host.run(*module)))
+      return 1;
+    lowered = std::move(module);
+  } else {
+    FailureOr<OwningOpRef<ModuleOp>> rocdl = fa::lowerToRocdl(*module);
+    if (failed(rocdl))
+      return 1;
+    lowered = std::move(*rocdl);
+  }
+  auto tm = fa::createTargetMachine(target);
+  if (!tm)
+    return fail(llvm::toString(tm.takeError()));
   llvm::LLVMContext llvmContext;
-  auto llvmModule = fa::translateAndOptimizeForHost(*module, llvmContext);
+  auto llvmModule = fa::translateAndOptimize(*lowered, llvmContext, **tm);
   if (!llvmModule)
     return fail(llvm::toString(llvmModule.takeError()));
-  if (emit == "llvm") {
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    (*llvmModule)->print(os, nullptr);
+  auto emitText = [&](const std::string &text) {
     if (outputFile.empty() || outputFile == "-") {
       llvm::outs() << text;
       return 0;
     }
     return writeFile(outputFile, text);
+  };
+  if (emit == "llvm") {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    (*llvmModule)->print(os, nullptr);
+    return emitText(text);
   }
+  // The assembly: asked for, or (gfx906) the source of the resource report.
+  std::string assembly;
+  if (emit == "asm" || target == "gfx906") {
+    std::unique_ptr<llvm::Module> copy = llvm::CloneModule(**llvmModule);
+    if (llvm::Error e = fa::emitCode(*copy, **tm, /*assembly=*/true, assembly))
+      return fail(llvm::toString(std::move(e)));
+  }
+  if (emit == "asm")
+    return emitText(assembly);
+  std::vector<fa::AmdgpuResources> resources;
+  if (target == "gfx906") {
+    resources = fa::parseAmdgpuResources(assembly);
+    for (fa::KernelInfo &k : *kernels)
+      for (const fa::AmdgpuResources &r : resources)
+        if (r.kernel == k.name) {
+          k.resourcesJson = fa::renderResourcesJson(
+              r.vgprs, r.sgprs, r.vgprSpills, r.sgprSpills, r.scratchBytes,
+              fa::gfx906WavesPerSimd(r, k.threads));
+          if (report)
+            llvm::outs() << fa::formatAmdgpuResources(r, k.threads) << "\n";
+        }
+  }
+
   std::string object;
-  if (llvm::Error e = fa::emitHostObject(**llvmModule, object))
+  if (llvm::Error e =
+          fa::emitCode(**llvmModule, **tm, /*assembly=*/false, object))
     return fail(llvm::toString(std::move(e)));
   if (emit == "obj")
     return writeFile(outputFile, object);
@@ -175,14 +220,16 @@ int main(int argc, char **argv) {
   llvm::FileRemover removeObject(objectPath);
   if (int rc = writeFile(objectPath, object))
     return rc;
-  if (llvm::Error e = fa::linkSharedObject(objectPath, outputFile))
+  if (llvm::Error e = fa::linkSharedObject(target, objectPath, outputFile))
     return fail(llvm::toString(std::move(e)));
   auto linked = llvm::MemoryBuffer::getFile(outputFile);
   if (!linked)
     return fail("cannot read back " + outputFile + ": " +
                 linked.getError().message());
+  bool host = target == "host";
   std::string manifest = fa::renderManifest(
-      target, llvm::sys::path::filename(outputFile), "elf-shared-object",
-      (*linked)->getBuffer(), sourceText, *kernels, "_host");
+      target, llvm::sys::path::filename(outputFile),
+      host ? "elf-shared-object" : "hsaco", (*linked)->getBuffer(), sourceText,
+      *kernels, host ? "_host" : "");
   return writeFile(outputFile + ".json", manifest);
 }

@@ -1,0 +1,212 @@
+//===- Gfx906Target.cpp - The gfx906 backend ------------------------------===//
+//
+// Part of the fa project.
+//
+//===----------------------------------------------------------------------===//
+//
+// This file lowers Level 2 kernels for gfx906 and reads the backend's
+// resource figures back:
+//
+//   1. in each gpu.module: f32 exp2 and log2 become the hardware's v_exp_f32
+//      and v_log_f32 (rocdl.exp2 / rocdl.log, per element), not ocml calls,
+//      so no device library is needed; scf -> cf; convert-gpu-to-rocdl
+//      (chipset gfx906);
+//   2. the gpu.module's contents become a builtin.module for translation;
+//   3. after the AMDGPU backend ran (Codegen.h), its assembly is parsed for
+//      the code object metadata and instruction classes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Gfx906Target.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/ROCDLDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+
+using namespace mlir;
+
+/// Replaces f32 math.exp2 / math.log2 (scalar or vector) by the hardware
+/// instructions, one per element.
+template <typename MathOp, typename RocdlOp>
+static void useHardwareOp(Operation *root) {
+  SmallVector<MathOp> ops;
+  root->walk([&](MathOp op) {
+    if (getElementTypeOrSelf(op.getType()).isF32())
+      ops.push_back(op);
+  });
+  for (MathOp op : ops) {
+    OpBuilder b(op);
+    Location loc = op.getLoc();
+    Type f32 = b.getF32Type();
+    Value x = op.getOperand();
+    Value result;
+    if (auto vt = dyn_cast<VectorType>(x.getType())) {
+      SmallVector<Value> elements;
+      for (int64_t i = 0; i < vt.getNumElements(); ++i) {
+        Value e = vector::ExtractOp::create(b, loc, x, ArrayRef<int64_t>{i});
+        elements.push_back(RocdlOp::create(b, loc, f32, e));
+      }
+      result = vector::FromElementsOp::create(b, loc, vt, elements);
+    } else {
+      result = RocdlOp::create(b, loc, f32, x);
+    }
+    op.replaceAllUsesWith(result);
+    op.erase();
+  }
+}
+
+FailureOr<OwningOpRef<ModuleOp>> fa::lowerToRocdl(ModuleOp module) {
+  OwningOpRef<ModuleOp> work = module.clone();
+  for (auto gm : work->getOps<gpu::GPUModuleOp>()) {
+    useHardwareOp<math::Exp2Op, ROCDL::ROCDLExp2>(gm);
+    useHardwareOp<math::Log2Op, ROCDL::ROCDLLog>(gm);
+  }
+  PassManager pm(module.getContext());
+  OpPassManager &gpu = pm.nest<gpu::GPUModuleOp>();
+  gpu.addPass(createSCFToControlFlowPass());
+  ConvertGpuOpsToROCDLOpsOptions rocdl;
+  rocdl.chipset = "gfx906";
+  // The dialects a Level 2 kernel uses, each lowered by its ConvertToLLVM
+  // interface (registered in registerFaDialects).
+  rocdl.allowedDialects = {"arith",  "cf",     "func", "math",
+                           "memref", "vector", "ub"};
+  gpu.addPass(createConvertGpuOpsToROCDLOps(rocdl));
+  gpu.addPass(createReconcileUnrealizedCastsPass());
+  if (failed(pm.run(*work)))
+    return failure();
+
+  OwningOpRef<ModuleOp> device = ModuleOp::create(module.getLoc());
+  bool found = false;
+  for (auto gm : work->getOps<gpu::GPUModuleOp>()) {
+    found = true;
+    for (NamedAttribute a : gm->getDiscardableAttrs())
+      if (a.getName() == LLVM::LLVMDialect::getDataLayoutAttrName())
+        (*device)->setAttr(a.getName(), a.getValue());
+    OpBuilder b = OpBuilder::atBlockEnd(device->getBody());
+    for (Operation &op : gm.getBody()->without_terminator())
+      b.clone(op);
+  }
+  if (!found)
+    return module.emitError() << "no gpu.module to compile for gfx906",
+           failure();
+  return device;
+}
+
+/// The integer after `key` on a line `<key><spaces><value>`.
+static bool readField(llvm::StringRef line, llvm::StringRef key, int64_t &out) {
+  line = line.trim();
+  if (!line.consume_front(key))
+    return false;
+  return !line.trim().getAsInteger(10, out);
+}
+
+std::vector<fa::AmdgpuResources>
+fa::parseAmdgpuResources(llvm::StringRef assembly) {
+  std::vector<AmdgpuResources> kernels;
+  // The code object metadata (YAML inside .amdgpu_metadata) lists each
+  // kernel as `- .args: ...` with `.name:` and the resource fields.
+  llvm::SmallVector<llvm::StringRef> lines;
+  assembly.split(lines, '\n');
+  AmdgpuResources *current = nullptr;
+  bool inMetadata = false;
+  for (llvm::StringRef raw : lines) {
+    llvm::StringRef line = raw.trim();
+    if (line.starts_with(".amdgpu_metadata"))
+      inMetadata = true;
+    if (line.starts_with(".end_amdgpu_metadata"))
+      inMetadata = false;
+    if (!inMetadata)
+      continue;
+    if (line.starts_with("- .agpr_count") || line.starts_with("- .args")) {
+      kernels.emplace_back();
+      current = &kernels.back();
+    }
+    if (!current)
+      continue;
+    if (line.consume_front(".name:"))
+      current->kernel = line.trim().str();
+    readField(line, ".vgpr_count:", current->vgprs);
+    readField(line, ".sgpr_count:", current->sgprs);
+    readField(line, ".vgpr_spill_count:", current->vgprSpills);
+    readField(line, ".sgpr_spill_count:", current->sgprSpills);
+    readField(line, ".group_segment_fixed_size:", current->ldsBytes);
+    readField(line, ".private_segment_fixed_size:", current->scratchBytes);
+    readField(line, ".wavefront_size:", current->wavefrontSize);
+  }
+  // Instruction classes, per kernel body (from its label to .Lfunc_end).
+  static const std::pair<const char *, const char *> classes[] = {
+      {"v_dot2", "v_dot2_f32_f16"},     {"v_fma_mix", "v_fma_mix"},
+      {"v_fma_f32", "v_fma_f32"},       {"v_fmac_f32", "v_fmac_f32"},
+      {"v_pk_fma", "v_pk_fma"},         {"v_exp_f32", "v_exp_f32"},
+      {"ds_read", "ds_read"},           {"ds_write", "ds_write"},
+      {"ds_swizzle", "ds_swizzle"},     {"global_load", "global_load"},
+      {"global_store", "global_store"}, {"scratch (buffer_*)", "buffer_"},
+      {"s_barrier", "s_barrier"},
+  };
+  for (AmdgpuResources &k : kernels) {
+    bool inBody = false;
+    for (llvm::StringRef raw : lines) {
+      llvm::StringRef line = raw.trim();
+      if (line == (k.kernel + ":"))
+        inBody = true;
+      else if (inBody && line.starts_with(".Lfunc_end"))
+        break;
+      if (!inBody || line.empty() || line[0] == ';' || line[0] == '.')
+        continue;
+      for (const auto &[name, prefix] : classes)
+        if (line.starts_with(prefix))
+          ++k.mix[name];
+    }
+  }
+  return kernels;
+}
+
+int64_t fa::gfx906WavesPerSimd(const AmdgpuResources &r, int64_t threads,
+                               std::string *limitedBy) {
+  // gfx906: 256 VGPRs (granule 4) and 800 SGPRs (granule 16) per SIMD lane
+  // file, 64 KiB LDS per CU shared by its 4 SIMDs, at most 10 waves/SIMD.
+  auto roundUp = [](int64_t x, int64_t g) { return (x + g - 1) / g * g; };
+  int64_t byVgpr = r.vgprs ? 256 / roundUp(r.vgprs, 4) : 10;
+  int64_t bySgpr = r.sgprs ? 800 / roundUp(r.sgprs, 16) : 10;
+  int64_t wavesPerGroup = std::max<int64_t>(1, (threads + 63) / 64);
+  int64_t groupsByLds = r.ldsBytes ? 65536 / r.ldsBytes : 40;
+  int64_t byLds = groupsByLds * wavesPerGroup / 4;
+  int64_t waves = std::min<int64_t>({10, byVgpr, bySgpr, byLds});
+  if (limitedBy) {
+    *limitedBy = waves == byVgpr   ? "VGPRs"
+                 : waves == byLds  ? "LDS"
+                 : waves == bySgpr ? "SGPRs"
+                                   : "the 10-wave limit";
+  }
+  return waves;
+}
+
+std::string fa::formatAmdgpuResources(const AmdgpuResources &r,
+                                      int64_t threads) {
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  std::string limit;
+  int64_t waves = gfx906WavesPerSimd(r, threads, &limit);
+  os << "gfx906 resources of " << r.kernel
+     << " (from the AMDGPU backend, compile time):\n";
+  os << "  VGPRs " << r.vgprs << " (spilled " << r.vgprSpills << "), SGPRs "
+     << r.sgprs << " (spilled " << r.sgprSpills << "), LDS " << r.ldsBytes
+     << " bytes, scratch " << r.scratchBytes << " bytes per lane\n";
+  os << "  occupancy (estimate): " << waves << " waves per SIMD, limited by "
+     << limit << "\n";
+  os << "  instruction mix:";
+  for (const auto &[name, count] : r.mix)
+    os << " " << name << "=" << count;
+  return out;
+}
