@@ -319,8 +319,13 @@ int main(int argc, char **argv) {
   if (!device)
     return fail(device.status().toString());
   Expected<Module> module = Module::load(*device, o.path);
-  if (!module)
-    return fail(module.status().toString());
+  if (!module) {
+    // With --device auto, say why no better device was picked.
+    std::string why = device->selectionLog().empty()
+                          ? ""
+                          : " (auto: " + device->selectionLog() + ")";
+    return fail(module.status().toString() + why);
+  }
   Expected<Kernel> kernel = module->kernel(o.kernel);
   if (!kernel)
     return fail(kernel.status().toString());
