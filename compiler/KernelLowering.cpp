@@ -353,36 +353,44 @@ Value KernelLowering::tileMask(TileMaskOp op) {
 // Driver
 //===----------------------------------------------------------------------===//
 
+LogicalResult KernelLowering::lowerValues(ValueRange values,
+                                          SmallVectorImpl<Value> &out) {
+  for (Value v : values) {
+    FailureOr<Value> m =
+        isa<RankedTensorType>(v.getType()) ? fragment(v) : scalar(v);
+    if (mlir::failed(m))
+      return mlir::failure();
+    out.push_back(*m);
+  }
+  return success();
+}
+
+void KernelLowering::bindValues(ValueRange from, ValueRange to) {
+  for (auto [f, t] : llvm::zip(from, to)) {
+    if (isa<RankedTensorType>(f.getType()))
+      fragments[f] = t;
+    else
+      scalars.map(f, t);
+  }
+}
+
 LogicalResult KernelLowering::lowerElementwise(Operation *op) {
   SmallVector<Value> operands;
-  for (Value operand : op->getOperands()) {
-    FailureOr<Value> v = isa<RankedTensorType>(operand.getType())
-                             ? fragment(operand)
-                             : scalar(operand);
-    if (mlir::failed(v))
-      return mlir::failure();
-    operands.push_back(*v);
-  }
+  if (mlir::failed(lowerValues(op->getOperands(), operands)))
+    return mlir::failure();
   SmallVector<Type> types;
   for (Type t : op->getResultTypes())
     types.push_back(fragmentType(cast<RankedTensorType>(t)));
   OperationState state(op->getLoc(), op->getName().getStringRef(), operands,
                        types, op->getAttrs());
-  Operation *lowered = b.create(state);
-  for (auto [from, to] : llvm::zip(op->getResults(), lowered->getResults()))
-    fragments[from] = to;
+  bindValues(op->getResults(), b.create(state)->getResults());
   return success();
 }
 
 LogicalResult KernelLowering::lowerFor(scf::ForOp op) {
   SmallVector<Value> inits;
-  for (Value init : op.getInitArgs()) {
-    FailureOr<Value> v =
-        isa<RankedTensorType>(init.getType()) ? fragment(init) : scalar(init);
-    if (mlir::failed(v))
-      return mlir::failure();
-    inits.push_back(*v);
-  }
+  if (mlir::failed(lowerValues(op.getInitArgs(), inits)))
+    return mlir::failure();
   FailureOr<Value> lb = scalar(op.getLowerBound()),
                    ub = scalar(op.getUpperBound()), step = scalar(op.getStep());
   if (mlir::failed(lb) || mlir::failed(ub) || mlir::failed(step))
@@ -404,31 +412,15 @@ LogicalResult KernelLowering::lowerFor(scf::ForOp op) {
     pendingBarrier = false;
   }
   scalars.map(op.getInductionVar(), loop.getInductionVar());
-  for (auto [from, to] :
-       llvm::zip(op.getRegionIterArgs(), loop.getRegionIterArgs())) {
-    if (isa<RankedTensorType>(from.getType()))
-      fragments[from] = to;
-    else
-      scalars.map(from, to);
-  }
+  bindValues(op.getRegionIterArgs(), loop.getRegionIterArgs());
   if (mlir::failed(lowerBlock(*op.getBody())))
     return mlir::failure();
   auto yield = cast<scf::YieldOp>(op.getBody()->getTerminator());
   SmallVector<Value> yielded;
-  for (Value v : yield.getOperands()) {
-    FailureOr<Value> m =
-        isa<RankedTensorType>(v.getType()) ? fragment(v) : scalar(v);
-    if (mlir::failed(m))
-      return mlir::failure();
-    yielded.push_back(*m);
-  }
+  if (mlir::failed(lowerValues(yield.getOperands(), yielded)))
+    return mlir::failure();
   scf::YieldOp::create(b, loc, yielded);
-  for (auto [from, to] : llvm::zip(op.getResults(), loop.getResults())) {
-    if (isa<RankedTensorType>(from.getType()))
-      fragments[from] = to;
-    else
-      scalars.map(from, to);
-  }
+  bindValues(op.getResults(), loop.getResults());
   return success();
 }
 

@@ -49,6 +49,10 @@ private:
   LogicalResult lowerOp(Operation *op);
   LogicalResult lowerFor(scf::ForOp op);
   LogicalResult lowerElementwise(Operation *op);
+  /// The kernel-side values (fragment or scalar) of tile-IR values.
+  LogicalResult lowerValues(ValueRange values, SmallVectorImpl<Value> &out);
+  /// Records `to` as the kernel-side values of `from`.
+  void bindValues(ValueRange from, ValueRange to);
 
   Value loadTile(LoadTileOp op);
   void storeTile(StoreTileOp op);

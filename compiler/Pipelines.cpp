@@ -12,6 +12,10 @@
 #include "compiler/Pipelines.h"
 #include "compiler/Passes.h"
 
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVM.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
 #include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
 #include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
 #include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVM.h"
@@ -19,7 +23,6 @@
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/LLVMIR/ROCDLDialect.h"
-#include "mlir/InitAllExtensions.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -33,10 +36,13 @@ void fa::registerFaDialects(DialectRegistry &registry) {
                   cf::ControlFlowDialect, amdgpu::AMDGPUDialect>();
   // The ConvertToLLVM interfaces that the gpu-to-rocdl/nvvm conversions use
   // for the ops inside kernels.
+  arith::registerConvertArithToLLVMInterface(registry);
+  cf::registerConvertControlFlowToLLVMInterface(registry);
+  registerConvertFuncToLLVMInterface(registry);
+  registerConvertMathToLLVMInterface(registry);
   registerConvertMemRefToLLVMInterface(registry);
   vector::registerConvertVectorToLLVMInterface(registry);
   ub::registerConvertUBToLLVMInterface(registry);
-  registerAllExtensions(registry);
 }
 
 void fa::buildKernelPipeline(OpPassManager &pm,

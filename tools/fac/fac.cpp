@@ -93,20 +93,32 @@ struct Build {
 
 /// Compiles a copy of `source` with `options` down to an optimised LLVM
 /// module. Returns 0 or the exit code (diagnostics already reported).
+/// Level 0 -> Level 2 in place: fuse, tile, lower to the gpu dialect, and
+/// the kernels' launch facts. Returns 0 or the exit code.
+static int runKernelPipeline(ModuleOp module,
+                             const fa::PipelineOptions &options,
+                             std::vector<fa::KernelInfo> &kernels) {
+  PassManager pm(module.getContext());
+  fa::buildKernelPipeline(pm, options);
+  if (failed(pm.run(module)))
+    return 1;
+  FailureOr<std::vector<fa::KernelInfo>> collected = fa::collectKernels(module);
+  if (failed(collected))
+    return 1;
+  if (collected->empty())
+    return fail("the input has no fa.attention to compile");
+  kernels = std::move(*collected);
+  return 0;
+}
+
+/// Compiles a copy of `source` with `options` down to an optimised LLVM
+/// module. Returns 0 or the exit code (diagnostics already reported).
 static int build(ModuleOp source, const fa::PipelineOptions &options,
                  llvm::TargetMachine &tm, Build &out) {
   OwningOpRef<ModuleOp> module = source.clone();
   MLIRContext *context = source.getContext();
-  PassManager pm(context);
-  fa::buildKernelPipeline(pm, options);
-  if (failed(pm.run(*module)))
-    return 1;
-  FailureOr<std::vector<fa::KernelInfo>> kernels = fa::collectKernels(*module);
-  if (failed(kernels))
-    return 1;
-  if (kernels->empty())
-    return fail("the input has no fa.attention to compile");
-  out.kernels = std::move(*kernels);
+  if (int rc = runKernelPipeline(*module, options, out.kernels))
+    return rc;
 
   // The target's backend: host and gfx906 both end in LLVM.
   OwningOpRef<ModuleOp> lowered;
@@ -260,16 +272,9 @@ int main(int argc, char **argv) {
   options.report = report;
 
   if (emit == "mlir") {
-    PassManager pm(&context);
-    fa::buildKernelPipeline(pm, options);
-    if (failed(pm.run(*module)))
-      return 1;
-    FailureOr<std::vector<fa::KernelInfo>> kernels =
-        fa::collectKernels(*module);
-    if (failed(kernels))
-      return 1;
-    if (kernels->empty())
-      return fail("the input has no fa.attention to compile");
+    std::vector<fa::KernelInfo> kernels;
+    if (int rc = runKernelPipeline(*module, options, kernels))
+      return rc;
     std::string text;
     llvm::raw_string_ostream os(text);
     module->print(os);
