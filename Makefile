@@ -2,7 +2,7 @@
 BUILD ?= build
 JOBS ?= $(shell nproc)
 
-.PHONY: run test build deps clean
+.PHONY: run test build deps clean bench
 
 deps:
 	@bash scripts/install-deps.sh
@@ -18,6 +18,18 @@ run: build
 
 test: build
 	cmake --build $(BUILD) --target check-fa -j $(JOBS)
+
+# The benchmark runs on an NVIDIA GPU machine (never in CI): build its
+# inputs here, then run bench/gpu.sh there (it needs only CMake, ninja,
+# the CUDA driver and PyTorch).
+bench: build
+	@bash bench/build-kernels.sh $(BUILD) $(BUILD)/sm90
+	@if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then \
+	  bash bench/gpu.sh $(BUILD)/sm90 bench/results/$$(date +%F)-local; \
+	else \
+	  echo "bench: no NVIDIA GPU here. Copy the tree (with $(BUILD)/sm90) to a GPU machine and run:"; \
+	  echo "  bash bench/gpu.sh $(BUILD)/sm90 bench/results/<date>-<gpu>"; \
+	fi
 
 clean:
 	rm -rf $(BUILD)

@@ -12,6 +12,7 @@
 //         any x86-64 machine; a shared object for the emulator.
 // gfx906: amdgcn-amd-amdhsa, code object v4 (ROCm 5.x and 6.x load it); a
 //         shared object, i.e. an .hsaco.
+// sm_90:  nvptx64-nvidia-cuda; the backend's assembly is the PTX.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,6 +20,7 @@
 
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/ROCDL/ROCDLToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
 
@@ -26,6 +28,7 @@
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
@@ -42,6 +45,7 @@ struct TargetSpec {
 static const TargetSpec kSpecs[] = {
     {"host", "x86_64-unknown-linux-gnu", "x86-64"},
     {"gfx906", "amdgcn-amd-amdhsa", "gfx906"},
+    {"sm_90", "nvptx64-nvidia-cuda", "sm_90"},
 };
 
 static void initializeBackends() {
@@ -54,6 +58,10 @@ static void initializeBackends() {
     LLVMInitializeAMDGPUTarget();
     LLVMInitializeAMDGPUTargetMC();
     LLVMInitializeAMDGPUAsmPrinter();
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
     return true;
   }();
   (void)done;
@@ -87,10 +95,12 @@ fa::createTargetMachine(llvm::StringRef target) {
 
 llvm::Expected<std::unique_ptr<llvm::Module>>
 fa::translateAndOptimize(ModuleOp module, llvm::LLVMContext &context,
-                         llvm::TargetMachine &tm) {
+                         llvm::TargetMachine &tm,
+                         llvm::function_ref<void(llvm::Module &)> prepare) {
   registerBuiltinDialectTranslation(*module.getContext());
   registerLLVMDialectTranslation(*module.getContext());
   registerROCDLDialectTranslation(*module.getContext());
+  registerNVVMDialectTranslation(*module.getContext());
   std::unique_ptr<llvm::Module> llvmModule =
       translateModuleToLLVMIR(module, context, "fa");
   if (!llvmModule)
@@ -100,6 +110,8 @@ fa::translateAndOptimize(ModuleOp module, llvm::LLVMContext &context,
   if (tm.getTargetTriple().isAMDGCN())
     llvmModule->addModuleFlag(llvm::Module::Error, "amdhsa_code_object_version",
                               400);
+  if (prepare)
+    prepare(*llvmModule);
 
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
@@ -141,10 +153,15 @@ llvm::Error fa::linkSharedObject(llvm::StringRef target,
   llvm::SmallVector<llvm::StringRef> args = {*lld, "-shared", "-o", outputPath,
                                              objectPath};
   // Host: exp2f/fmaf come from libm, the f16 conversions from libgcc_s;
-  // name them so that the object loads into any process.
-  if (target == "host")
+  // name them so that the object loads into any process. The bf16
+  // conversions (__truncsfbf2: not in Debian 12's libgcc_s) are linked in
+  // statically from compiler-rt's builtins.
+  if (target == "host") {
     args.append({"-L/lib/x86_64-linux-gnu", "-L/usr/lib/x86_64-linux-gnu",
                  "-l:libm.so.6", "-l:libgcc_s.so.1"});
+    if (llvm::sys::fs::exists(FA_CLANG_RT_BUILTINS))
+      args.push_back(FA_CLANG_RT_BUILTINS);
+  }
   std::string message;
   int rc =
       llvm::sys::ExecuteAndWait(*lld, args, std::nullopt, {}, 0, 0, &message);

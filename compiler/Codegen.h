@@ -15,6 +15,7 @@
 #define FA_COMPILER_CODEGEN_H
 
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/Support/Error.h"
 
 #include <memory>
@@ -34,10 +35,11 @@ llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
 createTargetMachine(llvm::StringRef target);
 
 /// Translates an LLVM-dialect module to LLVM IR for `tm` and runs the -O3
-/// pipeline on it.
+/// pipeline on it; `prepare` (optional) edits the IR before optimisation.
 llvm::Expected<std::unique_ptr<llvm::Module>>
 translateAndOptimize(ModuleOp module, llvm::LLVMContext &context,
-                     llvm::TargetMachine &tm);
+                     llvm::TargetMachine &tm,
+                     llvm::function_ref<void(llvm::Module &)> prepare = {});
 
 /// Runs the backend: an ELF object, or assembly text.
 llvm::Error emitCode(llvm::Module &module, llvm::TargetMachine &tm,

@@ -30,6 +30,7 @@
 #include "fa/KernelAbi.h"
 
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Pass/PassManager.h"
@@ -361,6 +362,11 @@ struct FaGpuToHostPass
       sizes.push_back({bodyName, ldsBytes.lookup(bodyName)});
 
     OpPassManager pm("builtin.module");
+    // bf16 <-> f32 conversions as integer ops: x86-64 has no bf16
+    // instructions and Debian 12's libgcc_s lacks __truncsfbf2.
+    arith::ArithExpandOpsPassOptions expand;
+    expand.includeBf16 = true;
+    pm.addPass(arith::createArithExpandOpsPass(expand));
     pm.addPass(createSCFToControlFlowPass());
     pm.addPass(memref::createExpandStridedMetadataPass());
     pm.addPass(createConvertVectorToLLVMPass());

@@ -26,6 +26,8 @@ struct KernelInfo {
   std::string name, target, dtype;
   int64_t headDim = 0, blockM = 0, blockN = 0, threads = 0, waveSize = 0;
   int64_t ldsBytes = 0, ldsPad = 0, stages = 1;
+  /// Shared memory passed at launch (sm_90: all of it is dynamic).
+  int64_t dynamicLdsBytes = 0;
   float scale = 0;
   bool causal = false, hasLse = false;
   std::vector<int64_t> staticSizes; // B, Hq, Hkv, Lq, Lk; -1 = dynamic

@@ -32,9 +32,10 @@ using namespace mlir::fa;
 
 KernelLowering::KernelLowering(scf::ForallOp grid, gpu::GPUFuncOp kernel,
                                const TargetDesc &target, TileConfigAttr config,
-                               ThreadMapping mapping, ArrayRef<int64_t> roles)
+                               ThreadMapping mapping, ArrayRef<int64_t> roles,
+                               PlantedBug bug)
     : grid(grid), kernel(kernel), target(target), config(config),
-      mapping(mapping), roles(roles), b(kernel.getContext()),
+      mapping(mapping), roles(roles), bug(bug), b(kernel.getContext()),
       loc(grid.getLoc()) {}
 
 Value KernelLowering::idx(int64_t v) {
@@ -330,8 +331,12 @@ Value KernelLowering::tileMask(TileMaskOp op) {
   Value rowsV = arith::AddIOp::create(b, loc, splat(rowBase), constVec(rowOff));
   Value colsV = arith::AddIOp::create(b, loc, splat(colBase), constVec(colOff));
   Value numCols = *scalar(op.getCols());
+  // Planted bug: no column is past the end (keys >= Lk stay visible).
+  Value colEnd = bug == PlantedBug::NoRaggedMask
+                     ? idx(std::numeric_limits<int64_t>::max())
+                     : numCols;
   Value masked = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, colsV,
-                                       splat(numCols));
+                                       splat(colEnd));
   if (op.getCausal()) {
     // Bottom-right aligned: row r sees columns c <= r + (cols - rows).
     Value shift = arith::SubIOp::create(b, loc, numCols, *scalar(op.getRows()));
@@ -526,12 +531,22 @@ LogicalResult KernelLowering::run() {
   for (int r = 0; r < kNumRoles; ++r) {
     if (roles[r] < 0)
       continue;
+    // Planted bugs read another role's strides (or none).
+    int strideRole = r;
+    if (bug == PlantedBug::SwapKvStrides && (r == kK || r == kV))
+      strideRole = r == kK ? kV : kK;
+    if (bug == PlantedBug::OWithQStrides && r == kO)
+      strideRole = kQ;
     Global g;
     g.role = r;
     g.flat = kernel.getArgument(r);
-    g.sb = stride(3 * r);
-    g.sh = stride(3 * r + 1);
-    g.sl = r == kLse ? idx(1) : stride(3 * r + 2);
+    g.sb = stride(3 * strideRole);
+    g.sh = stride(3 * strideRole + 1);
+    g.sl = r == kLse ? idx(1) : stride(3 * strideRole + 2);
+    if (bug == PlantedBug::LseStridesIgnored && r == kLse) {
+      g.sh = sizes[3];
+      g.sb = arith::MulIOp::create(b, loc, sizes[1], sizes[3]);
+    }
     globals[func.getArgument(roles[r])] = g;
   }
   tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);

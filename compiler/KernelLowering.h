@@ -18,6 +18,7 @@
 
 #include "compiler/LdsBudget.h"
 #include "compiler/Passes.h"
+#include "compiler/PlantedBugs.h"
 #include "compiler/Target.h"
 
 #include "mlir/IR/IRMapping.h"
@@ -33,7 +34,8 @@ class KernelLowering {
 public:
   KernelLowering(scf::ForallOp grid, gpu::GPUFuncOp kernel,
                  const TargetDesc &target, TileConfigAttr config,
-                 ThreadMapping mapping, ArrayRef<int64_t> roles);
+                 ThreadMapping mapping, ArrayRef<int64_t> roles,
+                 PlantedBug bug = PlantedBug::None);
 
   /// Emits the kernel body. Fails (with a diagnostic) on IR it cannot map.
   LogicalResult run();
@@ -87,6 +89,7 @@ private:
   TileConfigAttr config;
   ThreadMapping mapping;
   SmallVector<int64_t> roles;
+  PlantedBug bug; ///< test only: the bug to plant (PlantedBugs.h)
   OpBuilder b;
   Location loc;
 

@@ -133,7 +133,7 @@ static std::string checkGridShape(scf::ForallOp grid, ArrayRef<int64_t> roles) {
 
 /// Lowers one grid to a kernel plus its launch.
 static LogicalResult lowerGrid(scf::ForallOp grid, gpu::GPUModuleOp gpuModule,
-                               unsigned kernelIndex) {
+                               unsigned kernelIndex, PlantedBug bug) {
   auto config = grid->getAttrOfType<TileConfigAttr>("fa.tile");
   auto rolesAttr = grid->getAttrOfType<DenseI64ArrayAttr>("fa.args");
   if (!config || !rolesAttr || rolesAttr.size() != kNumRoles)
@@ -195,7 +195,7 @@ static LogicalResult lowerGrid(scf::ForallOp grid, gpu::GPUModuleOp gpuModule,
                                            staticDim(qType.getShape()[2]),
                                            staticDim(kType.getShape()[2])}));
 
-  KernelLowering lowering(grid, kernel, *target, config, *mapping, roles);
+  KernelLowering lowering(grid, kernel, *target, config, *mapping, roles, bug);
   if (failed(lowering.run()))
     return failure();
 
@@ -211,6 +211,12 @@ struct FaLowerToGpuPass
   using FaLowerToGpuPassBase::FaLowerToGpuPassBase;
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    PlantedBug bug;
+    if (std::string why = resolvePlantedBug(testPlantBug, getArgument(), bug);
+        !why.empty()) {
+      module.emitError() << why;
+      return signalPassFailure();
+    }
     SmallVector<scf::ForallOp> grids;
     module.walk([&](scf::ForallOp op) {
       if (op->hasAttr("fa.tile"))
@@ -225,7 +231,7 @@ struct FaLowerToGpuPass
     DenseMap<Operation *, unsigned> perFunc;
     for (scf::ForallOp grid : grids) {
       unsigned &index = perFunc[grid->getParentOfType<func::FuncOp>()];
-      if (failed(lowerGrid(grid, gpuModule, index++)))
+      if (failed(lowerGrid(grid, gpuModule, index++, bug)))
         return signalPassFailure();
     }
   }

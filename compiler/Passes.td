@@ -67,7 +67,9 @@ def FaTilePass : Pass<"fa-tile", "::mlir::ModuleOp"> {
     Option<"allowBf16", "allow-bf16", "bool", /*default=*/"false",
            "Accept bf16 on targets that only emulate it">,
     Option<"report", "report", "bool", /*default=*/"false",
-           "Emit a remark with the LDS budget table of the chosen config">
+           "Emit a remark with the LDS budget table of the chosen config">,
+    Option<"testPlantBug", "test-plant-bug", "std::string", /*default=*/"\"\"",
+           "Test only: plant this bug (PlantedBugs.h) in the kernel">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
@@ -97,7 +99,9 @@ def FaLowerToGpuPass : Pass<"fa-lower-to-gpu", "::mlir::ModuleOp"> {
   }];
   let options = [
     Option<"remarks", "remarks", "bool", /*default=*/"false",
-           "Emit a remark when there is nothing to lower">
+           "Emit a remark when there is nothing to lower">,
+    Option<"testPlantBug", "test-plant-bug", "std::string", /*default=*/"\"\"",
+           "Test only: plant this bug (PlantedBugs.h) in the kernel">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",

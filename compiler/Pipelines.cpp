@@ -11,6 +11,7 @@
 
 #include "compiler/Pipelines.h"
 #include "compiler/Passes.h"
+#include "compiler/PlantedBugs.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
@@ -57,10 +58,18 @@ void fa::buildKernelPipeline(OpPassManager &pm,
   tile.stages = options.stages;
   tile.allowBf16 = options.allowBf16;
   tile.report = options.report;
+  // A planted bug goes to the pass that plants it; an unknown name goes to
+  // fa-tile, which rejects it.
+  const PlantedBugInfo *bug = lookupPlantedBug(options.plantBug);
+  FaLowerToGpuPassOptions lower;
+  if (bug && bug->pass == "fa-lower-to-gpu")
+    lower.testPlantBug = options.plantBug;
+  else
+    tile.testPlantBug = options.plantBug;
   pm.addPass(createFaTilePass(tile));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
-  pm.addPass(createFaLowerToGpuPass());
+  pm.addPass(createFaLowerToGpuPass(lower));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }
@@ -75,6 +84,10 @@ struct FaPipelineCLOptions : public PassPipelineOptions<FaPipelineCLOptions> {
   Option<int64_t> waves{*this, "waves", llvm::cl::init(0)};
   Option<int64_t> stages{*this, "stages", llvm::cl::init(1)};
   Option<bool> allowBf16{*this, "allow-bf16", llvm::cl::init(false)};
+  Option<std::string> testPlantBug{
+      *this, "test-plant-bug",
+      llvm::cl::desc("Test only: plant a bug (PlantedBugs.h)"),
+      llvm::cl::init("")};
 };
 } // namespace
 
@@ -90,6 +103,7 @@ void fa::registerFaPipelines() {
         options.waves = cl.waves;
         options.stages = cl.stages;
         options.allowBf16 = cl.allowBf16;
+        options.plantBug = cl.testPlantBug;
         buildKernelPipeline(pm, options);
       });
 }

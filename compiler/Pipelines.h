@@ -24,6 +24,8 @@ struct PipelineOptions {
   bool allowBf16 = false;
   bool report = false;
   bool fuse = true;
+  /// Test only: a bug to plant (PlantedBugs.h), routed to its pass.
+  std::string plantBug;
 };
 
 /// Level 0 -> Level 2: fuse, tile, lower to the gpu dialect.

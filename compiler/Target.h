@@ -35,6 +35,10 @@ struct TargetDesc {
   bool nativeBf16;         ///< bf16 arithmetic in hardware.
   bool hasMatrixUnits;     ///< Tensor/matrix cores.
   bool hasDot2F16;         ///< fp16x2 dot with f32 accumulate (v_dot2_f32_f16).
+  /// Whether an explicit tile configuration over the register estimate is
+  /// an error. The estimate was fitted to gfx906; on sm_90 ptxas judges
+  /// (its spills go to the report and the manifest).
+  bool registerEstimateBinds = true;
 };
 
 /// Returns the description of `name`, or null when unknown.

@@ -25,6 +25,7 @@
 
 #include "compiler/LdsBudget.h"
 #include "compiler/Passes.h"
+#include "compiler/PlantedBugs.h"
 #include "compiler/Target.h"
 
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -55,8 +56,8 @@ namespace {
 class TileBuilder {
 public:
   TileBuilder(OpBuilder &b, Location loc, const TileConfig &config,
-              const TargetDesc &target)
-      : b(b), loc(loc), config(config), target(target) {}
+              const TargetDesc &target, PlantedBug bug)
+      : b(b), loc(loc), config(config), target(target), bug(bug) {}
 
   void build(AttentionOp op, Value q, Value k, Value v, Value o, Value lse);
 
@@ -80,6 +81,7 @@ private:
   Location loc;
   TileConfig config;
   const TargetDesc &target;
+  PlantedBug bug; ///< test only: the bug to plant (PlantedBugs.h)
 };
 } // namespace
 
@@ -126,7 +128,9 @@ void TileBuilder::build(AttentionOp op, Value q, Value k, Value v, Value o,
   Value mb = grid.getInductionVar(0), h = grid.getInductionVar(1),
         bIdx = grid.getInductionVar(2);
   Value m0 = arith::MulIOp::create(b, loc, mb, idx(bm));
-  Value hk = arith::DivUIOp::create(b, loc, h, group);
+  Value hk = bug == PlantedBug::GqaModulo
+                 ? Value(arith::RemUIOp::create(b, loc, h, hkv))
+                 : Value(arith::DivUIOp::create(b, loc, h, group));
 
   // Q block: loaded once, resident for the whole KV loop.
   auto qTileType = RankedTensorType::get({bm, d}, elt);
@@ -141,10 +145,15 @@ void TileBuilder::build(AttentionOp op, Value q, Value k, Value v, Value o,
     Value diag = arith::SubIOp::create(
         b, loc, arith::AddIOp::create(b, loc, m0, idx(bm)), lq);
     diag = arith::AddIOp::create(b, loc, diag, lk);
+    if (bug == PlantedBug::CausalBoundKey)
+      diag = arith::SubIOp::create(b, loc, diag, c1);
     diag = arith::MaxSIOp::create(b, loc, diag, c0);
     kvEnd = arith::MinSIOp::create(b, loc, diag, lk);
   }
   Value numKvBlocks = arith::CeilDivUIOp::create(b, loc, kvEnd, idx(bn));
+  if (causal && bug == PlantedBug::CausalBoundBlock)
+    numKvBlocks = arith::MaxSIOp::create(
+        b, loc, arith::SubIOp::create(b, loc, numKvBlocks, c1), c0);
 
   auto rowsType = f32Tile({bm});
   auto sType = f32Tile({bm, bn});
@@ -156,7 +165,9 @@ void TileBuilder::build(AttentionOp op, Value q, Value k, Value v, Value o,
   Value zeroRows = splat(rowsType, 0.0);
   Value negInfRows = splat(rowsType, negInf);
   const double log2e = 1.4426950408889634;
-  Value scoreScale = splat(sType, op.getEffectiveScale() * log2e);
+  Value scoreScale =
+      splat(sType, (bug == PlantedBug::NoScale ? 1.0 : op.getEffectiveScale()) *
+                       log2e);
 
   auto loop = scf::ForOp::create(
       b, loc, c0, numKvBlocks, c1, ValueRange{mInit, lInit, accInit},
@@ -184,15 +195,20 @@ void TileBuilder::build(AttentionOp op, Value q, Value k, Value v, Value o,
         Value rowSum = RowReduceOp::create(nb, l, rowsType, ReduceKind::add, p);
         Value lNew = arith::AddFOp::create(
             nb, l, arith::MulFOp::create(nb, l, alpha, lOld), rowSum);
-        // Rescale first, then accumulate.
+        // Rescale first, then accumulate (the planted bug does it after).
+        const bool rescaleAfter = bug == PlantedBug::RescaleAfter;
         Value scaled =
-            arith::MulFOp::create(nb, l, acc, rowBroadcast(alpha, d));
+            rescaleAfter
+                ? acc
+                : arith::MulFOp::create(nb, l, acc, rowBroadcast(alpha, d));
         Value pCast = p;
         if (!elt.isF32())
           pCast = arith::TruncFOp::create(
               nb, l, RankedTensorType::get({bm, bn}, elt), p);
         Value accNew = TileDotOp::create(nb, l, accType, pCast, vTile, scaled,
                                          /*transpose_rhs=*/false);
+        if (rescaleAfter)
+          accNew = arith::MulFOp::create(nb, l, accNew, rowBroadcast(alpha, d));
         scf::YieldOp::create(nb, l, ValueRange{mNew, lNew, accNew});
       });
 
@@ -226,6 +242,8 @@ struct FaTilePass : public mlir::fa::impl::FaTilePassBase<FaTilePass> {
 private:
   FailureOr<TileConfig> configFor(AttentionOp op, const TargetDesc &t);
   LogicalResult tileFunction(func::FuncOp func, const TargetDesc &t);
+
+  PlantedBug plantedBug = PlantedBug::None;
 };
 } // namespace
 
@@ -242,9 +260,14 @@ FailureOr<TileConfig> FaTilePass::configFor(AttentionOp op,
            << "bf16 is software-emulated on " << t.name
            << " (no native bf16 arithmetic): slow and lossy; use f16, or "
               "pass allow-bf16 to accept it";
-  if (stages != 1 && stages != 2)
+  // The budget model can count a second K/V stage, but no pass builds one
+  // yet: the kernel would allocate a single buffer while the budget and the
+  // manifest claimed two.
+  if (stages != 1)
     return op.emitOpError()
-           << "stages must be 1 or 2, got " << stages.getValue();
+           << "stages=" << stages.getValue()
+           << " is not supported: double buffering is not implemented yet "
+              "and the kernel has one K/V buffer; use stages=1";
   if (blockM < 0 || blockN < 0 || waves < 0)
     return op.emitOpError()
            << "tile sizes must be positive, got block-m=" << blockM.getValue()
@@ -281,7 +304,7 @@ FailureOr<TileConfig> FaTilePass::configFor(AttentionOp op,
            << config.waves * t.waveSize << " threads (" << config.waves
            << " waves of " << t.waveSize << ", at most " << t.maxThreads
            << " threads)";
-  if (!budget.fitsRegs)
+  if (!budget.fitsRegs && t.registerEstimateBinds)
     return op.emitOpError()
            << "BLOCK_M=" << config.blockM << " BLOCK_N=" << config.blockN
            << " with D=" << d << " needs about " << budget.regsPerThread
@@ -310,6 +333,14 @@ LogicalResult FaTilePass::tileFunction(func::FuncOp func, const TargetDesc &t) {
         return op.emitOpError()
                << "operand #" << i
                << " must be an argument of the kernel function";
+      static const char *const names[] = {"query", "key", "value"};
+      for (auto [j, other] : llvm::enumerate(op->getOperands().take_front(i)))
+        if (other == operand)
+          return op.emitOpError()
+                 << "operands #" << j << " (" << names[j] << ") and #" << i
+                 << " (" << names[i]
+                 << ") are the same kernel argument; the kernel ABI has one "
+                    "buffer per role: pass them as separate arguments";
       for (Operation *user : arg.getUsers())
         if (!isa<AttentionOp>(user))
           return op.emitOpError() << "kernel argument #" << arg.getArgNumber()
@@ -362,7 +393,7 @@ LogicalResult FaTilePass::tileFunction(func::FuncOp func, const TargetDesc &t) {
   for (auto [op, config] : llvm::zip(ops, configs)) {
     Value o = outArg.lookup(op.getOutput());
     Value lse = op.getLse() ? outArg.lookup(op.getLse()) : Value();
-    TileBuilder(b, op.getLoc(), config, t)
+    TileBuilder(b, op.getLoc(), config, t, plantedBug)
         .build(op, op.getQuery(), op.getKey(), op.getValue(), o, lse);
   }
   func::ReturnOp::create(b, ret.getLoc());
@@ -377,6 +408,12 @@ void FaTilePass::runOnOperation() {
   if (!t) {
     getOperation().emitError() << "unknown target '" << target
                                << "'; known targets: " << knownTargetNames();
+    return signalPassFailure();
+  }
+  if (std::string why =
+          resolvePlantedBug(testPlantBug, getArgument(), plantedBug);
+      !why.empty()) {
+    getOperation().emitError() << why;
     return signalPassFailure();
   }
   for (auto func :

@@ -17,3 +17,8 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.fa_tools_dir, append_path=True)
 tools = ["fa-opt", "fac", "fa-run", "FileCheck", "not", "split-file"]
 llvm_config.add_tool_substitutions(tools, [config.fa_tools_dir, config.llvm_tools_dir])
+
+# ptxas (the CUDA toolkit's assembler) makes fac write cubins for sm_90.
+import shutil
+if shutil.which("ptxas") or os.path.exists("/usr/local/cuda/bin/ptxas"):
+    config.available_features.add("ptxas")

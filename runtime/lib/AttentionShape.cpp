@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// This file implements the contiguous BHLD stride rule and shape printing.
+// This file implements the layout-to-stride rules and shape printing.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +18,70 @@ std::string AttentionShape::toString() const {
          " Lk=" + std::to_string(seqK);
 }
 
+const char *fa::tensorLayoutName(TensorLayout layout) {
+  return layout == TensorLayout::Bhld ? "bhld" : "blhd";
+}
+
+std::optional<TensorLayout> fa::parseTensorLayout(std::string_view name) {
+  if (name == "bhld")
+    return TensorLayout::Bhld;
+  if (name == "blhd")
+    return TensorLayout::Blhd;
+  return std::nullopt;
+}
+
+TensorStrides TensorPlacement::strides(int64_t heads, int64_t rows,
+                                       int64_t headDim) const {
+  const int64_t rowLen = headDim + rowPad;
+  TensorStrides t;
+  if (order == TensorLayout::Bhld) {
+    t.row = rowLen;
+    t.head = rows * rowLen;
+  } else {
+    t.head = rowLen;
+    t.row = heads * rowLen;
+  }
+  t.batch = heads * rows * rowLen;
+  return t;
+}
+
+AttentionLayout AttentionLayout::uniform(TensorLayout order, int64_t rowPad) {
+  AttentionLayout l;
+  l.q = l.k = l.v = l.o = {order, rowPad};
+  return l;
+}
+
+AttentionLayout AttentionLayout::distinct() {
+  AttentionLayout l;
+  l.q = {TensorLayout::Bhld, 1};
+  l.k = {TensorLayout::Blhd, 2};
+  l.v = {TensorLayout::Bhld, 3};
+  l.o = {TensorLayout::Blhd, 5};
+  l.lsePad = 7;
+  return l;
+}
+
+TensorPlacement *AttentionLayout::find(std::string_view tensor) {
+  if (tensor == "q")
+    return &q;
+  if (tensor == "k")
+    return &k;
+  if (tensor == "v")
+    return &v;
+  if (tensor == "o")
+    return &o;
+  return nullptr;
+}
+
+std::string AttentionLayout::toString() const {
+  auto one = [](const char *name, const TensorPlacement &p) {
+    return std::string(name) + "=" + tensorLayoutName(p.order) + "+" +
+           std::to_string(p.rowPad);
+  };
+  return one("q", q) + " " + one("k", k) + " " + one("v", v) + " " +
+         one("o", o) + " lse+" + std::to_string(lsePad);
+}
+
 AttentionStrides AttentionStrides::contiguous(const AttentionShape &shape,
                                               int64_t headDim) {
   return strided(shape, headDim, TensorLayout::Bhld, 0);
@@ -26,25 +90,18 @@ AttentionStrides AttentionStrides::contiguous(const AttentionShape &shape,
 AttentionStrides AttentionStrides::strided(const AttentionShape &shape,
                                            int64_t headDim, TensorLayout layout,
                                            int64_t rowPad) {
+  return fromLayout(shape, headDim, AttentionLayout::uniform(layout, rowPad));
+}
+
+AttentionStrides AttentionStrides::fromLayout(const AttentionShape &shape,
+                                              int64_t headDim,
+                                              const AttentionLayout &layout) {
   AttentionStrides s;
-  const int64_t rowLen = headDim + rowPad;
-  auto make = [&](int64_t heads, int64_t rows) {
-    TensorStrides t;
-    if (layout == TensorLayout::Bhld) {
-      t.row = rowLen;
-      t.head = rows * rowLen;
-    } else {
-      t.head = rowLen;
-      t.row = heads * rowLen;
-    }
-    t.batch = heads * rows * rowLen;
-    return t;
-  };
-  s.q = make(shape.headsQ, shape.seqQ);
-  s.o = s.q;
-  s.k = make(shape.headsKv, shape.seqK);
-  s.v = s.k;
-  s.lseHead = shape.seqQ;
-  s.lseBatch = shape.headsQ * shape.seqQ;
+  s.q = layout.q.strides(shape.headsQ, shape.seqQ, headDim);
+  s.k = layout.k.strides(shape.headsKv, shape.seqK, headDim);
+  s.v = layout.v.strides(shape.headsKv, shape.seqK, headDim);
+  s.o = layout.o.strides(shape.headsQ, shape.seqQ, headDim);
+  s.lseHead = shape.seqQ + layout.lsePad;
+  s.lseBatch = shape.headsQ * s.lseHead;
   return s;
 }

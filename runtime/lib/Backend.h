@@ -7,8 +7,9 @@
 //
 // Internal. A backend owns one device: memory, code object loading and
 // launches. The public Device, Buffer, Module and Kernel classes are thin
-// handles over it. A GPU backend (HIP, CUDA) implements the same interface
-// over its vendor runtime, loaded with dlopen through a symbol table.
+// handles over it. The GPU backends (HIP, CUDA) implement the same interface
+// over their vendor runtimes, loaded with dlopen through a symbol table
+// (Vendor.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,6 +22,7 @@
 #include "fa/Module.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,6 +47,16 @@ public:
   virtual const std::vector<std::string> &targets() const = 0;
   virtual const DeviceLimits &limits() const = 0;
   virtual bool isHostEmulator() const = 0;
+  /// "host", "cuda:0 (NVIDIA H200, sm_90)": for selection logs.
+  virtual std::string description() const { return name(); }
+
+  /// Nothing if this device runs code objects for `target` in `format`
+  /// (`format` empty: any format), else why not ("" when targets() says it
+  /// all). By default: `target` must be one of targets(). The CUDA backend
+  /// also accepts PTX for older capabilities; the HIP backend compares
+  /// processors and target features.
+  virtual std::optional<std::string>
+  targetProblem(const std::string &target, const std::string &format) const;
 
   virtual Expected<uint64_t> allocate(size_t bytes) = 0;
   virtual void release(uint64_t addr) = 0;
@@ -70,9 +82,11 @@ struct ModuleState {
 /// The host emulator backend.
 Expected<std::shared_ptr<Backend>> openHostBackend();
 
-/// GPU backends: probe the vendor runtime and say precisely why the device
-/// cannot be used (library missing, no GPU, no such ordinal, backend not
-/// built yet).
+/// GPU backends (HipBackend.cpp, CudaBackend.cpp): open device `ordinal`
+/// of the vendor runtime, or say precisely why it cannot be used (library
+/// missing with dlopen's message, a missing symbol, the failing call and
+/// its error name, no GPU, no such ordinal). Handles of one ordinal share
+/// one backend.
 Expected<std::shared_ptr<Backend>> openHipBackend(int ordinal);
 Expected<std::shared_ptr<Backend>> openCudaBackend(int ordinal);
 

@@ -38,7 +38,7 @@ static bool splitSpec(std::string_view spec, std::string_view &kind,
   return true;
 }
 
-Expected<Device> Device::open(std::string_view spec) {
+Expected<Device> Device::open(std::string_view spec, std::string_view target) {
   std::string_view kind;
   int ordinal;
   if (!splitSpec(spec, kind, ordinal))
@@ -66,13 +66,39 @@ Expected<Device> Device::open(std::string_view spec) {
     return Device(gpu.take());
   }
   if (kind == "auto" && ordinal < 0) {
-    std::string log;
+    std::string log, wanted(target);
+    auto note = [&](const std::string &why) {
+      log += (log.empty() ? "" : "; ") + why;
+    };
     for (const char *gpuKind : {"hip", "cuda"}) {
-      Expected<std::shared_ptr<Backend>> gpu =
-          gpuKind[0] == 'h' ? openHipBackend(0) : openCudaBackend(0);
-      if (gpu)
-        return Device(gpu.take());
-      log += (log.empty() ? "" : "; ") + gpu.status().message();
+      bool hip = gpuKind[0] == 'h';
+      // Each vendor runs its own spelling of targets; don't initialize a
+      // GPU runtime for code it cannot run.
+      if (!wanted.empty() && wanted.rfind(hip ? "gfx" : "sm_", 0) != 0) {
+        note(std::string(gpuKind) + " skipped: target '" + wanted +
+             "' is not " + (hip ? "an AMD" : "an NVIDIA") + " GPU target");
+        continue;
+      }
+      for (int i = 0;; ++i) {
+        Expected<std::shared_ptr<Backend>> gpu =
+            hip ? openHipBackend(i) : openCudaBackend(i);
+        if (!gpu) {
+          // Past the last GPU is the normal end of the scan, not news.
+          if (i == 0 || gpu.status().code() != ErrorCode::InvalidArgument)
+            note(gpu.status().message());
+          break;
+        }
+        std::optional<std::string> problem;
+        if (!wanted.empty())
+          problem = (*gpu)->targetProblem(wanted, "");
+        if (!problem) {
+          Device device(gpu.take());
+          device.selectionLog_ = std::move(log);
+          return device;
+        }
+        note((*gpu)->description() + " does not run target '" + wanted + "'" +
+             (problem->empty() ? "" : ": " + *problem));
+      }
     }
     Expected<std::shared_ptr<Backend>> host = openHostBackend();
     if (!host)
@@ -92,9 +118,17 @@ const std::vector<std::string> &Device::targets() const {
   return backend->targets();
 }
 
+std::optional<std::string>
+Backend::targetProblem(const std::string &target,
+                       const std::string & /*format*/) const {
+  const std::vector<std::string> &all = targets();
+  if (std::find(all.begin(), all.end(), target) != all.end())
+    return std::nullopt;
+  return std::string();
+}
+
 bool Device::supportsTarget(std::string_view target) const {
-  const std::vector<std::string> &all = backend->targets();
-  return std::find(all.begin(), all.end(), target) != all.end();
+  return !backend->targetProblem(std::string(target), "");
 }
 
 const DeviceLimits &Device::limits() const { return backend->limits(); }

@@ -9,9 +9,16 @@
 // buffer extents against the manifest, packs the 44 words and computes the
 // grid (ceil(Lq / block_m), Hq, B) x block (threads, 1, 1).
 //
+// Inputs (Q, K, V) may alias and broadcast (zero strides) freely. Outputs may
+// not: O's and LSE's strides must map different elements to different
+// addresses, and neither output buffer may be passed as another operand.
+//
 //===----------------------------------------------------------------------===//
 
 #include "Backend.h"
+
+#include <algorithm>
+#include <vector>
 
 using namespace fa;
 using namespace fa::detail;
@@ -31,6 +38,43 @@ static uint64_t extentBytes(int64_t n0, int64_t n1, int64_t n2, int64_t inner,
                            uint64_t(inner);
   unsigned __int128 bytes = last * elemBytes;
   return bytes > UINT64_MAX ? UINT64_MAX : uint64_t(bytes);
+}
+
+namespace {
+/// One dimension of a strided view.
+struct Dim {
+  const char *name;
+  int64_t extent;
+  int64_t stride;
+};
+} // namespace
+
+/// Empty if no two elements of the view `dims` (innermost first) share an
+/// address, else why they may. The test is the standard sufficient one: sorted
+/// by stride, each dimension of extent > 1 must step over everything the
+/// dimensions inside it span: stride_i >= 1 + sum_j stride_j * (n_j - 1).
+static std::string overlapReason(std::vector<Dim> dims) {
+  std::vector<Dim> sorted;
+  for (const Dim &d : dims)
+    if (d.extent > 1)
+      sorted.push_back(d);
+  std::stable_sort(
+      sorted.begin(), sorted.end(),
+      [](const Dim &a, const Dim &b) { return a.stride < b.stride; });
+  unsigned __int128 span = 0; // largest offset reached by the inner dims
+  std::string inner;
+  for (const Dim &d : sorted) {
+    if ((unsigned __int128)d.stride < span + 1) {
+      uint64_t need = uint64_t(span + 1);
+      return "the " + std::string(d.name) + " stride " +
+             std::to_string(d.stride) + " must be at least " +
+             std::to_string(need) +
+             (inner.empty() ? std::string() : " to step over " + inner);
+    }
+    span += (unsigned __int128)d.stride * uint64_t(d.extent - 1);
+    inner += (inner.empty() ? "" : ", ") + std::string(d.name);
+  }
+  return "";
 }
 
 Expected<PackedLaunch> fa::packAttentionArgs(const KernelInfo &kernel,
@@ -71,9 +115,33 @@ Expected<PackedLaunch> fa::packAttentionArgs(const KernelInfo &kernel,
       return invalid(std::string("invalid stride ") + name + " = " +
                      std::to_string(value) + ": strides must be non-negative");
 
+  // Outputs: no two elements at one address.
+  int64_t d = kernel.headDim;
+  std::string why = overlapReason({{"D", d, 1},
+                                   {"Lq", sh.seqQ, st.o.row},
+                                   {"Hq", sh.headsQ, st.o.head},
+                                   {"B", sh.batch, st.o.batch}});
+  if (!why.empty())
+    return invalid("strides of output O (" + std::to_string(st.o.batch) + ", " +
+                   std::to_string(st.o.head) + ", " + std::to_string(st.o.row) +
+                   ", 1) for [B=" + std::to_string(sh.batch) +
+                   ", Hq=" + std::to_string(sh.headsQ) +
+                   ", Lq=" + std::to_string(sh.seqQ) +
+                   ", D=" + std::to_string(d) + "] overlap: " + why);
+  if (kernel.hasLse) {
+    why = overlapReason({{"Lq", sh.seqQ, 1},
+                         {"Hq", sh.headsQ, st.lseHead},
+                         {"B", sh.batch, st.lseBatch}});
+    if (!why.empty())
+      return invalid("strides of output LSE (" + std::to_string(st.lseBatch) +
+                     ", " + std::to_string(st.lseHead) +
+                     ", 1) for [B=" + std::to_string(sh.batch) +
+                     ", Hq=" + std::to_string(sh.headsQ) +
+                     ", Lq=" + std::to_string(sh.seqQ) + "] overlap: " + why);
+  }
+
   // Buffers: present, and large enough for shape x strides.
   size_t elem = dtypeBytes(kernel.dtype);
-  int64_t d = kernel.headDim;
   struct Operand {
     const char *name;
     const Buffer *buffer;
@@ -139,6 +207,20 @@ Expected<PackedLaunch> fa::packAttentionArgs(const KernelInfo &kernel,
   }
   lse[2] = 0;
   lse[4] = 1;
+
+  // Outputs share memory with no other operand.
+  const std::pair<const char *, const Buffer *> all[] = {{"Q", args.q},
+                                                         {"K", args.k},
+                                                         {"V", args.v},
+                                                         {"O", args.o},
+                                                         {"LSE", args.lse}};
+  for (int out = 3; out < 5; ++out)
+    for (int other = 0; other < out; ++other)
+      if (all[out].second && all[out].second == all[other].second)
+        return invalid(std::string("buffer ") + all[out].first +
+                       " is also passed as " + all[other].first +
+                       ": an output must not share memory with another "
+                       "operand");
 
   uint64_t *sizesOut = w + FA_ABI_SIZES;
   for (int i = 0; i < FA_ABI_NUM_SIZES; ++i)

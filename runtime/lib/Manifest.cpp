@@ -146,6 +146,11 @@ static Status parseKernel(const JsonValue &value, size_t index, KernelInfo &k) {
     return r.error("dtype", "unknown element type '" + dtype +
                                 "' (expected f16, bf16 or f32)");
   k.dtype = *parsed;
+  if (value.find("dynamic_lds_bytes") &&
+      !(s = r.getInt("dynamic_lds_bytes", k.dynamicLdsBytes, 0,
+                     int64_t(1) << 32))
+           .ok())
+    return s;
   const JsonValue *fixed;
   if (!(s = r.get("static_sizes", fixed, JsonValue::Kind::Object,
                   /*required=*/false))
@@ -251,6 +256,10 @@ std::string fa::formatManifest(const Manifest &m) {
     out += "      \"threads\": " + std::to_string(k.threads) + ",\n";
     out += "      \"wave_size\": " + std::to_string(k.waveSize) + ",\n";
     out += "      \"lds_bytes\": " + std::to_string(k.ldsBytes) + ",\n";
+    if (k.dynamicLdsBytes > 0)
+      out +=
+          "      \"dynamic_lds_bytes\": " + std::to_string(k.dynamicLdsBytes) +
+          ",\n";
     out += "      \"static_sizes\": {";
     const char *names[] = {"B", "Hq", "Hkv", "Lq", "Lk"};
     for (int d = 0; d < 5; ++d)

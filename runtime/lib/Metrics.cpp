@@ -11,6 +11,7 @@
 
 #include "fa/Metrics.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -84,6 +85,47 @@ void fa::compareLse(OutputMetrics &m, const std::vector<float> &got,
   }
 }
 
+double fa::magnitudeFloor(double maxAbsV) { return std::ldexp(maxAbsV, -13); }
+
+void fa::compareScaled(OutputMetrics &m, const std::vector<float> &got,
+                       const std::vector<double> &ref,
+                       const std::vector<double> &magnitude, double floor) {
+  m.scaledCompared = true;
+  m.maxScaledDiff = 0;
+  m.worstScaled = 0;
+  if (got.size() != ref.size() || magnitude.size() != ref.size()) {
+    m.maxScaledDiff = inf;
+    return;
+  }
+  for (size_t i = 0; i < got.size(); ++i) {
+    double diff = std::fabs(double(got[i]) - ref[i]);
+    double denom = std::max(magnitude[i], floor);
+    double scaled;
+    if (!std::isfinite(got[i]) || std::isnan(diff))
+      scaled = inf;
+    else if (denom > 0)
+      scaled = diff / denom;
+    else
+      scaled = diff == 0 ? 0 : inf;
+    if (scaled > m.maxScaledDiff) {
+      m.maxScaledDiff = scaled;
+      m.worstScaled = i;
+    }
+  }
+}
+
+double fa::scaledThreshold(DType dtype) {
+  switch (dtype) {
+  case DType::F32:
+    return 1.5e-5;
+  case DType::F16:
+    return 3.6e-3;
+  case DType::BF16:
+    return 2.8e-2;
+  }
+  return 0;
+}
+
 Criteria fa::defaultCriteria(DType dtype, Distribution dist, double maxAbsV,
                              double maxAbsLse) {
   Criteria c;
@@ -98,8 +140,9 @@ Criteria fa::defaultCriteria(DType dtype, Distribution dist, double maxAbsV,
     c.maxAbs = 5e-2;
     break;
   }
-  if (dist == Distribution::Outliers)
-    c.maxAbs *= std::max(1.0, maxAbsV);
+  (void)maxAbsV;
+  c.applyMaxAbs = dist == Distribution::Normal;
+  c.maxScaled = scaledThreshold(dtype);
   c.lseMaxAbs = 1e-4 * std::max(1.0, maxAbsLse);
   return c;
 }
@@ -122,8 +165,14 @@ Verdict fa::judge(const OutputMetrics &ours, const OutputMetrics &naive,
       format("non-finite outputs %.0f == %.0f", double(ours.nonFinite), 0));
   add("cosine", ours.cosine >= c.minCosine, ours.cosine, c.minCosine,
       format("cosine %.7f >= %g", ours.cosine, c.minCosine));
-  add("max_abs", ours.maxAbsDiff <= c.maxAbs, ours.maxAbsDiff, c.maxAbs,
-      format("max_abs %.3e <= %.3e", ours.maxAbsDiff, c.maxAbs));
+  if (c.applyMaxAbs)
+    add("max_abs", ours.maxAbsDiff <= c.maxAbs, ours.maxAbsDiff, c.maxAbs,
+        format("max_abs %.3e <= %.3e", ours.maxAbsDiff, c.maxAbs));
+  if (ours.scaledCompared)
+    add("scaled", ours.maxScaledDiff <= c.maxScaled, ours.maxScaledDiff,
+        c.maxScaled,
+        format("max |err| / sum p|v| %.3e <= %.3e", ours.maxScaledDiff,
+               c.maxScaled));
   double faLimit = c.naiveFactor * naive.maxAbsDiff + c.naiveSlack;
   add("fa_criterion", ours.maxAbsDiff <= faLimit, ours.maxAbsDiff, faLimit,
       format("max_abs %.3e <= 2 x naive %.3e + 1e-5", ours.maxAbsDiff,
@@ -132,5 +181,9 @@ Verdict fa::judge(const OutputMetrics &ours, const OutputMetrics &naive,
     add("lse", ours.lseMaxAbsDiff <= c.lseMaxAbs, ours.lseMaxAbsDiff,
         c.lseMaxAbs,
         format("lse max_abs %.3e <= %.3e", ours.lseMaxAbsDiff, c.lseMaxAbs));
+  if (ours.paddingChecked)
+    add("padding", ours.paddingWrites == 0, double(ours.paddingWrites), 0,
+        format("padding elements written %.0f == %.0f",
+               double(ours.paddingWrites), 0));
   return v;
 }

@@ -8,8 +8,9 @@
 // most telling to the backend's own loader:
 //   1. both files readable, manifest well-formed;
 //   2. the code object is the one the manifest describes (bytes, FNV-1a 64);
-//   3. the device runs the manifest's target;
-//   4. every kernel uses this runtime's ABI version and fits the device;
+//   3. the device runs the manifest's target (in its code object format);
+//   4. every kernel uses this runtime's ABI version and fits the device
+//      (threads, static + dynamic LDS);
 //   5. the backend loads the bytes and resolves every kernel symbol.
 // A half-built module is destroyed on failure.
 //
@@ -26,24 +27,35 @@ static bool endsWith(const std::string &s, const char *suffix) {
   return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
 }
 
+/// Reads and parses the manifest at `manifestPath`.
+static Expected<Manifest> readManifestFile(const std::string &manifestPath) {
+  Expected<std::vector<uint8_t>> text = readFileBytes(manifestPath, "manifest");
+  if (!text) {
+    Status s = text.takeStatus();
+    if (s.code() == ErrorCode::NotFound)
+      return std::move(s).prepend("missing manifest (fac writes "
+                                  "<code object>.json next to the code "
+                                  "object)");
+    return s;
+  }
+  Expected<Manifest> parsed = parseManifest(std::string_view(
+      reinterpret_cast<const char *>(text->data()), text->size()));
+  if (!parsed)
+    return parsed.takeStatus().withFile(manifestPath);
+  return parsed;
+}
+
+Expected<Manifest> Module::readManifest(const std::string &path) {
+  return readManifestFile(endsWith(path, ".json") ? path : path + ".json");
+}
+
 Expected<Module> Module::load(const Device &device, const std::string &path) {
   std::string codePath = path, manifestPath = path + ".json";
   Manifest manifest;
   auto readManifest = [&]() -> Status {
-    Expected<std::vector<uint8_t>> text =
-        readFileBytes(manifestPath, "manifest");
-    if (!text) {
-      Status s = text.takeStatus();
-      if (s.code() == ErrorCode::NotFound)
-        return std::move(s).prepend("missing manifest (fac writes "
-                                    "<code object>.json next to the code "
-                                    "object)");
-      return s;
-    }
-    Expected<Manifest> parsed = parseManifest(std::string_view(
-        reinterpret_cast<const char *>(text->data()), text->size()));
+    Expected<Manifest> parsed = readManifestFile(manifestPath);
     if (!parsed)
-      return parsed.takeStatus().withFile(manifestPath);
+      return parsed.takeStatus();
     manifest = parsed.take();
     return Status::success();
   };
@@ -84,14 +96,15 @@ Expected<Module> Module::loadBytes(const Device &device, Manifest manifest,
   if (Status s = checkCodeObjectIdentity(manifest, bytes); !s.ok())
     return std::move(s).withFile(displayName);
 
-  if (!device.supportsTarget(manifest.target)) {
+  if (std::optional<std::string> problem = device.backend->targetProblem(
+          manifest.target, manifest.codeObjectFormat)) {
     std::string runs;
     for (const std::string &t : device.targets())
       runs += (runs.empty() ? "'" : ", '") + t + "'";
     return Status::error(ErrorCode::Unsupported,
                          "code object is for target '" + manifest.target +
                              "' but device '" + device.name() + "' runs " +
-                             runs)
+                             runs + (problem->empty() ? "" : ": " + *problem))
         .withFile(displayName)
         .withTarget(manifest.target)
         .withDevice(device.name());
@@ -115,10 +128,15 @@ Expected<Module> Module::loadBytes(const Device &device, Manifest manifest,
       return fail("kernel '" + k.name + "' needs " + std::to_string(k.threads) +
                   " threads per workgroup, device '" + device.name() +
                   "' allows " + std::to_string(limits.maxThreadsPerWorkgroup));
-    if (uint64_t(k.ldsBytes) > limits.maxLdsBytes)
-      return fail("kernel '" + k.name + "' needs " +
-                  std::to_string(k.ldsBytes) + " bytes of LDS, device '" +
-                  device.name() + "' has " +
+    uint64_t lds = uint64_t(k.ldsBytes) + uint64_t(k.dynamicLdsBytes);
+    if (lds > limits.maxLdsBytes)
+      return fail("kernel '" + k.name + "' needs " + std::to_string(lds) +
+                  " bytes of LDS" +
+                  (k.dynamicLdsBytes
+                       ? " (" + std::to_string(k.ldsBytes) + " static + " +
+                             std::to_string(k.dynamicLdsBytes) + " dynamic)"
+                       : std::string()) +
+                  ", device '" + device.name() + "' has " +
                   std::to_string(limits.maxLdsBytes));
   }
 

@@ -4,9 +4,11 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// This file implements the fp64, fp32 and naive same-precision references
-// with one row routine templated on the arithmetic type; the naive variant
-// additionally rounds P and the output to the 16-bit element type.
+// This file implements the fp64 reference (with the conditioning magnitude
+// sum_j p_ij |v_jd| of each output element) and the naive same-precision
+// references with one row routine templated on the arithmetic type; the
+// 16-bit naive variants additionally round P and the output to the element
+// type.
 //
 //===----------------------------------------------------------------------===//
 
@@ -115,6 +117,12 @@ static void attentionHead(const AttentionProblem &p, const AttentionData &d,
     for (int64_t j = 0; j < visible; ++j)
       for (int64_t c = 0; c < D; ++c)
         oRow[c] += scores[j] * T(v[j * D + c]);
+    if (!out.magnitude.empty()) {
+      T *aRow = out.magnitude.data() + ((b * s.headsQ + h) * Lq + i) * D;
+      for (int64_t j = 0; j < visible; ++j)
+        for (int64_t c = 0; c < D; ++c)
+          aRow[c] += scores[j] * std::fabs(T(v[j * D + c]));
+    }
     if (round16)
       for (int64_t c = 0; c < D; ++c)
         oRow[c] = T(roundTo(roundType, float(oRow[c])));
@@ -124,13 +132,15 @@ static void attentionHead(const AttentionProblem &p, const AttentionData &d,
 
 template <typename T>
 static AttentionResult<T> runReference(const AttentionProblem &p,
-                                       const AttentionData &d,
-                                       DType roundType) {
+                                       const AttentionData &d, DType roundType,
+                                       bool magnitude = false) {
   AttentionResult<T> out;
   if (!checkProblem(p, d).ok())
     return out;
   out.o.assign(p.qElements(), T(0));
   out.lse.assign(p.lseElements(), T(0));
+  if (magnitude)
+    out.magnitude.assign(p.qElements(), T(0));
   const int64_t heads = p.shape.headsQ;
   parallelFor(size_t(p.shape.batch * heads), [&](size_t bh) {
     std::vector<T> scores(size_t(p.shape.seqK));
@@ -142,7 +152,7 @@ static AttentionResult<T> runReference(const AttentionProblem &p,
 
 AttentionResult<double> fa::referenceAttentionF64(const AttentionProblem &p,
                                                   const AttentionData &d) {
-  return runReference<double>(p, d, DType::F32);
+  return runReference<double>(p, d, DType::F32, /*magnitude=*/true);
 }
 
 AttentionResult<float> fa::referenceAttentionF32(const AttentionProblem &p,

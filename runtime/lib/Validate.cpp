@@ -12,6 +12,7 @@
 #include "fa/Validate.h"
 #include "fa/Half.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -38,6 +39,21 @@ Status fa::checkGoldenMatchesKernel(const GoldenCase &g, const KernelInfo &k) {
   return Status::error(ErrorCode::InvalidArgument, buf).withKernel(k.name);
 }
 
+Status fa::checkLayout(const AttentionLayout &layout) {
+  const std::pair<const char *, int64_t> pads[] = {{"Q", layout.q.rowPad},
+                                                   {"K", layout.k.rowPad},
+                                                   {"V", layout.v.rowPad},
+                                                   {"O", layout.o.rowPad},
+                                                   {"LSE", layout.lsePad}};
+  for (const auto &[name, pad] : pads)
+    if (pad < 0 || pad > maxLayoutPad)
+      return Status::error(ErrorCode::InvalidArgument,
+                           std::string("padding of ") + name + " is " +
+                               std::to_string(pad) + ", must be in [0, " +
+                               std::to_string(maxLayoutPad) + "]");
+  return Status::success();
+}
+
 double fa::attentionFlops(const AttentionProblem &p) {
   const AttentionShape &s = p.shape;
   double flops = 4.0 * double(s.batch) * double(s.headsQ) * double(s.seqQ) *
@@ -46,13 +62,20 @@ double fa::attentionFlops(const AttentionProblem &p) {
 }
 
 namespace {
-/// Moves a contiguous BHLD tensor to and from a strided device layout.
+/// Moves a contiguous [batch, heads, rows, d] tensor to and from a strided
+/// device layout (strides batch, head, row, 1).
 struct Placement {
-  int64_t batch, heads, rows, d;
+  int64_t batch = 0, heads = 0, rows = 0, d = 0;
   TensorStrides strides;
-  size_t elem;
+  size_t elem = 0;
 
-  size_t deviceBytes() const { return size_t(batch * strides.batch) * elem; }
+  /// Bytes of the device buffer: batch x the batch stride (so padding after
+  /// the last row is there too), at least one past the last element.
+  size_t deviceBytes() const {
+    int64_t last = (batch - 1) * strides.batch + (heads - 1) * strides.head +
+                   (rows - 1) * strides.row + d;
+    return size_t(std::max(last, batch * strides.batch)) * elem;
+  }
   template <typename F> void forEachRow(F f) const {
     for (int64_t b = 0; b < batch; ++b)
       for (int64_t h = 0; h < heads; ++h)
@@ -60,8 +83,10 @@ struct Placement {
           f(((b * heads + h) * rows + l) * d,
             b * strides.batch + h * strides.head + l * strides.row);
   }
-  std::vector<uint8_t> scatter(const std::vector<uint8_t> &dense) const {
-    std::vector<uint8_t> out(deviceBytes(), 0);
+  /// The device bytes; what no element covers is `fill`.
+  std::vector<uint8_t> scatter(const std::vector<uint8_t> &dense,
+                               uint8_t fill = 0) const {
+    std::vector<uint8_t> out(deviceBytes(), fill);
     forEachRow([&](int64_t from, int64_t to) {
       std::memcpy(&out[to * elem], &dense[from * elem], d * elem);
     });
@@ -74,48 +99,82 @@ struct Placement {
     });
     return out;
   }
+  /// Elements of `strided` outside the tensor that are no longer all `fill`
+  /// bytes.
+  size_t countChangedPadding(const std::vector<uint8_t> &strided,
+                             uint8_t fill) const {
+    std::vector<bool> covered(strided.size() / elem, false);
+    forEachRow([&](int64_t, int64_t at) {
+      for (int64_t c = 0; c < d; ++c)
+        covered[size_t(at + c)] = true;
+    });
+    size_t changed = 0;
+    for (size_t i = 0; i < covered.size(); ++i) {
+      if (covered[i])
+        continue;
+      for (size_t byte = 0; byte < elem; ++byte)
+        if (strided[i * elem + byte] != fill) {
+          ++changed;
+          break;
+        }
+    }
+    return changed;
+  }
 };
+
+/// What the output buffers hold before the launch: all-ones bytes, a NaN in
+/// f32, f16 and bf16, so an element the kernel does not write fails, and
+/// padding it writes is seen.
+constexpr uint8_t outputFill = 0xff;
 
 /// Device buffers for one problem, filled from `data`.
 struct DeviceTensors {
   std::optional<Buffer> q, k, v, o, lse;
   AttentionStrides strides;
-  Placement qPlace{}, kPlace{};
+  Placement qPlace, kPlace, vPlace, oPlace, lsePlace;
 
   Status create(const Device &device, const KernelInfo &kernel,
                 const AttentionProblem &p, const AttentionData &data,
-                TensorLayout layout, int64_t rowPad) {
+                const AttentionLayout &layout) {
     const AttentionShape &sh = p.shape;
     size_t elem = dtypeBytes(kernel.dtype);
-    strides = AttentionStrides::strided(sh, p.headDim, layout, rowPad);
+    strides = AttentionStrides::fromLayout(sh, p.headDim, layout);
     qPlace = {sh.batch, sh.headsQ, sh.seqQ, p.headDim, strides.q, elem};
     kPlace = {sh.batch, sh.headsKv, sh.seqK, p.headDim, strides.k, elem};
+    vPlace = {sh.batch, sh.headsKv, sh.seqK, p.headDim, strides.v, elem};
+    oPlace = {sh.batch, sh.headsQ, sh.seqQ, p.headDim, strides.o, elem};
+    // LSE as a [B, Hq, 1, Lq] tensor: one "row" of Lq values per head.
+    lsePlace = {sh.batch,
+                sh.headsQ,
+                1,
+                sh.seqQ,
+                {strides.lseBatch, strides.lseHead, 0},
+                sizeof(float)};
     auto upload = [&](std::optional<Buffer> &slot,
-                      const std::vector<float> &values,
-                      const Placement &place) -> Status {
-      std::vector<uint8_t> bytes =
-          place.scatter(encodeElements(kernel.dtype, values));
+                      const std::vector<uint8_t> &bytes) -> Status {
       Expected<Buffer> b = device.allocate(bytes.size());
       if (!b)
         return b.takeStatus();
       slot.emplace(b.take());
       return slot->copyFromHost(bytes.data(), bytes.size());
     };
-    auto empty = [&](std::optional<Buffer> &slot, size_t bytes) -> Status {
-      Expected<Buffer> b = device.allocate(bytes);
-      if (!b)
-        return b.takeStatus();
-      slot.emplace(b.take());
-      return Status::success();
+    auto input = [&](std::optional<Buffer> &slot,
+                     const std::vector<float> &values,
+                     const Placement &place) -> Status {
+      return upload(slot, place.scatter(encodeElements(kernel.dtype, values)));
+    };
+    auto output = [&](std::optional<Buffer> &slot,
+                      const Placement &place) -> Status {
+      return upload(slot,
+                    std::vector<uint8_t>(place.deviceBytes(), outputFill));
     };
     Status s;
-    if (!(s = upload(q, data.q, qPlace)).ok() ||
-        !(s = upload(k, data.k, kPlace)).ok() ||
-        !(s = upload(v, data.v, kPlace)).ok() ||
-        !(s = empty(o, qPlace.deviceBytes())).ok())
+    if (!(s = input(q, data.q, qPlace)).ok() ||
+        !(s = input(k, data.k, kPlace)).ok() ||
+        !(s = input(v, data.v, vPlace)).ok() || !(s = output(o, oPlace)).ok())
       return s;
     if (kernel.hasLse)
-      return empty(lse, p.lseElements() * sizeof(float));
+      return output(lse, lsePlace);
     return Status::success();
   }
 
@@ -131,12 +190,15 @@ struct DeviceTensors {
     return a;
   }
 
-  /// The output, back in contiguous BHLD order.
-  Status readOutput(std::vector<uint8_t> &dense) const {
-    std::vector<uint8_t> bytes(o->size());
-    if (Status s = o->copyToHost(bytes.data(), bytes.size()); !s.ok())
+  /// Reads `buffer` back through `place`: the tensor in contiguous order,
+  /// and how many padding elements changed.
+  static Status read(const Buffer &buffer, const Placement &place,
+                     std::vector<uint8_t> &dense, size_t &paddingWrites) {
+    std::vector<uint8_t> bytes(buffer.size());
+    if (Status s = buffer.copyToHost(bytes.data(), bytes.size()); !s.ok())
       return s;
-    dense = qPlace.gather(bytes);
+    dense = place.gather(bytes);
+    paddingWrites = place.countChangedPadding(bytes, outputFill);
     return Status::success();
   }
 };
@@ -187,49 +249,55 @@ Expected<ValidationReport> fa::validateKernel(const Kernel &kernel,
   if (Status s = checkProblem(r.problem, *data); !s.ok())
     return s;
 
-  DeviceTensors t;
-  if (opts.rowPad < 0)
-    return Status::error(ErrorCode::InvalidArgument,
-                         "row padding must be non-negative, got " +
-                             std::to_string(opts.rowPad));
-  if (Status s =
-          t.create(device, info, r.problem, *data, opts.layout, opts.rowPad);
-      !s.ok())
+  if (Status s = checkLayout(opts.layout); !s.ok())
     return s;
+  DeviceTensors t;
+  if (Status s = t.create(device, info, r.problem, *data, opts.layout); !s.ok())
+    return s;
+  r.layout = opts.layout;
+  r.strides = t.strides;
   if (Status s = kernel.launch(t.args(r.problem.shape), opts.launch); !s.ok())
     return s;
   if (Status s = device.synchronize(); !s.ok())
     return s;
-  std::vector<uint8_t> oBytes;
-  if (Status s = t.readOutput(oBytes); !s.ok())
+  std::vector<uint8_t> oBytes, lseBytes;
+  size_t oPadding = 0, lsePadding = 0;
+  if (Status s = DeviceTensors::read(*t.o, t.oPlace, oBytes, oPadding); !s.ok())
     return s;
   std::vector<float> out =
       decodeElements(info.dtype, oBytes.data(), r.problem.qElements());
   std::vector<float> lse;
   if (t.lse) {
-    lse.resize(r.problem.lseElements());
-    if (Status s = t.lse->copyToHost(lse.data(), lse.size() * sizeof(float));
+    if (Status s =
+            DeviceTensors::read(*t.lse, t.lsePlace, lseBytes, lsePadding);
         !s.ok())
       return s;
+    lse = decodeElements(DType::F32, lseBytes.data(), r.problem.lseElements());
   }
 
-  // Baseline: the golden vectors, else our fp64 reference.
+  // Baseline: the golden vectors, else our fp64 reference. The conditioning
+  // magnitudes come from the fp64 reference in both cases.
+  AttentionResult<double> ref = referenceAttentionF64(r.problem, *data);
   std::vector<double> baseO, baseLse;
   if (opts.golden) {
     baseO = toDouble(opts.golden->oRef);
     baseLse = toDouble(opts.golden->lseRef);
   } else {
-    AttentionResult<double> ref = referenceAttentionF64(r.problem, *data);
     baseO = std::move(ref.o);
     baseLse = std::move(ref.lse);
   }
   AttentionResult<float> naive = naiveAttention(r.problem, info.dtype, *data);
   r.ours = compareOutputs(out, baseO);
   r.naive = compareOutputs(naive.o, baseO);
+  double floor = magnitudeFloor(maxAbs(data->v));
+  compareScaled(r.ours, out, baseO, ref.magnitude, floor);
+  compareScaled(r.naive, naive.o, baseO, ref.magnitude, floor);
   if (info.hasLse) {
     compareLse(r.ours, lse, baseLse);
     compareLse(r.naive, naive.lse, baseLse);
   }
+  r.ours.paddingChecked = true;
+  r.ours.paddingWrites = oPadding + lsePadding;
   double maxLse = 0;
   for (double x : baseLse)
     if (std::isfinite(x))
@@ -254,8 +322,7 @@ Expected<BenchResult> fa::benchmarkKernel(const Kernel &kernel,
     return s;
   AttentionData data = generateInputs(p, info.dtype, Distribution::Normal, 0);
   DeviceTensors t;
-  if (Status s = t.create(device, info, p, data, TensorLayout::Bhld, 0);
-      !s.ok())
+  if (Status s = t.create(device, info, p, data, AttentionLayout()); !s.ok())
     return s;
   AttentionArgs args = t.args(shape);
   if (Status s = kernel.launch(args, options); !s.ok()) // warm-up

@@ -1,65 +1,31 @@
-//===- VendorBackends.cpp - HIP and CUDA device probes --------------------===//
+//===- VendorBackends.cpp - What the HIP and CUDA backends share ----------===//
 //
 // Part of the fa project.
 //
 //===----------------------------------------------------------------------===//
 //
-// This file opens the vendor runtimes with dlopen through a table of required
-// symbols (one X-macro per vendor), initializes them and counts devices, so
-// `Device::open("hip")` / `("cuda")` fail with the precise reason: library
-// not found (with dlopen's message), a missing symbol, the init call's error
-// name, no GPU, or no such ordinal. The launch backends themselves are not
-// implemented yet; when a GPU is present that is what the error says. They
-// will plug in here, extending the symbol tables (hipModuleLoadData,
-// hipModuleLaunchKernel, cuModuleLoadData, cuLaunchKernel, ...).
+// This file implements Vendor.h: opening a vendor runtime with dlopen, error
+// statuses for failed vendor calls, and the GPU-independent decisions of the
+// backends (kernel parameter packing, target matching, launch limits), kept
+// here so they are tested on machines without a GPU.
 //
 // Vendor libraries stay loaded once opened: unloading a GPU runtime after
 // initializing it is not reliably safe.
 //
 //===----------------------------------------------------------------------===//
 
-#include "Backend.h"
+#include "Vendor.h"
 
+#include <cstring>
 #include <dlfcn.h>
-#include <mutex>
+#include <elf.h>
 
 using namespace fa;
 using namespace fa::detail;
 
-// Required HIP symbols: name, return type, parameter list.
-#define FA_HIP_SYMBOLS(X)                                                      \
-  X(hipInit, int, (unsigned))                                                  \
-  X(hipGetDeviceCount, int, (int *))                                           \
-  X(hipGetErrorName, const char *, (int))
-
-// Required CUDA driver symbols.
-#define FA_CUDA_SYMBOLS(X)                                                     \
-  X(cuInit, int, (unsigned))                                                   \
-  X(cuDeviceGetCount, int, (int *))                                            \
-  X(cuGetErrorName, int, (int, const char **))
-
-namespace {
-struct HipApi {
-#define FA_DECLARE(NAME, RET, ARGS) RET(*NAME) ARGS = nullptr;
-  FA_HIP_SYMBOLS(FA_DECLARE)
-};
-struct CudaApi {
-  FA_CUDA_SYMBOLS(FA_DECLARE)
-#undef FA_DECLARE
-};
-
-/// Outcome of probing one vendor runtime (cached: probing is idempotent).
-struct Probe {
-  Status status; ///< why the runtime is unusable, or success
-  int deviceCount = 0;
-};
-} // namespace
-
-/// dlopens the first of `names` that loads; on failure an Unavailable error
-/// quoting dlopen's message for the first name.
-static Status openLibrary(const char *kind,
-                          const std::vector<const char *> &names,
-                          void *&handle) {
+Status fa::detail::openVendorLibrary(const char *kind,
+                                     const std::vector<const char *> &names,
+                                     void *&handle) {
   std::string firstError;
   for (const char *name : names) {
     ::dlerror();
@@ -79,11 +45,11 @@ static Status openLibrary(const char *kind,
       .withDevice(kind);
 }
 
-static Status resolve(const char *kind, void *handle, const char *symbol,
-                      void *&out) {
-  out = ::dlsym(handle, symbol);
-  if (out)
-    return Status::success();
+void *fa::detail::lookupVendorSymbol(void *handle, const char *symbol) {
+  return ::dlsym(handle, symbol);
+}
+
+Status fa::detail::missingVendorSymbol(const char *kind, const char *symbol) {
   return Status::error(ErrorCode::Unavailable,
                        std::string("device '") + kind +
                            "' unavailable: the vendor runtime lacks '" +
@@ -92,110 +58,215 @@ static Status resolve(const char *kind, void *handle, const char *symbol,
       .withDevice(kind);
 }
 
-static Status callFailed(const char *kind, const char *call, int code,
-                         const char *errorName) {
-  std::string name = errorName ? errorName : "error " + std::to_string(code);
-  return Status::error(ErrorCode::Unavailable, std::string("device '") + kind +
-                                                   "' unavailable: " + call +
-                                                   " returned " + name + " (" +
-                                                   std::to_string(code) + ")")
+Status fa::detail::vendorCallError(ErrorCode code, const std::string &device,
+                                   const std::string &what, const char *call,
+                                   int rc, const char *errorName,
+                                   const char *description,
+                                   const std::string &hint) {
+  std::string name =
+      errorName && *errorName ? errorName : "error " + std::to_string(rc);
+  std::string message = what + ": " + call + " returned " + name + " (" +
+                        std::to_string(rc) + ")";
+  if (description && *description && name != description)
+    message += std::string(": ") + description;
+  if (!hint.empty())
+    message += " (" + hint + ")";
+  return Status::error(code, std::move(message))
       .withCall(call, name)
+      .withDevice(device);
+}
+
+Status fa::detail::noGpuError(const char *kind, const char *vendor) {
+  return Status::error(ErrorCode::Unavailable,
+                       std::string("device '") + kind + "' unavailable: the " +
+                           kind + " runtime loaded but found no " + vendor +
+                           " GPU")
       .withDevice(kind);
 }
 
-static const Probe &probeHip() {
-  static Probe probe;
-  static std::once_flag once;
-  std::call_once(once, [] {
-    const char *kind = "hip";
-    void *handle;
-    probe.status = openLibrary(
-        kind, {"libamdhip64.so", "libamdhip64.so.6", "libamdhip64.so.5"},
-        handle);
-    if (!probe.status.ok())
-      return;
-    HipApi api;
-#define FA_RESOLVE(NAME, RET, ARGS)                                            \
-  {                                                                            \
-    void *sym;                                                                 \
-    if (!(probe.status = resolve(kind, handle, #NAME, sym)).ok())              \
-      return;                                                                  \
-    api.NAME = reinterpret_cast<RET(*) ARGS>(sym);                             \
-  }
-    FA_HIP_SYMBOLS(FA_RESOLVE)
-    if (int rc = api.hipInit(0)) {
-      probe.status = callFailed("hip", "hipInit", rc, api.hipGetErrorName(rc));
-      return;
-    }
-    if (int rc = api.hipGetDeviceCount(&probe.deviceCount)) {
-      probe.status =
-          callFailed("hip", "hipGetDeviceCount", rc, api.hipGetErrorName(rc));
-      return;
-    }
-  });
-  return probe;
-}
-
-static const Probe &probeCuda() {
-  static Probe probe;
-  static std::once_flag once;
-  std::call_once(once, [] {
-    const char *kind = "cuda";
-    void *handle;
-    probe.status = openLibrary(kind, {"libcuda.so.1", "libcuda.so"}, handle);
-    if (!probe.status.ok())
-      return;
-    CudaApi api;
-    FA_CUDA_SYMBOLS(FA_RESOLVE)
-#undef FA_RESOLVE
-    auto errorName = [&](int rc) {
-      const char *name = nullptr;
-      return api.cuGetErrorName(rc, &name) == 0 ? name : nullptr;
-    };
-    if (int rc = api.cuInit(0)) {
-      probe.status = callFailed("cuda", "cuInit", rc, errorName(rc));
-      return;
-    }
-    if (int rc = api.cuDeviceGetCount(&probe.deviceCount)) {
-      probe.status = callFailed("cuda", "cuDeviceGetCount", rc, errorName(rc));
-      return;
-    }
-  });
-  return probe;
-}
-
-static Expected<std::shared_ptr<Backend>>
-openGpu(const char *kind, const char *vendor, const Probe &probe, int ordinal) {
+Status fa::detail::noSuchOrdinalError(const char *kind, const char *vendor,
+                                      int ordinal, int count) {
   std::string spec = std::string(kind) + ":" + std::to_string(ordinal);
-  if (!probe.status.ok())
-    return probe.status;
-  if (probe.deviceCount == 0)
-    return Status::error(ErrorCode::Unavailable,
-                         std::string("device '") + kind +
-                             "' unavailable: the " + kind +
-                             " runtime loaded but found no " + vendor + " GPU")
-        .withDevice(kind);
-  if (ordinal >= probe.deviceCount)
-    return Status::error(ErrorCode::InvalidArgument,
-                         "device '" + spec + "' does not exist: " +
-                             std::to_string(probe.deviceCount) + " " + vendor +
-                             " GPU" + (probe.deviceCount == 1 ? "" : "s") +
-                             " found")
-        .withDevice(spec);
-  return Status::error(ErrorCode::Unsupported,
+  return Status::error(ErrorCode::InvalidArgument,
                        "device '" + spec +
-                           "' is present but this runtime has "
-                           "no " +
-                           kind +
-                           " launch backend yet (only 'host' is "
-                           "implemented)")
+                           "' does not exist: " + std::to_string(count) + " " +
+                           vendor + " GPU" + (count == 1 ? "" : "s") + " found")
       .withDevice(spec);
 }
 
-Expected<std::shared_ptr<Backend>> fa::detail::openHipBackend(int ordinal) {
-  return openGpu("hip", "AMD", probeHip(), ordinal);
+size_t fa::detail::packKernelParams(const uint64_t *words, void **params,
+                                    KernelParamConvention convention) {
+  // cuLaunchKernel / hipModuleLaunchKernel read each parameter's bytes
+  // through params[i]; every parameter of the fa ABI is 8 bytes (a 64-bit
+  // pointer or an i64), so each points at one word.
+  auto at = [&](int i) {
+    return const_cast<void *>(static_cast<const void *>(words + i));
+  };
+  size_t n = 0;
+  if (convention == KernelParamConvention::MemrefDescriptors) {
+    for (int i = 0; i < FA_ABI_NUM_WORDS; ++i)
+      params[n++] = at(i);
+    return n;
+  }
+  for (int b = 0; b < FA_ABI_NUM_BUFFERS; ++b)
+    params[n++] = at(b * FA_ABI_WORDS_PER_BUFFER + 1); // aligned pointer
+  for (int i = FA_ABI_SIZES; i < FA_ABI_NUM_WORDS; ++i)
+    params[n++] = at(i);
+  return n;
 }
 
-Expected<std::shared_ptr<Backend>> fa::detail::openCudaBackend(int ordinal) {
-  return openGpu("cuda", "NVIDIA", probeCuda(), ordinal);
+bool fa::detail::parseSmTarget(std::string_view target, int &cc,
+                               bool &archSpecific) {
+  if (target.substr(0, 3) != "sm_")
+    return false;
+  std::string_view rest = target.substr(3);
+  archSpecific = !rest.empty() && rest.back() == 'a';
+  if (archSpecific)
+    rest.remove_suffix(1);
+  if (rest.size() < 2 || rest.size() > 3)
+    return false;
+  cc = 0;
+  for (char c : rest) {
+    if (c < '0' || c > '9')
+      return false;
+    cc = cc * 10 + (c - '0');
+  }
+  return true;
+}
+
+static std::string capability(int cc) {
+  return std::to_string(cc / 10) + "." + std::to_string(cc % 10);
+}
+
+std::string fa::detail::cudaTargetProblem(std::string_view target,
+                                          std::string_view format, int major,
+                                          int minor) {
+  int code;
+  bool archSpecific;
+  std::string t(target);
+  if (!parseSmTarget(target, code, archSpecific))
+    return "a CUDA device runs targets spelled sm_XY, not '" + t + "'";
+  int device = major * 10 + minor;
+  std::string have = "this device has compute capability " +
+                     std::to_string(major) + "." + std::to_string(minor);
+  if (format == "cubin" || archSpecific) {
+    if (code == device)
+      return "";
+    return std::string(format == "cubin" ? "a cubin" : "arch-specific code") +
+           " for " + t + " runs only on compute capability " +
+           capability(code) + "; " + have;
+  }
+  if (code <= device)
+    return ""; // the driver JIT-compiles PTX for newer devices
+  return "PTX for " + t + " needs compute capability " + capability(code) +
+         " or newer; " + have;
+}
+
+std::string fa::detail::gcnArchBase(std::string_view arch) {
+  return std::string(arch.substr(0, arch.find(':')));
+}
+
+/// The ":feature+" / ":feature-" settings after the processor name.
+static std::vector<std::string> gcnFeatures(std::string_view arch) {
+  std::vector<std::string> out;
+  size_t at = arch.find(':');
+  while (at != std::string_view::npos) {
+    size_t next = arch.find(':', at + 1);
+    out.emplace_back(arch.substr(at + 1, next == std::string_view::npos
+                                             ? std::string_view::npos
+                                             : next - at - 1));
+    at = next;
+  }
+  return out;
+}
+
+std::string fa::detail::hipTargetProblem(std::string_view codeTarget,
+                                         std::string_view deviceArch) {
+  std::string code = gcnArchBase(codeTarget), device = gcnArchBase(deviceArch);
+  if (code != device)
+    return "code for " + code + " does not run on " + device +
+           " (the device's gcnArchName is '" + std::string(deviceArch) + "')";
+  for (const std::string &want : gcnFeatures(codeTarget)) {
+    if (want.empty())
+      continue;
+    std::string feature = want.substr(0, want.size() - 1);
+    for (const std::string &have : gcnFeatures(deviceArch))
+      if (have.size() == want.size() &&
+          have.compare(0, feature.size(), feature) == 0 &&
+          have.back() != want.back())
+        return "the code object was built with " + want +
+               " but the device runs " + have + " (gcnArchName '" +
+               std::string(deviceArch) + "')";
+  }
+  return "";
+}
+
+std::string fa::detail::findGcnArchName(const void *props, size_t bytes) {
+  const auto *p = static_cast<const char *>(props);
+  auto isHex = [](char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+  };
+  std::string first;
+  for (size_t i = 0; i + 4 < bytes; ++i) {
+    if (std::memcmp(p + i, "gfx", 3) != 0 || !isHex(p[i + 3]))
+      continue;
+    size_t end = i;
+    while (end < bytes && p[end] != 0)
+      ++end;
+    if (end == bytes || end - i > 255)
+      continue; // not NUL-terminated within a char[256]: not the field
+    std::string found(p + i, end - i);
+    // Prefer the full name with target features ("gfx906:sramecc+:xnack-")
+    // over a bare processor name another field may hold.
+    if (found.find(':') != std::string::npos)
+      return found;
+    if (first.empty())
+      first = std::move(found);
+    i = end;
+  }
+  return first;
+}
+
+Status fa::detail::checkKernelFits(const KernelInfo &k,
+                                   const std::string &device,
+                                   uint64_t staticLds, uint64_t maxThreads,
+                                   uint64_t maxLdsBytes,
+                                   const std::string &threadsWhy,
+                                   const std::string &ldsWhy) {
+  auto fail = [&](const std::string &message) {
+    return Status::error(ErrorCode::Unsupported, message)
+        .withKernel(k.name)
+        .withDevice(device);
+  };
+  if (uint64_t(k.threads) > maxThreads)
+    return fail("kernel '" + k.name + "' needs " + std::to_string(k.threads) +
+                " threads per workgroup, device '" + device + "' allows " +
+                std::to_string(maxThreads) +
+                (threadsWhy.empty() ? "" : " (" + threadsWhy + ")"));
+  uint64_t dynamic = uint64_t(k.dynamicLdsBytes);
+  uint64_t total = staticLds + dynamic;
+  if (total > maxLdsBytes)
+    return fail("kernel '" + k.name + "' needs " + std::to_string(total) +
+                " bytes of LDS (" + std::to_string(staticLds) + " static + " +
+                std::to_string(dynamic) + " dynamic), device '" + device +
+                "' allows " + std::to_string(maxLdsBytes) +
+                (ldsWhy.empty() ? "" : " (" + ldsWhy + ")"));
+  return Status::success();
+}
+
+Status fa::detail::checkGpuElf(const std::vector<uint8_t> &b, uint16_t machine,
+                               const char *machineName) {
+  if (b.size() < sizeof(Elf64_Ehdr) ||
+      std::memcmp(b.data(), ELFMAG, SELFMAG) != 0)
+    return Status::error(ErrorCode::CorruptCodeObject,
+                         std::string("code object is not an ELF file (a ") +
+                             machineName + " code object is one)");
+  Elf64_Ehdr h;
+  std::memcpy(&h, b.data(), sizeof(h));
+  if (h.e_machine != machine)
+    return Status::error(
+        ErrorCode::CorruptCodeObject,
+        "code object is for ELF machine " + std::to_string(h.e_machine) +
+            ", not " + machineName + " (" + std::to_string(machine) + ")");
+  return Status::success();
 }

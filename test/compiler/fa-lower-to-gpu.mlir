@@ -26,6 +26,10 @@
 // Grids the pass cannot lower: each with the message that says why.
 // RUN: fa-opt %t/invalid.mlir -split-input-file --fa-lower-to-gpu -verify-diagnostics
 
+// Test-only planted bugs: each pass plants only its own.
+// RUN: not fa-opt %t/lds-pad.mlir --fa-lower-to-gpu="test-plant-bug=gqa-modulo" 2>&1 | FileCheck %s --check-prefix=PLANT-OTHER-PASS
+// PLANT-OTHER-PASS: error: planted bug 'gqa-modulo' is planted by fa-tile, not fa-lower-to-gpu
+
 //--- attention.mlir
 
 // CHECK: module attributes {gpu.container_module}

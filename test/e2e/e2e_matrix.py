@@ -1,14 +1,31 @@
 #!/usr/bin/env python3
-"""End-to-end matrix on the host device: compile with fac, run with fa-run.
+"""End-to-end suite on the host device: compile with fac, run with fa-run.
 
-Covers f16/f32 x D in {64,128} x causal on/off x GQA x Lq != Lk x lengths
-{1, 17, 100, 257} x both input distributions: every value of every factor and
-every pair of factor values at least once (a greedy pairwise covering set),
-all with the LDS race checker on. Then other head dimensions, non-contiguous
-layouts and explicit tile configurations, and the independent golden vectors
-(test/data/golden) through the same kernels.
+Sections, in the order they run (all with the LDS race checker on):
+  1. boundary shapes, derived from each kernel's own BLOCK_M / BLOCK_N (read
+     from its manifest): Lk - Lq = 1 and BLOCK_N - 1 (mod BLOCK_N), Lq > Lk
+     causal (rows that see no key), L = BLOCK_M - 1, BLOCK_M, BLOCK_M + 1, a
+     single KV block, a ragged last KV block;
+  2. independent strides: Q, K, V, O and LSE each with its own padded
+     strides and layout (fa-run --distinct-strides);
+  3. the pairwise matrix: f16/f32 x D in {64,128} x causal x GQA x Lq != Lk
+     x lengths {1, 17, 100, 257} x both input distributions (every pair of
+     factor values at least once); Lq != Lk pairings are chosen from the
+     tile size so that no case degenerates to one key;
+  4. other head dimensions and layouts, explicit tile configurations;
+  5. bf16 on the host target;
+  6. the independent golden vectors (test/data/golden).
+
+The same cases serve the mutation test (mutants.py): with a planted bug the
+suite must fail, and `first_failure` names the case that caught it.
 
 usage: e2e_matrix.py FAC FA_RUN GOLDEN_DIR WORK_DIR
+       e2e_matrix.py FAC - GOLDEN_DIR WORK_DIR --target sm_90 --write-plan P
+       e2e_matrix.py --run-plan P FA_RUN --device cuda
+
+The second form compiles the suite's kernels for a GPU target here (where
+LLVM is) and writes the cases to the plan P (paths relative to P's folder);
+the third runs a plan on a machine with the GPU and only the runtime.
 """
 import itertools
 import json
@@ -26,8 +43,16 @@ FACTORS = {
     "length": [1, 17, 100, 257],
     "dist": ["normal", "outliers"],
 }
-# The key length paired with each query length when Lq != Lk.
-OTHER_LENGTH = {1: 100, 17: 257, 100: 17, 257: 1}
+
+
+def other_length(lq, bn):
+    """The key length paired with `lq` when Lq != Lk, from the tile's
+    BLOCK_N: every pairing has several keys and a ragged last block."""
+    return {1: bn + 2,          # decode: Lk - Lq = BLOCK_N + 1 = 1 (mod BLOCK_N)
+            17: 17 + bn - 1,    # Lk - Lq = BLOCK_N - 1
+            100: 100 + bn + 1,  # Lk - Lq = 1 (mod BLOCK_N)
+            257: 257 - bn - 3,  # Lq > Lk: causal rows with no visible key
+            }[lq]
 
 
 def pairwise_cases():
@@ -50,9 +75,9 @@ def pairwise_cases():
     return cases
 
 
-# Beyond the matrix: head dimensions that are not powers of two (D=40, 80:
-# fewer lanes per row; D=40 rows are not 16-byte multiples for f32) and
-# non-contiguous layouts (BLHD, padded rows: the scalar copy path).
+# Head dimensions that are not powers of two (D=40, 80: fewer lanes per row;
+# D=40 rows are not 16-byte multiples for f32) and non-contiguous layouts
+# (BLHD, padded rows: the scalar copy path).
 EXTRA = [
     ("f16", 40, True, "1,2,1,70,90", []),
     ("f32", 40, False, "1,2,1,70,90", []),
@@ -83,94 +108,136 @@ def kernel_source(dtype, d, causal, scale=None):
             f"  return %o, %lse : {t}, {l}\n}}\n")
 
 
-def compile_kernel(fac, work, dtype, d, causal, scale=None, tile=None):
-    name = f"attn_{dtype}_d{d}_{'causal' if causal else 'full'}"
-    if scale is not None:
-        name += f"_scale{scale}"
-    options = []
-    if tile is not None:
-        name += "_tile{}x{}w{}".format(*tile)
-        options = ["--block-m={}".format(tile[0]),
-                   "--block-n={}".format(tile[1]), "--waves={}".format(tile[2])]
-    src = os.path.join(work, name + ".mlir")
-    out = os.path.join(work, name + ".so")
-    if not os.path.exists(out):
-        with open(src, "w") as f:
-            f.write(kernel_source(dtype, d, causal, scale))
-        p = subprocess.run([fac, src, "--target=host", "-o", out] + options,
-                           capture_output=True, text=True)
-        if p.returncode != 0:
-            print(f"  FAIL fac {src}\n    {p.stderr.strip()}")
-            return None
-    return out
+class Kernels:
+    """Compiles kernels once per work directory, optionally with a bug."""
+
+    def __init__(self, fac, work, plant_bug=None, target="host"):
+        self.fac, self.work, self.plant_bug = fac, work, plant_bug
+        self.target = target
+        self.ext = {"host": ".so", "gfx906": ".hsaco"}.get(target, ".cubin")
+        self.errors = {}
+
+    def get(self, dtype, d, causal, scale=None, tile=None):
+        """(path of the .so, its manifest entry) or (None, error text)."""
+        name = f"attn_{dtype}_d{d}_{'causal' if causal else 'full'}"
+        if scale is not None:
+            name += f"_scale{scale}"
+        options = []
+        if tile is not None:
+            name += "_tile{}x{}w{}".format(*tile)
+            options = ["--block-m={}".format(tile[0]),
+                       "--block-n={}".format(tile[1]),
+                       "--waves={}".format(tile[2])]
+        if self.plant_bug:
+            options.append("--test-plant-bug=" + self.plant_bug)
+        if dtype == "bf16":
+            options.append("--allow-bf16")
+        src = os.path.join(self.work, name + ".mlir")
+        out = os.path.join(self.work, name + self.ext)
+        if name in self.errors:
+            return None, self.errors[name]
+        if not os.path.exists(out):
+            with open(src, "w") as f:
+                f.write(kernel_source(dtype, d, causal, scale))
+            p = subprocess.run([self.fac, src, "--target=" + self.target,
+                                "-o", out]
+                               + options, capture_output=True, text=True)
+            if p.returncode != 0:
+                self.errors[name] = f"fac {src}: {p.stderr.strip()}"
+                return None, self.errors[name]
+        with open(out + ".json") as f:
+            return out, json.load(f)["kernels"][0]
 
 
-def run(fa_run, args):
-    p = subprocess.run([fa_run] + args + ["--device", "host", "--json"],
-                       capture_output=True, text=True)
-    try:
-        report = json.loads(p.stdout)
-    except json.JSONDecodeError:
-        report = {}
-    return p.returncode, report, p.stderr.strip()
+class Case:
+    def __init__(self, section, label, kernel, args):
+        self.section, self.label, self.kernel, self.args = \
+            section, label, kernel, args
 
 
-def main():
-    fac, fa_run, golden, work = sys.argv[1:5]
-    # Start clean: kernels compiled by an older fac must not be reused.
-    shutil.rmtree(work, ignore_errors=True)
-    os.makedirs(work)
-    failures = 0
-    cases = pairwise_cases()
-    print(f"e2e: {len(cases)} pairwise cases (race checker on)")
-    for n, c in enumerate(cases):
-        so = compile_kernel(fac, work, c["dtype"], c["d"], c["causal"])
+def boundary_cases(kernels):
+    """Shapes at the edges of the tiling, from each kernel's tile sizes."""
+    kinds = [("f16", 64, True), ("f32", 128, True), ("f16", 64, False),
+             ("f32", 64, False)]
+    for n, (dtype, d, causal) in enumerate(kinds):
+        so, meta = kernels.get(dtype, d, causal)
         if so is None:
-            failures += 1
+            yield Case("boundary", f"{dtype} D={d}", None, meta)
+            continue
+        bm, bn = meta["block_m"], meta["block_n"]
+        shapes = [
+            ("Lk-Lq=1 mod BN", 100, 100 + bn + 1),
+            ("Lk-Lq=BN-1 mod BN", bm + 1, bm + 1 + 2 * bn - 1),
+            ("Lq>Lk (empty rows if causal)", bm + 3, bn // 2 + 3),
+            ("L=BM-1", bm - 1, bm - 1),
+            ("L=BM", bm, bm),
+            ("L=BM+1", bm + 1, bm + 1),
+            ("single KV block", 2 * bm + 1, bn - 3),
+            ("ragged last KV block", 37, 2 * bn + 5),
+        ]
+        for k, (what, lq, lk) in enumerate(shapes):
+            for dist in ("normal", "outliers"):
+                shape = f"1,4,2,{lq},{lk}"
+                yield Case("boundary",
+                           f"{dtype} D={d} causal={int(causal)} {what} "
+                           f"shape={shape} dist={dist}", so,
+                           ["--shape", shape, "--dist", dist,
+                            "--seed", str(100 * n + k)])
+
+
+def stride_cases(kernels):
+    kinds = [("f16", 64, True, "2,8,2,100,165"),
+             ("f32", 128, False, "2,4,2,77,131"),
+             ("f16", 40, False, "1,4,4,65,64")]
+    for n, (dtype, d, causal, shape) in enumerate(kinds):
+        so, meta = kernels.get(dtype, d, causal)
+        yield Case("strides", f"{dtype} D={d} causal={int(causal)} "
+                   f"shape={shape} --distinct-strides", so,
+                   meta if so is None else
+                   ["--shape", shape, "--distinct-strides", "--seed", str(n)])
+
+
+def matrix_cases(kernels):
+    for n, c in enumerate(pairwise_cases()):
+        so, meta = kernels.get(c["dtype"], c["d"], c["causal"])
+        if so is None:
+            yield Case("pairwise", f"{c['dtype']} D={c['d']}", None, meta)
             continue
         lq = c["length"]
-        lk = OTHER_LENGTH[lq] if c["lq_ne_lk"] else lq
+        lk = other_length(lq, meta["block_n"]) if c["lq_ne_lk"] else lq
         hq, hkv = (8, 2) if c["gqa"] else (4, 4)
         shape = f"2,{hq},{hkv},{lq},{lk}"
-        rc, rep, err = run(fa_run, [so, "--shape", shape, "--dist", c["dist"],
-                                    "--seed", str(n), "--check-races"])
-        status = "PASS" if rc == 0 else "FAIL"
-        failures += rc != 0
-        metrics = rep.get("metrics", rep.get("kernel", {}))
-        print(f"  {status} {c['dtype']} D={c['d']} causal={int(c['causal'])} "
-              f"shape={shape} dist={c['dist']} "
-              f"max_abs={metrics.get('max_abs_diff', '?')}"
-              + ("" if rc == 0 else f"\n    {err or json.dumps(rep)[:2000]}"))
+        yield Case("pairwise", f"{c['dtype']} D={c['d']} "
+                   f"causal={int(c['causal'])} shape={shape} "
+                   f"dist={c['dist']}", so,
+                   ["--shape", shape, "--dist", c["dist"], "--seed", str(n)])
 
-    print("e2e: other head dimensions and layouts")
+
+def extra_cases(kernels):
     for dtype, d, causal, shape, extra in EXTRA:
-        so = compile_kernel(fac, work, dtype, d, causal)
-        if so is None:
-            failures += 1
-            continue
-        rc, rep, err = run(fa_run, [so, "--shape", shape, "--check-races"]
-                           + extra)
-        failures += rc != 0
-        print(f"  {'PASS' if rc == 0 else 'FAIL'} {dtype} D={d} "
-              f"causal={int(causal)} shape={shape} {' '.join(extra)}"
-              + ("" if rc == 0 else f"\n    {err or json.dumps(rep)[:2000]}"))
-
-    print("e2e: explicit tile configurations")
+        so, meta = kernels.get(dtype, d, causal)
+        yield Case("layouts", f"{dtype} D={d} causal={int(causal)} "
+                   f"shape={shape} {' '.join(extra)}", so,
+                   meta if so is None else ["--shape", shape] + extra)
     for n, (dtype, d, causal, tile) in enumerate(TILE_CONFIGS):
-        so = compile_kernel(fac, work, dtype, d, causal, tile=tile)
-        if so is None:
-            failures += 1
-            continue
+        so, meta = kernels.get(dtype, d, causal, tile=tile)
         shape = "1,4,2,77,131"
-        rc, rep, err = run(fa_run, [so, "--shape", shape, "--seed", str(n),
-                                    "--check-races"])
-        failures += rc != 0
-        print(f"  {'PASS' if rc == 0 else 'FAIL'} {dtype} D={d} "
-              f"causal={int(causal)} block_m={tile[0]} block_n={tile[1]} "
-              f"waves={tile[2]} shape={shape}"
-              + ("" if rc == 0 else f"\n    {err or json.dumps(rep)[:2000]}"))
+        yield Case("tiles", f"{dtype} D={d} causal={int(causal)} "
+                   f"block_m={tile[0]} block_n={tile[1]} waves={tile[2]} "
+                   f"shape={shape}", so,
+                   meta if so is None else
+                   ["--shape", shape, "--seed", str(n)])
+    for n, (causal, shape, dist) in enumerate(
+            [(False, "2,4,2,100,165", "normal"),
+             (True, "1,8,2,77,131", "outliers")]):
+        so, meta = kernels.get("bf16", 64, causal)
+        yield Case("bf16", f"bf16 D=64 causal={int(causal)} shape={shape} "
+                   f"dist={dist}", so,
+                   meta if so is None else
+                   ["--shape", shape, "--dist", dist, "--seed", str(n)])
 
-    print("e2e: golden vectors (independent fp64 oracle)")
+
+def golden_cases(kernels, golden):
     for case in sorted(os.listdir(golden)):
         meta_path = os.path.join(golden, case, "meta.json")
         if not os.path.exists(meta_path):
@@ -179,17 +246,119 @@ def main():
             meta = json.load(f)
         default = 1.0 / (meta["D"] ** 0.5)
         scale = None if abs(meta["scale"] - default) < 1e-7 else meta["scale"]
-        so = compile_kernel(fac, work, meta["dtype"], meta["D"],
-                            meta["causal"], scale)
-        if so is None:
-            failures += 1
-            continue
-        rc, rep, err = run(fa_run, [so, "--golden", os.path.join(golden, case),
-                                    "--check-races"])
-        failures += rc != 0
-        print(f"  {'PASS' if rc == 0 else 'FAIL'} {case}"
-              + ("" if rc == 0 else f"\n    {err or json.dumps(rep)[:2000]}"))
-    print(f"e2e: {failures} failure(s)")
+        so, info = kernels.get(meta["dtype"], meta["D"], meta["causal"], scale)
+        yield Case("golden", case, so, info if so is None else
+                   ["--golden", os.path.join(golden, case)])
+
+
+def all_cases(kernels, golden):
+    yield from boundary_cases(kernels)
+    yield from stride_cases(kernels)
+    yield from matrix_cases(kernels)
+    yield from extra_cases(kernels)
+    yield from golden_cases(kernels, golden)
+
+
+def run_case(fa_run, case, device="host"):
+    """(passed, detail). A kernel that did not compile fails the case."""
+    if case.kernel is None:
+        return False, case.args
+    checks = ["--check-races"] if device == "host" else []
+    p = subprocess.run([fa_run, case.kernel] + case.args + checks +
+                       ["--device", device, "--json"],
+                       capture_output=True, text=True)
+    try:
+        report = json.loads(p.stdout)
+    except json.JSONDecodeError:
+        report = {}
+    metrics = report.get("metrics", {})
+    if p.returncode == 0:
+        return True, f"max_abs={metrics.get('max_abs_diff', '?')}"
+    def num(x):
+        return f"{x:.4g}" if isinstance(x, (int, float)) else str(x)
+    failed = [f"{c['name']} {num(c['value'])} (limit {num(c['limit'])})"
+              for c in report.get("checks", []) if not c["pass"]]
+    if failed:
+        return False, "failed checks: " + ", ".join(failed)
+    return False, p.stderr.strip() or json.dumps(report)[:2000]
+
+
+def first_failure(fac, fa_run, golden, work, plant_bug):
+    """The first case of the suite that fails with `plant_bug` planted, as
+    (case label, detail), or None when every case passes."""
+    kernels = Kernels(fac, work, plant_bug)
+    for case in all_cases(kernels, golden):
+        ok, detail = run_case(fa_run, case)
+        if not ok:
+            return f"{case.section}: {case.label}", detail
+    return None
+
+
+def write_plan(fac, golden, work, target, plan_path):
+    """Compiles every kernel of the suite for `target`; writes the cases."""
+    base = os.path.dirname(os.path.abspath(plan_path))
+    cases = []
+    for case in all_cases(Kernels(fac, work, target=target), golden):
+        rel = lambda p: os.path.relpath(p, base)
+        args = [rel(a) if isinstance(a, str) and a.startswith(golden) else a
+                for a in case.args] if case.kernel else case.args
+        cases.append({"section": case.section, "label": case.label,
+                      "kernel": rel(case.kernel) if case.kernel else None,
+                      "args": args})
+    with open(plan_path, "w") as f:
+        json.dump({"target": target, "cases": cases}, f, indent=1)
+    bad = [c for c in cases if c["kernel"] is None]
+    print(f"e2e: wrote {len(cases)} cases for {target} to {plan_path}"
+          + (f"; {len(bad)} kernels did not compile" if bad else ""))
+    return 1 if bad else 0
+
+
+def run_plan(plan_path, fa_run, device):
+    base = os.path.dirname(os.path.abspath(plan_path))
+    with open(plan_path) as f:
+        plan = json.load(f)
+    failures = 0
+    for c in plan["cases"]:
+        args = [os.path.join(base, a) if i > 0 and c["args"][i - 1] ==
+                "--golden" else a for i, a in enumerate(c["args"])]
+        case = Case(c["section"], c["label"],
+                    os.path.join(base, c["kernel"]) if c["kernel"] else None,
+                    args)
+        ok, detail = run_case(fa_run, case, device)
+        failures += not ok
+        print(f"  {'PASS' if ok else 'FAIL'} {case.section}: {case.label} "
+              + (detail if ok else f"\n    {detail}"), flush=True)
+    print(f"e2e on {device}: {len(plan['cases'])} cases, "
+          f"{failures} failure(s)")
+    return 1 if failures else 0
+
+
+def main():
+    if sys.argv[1] == "--run-plan":
+        device = sys.argv[sys.argv.index("--device") + 1]
+        return run_plan(sys.argv[2], sys.argv[3], device)
+    fac, fa_run, golden, work = sys.argv[1:5]
+    if "--write-plan" in sys.argv:
+        target = sys.argv[sys.argv.index("--target") + 1]
+        plan = sys.argv[sys.argv.index("--write-plan") + 1]
+        shutil.rmtree(work, ignore_errors=True)
+        os.makedirs(work)
+        return write_plan(fac, golden, work, target, plan)
+    # Start clean: kernels compiled by an older fac must not be reused.
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    failures = count = 0
+    section = None
+    for case in all_cases(Kernels(fac, work), golden):
+        if case.section != section:
+            section = case.section
+            print(f"e2e: {section}")
+        ok, detail = run_case(fa_run, case)
+        count += 1
+        failures += not ok
+        print(f"  {'PASS' if ok else 'FAIL'} {case.label} "
+              + (detail if ok else f"\n    {detail}"))
+    print(f"e2e: {count} cases, {failures} failure(s)")
     return 1 if failures else 0
 
 

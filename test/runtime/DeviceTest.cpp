@@ -57,18 +57,24 @@ TEST(DeviceTest, BadOrdinals) {
 // No GPU backend is implemented yet, so `auto` must end on the host device
 // on every machine, saying why each GPU runtime was skipped.
 TEST(DeviceTest, AutoFallsBackToHost) {
-  Expected<Device> d = Device::open("auto");
+  // For a host code object, auto skips the GPU backends (and says why).
+  Expected<Device> d = Device::open("auto", "host");
   FA_ASSERT_OK(d);
   EXPECT_EQ(d->name(), "host");
-  EXPECT_NE(d->selectionLog().find("device 'hip"), std::string::npos)
+  EXPECT_NE(d->selectionLog().find(
+                "hip skipped: target 'host' is not an AMD GPU target"),
+            std::string::npos)
       << d->selectionLog();
-  EXPECT_NE(d->selectionLog().find("device 'cuda"), std::string::npos)
+  EXPECT_NE(d->selectionLog().find(
+                "cuda skipped: target 'host' is not an NVIDIA GPU target"),
+            std::string::npos)
       << d->selectionLog();
 }
 
 TEST(DeviceTest, CudaAbsentSaysWhy) {
   Expected<Device> d = Device::open("cuda");
-  ASSERT_FALSE(d.ok());
+  if (d.ok())
+    GTEST_SKIP() << "a CUDA device is present: " << d->name();
   const Status &s = d.status();
   if (!libraryLoads("libcuda.so.1") && !libraryLoads("libcuda.so")) {
     EXPECT_EQ(s.code(), ErrorCode::Unavailable);

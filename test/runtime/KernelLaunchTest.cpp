@@ -258,11 +258,124 @@ TEST(KernelLaunchTest, RejectsBadShapesAndStrides) {
   args.strides.reset();
   args.shape = {70000, 1, 1, 1, 1};
   Buffer huge = d.allocate(70000 * 64 * 4).take();
-  AttentionArgs wide{&huge, &huge, &huge, &huge, &huge, {70000, 1, 1, 1, 1},
+  Buffer hugeO = d.allocate(70000 * 64 * 4).take();
+  Buffer hugeLse = d.allocate(70000 * 4).take();
+  AttentionArgs wide{&huge, &huge, &huge, &hugeO, &hugeLse, {70000, 1, 1, 1, 1},
                      {}};
   EXPECT_EQ(launchError("attn_f32", wide),
             "grid (1, 1, 70000) exceeds the device's limit (2147483647, "
             "65535, 65535)");
+}
+
+/// Buffers for attn_f32 (D = 64, f32) at `shape`, each 1 MiB.
+struct BigBuffers {
+  Buffer q, k, v, o, lse;
+  explicit BigBuffers(Device d)
+      : q(d.allocate(1 << 20).take()), k(d.allocate(1 << 20).take()),
+        v(d.allocate(1 << 20).take()), o(d.allocate(1 << 20).take()),
+        lse(d.allocate(1 << 20).take()) {}
+  AttentionArgs args(AttentionShape shape, const AttentionStrides &s) {
+    return {&q, &k, &v, &o, &lse, shape, s};
+  }
+};
+
+// Two different (b, h, l, d) of O, or (b, h, l) of LSE, at one address:
+// rejected, naming the tensor, its strides and the dimension at fault.
+TEST(KernelLaunchTest, RejectsOverlappingOutputStrides) {
+  BigBuffers b(test::hostDevice());
+  AttentionShape shape{2, 4, 2, 10, 12};
+  AttentionStrides s = AttentionStrides::contiguous(shape, 64);
+  s.o.row = 1; // rows 1 element apart, 64 elements long
+  EXPECT_EQ(launchError("attn_f32", b.args(shape, s)),
+            "strides of output O (2560, 640, 1, 1) for [B=2, Hq=4, Lq=10, "
+            "D=64] overlap: the Lq stride 1 must be at least 64 to step over "
+            "D");
+  s.o = {0, 0, 0};
+  EXPECT_EQ(launchError("attn_f32", b.args(shape, s)),
+            "strides of output O (0, 0, 0, 1) for [B=2, Hq=4, Lq=10, D=64] "
+            "overlap: the Lq stride 0 must be at least 1");
+  s.o = {2560, 320, 64}; // heads overlap half of each other
+  EXPECT_EQ(launchError("attn_f32", b.args(shape, s)),
+            "strides of output O (2560, 320, 64, 1) for [B=2, Hq=4, Lq=10, "
+            "D=64] overlap: the Hq stride 320 must be at least 640 to step "
+            "over D, Lq");
+  s = AttentionStrides::contiguous(shape, 64);
+  s.lseHead = 0;
+  EXPECT_EQ(launchError("attn_f32", b.args(shape, s)),
+            "strides of output LSE (40, 0, 1) for [B=2, Hq=4, Lq=10] "
+            "overlap: the Hq stride 0 must be at least 1");
+  s.lseHead = 9;
+  EXPECT_EQ(launchError("attn_f32", b.args(shape, s)),
+            "strides of output LSE (40, 9, 1) for [B=2, Hq=4, Lq=10] "
+            "overlap: the Hq stride 9 must be at least 10 to step over Lq");
+  s.lseHead = 10;
+  s.lseBatch = 30;
+  EXPECT_EQ(launchError("attn_f32", b.args(shape, s)),
+            "strides of output LSE (30, 10, 1) for [B=2, Hq=4, Lq=10] "
+            "overlap: the B stride 30 must be at least 40 to step over Lq, "
+            "Hq");
+
+  // Allowed: zero strides of extent-1 dimensions, gaps, any order of
+  // dimensions, and broadcast inputs (K and V of every batch and head the
+  // same rows).
+  AttentionShape one{1, 1, 1, 10, 12};
+  AttentionStrides fine = AttentionStrides::contiguous(one, 64);
+  fine.o = {0, 0, 100};
+  fine.lseBatch = fine.lseHead = 0;
+  FA_ASSERT_OK(loadKernel("attn_f32").launch(b.args(one, fine)));
+  fine = AttentionStrides::contiguous(shape, 64);
+  fine.o = {64, 128, 1024}; // [L, H, B, D] in memory
+  fine.k = fine.v = {0, 0, 64};
+  fine.q = {0, 0, 0};
+  fine.lseBatch = 1000;
+  fine.lseHead = 100;
+  FA_ASSERT_OK(loadKernel("attn_f32").launch(b.args(shape, fine)));
+  // A kernel without LSE output ignores the LSE strides.
+  fine.lseHead = 0;
+  Kernel noLse = loadKernel("attn_f16");
+  AttentionArgs a = b.args(shape, fine);
+  a.lse = nullptr;
+  FA_ASSERT_OK(noLse.launch(a));
+}
+
+TEST(KernelLaunchTest, RejectsOutputsSharingBuffers) {
+  BigBuffers b(test::hostDevice());
+  AttentionShape shape{1, 2, 1, 8, 8};
+  AttentionArgs args = b.args(shape, AttentionStrides::contiguous(shape, 64));
+  args.o = const_cast<Buffer *>(args.q);
+  EXPECT_EQ(launchError("attn_f32", args),
+            "buffer O is also passed as Q: an output must not share memory "
+            "with another operand");
+  args.o = &b.o;
+  args.lse = &b.o;
+  EXPECT_EQ(launchError("attn_f32", args),
+            "buffer LSE is also passed as O: an output must not share memory "
+            "with another operand");
+  args.lse = &b.lse;
+  args.k = args.v = args.q; // inputs may alias
+  FA_ASSERT_OK(loadKernel("attn_f32").launch(args));
+}
+
+// Each buffer is checked against its own strides: an O buffer that would
+// fit Q's layout is too small for O's padded one.
+TEST(KernelLaunchTest, ChecksEachBufferAgainstItsOwnStrides) {
+  Device d = test::hostDevice();
+  AttentionShape shape{1, 2, 1, 8, 8};
+  AttentionLayout layout;
+  layout.o.rowPad = 4;
+  AttentionStrides s = AttentionStrides::fromLayout(shape, 64, layout);
+  Buffer q = d.allocate(4096).take(), k = d.allocate(2048).take(),
+         v = d.allocate(2048).take(), o = d.allocate(4096).take(),
+         lse = d.allocate(64).take();
+  EXPECT_EQ(launchError("attn_f32", {&q, &k, &v, &o, &lse, shape, s}),
+            "buffer O holds 4096 bytes but [B=1, H=2, L=8, D=64] of f32 "
+            "with strides (1088, 544, 68, 1) needs 4336 bytes");
+  layout = AttentionLayout();
+  layout.lsePad = 3;
+  s = AttentionStrides::fromLayout(shape, 64, layout);
+  EXPECT_EQ(launchError("attn_f32", {&q, &k, &v, &o, &lse, shape, s}),
+            "buffer LSE holds 64 bytes but [B=1, Hq=2, Lq=8] of f32 with "
+            "strides (22, 11, 1) needs 76 bytes");
 }
 
 TEST(KernelLaunchTest, ErrorsCarryKernelContext) {
@@ -277,6 +390,109 @@ TEST(KernelLaunchTest, ErrorsCarryKernelContext) {
                               "host]"),
             std::string::npos)
       << s.toString();
+}
+
+} // namespace
+
+namespace {
+
+ValidationReport validateWith(const std::string &name, AttentionShape shape,
+                              const AttentionLayout &layout,
+                              Distribution dist = Distribution::Normal,
+                              uint64_t seed = 1) {
+  ValidationOptions o;
+  o.shape = shape;
+  o.dist = dist;
+  o.seed = seed;
+  o.layout = layout;
+  o.launch.checkRaces = true;
+  Expected<ValidationReport> r = validateKernel(loadKernel(name), o);
+  EXPECT_TRUE(r.ok()) << r.status().toString();
+  return r ? r.take() : ValidationReport();
+}
+
+bool failed(const ValidationReport &r, const std::string &check) {
+  for (const Check &c : r.verdict.checks)
+    if (c.name == check)
+      return !c.pass;
+  ADD_FAILURE() << "no check named " << check;
+  return false;
+}
+
+// Correct kernels pass with every tensor in its own layout, and the report
+// says which strides were used.
+TEST(ValidateLayoutTest, CorrectKernelsPassWithDistinctStrides) {
+  AttentionShape shape{2, 4, 2, 37, 50};
+  AttentionLayout layout = AttentionLayout::distinct();
+  for (const char *name :
+       {"attn_f32", "attn_f16_causal", "attn_bf16", "attn_f16"}) {
+    ValidationReport r = validateWith(name, shape, layout);
+    EXPECT_TRUE(r.verdict.pass) << name << "\n" << failures(r);
+    EXPECT_TRUE(r.ours.paddingChecked);
+    EXPECT_EQ(r.ours.paddingWrites, 0u);
+    AttentionStrides s =
+        AttentionStrides::fromLayout(shape, r.problem.headDim, layout);
+    EXPECT_EQ(r.strides.q, s.q);
+    EXPECT_EQ(r.strides.o, s.o);
+    EXPECT_EQ(r.strides.lseHead, 37 + 7);
+  }
+}
+
+// The planted addressing bugs pass when tensors share strides (the blind
+// spot of uniform layouts) and fail with distinct strides.
+TEST(ValidateLayoutTest, DistinctStridesCatchStrideMixups) {
+  AttentionShape shape{2, 4, 2, 37, 50};
+  struct Case {
+    const char *kernel;
+    const char *check;
+  } cases[] = {{"attn_bug_o_strides", "finite"},
+               {"attn_bug_v_strides", "scaled"},
+               {"attn_bug_lse_strides", "lse"}};
+  for (const Case &c : cases) {
+    ValidationReport uniform = validateWith(
+        c.kernel, shape, AttentionLayout::uniform(TensorLayout::Blhd, 3));
+    EXPECT_TRUE(uniform.verdict.pass) << c.kernel << "\n" << failures(uniform);
+    ValidationReport distinct =
+        validateWith(c.kernel, shape, AttentionLayout::distinct());
+    EXPECT_FALSE(distinct.verdict.pass) << c.kernel;
+    EXPECT_TRUE(failed(distinct, c.check)) << c.kernel << "\n"
+                                           << failures(distinct);
+  }
+  // Writing O with Q's strides also lands in O's padding.
+  ValidationReport o =
+      validateWith("attn_bug_o_strides", shape, AttentionLayout::distinct());
+  EXPECT_GT(o.ours.paddingWrites, 0u);
+  EXPECT_TRUE(failed(o, "padding"));
+}
+
+// The causal loop one key short (fixture: BLOCK_M = 16) and the missing
+// softmax scale fail on both distributions and every seed tried.
+TEST(ValidateLayoutTest, NumericalBugsFail) {
+  for (Distribution dist : {Distribution::Normal, Distribution::Outliers})
+    for (uint64_t seed = 0; seed < 6; ++seed) {
+      ValidationReport shortLoop = validateWith(
+          "attn_bug_causal_short", {1, 2, 1, 100, 100}, {}, dist, seed);
+      EXPECT_TRUE(failed(shortLoop, "scaled"))
+          << distributionName(dist) << " seed " << seed;
+      ValidationReport noScale =
+          validateWith("attn_bug_no_scale", {1, 2, 1, 50, 70}, {}, dist, seed);
+      EXPECT_TRUE(failed(noScale, "scaled"))
+          << distributionName(dist) << " seed " << seed;
+    }
+}
+
+TEST(ValidateLayoutTest, RejectsNegativePadding) {
+  ValidationOptions o;
+  o.shape = {1, 1, 1, 4, 4};
+  o.layout.v.rowPad = -1;
+  Expected<ValidationReport> r = validateKernel(loadKernel("attn_f32"), o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), "padding of V is -1, must be in [0, 4096]");
+  o.layout = AttentionLayout();
+  o.layout.lsePad = -3;
+  r = validateKernel(loadKernel("attn_f32"), o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), "padding of LSE is -3, must be in [0, 4096]");
 }
 
 } // namespace
@@ -299,4 +515,44 @@ TEST(AttentionStridesTest, StridedLayouts) {
   EXPECT_EQ(blhd.k.row, 2 * 67);
   EXPECT_EQ(blhd.lseHead, 5); // LSE stays contiguous
   EXPECT_EQ(blhd.lseBatch, 8 * 5);
+}
+
+// Every tensor its own layout; --distinct-strides gives all different
+// strides, whatever the shape.
+TEST(AttentionStridesTest, PerTensorLayouts) {
+  AttentionShape shape{2, 8, 2, 5, 7};
+  AttentionLayout l;
+  l.q = {TensorLayout::Bhld, 1};
+  l.k = {TensorLayout::Blhd, 2};
+  l.v = {TensorLayout::Bhld, 3};
+  l.o = {TensorLayout::Blhd, 5};
+  l.lsePad = 7;
+  AttentionStrides s = AttentionStrides::fromLayout(shape, 64, l);
+  EXPECT_EQ(s.q, (TensorStrides{8 * 5 * 65, 5 * 65, 65}));
+  EXPECT_EQ(s.k, (TensorStrides{2 * 7 * 66, 66, 2 * 66}));
+  EXPECT_EQ(s.v, (TensorStrides{2 * 7 * 67, 7 * 67, 67}));
+  EXPECT_EQ(s.o, (TensorStrides{8 * 5 * 69, 69, 8 * 69}));
+  EXPECT_EQ(s.lseHead, 12);
+  EXPECT_EQ(s.lseBatch, 8 * 12);
+  EXPECT_EQ(l.toString(), "q=bhld+1 k=blhd+2 v=bhld+3 o=blhd+5 lse+7");
+  EXPECT_EQ(AttentionLayout::distinct().toString(), l.toString());
+  EXPECT_EQ(l.find("v"), &l.v);
+  EXPECT_EQ(l.find("lse"), nullptr);
+  EXPECT_EQ(parseTensorLayout("blhd"), TensorLayout::Blhd);
+  EXPECT_FALSE(parseTensorLayout("bhdl").has_value());
+
+  for (AttentionShape sh :
+       {AttentionShape{1, 1, 1, 1, 1}, AttentionShape{1, 4, 4, 1, 1},
+        AttentionShape{3, 8, 1, 100, 7}}) {
+    for (int64_t d : {1, 16, 64}) {
+      AttentionStrides t =
+          AttentionStrides::fromLayout(sh, d, AttentionLayout::distinct());
+      const TensorStrides all[] = {t.q, t.k, t.v, t.o};
+      for (int i = 0; i < 4; ++i)
+        for (int j = i + 1; j < 4; ++j)
+          EXPECT_NE(all[i].row, all[j].row)
+              << sh.toString() << " D=" << d << " tensors " << i << ", " << j;
+      EXPECT_NE(t.lseHead, sh.seqQ);
+    }
+  }
 }

@@ -21,7 +21,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 using namespace fa;
 
@@ -40,9 +43,17 @@ const char *usage =
     "  --dist normal|outliers  input distribution (default normal);\n"
     "                          outliers = N(0,1) + N(0,100)*Bernoulli(0.001)\n"
     "  --seed N                input seed (default 0)\n"
-    "  --layout bhld|blhd      memory order of Q, K, V, O (default bhld)\n"
-    "  --row-pad N             N unused elements after each row of D\n"
-    "                          (non-contiguous strides; default 0)\n"
+    "  --layout bhld|blhd      memory order of Q, K, V and O (default bhld)\n"
+    "  --layout T=L[,T=L...]   per tensor: T is q, k, v or o, L bhld or blhd\n"
+    "  --row-pad N             N unused elements after each row of D of Q, K,\n"
+    "                          V and O (non-contiguous strides; default 0)\n"
+    "  --row-pad T=N[,T=N...]  per tensor (q, k, v, o), N in [0, 4096]\n"
+    "  --lse-pad N             N unused elements after each head's Lq LSE\n"
+    "                          values (LSE head stride Lq+N; default 0)\n"
+    "  --distinct-strides      different strides for every tensor: q=bhld\n"
+    "                          pad 1, k=blhd pad 2, v=bhld pad 3, o=blhd pad\n"
+    "                          5, LSE pad 7; layout options apply in order,\n"
+    "                          so later ones change single tensors\n"
     "  --device NAME           auto, host, hip[:N], cuda[:N] (default auto)\n"
     "  --kernel NAME           kernel of the module (default: the first)\n"
     "  --golden DIR            run a golden case (test/data/golden/<case>)\n"
@@ -66,8 +77,7 @@ struct Options {
   uint64_t seed = 0;
   bool checkRaces = false;
   bool poisonLds = false;
-  TensorLayout layout = TensorLayout::Bhld;
-  int64_t rowPad = 0;
+  AttentionLayout layout;
   int bench = 0;
   bool json = false;
 };
@@ -102,6 +112,95 @@ bool parseShape(const std::string &text, AttentionShape &shape) {
       return false;
     start = comma + 1;
   }
+  return true;
+}
+
+/// Splits "q=a,k=b" into (tensor, value) pairs, each tensor once; on error
+/// returns false with `why` set.
+bool parseTensorList(const std::string &text,
+                     std::vector<std::pair<std::string, std::string>> &out,
+                     std::string &why) {
+  size_t start = 0;
+  while (true) {
+    size_t comma = text.find(',', start);
+    std::string item = text.substr(start, comma - start);
+    size_t eq = item.find('=');
+    if (eq == std::string::npos) {
+      why = "expected TENSOR=VALUE, got '" + item + "'";
+      return false;
+    }
+    std::string name = item.substr(0, eq);
+    if (name != "q" && name != "k" && name != "v" && name != "o") {
+      why = "unknown tensor '" + name + "' (expected q, k, v or o" +
+            (name == "lse" ? "; LSE has --lse-pad)" : ")");
+      return false;
+    }
+    for (const auto &[seen, value] : out)
+      if (seen == name) {
+        why = "tensor '" + name + "' given twice";
+        return false;
+      }
+    out.emplace_back(name, item.substr(eq + 1));
+    if (comma == std::string::npos)
+      return true;
+    start = comma + 1;
+  }
+}
+
+/// Applies "--layout VALUE" to `layout`.
+bool parseLayoutOption(const std::string &text, AttentionLayout &layout,
+                       std::string &why) {
+  if (text.find('=') == std::string::npos) {
+    std::optional<TensorLayout> order = parseTensorLayout(text);
+    if (!order) {
+      why = "expected bhld or blhd";
+      return false;
+    }
+    layout.q.order = layout.k.order = layout.v.order = layout.o.order = *order;
+    return true;
+  }
+  std::vector<std::pair<std::string, std::string>> items;
+  if (!parseTensorList(text, items, why))
+    return false;
+  AttentionLayout updated = layout;
+  for (const auto &[name, value] : items) {
+    std::optional<TensorLayout> order = parseTensorLayout(value);
+    if (!order) {
+      why = "layout of " + name + " is '" + value + "', expected bhld or blhd";
+      return false;
+    }
+    updated.find(name)->order = *order;
+  }
+  layout = updated;
+  return true;
+}
+
+/// Applies "--row-pad VALUE" to `layout`.
+bool parseRowPadOption(const std::string &text, AttentionLayout &layout,
+                       std::string &why) {
+  const std::string range =
+      "an element count in [0, " + std::to_string(maxLayoutPad) + "]";
+  int64_t n;
+  if (text.find('=') == std::string::npos) {
+    if (!parseInt(text, 0, n) || n > maxLayoutPad) {
+      why = "expected " + range;
+      return false;
+    }
+    layout.q.rowPad = layout.k.rowPad = layout.v.rowPad = layout.o.rowPad = n;
+    return true;
+  }
+  std::vector<std::pair<std::string, std::string>> items;
+  if (!parseTensorList(text, items, why))
+    return false;
+  AttentionLayout updated = layout;
+  for (const auto &[name, value] : items) {
+    if (!parseInt(value, 0, n) || n > maxLayoutPad) {
+      why = "padding of " + name + " is '" + value + "', expected " + range;
+      return false;
+    }
+    updated.find(name)->rowPad = n;
+  }
+  layout = updated;
   return true;
 }
 
@@ -140,15 +239,21 @@ int parseArgs(int argc, char **argv, Options &o) {
       if (!value(v) || !parseInt(v, 0, n))
         return fail("bad --seed '" + v + "': expected a non-negative integer");
       o.seed = uint64_t(n);
-    } else if (a == "--layout") {
-      if (!value(v) || (v != "bhld" && v != "blhd"))
-        return fail("bad --layout '" + v + "': expected bhld or blhd");
-      o.layout = v == "bhld" ? TensorLayout::Bhld : TensorLayout::Blhd;
-    } else if (a == "--row-pad") {
-      if (!value(v) || !parseInt(v, 0, n) || n > 4096)
-        return fail("bad --row-pad '" + v +
-                    "': expected an element count in [0, 4096]");
-      o.rowPad = n;
+    } else if (a == "--layout" || a == "--row-pad") {
+      std::string why = "needs a value";
+      bool ok =
+          value(v) && (a == "--layout" ? parseLayoutOption(v, o.layout, why)
+                                       : parseRowPadOption(v, o.layout, why));
+      if (!ok)
+        return fail("bad " + a + " '" + v + "': " + why);
+    } else if (a == "--lse-pad") {
+      if (!value(v) || !parseInt(v, 0, n) || n > maxLayoutPad)
+        return fail("bad --lse-pad '" + v +
+                    "': expected an element count in [0, " +
+                    std::to_string(maxLayoutPad) + "]");
+      o.layout.lsePad = n;
+    } else if (a == "--distinct-strides") {
+      o.layout = AttentionLayout::distinct();
     } else if (a == "--bench") {
       if (!value(v) || !parseInt(v, 1, n) || n > 1000000)
         return fail("bad --bench '" + v + "': expected a count >= 1");
@@ -202,9 +307,41 @@ std::string metricsJson(const OutputMetrics &m) {
                   ", \"rmse\": " + num(m.rmse) +
                   ", \"cosine\": " + num(m.cosine) +
                   ", \"non_finite\": " + std::to_string(m.nonFinite);
+  if (m.scaledCompared)
+    s += ", \"max_scaled_diff\": " + num(m.maxScaledDiff) +
+         ", \"worst_scaled_index\": " + std::to_string(m.worstScaled);
   if (m.lseCompared)
     s += ", \"lse_max_abs_diff\": " + num(m.lseMaxAbsDiff);
+  if (m.paddingChecked)
+    s += ", \"padding_writes\": " + std::to_string(m.paddingWrites);
   return s + "}";
+}
+
+std::string stridesText(const TensorStrides &t, const char *open,
+                        const char *close) {
+  return open + std::to_string(t.batch) + ", " + std::to_string(t.head) + ", " +
+         std::to_string(t.row) + ", 1" + close;
+}
+
+std::string lseStridesText(const AttentionStrides &s, const char *open,
+                           const char *close) {
+  return open + std::to_string(s.lseBatch) + ", " + std::to_string(s.lseHead) +
+         ", 1" + close;
+}
+
+/// {"q": {"layout": "bhld", "row_pad": 0, "strides": [b, h, l, 1]}, ...}
+std::string layoutJson(const AttentionLayout &l, const AttentionStrides &s) {
+  auto one = [](const char *name, const TensorPlacement &p,
+                const TensorStrides &t) {
+    return std::string("\"") + name + "\": {\"layout\": \"" +
+           tensorLayoutName(p.order) +
+           "\", \"row_pad\": " + std::to_string(p.rowPad) +
+           ", \"strides\": " + stridesText(t, "[", "]") + "}";
+  };
+  return "{" + one("q", l.q, s.q) + ", " + one("k", l.k, s.k) + ", " +
+         one("v", l.v, s.v) + ", " + one("o", l.o, s.o) +
+         ", \"lse\": {\"pad\": " + std::to_string(l.lsePad) +
+         ", \"strides\": " + lseStridesText(s, "[", "]") + "}}";
 }
 
 void printJson(const Options &o, const Device &device, const KernelInfo &k,
@@ -229,6 +366,8 @@ void printJson(const Options &o, const Device &device, const KernelInfo &k,
   else
     out += "  \"dist\": " + jsonQuote(distributionName(o.dist)) +
            ",\n  \"seed\": " + std::to_string(o.seed) + ",\n";
+  if (r)
+    out += "  \"layout\": " + layoutJson(r->layout, r->strides) + ",\n";
   if (r) {
     out += "  \"metrics\": " + metricsJson(r->ours) + ",\n";
     out += "  \"naive_metrics\": " + metricsJson(r->naive) + ",\n";
@@ -271,6 +410,13 @@ void printTable(const Options &o, const Device &device, const KernelInfo &k,
               k.causal ? "yes" : "no", k.scale, k.hasLse ? "yes" : "no",
               (long long)k.blockM, (long long)k.threads);
   std::printf("  shape     %s\n", r.problem.shape.toString().c_str());
+  std::printf("  layout    %s\n", r.layout.toString().c_str());
+  std::printf("  strides   Q %s K %s V %s O %s LSE %s\n",
+              stridesText(r.strides.q, "(", ")").c_str(),
+              stridesText(r.strides.k, "(", ")").c_str(),
+              stridesText(r.strides.v, "(", ")").c_str(),
+              stridesText(r.strides.o, "(", ")").c_str(),
+              lseStridesText(r.strides, "(", ")").c_str());
   if (r.golden.empty())
     std::printf("  inputs    %s, seed %llu; baseline: fp64 reference\n",
                 distributionName(r.dist), (unsigned long long)r.seed);
@@ -285,6 +431,7 @@ void printTable(const Options &o, const Device &device, const KernelInfo &k,
   row("max_abs_diff", r.ours.maxAbsDiff, r.naive.maxAbsDiff);
   row("mean_abs_diff", r.ours.meanAbsDiff, r.naive.meanAbsDiff);
   row("rmse", r.ours.rmse, r.naive.rmse);
+  row("max_scaled_diff", r.ours.maxScaledDiff, r.naive.maxScaledDiff);
   row("cosine", r.ours.cosine, r.naive.cosine);
   if (r.ours.lseCompared)
     row("lse_max_abs_diff", r.ours.lseMaxAbsDiff, r.naive.lseMaxAbsDiff);
@@ -315,7 +462,13 @@ int main(int argc, char **argv) {
   if (int rc = parseArgs(argc, argv, o); rc >= 0)
     return rc;
 
-  Expected<Device> device = Device::open(o.device);
+  // `auto` picks a device that runs the code object's target; a manifest
+  // that cannot be read here is reported by Module::load below.
+  std::string target;
+  if (o.device == "auto")
+    if (Expected<Manifest> manifest = Module::readManifest(o.path))
+      target = manifest->target;
+  Expected<Device> device = Device::open(o.device, target);
   if (!device)
     return fail(device.status().toString());
   Expected<Module> module = Module::load(*device, o.path);
@@ -346,7 +499,6 @@ int main(int argc, char **argv) {
   vo.launch.poisonLds = o.poisonLds;
   vo.golden = golden ? &*golden : nullptr;
   vo.layout = o.layout;
-  vo.rowPad = o.rowPad;
   Expected<ValidationReport> report = validateKernel(*kernel, vo);
   if (!report) {
     if (!isKernelFault(report.status()))

@@ -16,8 +16,10 @@
 #include "compiler/Gfx906Target.h"
 #include "compiler/KernelInfo.h"
 #include "compiler/Manifest.h"
+#include "compiler/NvptxTarget.h"
 #include "compiler/Passes.h"
 #include "compiler/Pipelines.h"
+#include "compiler/PlantedBugs.h"
 #include "compiler/Target.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -49,8 +51,9 @@ static cl::opt<std::string> target("target", cl::desc("gfx906, sm_90 or host"),
                                    cl::init("gfx906"));
 static cl::opt<std::string>
     emit("emit",
-         cl::desc("Stop at: mlir (gpu dialect), llvm (LLVM IR), obj "
-                  "(object file); default: the code object"),
+         cl::desc("Stop at: mlir (gpu dialect), llvm (LLVM IR), asm, obj "
+                  "(object file), ptx or cubin (sm_90); default: the code "
+                  "object (sm_90: a cubin when ptxas is found, else PTX)"),
          cl::init(""));
 static cl::opt<int64_t> blockM("block-m", cl::desc("Rows of Q per workgroup"),
                                cl::init(0));
@@ -65,6 +68,18 @@ static cl::opt<bool> allowBf16("allow-bf16", cl::desc("Accept emulated bf16"),
 static cl::opt<bool> report("report",
                             cl::desc("Print the tile config and LDS budget"),
                             cl::init(false));
+
+static cl::opt<std::string>
+    testPlantBug("test-plant-bug",
+                 cl::desc("Test only: plant a known bug in the kernel "
+                          "(compiler/PlantedBugs.h) to check that tests "
+                          "catch it"),
+                 cl::value_desc("name"), cl::init(""), cl::Hidden);
+
+static cl::opt<bool> testListPlantedBugs(
+    "test-list-planted-bugs",
+    cl::desc("Test only: print the names of the plantable bugs and exit"),
+    cl::init(false), cl::Hidden);
 
 static int fail(const llvm::Twine &message) {
   llvm::errs() << "fac: error: " << message << "\n";
@@ -89,6 +104,8 @@ struct Build {
   std::unique_ptr<llvm::Module> llvmModule;
   std::string assembly;
   std::vector<fa::AmdgpuResources> resources;
+  /// sm_90: the shared memory every kernel gets at launch (all dynamic).
+  int64_t dynamicShared = 0;
 };
 
 /// Compiles a copy of `source` with `options` down to an optimised LLVM
@@ -128,6 +145,11 @@ static int build(ModuleOp source, const fa::PipelineOptions &options,
     if (failed(host.run(*module)))
       return 1;
     lowered = std::move(module);
+  } else if (target == "sm_90") {
+    FailureOr<OwningOpRef<ModuleOp>> nvvm = fa::lowerToNvvm(*module);
+    if (failed(nvvm))
+      return 1;
+    lowered = std::move(*nvvm);
   } else {
     FailureOr<OwningOpRef<ModuleOp>> rocdl = fa::lowerToRocdl(*module);
     if (failed(rocdl))
@@ -135,12 +157,17 @@ static int build(ModuleOp source, const fa::PipelineOptions &options,
     lowered = std::move(*rocdl);
   }
   out.llvmContext = std::make_unique<llvm::LLVMContext>();
-  auto llvmModule = fa::translateAndOptimize(*lowered, *out.llvmContext, tm);
+  auto prepare = [&](llvm::Module &m) {
+    if (target == "sm_90")
+      out.dynamicShared = fa::useDynamicSharedMemory(m);
+  };
+  auto llvmModule =
+      fa::translateAndOptimize(*lowered, *out.llvmContext, tm, prepare);
   if (!llvmModule)
     return fail(llvm::toString(llvmModule.takeError()));
   out.llvmModule = std::move(*llvmModule);
   // The assembly: asked for, or (gfx906) the source of the resource figures.
-  if (emit == "asm" || target == "gfx906") {
+  if (emit == "asm" || target == "gfx906" || target == "sm_90") {
     std::unique_ptr<llvm::Module> copy = llvm::CloneModule(*out.llvmModule);
     if (llvm::Error e =
             fa::emitCode(*copy, tm, /*assembly=*/true, out.assembly))
@@ -168,22 +195,81 @@ static std::string describeSpills(const Build &b) {
          " bytes of scratch";
 }
 
+static int emitText(const std::string &text) {
+  if (outputFile.empty() || outputFile == "-") {
+    llvm::outs() << text;
+    return 0;
+  }
+  return writeFile(outputFile, text);
+}
+
+/// sm_90: the PTX, or (ptxas found) a cubin with ptxas's figures, and the
+/// manifest. All shared memory is dynamic (see useDynamicSharedMemory).
+static int finishNvidia(Build &b, const std::string &sourceText) {
+  for (fa::KernelInfo &k : b.kernels) {
+    k.dynamicLdsBytes = b.dynamicShared;
+    k.ldsBytes = 0;
+  }
+  if (emit == "asm" || emit == "ptx")
+    return emitText(b.assembly);
+  if (emit == "obj")
+    return fail("--target=" + target +
+                " has no object file; use --emit=ptx or --emit=cubin");
+  std::string ptxas = fa::findPtxas();
+  if (emit == "cubin" && ptxas.empty())
+    return fail("--emit=cubin needs ptxas (the CUDA toolkit's assembler), "
+                "not found (FA_PTXAS, PATH, /usr/local/cuda/bin)");
+  std::string code = b.assembly, format = "ptx";
+  if (!ptxas.empty()) {
+    std::string cubin;
+    std::vector<fa::PtxasResources> resources;
+    if (llvm::Error e =
+            fa::assemblePtx(ptxas, b.assembly, target, cubin, resources))
+      return fail(llvm::toString(std::move(e)));
+    code = std::move(cubin);
+    format = "cubin";
+    for (fa::KernelInfo &k : b.kernels)
+      for (const fa::PtxasResources &r : resources) {
+        if (r.kernel != k.name)
+          continue;
+        int64_t blocks = fa::nvidiaBlocksPerSm(r, k.threads, b.dynamicShared);
+        k.resourcesJson =
+            "{\"registers\": " + std::to_string(r.registers) +
+            ", \"spill_store_bytes\": " + std::to_string(r.spillStoreBytes) +
+            ", \"spill_load_bytes\": " + std::to_string(r.spillLoadBytes) +
+            ", \"stack_bytes\": " + std::to_string(r.stackBytes) +
+            ", \"blocks_per_sm_estimate\": " + std::to_string(blocks) + "}";
+        if (report)
+          llvm::outs() << "ptxas: kernel " << k.name << " (" << target
+                       << "): " << r.registers << " registers, spills "
+                       << r.spillStoreBytes << " B stored / "
+                       << r.spillLoadBytes << " B loaded, stack "
+                       << r.stackBytes << " B, shared " << b.dynamicShared
+                       << " B (dynamic), " << k.threads << " threads -> "
+                       << blocks << " blocks per SM (estimate)\n";
+      }
+  } else if (report) {
+    llvm::outs() << "ptxas not found: writing PTX, no resource figures\n";
+  }
+  if (int rc = writeFile(outputFile, code))
+    return rc;
+  std::string manifest =
+      fa::renderManifest(target, llvm::sys::path::filename(outputFile), format,
+                         code, sourceText, b.kernels, "");
+  return writeFile(outputFile + ".json", manifest);
+}
+
 /// Writes what --emit asks for, or the code object and its manifest.
 static int finish(Build &b, llvm::TargetMachine &tm,
                   const std::string &sourceText) {
-  auto emitText = [&](const std::string &text) {
-    if (outputFile.empty() || outputFile == "-") {
-      llvm::outs() << text;
-      return 0;
-    }
-    return writeFile(outputFile, text);
-  };
   if (emit == "llvm") {
     std::string text;
     llvm::raw_string_ostream os(text);
     b.llvmModule->print(os, nullptr);
     return emitText(text);
   }
+  if (target == "sm_90")
+    return finishNvidia(b, sourceText);
   if (emit == "asm")
     return emitText(b.assembly);
   for (fa::KernelInfo &k : b.kernels)
@@ -226,6 +312,14 @@ static int finish(Build &b, llvm::TargetMachine &tm,
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  // Needs no input file, so it is answered before the required positional
+  // argument is checked.
+  for (int i = 1; i < argc; ++i)
+    if (llvm::StringRef(argv[i]) == "--test-list-planted-bugs") {
+      for (const fa::PlantedBugInfo &bug : fa::plantedBugs())
+        llvm::outs() << bug.name << "\n";
+      return 0;
+    }
   cl::ParseCommandLineOptions(argc, argv, "fa compiler driver\n");
 
   const fa::TargetDesc *desc = fa::lookupTarget(target);
@@ -233,14 +327,13 @@ int main(int argc, char **argv) {
     return fail("unknown target '" + target +
                 "'; known targets: " + fa::knownTargetNames());
   if (!emit.empty() && emit != "mlir" && emit != "llvm" && emit != "asm" &&
-      emit != "obj")
+      emit != "obj" && emit != "ptx" && emit != "cubin")
     return fail("unknown --emit='" + emit +
-                "'; expected mlir, llvm, asm or obj");
-  if (target == "sm_90" && emit != "mlir")
-    return fail("--target=" + target +
-                ": code object emission is not yet supported; use "
-                "--emit=mlir for the gpu-dialect kernel");
-  if (outputFile.empty() && emit != "mlir" && emit != "llvm" && emit != "asm")
+                "'; expected mlir, llvm, asm, obj, ptx or cubin");
+  if ((emit == "ptx" || emit == "cubin") && target != "sm_90")
+    return fail("--emit=" + emit + " is for --target=sm_90, not " + target);
+  if (outputFile.empty() && emit != "mlir" && emit != "llvm" && emit != "asm" &&
+      emit != "ptx")
     return fail("-o <path> is required for --target=" + target);
 
   DialectRegistry registry;
@@ -270,6 +363,15 @@ int main(int argc, char **argv) {
   options.stages = stages;
   options.allowBf16 = allowBf16;
   options.report = report;
+  options.plantBug = testPlantBug;
+  if (!testPlantBug.empty()) {
+    const fa::PlantedBugInfo *bug = fa::lookupPlantedBug(testPlantBug);
+    if (!bug)
+      return fail("unknown planted bug '" + testPlantBug +
+                  "'; known: " + fa::plantedBugNames());
+    llvm::errs() << "fac: warning: planting test bug '" << bug->name << "' ("
+                 << bug->description << "): this kernel is wrong on purpose\n";
+  }
 
   if (emit == "mlir") {
     std::vector<fa::KernelInfo> kernels;

@@ -7,6 +7,8 @@
 // The dynamic sizes (B, Hq, Hkv, Lq, Lk) and element strides of one attention
 // call, as the kernel ABI (KernelAbi.h) passes them. Q and O are [B,Hq,Lq,D],
 // K and V are [B,Hkv,Lk,D], LSE is [B,Hq,Lq]; the innermost stride is 1.
+// Every tensor has its own strides: AttentionLayout describes a memory layout
+// per tensor (dimension order and row padding) and turns it into strides.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,7 +16,9 @@
 #define FA_ATTENTIONSHAPE_H
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 
 namespace fa {
 
@@ -34,12 +38,55 @@ struct TensorStrides {
   int64_t batch = 0;
   int64_t head = 0;
   int64_t row = 0;
+
+  bool operator==(const TensorStrides &o) const {
+    return batch == o.batch && head == o.head && row == o.row;
+  }
+  bool operator!=(const TensorStrides &o) const { return !(*this == o); }
 };
 
-/// The 14 strides of the ABI, in its order.
 /// Order of the [B, H, L, D] dimensions in memory, outermost first.
 enum class TensorLayout { Bhld, Blhd };
 
+/// "bhld" or "blhd".
+const char *tensorLayoutName(TensorLayout layout);
+std::optional<TensorLayout> parseTensorLayout(std::string_view name);
+
+/// Memory layout of one [B, H, L, D] tensor: its dimension order, and
+/// `rowPad` unused elements after each row of D elements.
+struct TensorPlacement {
+  TensorLayout order = TensorLayout::Bhld;
+  int64_t rowPad = 0;
+
+  /// Strides of a [*, heads, rows, headDim] tensor laid out this way.
+  TensorStrides strides(int64_t heads, int64_t rows, int64_t headDim) const;
+};
+
+/// Memory layouts of all five tensors of one attention call. LSE is always
+/// [B, Hq, Lq] with unit stride along Lq; `lsePad` unused elements follow
+/// each (batch, head) row of Lq values: head stride Lq + lsePad, batch stride
+/// Hq * (Lq + lsePad).
+struct AttentionLayout {
+  TensorPlacement q, k, v, o;
+  int64_t lsePad = 0;
+
+  /// Q, K, V and O all in `order` with `rowPad`; LSE contiguous.
+  static AttentionLayout uniform(TensorLayout order, int64_t rowPad);
+  /// The layout of `fa-run --distinct-strides`: every tensor's strides differ
+  /// from every other's for all shapes, so a kernel that uses one tensor's
+  /// strides for another fails:
+  ///   Q bhld, row pad 1;  K blhd, row pad 2;  V bhld, row pad 3;
+  ///   O blhd, row pad 5;  LSE pad 7.
+  static AttentionLayout distinct();
+
+  /// The placement of "q", "k", "v" or "o"; null for any other name.
+  TensorPlacement *find(std::string_view tensor);
+
+  /// "q=bhld+1 k=blhd+2 v=bhld+3 o=blhd+5 lse+7" (+N: row padding).
+  std::string toString() const;
+};
+
+/// The 14 strides of the ABI, in its order.
 struct AttentionStrides {
   TensorStrides q, k, v, o;
   int64_t lseBatch = 0;
@@ -52,6 +99,10 @@ struct AttentionStrides {
   /// contiguous.
   static AttentionStrides strided(const AttentionShape &shape, int64_t headDim,
                                   TensorLayout layout, int64_t rowPad);
+  /// Each tensor laid out as `layout` says.
+  static AttentionStrides fromLayout(const AttentionShape &shape,
+                                     int64_t headDim,
+                                     const AttentionLayout &layout);
 };
 
 } // namespace fa

@@ -42,8 +42,13 @@ struct DeviceLimits {
 class Device {
 public:
   /// Opens "auto", "host", "hip", "hip:N", "cuda" or "cuda:N". `auto` tries
-  /// hip, then cuda, then falls back to host; `selectionLog()` says why.
-  static Expected<Device> open(std::string_view spec);
+  /// hip:0, then cuda:0, then falls back to host; `selectionLog()` says why.
+  /// With `target` (a manifest's, e.g. "sm_90"), `auto` opens the first
+  /// device that runs it: the hip GPUs in order (for gfx targets), the cuda
+  /// GPUs in order (for sm targets), else host; the log says why each
+  /// device was skipped. Other specs ignore `target` (loading checks it).
+  static Expected<Device> open(std::string_view spec,
+                               std::string_view target = {});
 
   /// The spellings `open` accepts, for messages and --help.
   static const char *knownDevices();

@@ -39,7 +39,13 @@ struct KernelInfo {
   int64_t blockN = 0;
   int64_t threads = 0;
   int64_t waveSize = 0;
+  /// Static LDS / shared memory the kernel allocates itself.
   int64_t ldsBytes = 0;
+  /// Dynamic shared memory to pass at launch (CUDA's sharedMemBytes, for
+  /// kernels above the 48 KiB static limit); manifest field
+  /// `dynamic_lds_bytes`, optional, default 0. A kernel needs ldsBytes +
+  /// dynamicLdsBytes in all.
+  int64_t dynamicLdsBytes = 0;
   /// Sizes fixed at compile time, in the order B, Hq, Hkv, Lq, Lk; -1 where
   /// the kernel takes any size (manifest field `static_sizes`, optional).
   int64_t staticSizes[5] = {-1, -1, -1, -1, -1};

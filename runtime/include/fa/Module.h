@@ -78,6 +78,11 @@ public:
   /// `code_object.file`, relative to the manifest's folder.
   static Expected<Module> load(const Device &device, const std::string &path);
 
+  /// Reads the manifest of `path` (`<path>.json`, or `path` itself when it
+  /// names a `*.json`) without loading anything, e.g. to pick a device for
+  /// its target: `Device::open("auto", manifest->target)`.
+  static Expected<Manifest> readManifest(const std::string &path);
+
   /// Loads a code object held in memory with the manifest text.
   /// `displayName` appears in errors in place of a file name.
   static Expected<Module> loadFromMemory(const Device &device,

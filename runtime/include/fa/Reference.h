@@ -4,11 +4,17 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Reference forward attention on the CPU, for validating kernels:
-//   - fp64 and fp32 references computed the textbook way (scores, row max,
-//     exp, sum, normalize, P·V) from the dtype-rounded inputs;
+// Reference forward attention on the CPU, for validating kernels. There are
+// two, both computed the textbook way (scores, row max, exp, sum, normalize,
+// P·V) from the dtype-rounded inputs:
+//   - the fp64 reference: every operation in double; the baseline every
+//     metric is measured against. It also returns each output element's
+//     conditioning magnitude A_id = sum_j p_ij |v_jd|;
 //   - the "naive same-precision" reference: what a plain implementation in
-//     the kernel's element type produces (FlashAttention's test baseline).
+//     the kernel's element type produces (FlashAttention's test baseline);
+//     for f32 that is the same computation in float (referenceAttentionF32).
+// There is no third, fp32 baseline: an f32 kernel is compared with the fp64
+// reference, and the float computation is only its naive baseline.
 // Conventions (fixed by test/data/golden/README.md): causal masking is
 // bottom-right aligned (query i sees key j iff j <= i + Lk - Lq); query head h
 // reads KV head h / (Hq / Hkv); a row with no visible key has output 0 and
@@ -50,6 +56,10 @@ struct AttentionData {
 template <typename T> struct AttentionResult {
   std::vector<T> o;   ///< [B, Hq, Lq, D]
   std::vector<T> lse; ///< [B, Hq, Lq]
+  /// [B, Hq, Lq, D]: A_id = sum_j p_ij |v_jd|, the scale of the rounding
+  /// error of output element (i, d) (0 for rows with no visible key). Only
+  /// the fp64 reference fills it; empty otherwise.
+  std::vector<T> magnitude;
 };
 
 /// InvalidArgument unless all sizes and D are positive and Hkv divides Hq.
@@ -58,18 +68,19 @@ Status checkShape(const AttentionProblem &problem);
 /// checkShape, and the data has the sizes the problem implies.
 Status checkProblem(const AttentionProblem &problem, const AttentionData &data);
 
-/// The fp64 reference: every operation in double.
+/// The fp64 reference: every operation in double; fills `magnitude`.
 AttentionResult<double> referenceAttentionF64(const AttentionProblem &problem,
                                               const AttentionData &data);
 
-/// The same computation in float (dot products accumulated in float).
+/// The same computation in float (dot products accumulated in float): the
+/// naive same-precision reference of f32 kernels.
 AttentionResult<float> referenceAttentionF32(const AttentionProblem &problem,
                                              const AttentionData &data);
 
-/// The naive same-precision reference for `dtype`. For f32 it is the fp32
-/// reference. For f16/bf16: scores in fp32 from the 16-bit inputs, softmax in
-/// fp32, P rounded to `dtype` before P·V, P·V accumulated in fp32, output
-/// rounded to `dtype`; LSE in fp32.
+/// The naive same-precision reference for `dtype`. For f32 it is
+/// referenceAttentionF32. For f16/bf16: scores in fp32 from the 16-bit inputs,
+/// softmax in fp32, P rounded to `dtype` before P·V, P·V accumulated in fp32,
+/// output rounded to `dtype`; LSE in fp32.
 AttentionResult<float> naiveAttention(const AttentionProblem &problem,
                                       DType dtype, const AttentionData &data);
 

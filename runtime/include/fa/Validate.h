@@ -8,7 +8,9 @@
 // make inputs (seeded random, or a golden case), run the kernel, compare its
 // output and LSE with the fp64 reference (or the golden vectors), compare the
 // naive same-precision reference with the same baseline, and judge with the
-// criteria of Metrics.h. Also a simple timing loop.
+// criteria of Metrics.h. Each tensor may have its own layout (strides); the
+// output is read back through O's strides, LSE through LSE's, and padding in
+// the output buffers must stay untouched. Also a simple timing loop.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,10 +33,11 @@ struct ValidationOptions {
   LaunchOptions launch;
   /// Run this golden case instead of random inputs (must match the kernel).
   const GoldenCase *golden = nullptr;
-  /// Memory layout of Q, K, V and O on the device (LSE stays contiguous):
-  /// BHLD or BLHD, each row (D elements) followed by `rowPad` unused ones.
-  TensorLayout layout = TensorLayout::Bhld;
-  int64_t rowPad = 0;
+  /// Memory layout of each of Q, K, V, O and LSE on the device (default:
+  /// all contiguous). O and LSE are read back through their own strides;
+  /// their buffers start out filled with NaN bytes, and padding the kernel
+  /// overwrites fails the "padding" check.
+  AttentionLayout layout;
 };
 
 struct ValidationReport {
@@ -46,6 +49,9 @@ struct ValidationReport {
   uint64_t seed = 0;
   /// Name of the golden case, empty for random inputs.
   std::string golden;
+  /// The layout used and the strides passed to the kernel.
+  AttentionLayout layout;
+  AttentionStrides strides;
   /// Kernel output vs the baseline (fp64 reference or golden vectors).
   OutputMetrics ours;
   /// Naive same-precision reference vs the same baseline.
@@ -53,6 +59,12 @@ struct ValidationReport {
   Criteria criteria;
   Verdict verdict;
 };
+
+/// The largest row or LSE padding validateKernel accepts, in elements.
+constexpr int64_t maxLayoutPad = 4096;
+
+/// InvalidArgument unless every padding of `layout` is in [0, maxLayoutPad].
+Status checkLayout(const AttentionLayout &layout);
 
 /// Fails with InvalidArgument naming both sides unless the golden case has
 /// the kernel's dtype, head dimension, causal flag and scale.

@@ -22,7 +22,11 @@
 //   FA_KERNEL_NAME, FA_ELEM (0 f32, 1 f16, 2 bf16), FA_HEAD_DIM, FA_CAUSAL,
 //   FA_HAS_LSE, FA_SCALE, FA_BLOCK_M, FA_BLOCK_N, FA_THREADS,
 //   FA_BUG (0 none; 1 drops the barrier after the tile copy: an LDS race;
-//   2 lets rows past Lq return before the barriers: barrier divergence).
+//   2 lets rows past Lq return before the barriers: barrier divergence;
+//   3 the causal loop over K/V stops one key short of the block's last row's
+//   end, so the last visible key of that row is missing; 4 writes O with Q's
+//   strides; 5 reads V with K's strides; 6 writes LSE contiguously, ignoring
+//   its strides; 7 does not apply the softmax scale).
 //
 // No heap allocation: the emulator may abandon a misbehaving thread.
 //
@@ -140,7 +144,12 @@ FA_ENTRY(const uint64_t *args, fa_host_env *env) {
   float *vTile = kTile + BLOCK_N * D;
   float *pTile = vTile + BLOCK_N * D;
   const Elem *kBase = K + b * st[3] + hk * st[4];
-  const Elem *vBase = V + b * st[6] + hk * st[7];
+#if FA_BUG == 5
+  const int64_t *vSt = st + 3; // planted bug: K's strides
+#else
+  const int64_t *vSt = st + 6;
+#endif
+  const Elem *vBase = V + b * vSt[0] + hk * vSt[1];
 
   float q[D];
   for (int64_t c = 0; c < D; ++c)
@@ -151,19 +160,27 @@ FA_ENTRY(const uint64_t *args, fa_host_env *env) {
   // Keys [0, rowEnd) are visible to row i; the block loops to the last
   // row's end so every thread meets the same barriers.
   const int64_t shift = Lk - Lq;
-  const int64_t rowEnd = FA_CAUSAL ? i + shift + 1 : Lk;
+  int64_t rowEnd = FA_CAUSAL ? i + shift + 1 : Lk;
   int64_t kvEnd = Lk;
   if (FA_CAUSAL) {
     int64_t lastRow = (m0 + BLOCK_M < Lq ? m0 + BLOCK_M : Lq) - 1;
     kvEnd = lastRow + shift + 1 < Lk ? lastRow + shift + 1 : Lk;
+#if FA_BUG == 3
+    kvEnd -= 1; // planted bug: one key short
+    rowEnd = rowEnd < kvEnd ? rowEnd : kvEnd;
+#endif
   }
+#if FA_BUG == 7
+  const float scale = 1.0f; // planted bug: scale not applied
+#else
   const float scale = float(FA_SCALE);
+#endif
 
   for (int64_t n0 = 0; n0 < kvEnd; n0 += BLOCK_N) {
     for (int64_t e = tid; e < BLOCK_N * D; e += THREADS) {
       int64_t j = n0 + e / D, c = e % D;
       float kv = j < Lk ? toFloat(kBase[j * st[5] + c]) : 0.f;
-      float vv = j < Lk ? toFloat(vBase[j * st[8] + c]) : 0.f;
+      float vv = j < Lk ? toFloat(vBase[j * vSt[2] + c]) : 0.f;
       announce(env, &kTile[e], 4, true);
       kTile[e] = kv;
       announce(env, &vTile[e], 4, true);
@@ -222,12 +239,21 @@ FA_ENTRY(const uint64_t *args, fa_host_env *env) {
   if (!active)
     return;
   const float inv = l > 0 ? 1.f / l : 0.f;
-  Elem *oRow = O + b * st[9] + h * st[10] + i * st[11] + lane * COLS;
+#if FA_BUG == 4
+  const int64_t *oSt = st; // planted bug: Q's strides
+#else
+  const int64_t *oSt = st + 9;
+#endif
+  Elem *oRow = O + b * oSt[0] + h * oSt[1] + i * oSt[2] + lane * COLS;
   for (int64_t c = 0; c < COLS; ++c)
     oRow[c] = fromFloat(acc[c] * inv);
 #if FA_HAS_LSE
   if (lane == 0)
+#if FA_BUG == 6
+    LSE[(b * Hq + h) * Lq + i] = l > 0 ? m + logf(l) : -INFINITY; // planted
+#else
     LSE[b * st[12] + h * st[13] + i] = l > 0 ? m + logf(l) : -INFINITY;
+#endif
 #else
   (void)LSE;
 #endif

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Runs on a machine with an NVIDIA GPU (CUDA driver, PyTorch, compute-
+# sanitizer; no LLVM needed): builds the runtime and fa-run with CMake, then
+#   1. the e2e suite on the GPU (fa-run --device cuda, plan from
+#      bench/build-kernels.sh), validated against the fp64 CPU reference;
+#   2. compute-sanitizer racecheck, synccheck and memcheck on the default
+#      kernels (D 64 and 128, causal on and off);
+#   3. bench/bench.py: fa vs PyTorch SDPA / eager / fp32 SGEMM.
+# usage: bench/gpu.sh KERNELS_DIR RESULTS_DIR   (KERNELS_DIR from build-kernels.sh)
+set -uo pipefail
+kernels=$1 results=$2
+mkdir -p "$results"
+cmake -S runtime -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release > "$results/cmake.log" 2>&1
+ninja -C build-gpu fa-run >> "$results/cmake.log" 2>&1 || { tail -30 "$results/cmake.log"; exit 1; }
+farun=$(find build-gpu -name fa-run -type f -perm -u+x | head -1)
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$results/gpu.txt"
+
+echo "== e2e on cuda"
+python3 test/e2e/e2e_matrix.py --run-plan "$kernels/e2e/plan.json" "$farun" --device cuda \
+  > "$results/e2e-cuda.log" 2>&1
+tail -1 "$results/e2e-cuda.log"; grep -A2 FAIL "$results/e2e-cuda.log" | head -20
+
+echo "== compute-sanitizer"
+san=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+: > "$results/sanitizer.log"
+for k in attn_d64_full attn_d64_causal attn_d128_full attn_d128_causal; do
+  for tool in racecheck synccheck memcheck; do
+    echo "### $tool $k" >> "$results/sanitizer.log"
+    "$san" --tool "$tool" --error-exitcode 9 "$farun" "$kernels/bench/$k.cubin" \
+      --shape 1,2,2,200,333 --device cuda >> "$results/sanitizer.log" 2>&1
+    echo "### exit $?" >> "$results/sanitizer.log"
+  done
+done
+grep -E "^### |ERROR SUMMARY" "$results/sanitizer.log" | paste - - - | head -20
+
+echo "== bench"
+shift 2
+python3 bench/bench.py "$kernels/bench" "$results" "$@" 2>&1 | tee "$results/bench.log"

@@ -1,0 +1,165 @@
+//===- Vendor.h - Shared pieces of the HIP and CUDA backends ----*- C++ -*-===//
+//
+// Part of the fa project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Internal. What the GPU backends (CudaBackend.cpp, HipBackend.cpp) share:
+//   - opening a vendor library with dlopen and resolving its symbol table
+//     (one X-macro table per vendor, required and optional symbols);
+//   - turning a vendor call's failure into a Status that names the call, the
+//     vendor's error name and string, and what the runtime was doing;
+//   - the pure decisions, testable without a GPU: how the ABI words become
+//     kernel parameters, which code object targets a device runs, where the
+//     gcnArchName is, whether a launch fits the device.
+//
+// The functions below are exported from libfa_runtime.so (default
+// visibility) only so that test/runtime can call them; they are not API.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FA_LIB_VENDOR_H
+#define FA_LIB_VENDOR_H
+
+#include "fa/KernelAbi.h"
+#include "fa/Manifest.h"
+#include "fa/Status.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace fa {
+namespace detail {
+
+//===----------------------------------------------------------------------===//
+// Loading vendor libraries
+//===----------------------------------------------------------------------===//
+
+/// dlopens the first of `names` that loads (RTLD_NOW | RTLD_LOCAL); on
+/// failure an Unavailable error "device '<kind>' unavailable: <names[0]> not
+/// found (dlopen: <dlerror of the first name>)".
+Status openVendorLibrary(const char *kind,
+                         const std::vector<const char *> &names, void *&handle);
+
+/// dlsym, or null.
+void *lookupVendorSymbol(void *handle, const char *symbol);
+
+/// Unavailable: "the vendor runtime lacks '<symbol>' (too old?)".
+Status missingVendorSymbol(const char *kind, const char *symbol);
+
+// Resolves one entry of a vendor X-macro table into `api.NAME`; used inside
+// a function returning Status, with `api`, `handle` and `kind` in scope.
+#define FA_RESOLVE_REQUIRED(NAME, RET, ARGS)                                   \
+  if (void *sym = ::fa::detail::lookupVendorSymbol(handle, #NAME))             \
+    api.NAME = reinterpret_cast<RET(*) ARGS>(sym);                             \
+  else                                                                         \
+    return ::fa::detail::missingVendorSymbol(kind, #NAME);
+#define FA_RESOLVE_OPTIONAL(NAME, RET, ARGS)                                   \
+  api.NAME = reinterpret_cast<RET(*) ARGS>(                                    \
+      ::fa::detail::lookupVendorSymbol(handle, #NAME));
+#define FA_DECLARE_SYMBOL(NAME, RET, ARGS) RET(*NAME) ARGS = nullptr;
+
+/// A failed vendor call:
+///   "<what>: <call> returned <NAME> (<rc>): <description>[ (<hint>)]"
+/// with `withCall(call, NAME)` and `withDevice(device)`. `errorName` and
+/// `description` may be null (the number stands in).
+Status vendorCallError(ErrorCode code, const std::string &device,
+                       const std::string &what, const char *call, int rc,
+                       const char *errorName, const char *description,
+                       const std::string &hint = {});
+
+/// The probe failures shared by both vendors: the runtime loaded but found
+/// no GPU, or the ordinal is past the last GPU.
+Status noGpuError(const char *kind, const char *vendor);
+Status noSuchOrdinalError(const char *kind, const char *vendor, int ordinal,
+                          int count);
+
+//===----------------------------------------------------------------------===//
+// Kernel parameters
+//===----------------------------------------------------------------------===//
+
+/// How the compiler's gpu.func parameters were lowered.
+enum class KernelParamConvention {
+  /// MLIR's default (gpu-to-nvvm / gpu-to-rocdl without
+  /// use-bare-ptr-memref-call-conv): each memref<?xT, strided<[1],
+  /// offset: ?>> becomes 5 parameters (allocated ptr, aligned ptr, offset,
+  /// size, stride), each 8 bytes; the i64 scalars follow. This is exactly
+  /// the 44 ABI words, in order, one parameter per word.
+  MemrefDescriptors,
+  /// use-bare-ptr-memref-call-conv: each memref is its aligned pointer only
+  /// (word 1 of its descriptor); 5 pointers then the 19 scalars.
+  BarePointers,
+};
+
+/// The most parameters any convention produces.
+constexpr size_t kMaxKernelParams = FA_ABI_NUM_WORDS;
+
+/// Fills `params` (cuLaunchKernel's / hipModuleLaunchKernel's kernelParams:
+/// one pointer per parameter, pointing at its value) from the ABI `words`
+/// and returns the parameter count: 44 for MemrefDescriptors, 24 for
+/// BarePointers. Every parameter is one 8-byte word, so `params[i]` points
+/// into `words`, which must outlive the launch call.
+size_t packKernelParams(const uint64_t *words, void **params,
+                        KernelParamConvention convention =
+                            KernelParamConvention::MemrefDescriptors);
+
+//===----------------------------------------------------------------------===//
+// Targets
+//===----------------------------------------------------------------------===//
+
+/// Parses "sm_XY" / "sm_XYa" (and "sm_XYZ"): compute capability as
+/// major*10+minor in `cc` (for "sm_100", 100), `archSpecific` for the "a"
+/// suffix. False if `target` is not spelled so.
+bool parseSmTarget(std::string_view target, int &cc, bool &archSpecific);
+
+/// Empty if a code object for `target` in `format` ("ptx" or "cubin") runs
+/// on a device of compute capability `major`.`minor`, else why not:
+///   cubin: the exact capability only (sm_90 on 9.0);
+///   ptx:   the capability or newer (the driver JITs it forward), except an
+///          arch-specific "sm_90a", which needs exactly 9.0;
+///   "" (format unknown, for device selection): as ptx.
+std::string cudaTargetProblem(std::string_view target, std::string_view format,
+                              int major, int minor);
+
+/// "gfx906:sramecc+:xnack-" -> "gfx906" (the processor without the target
+/// features).
+std::string gcnArchBase(std::string_view arch);
+
+/// Empty if code for `codeTarget` ("gfx906", or with features
+/// "gfx906:xnack-") runs on a device whose gcnArchName is `deviceArch`
+/// ("gfx906:sramecc+:xnack-"), else why not: the processors must be equal,
+/// and each feature the code object fixes must not be set the other way on
+/// the device.
+std::string hipTargetProblem(std::string_view codeTarget,
+                             std::string_view deviceArch);
+
+/// Finds the gcnArchName in the bytes of a hipDeviceProp_t filled by
+/// hipGetDeviceProperties without knowing the struct's layout (it changed
+/// between ROCm 5 and 6, and the gcnArchName offset with it): a
+/// NUL-terminated string of at most 255 characters starting "gfx" and a hex
+/// digit; one with target features (':') is preferred. Empty if none.
+/// `name` (char[256], the first field) holds a marketing name ("AMD
+/// Instinct MI50"); numeric fields cannot spell "gfx" followed by a NUL.
+std::string findGcnArchName(const void *props, size_t bytes);
+
+/// Unsupported errors when `kernel` cannot run on a device: `threads` above
+/// `maxThreads` (the device's, or the function's given its registers), or
+/// static + dynamic LDS above `maxLdsBytes`. `why` names where the limits
+/// come from ("the device's opt-in limit", ...). Empty status when it fits.
+Status checkKernelFits(const KernelInfo &kernel, const std::string &device,
+                       uint64_t staticLds, uint64_t maxThreads,
+                       uint64_t maxLdsBytes, const std::string &threadsWhy,
+                       const std::string &ldsWhy);
+
+/// CorruptCodeObject unless `bytes` is an ELF file for `machine`
+/// (EM_CUDA = 190 for a cubin, EM_AMDGPU = 224 for an hsaco).
+Status checkGpuElf(const std::vector<uint8_t> &bytes, uint16_t machine,
+                   const char *machineName);
+
+} // namespace detail
+} // namespace fa
+
+#endif // FA_LIB_VENDOR_H

@@ -1,0 +1,72 @@
+#!/usr/bin/env python3
+"""Mutation test: the e2e suite must fail on every planted bug.
+
+For each bug that fac can plant (`fac --test-list-planted-bugs`,
+compiler/PlantedBugs.h), compiles the suite's kernels with
+`--test-plant-bug=<bug>` and runs the e2e cases of e2e_matrix.py in order
+until one fails; prints the case that caught the bug. A bug that survives the
+whole suite fails this test: the suite cannot see it.
+
+usage: mutants.py FAC FA_RUN GOLDEN_DIR WORK_DIR [--count] [BUG...]
+
+--count runs every case for every bug and prints how many cases catch each
+(slow: the whole suite per bug; for measuring the suite, not for make test).
+"""
+import os
+import shutil
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import e2e_matrix  # noqa: E402
+
+
+def main():
+    fac, fa_run, golden, work = sys.argv[1:5]
+    bugs = sys.argv[5:]
+    count = "--count" in bugs
+    bugs = [b for b in bugs if b != "--count"]
+    if not bugs:
+        p = subprocess.run([fac, "--test-list-planted-bugs"],
+                           capture_output=True, text=True, check=True)
+        bugs = p.stdout.split()
+    if not bugs:
+        print("mutants: fac lists no planted bugs")
+        return 1
+    shutil.rmtree(work, ignore_errors=True)
+    survivors = []
+    for bug in bugs:
+        bug_work = os.path.join(work, bug)
+        os.makedirs(bug_work)
+        if count:
+            kernels = e2e_matrix.Kernels(fac, bug_work, bug)
+            cases = list(e2e_matrix.all_cases(kernels, golden))
+            sections = {}
+            for case in cases:
+                ok, _ = e2e_matrix.run_case(fa_run, case)
+                hit = sections.setdefault(case.section, [0, 0])
+                hit[0] += not ok
+                hit[1] += 1
+            total = sum(h[0] for h in sections.values())
+            print(f"  {bug}: caught by {total} of {len(cases)} cases (" +
+                  ", ".join(f"{s} {h[0]}/{h[1]}" for s, h in sections.items())
+                  + ")")
+            if total == 0:
+                survivors.append(bug)
+            continue
+        caught = e2e_matrix.first_failure(fac, fa_run, golden, bug_work, bug)
+        if caught is None:
+            survivors.append(bug)
+            print(f"  SURVIVED {bug}: every e2e case passed")
+        else:
+            label, detail = caught
+            first_line = detail.splitlines()[0] if detail else ""
+            print(f"  CAUGHT {bug} by {label}\n    {first_line[:300]}")
+    print(f"mutants: {len(bugs) - len(survivors)} of {len(bugs)} planted bugs "
+          f"caught" + (f"; survived: {', '.join(survivors)}"
+                       if survivors else ""))
+    return 1 if survivors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
