@@ -28,6 +28,9 @@ struct KernelInfo {
   int64_t ldsBytes = 0, ldsPad = 0, stages = 1;
   /// Shared memory passed at launch (sm_90: all of it is dynamic).
   int64_t dynamicLdsBytes = 0;
+  /// Width of the kernel's index arithmetic (KernelAbi.h: 32 means every
+  /// element offset must fit in int32).
+  int64_t indexBits = 64;
   float scale = 0;
   bool causal = false, hasLse = false;
   std::vector<int64_t> staticSizes; // B, Hq, Hkv, Lq, Lk; -1 = dynamic

@@ -81,6 +81,7 @@ std::string fa::renderManifest(llvm::StringRef target,
     os << "      \"wave_size\": " << k.waveSize << ",\n";
     os << "      \"lds_bytes\": " << k.ldsBytes << ",\n";
     os << "      \"dynamic_lds_bytes\": " << k.dynamicLdsBytes << ",\n";
+    os << "      \"index_bits\": " << k.indexBits << ",\n";
     os << "      \"lds_pad\": " << k.ldsPad << ",\n";
     os << "      \"stages\": " << k.stages << ",\n";
     os << "      \"static_sizes\": {";

@@ -78,7 +78,8 @@ static void useIntrinsic(Operation *root, StringRef intrinsic) {
   }
 }
 
-FailureOr<OwningOpRef<ModuleOp>> fa::lowerToNvvm(ModuleOp module) {
+FailureOr<OwningOpRef<ModuleOp>> fa::lowerToNvvm(ModuleOp module,
+                                                 unsigned indexBits) {
   OwningOpRef<ModuleOp> work = module.clone();
   for (auto gm : work->getOps<gpu::GPUModuleOp>()) {
     useIntrinsic<math::Exp2Op>(gm, "llvm.nvvm.ex2.approx.f32");
@@ -98,6 +99,7 @@ FailureOr<OwningOpRef<ModuleOp>> fa::lowerToNvvm(ModuleOp module) {
   OpPassManager &gpu = pm.nest<gpu::GPUModuleOp>();
   gpu.addPass(createSCFToControlFlowPass());
   ConvertGpuOpsToNVVMOpsOptions nvvm;
+  nvvm.indexBitwidth = indexBits;
   nvvm.allowedDialects = {"arith",  "cf",     "func", "math",
                           "memref", "vector", "ub"};
   gpu.addPass(createConvertGpuOpsToNVVMOps(nvvm));

@@ -30,8 +30,12 @@ namespace mlir::fa {
 
 /// The kernels of `module`'s gpu.modules as an LLVM-dialect module with NVVM
 /// ops, ready for translation. f32 exp2/log2 become the NVVM intrinsics
-/// (ex2.approx / lg2.approx): no libdevice.
-FailureOr<OwningOpRef<ModuleOp>> lowerToNvvm(ModuleOp module);
+/// (ex2.approx / lg2.approx): no libdevice. With `indexBits` = 32, index
+/// arithmetic (addresses, loop counters, the memref descriptors' offset,
+/// size and stride parameters) is 32-bit; the ABI words stay 64-bit and the
+/// runtime refuses problems whose element offsets do not fit.
+FailureOr<OwningOpRef<ModuleOp>> lowerToNvvm(ModuleOp module,
+                                             unsigned indexBits);
 
 /// Moves every shared-memory (addrspace 3) global of `module` into one
 /// dynamic shared-memory array, so a kernel may use more than the 48 KiB a

@@ -18,6 +18,7 @@
 #include "Backend.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <vector>
 
 using namespace fa;
@@ -140,6 +141,37 @@ Expected<PackedLaunch> fa::packAttentionArgs(const KernelInfo &kernel,
                      ", Lq=" + std::to_string(sh.seqQ) + "] overlap: " + why);
   }
 
+  // 32-bit index arithmetic: every element offset the kernel forms, up to
+  // the last row of the last (partial) block, must fit in int32.
+  if (kernel.indexBits == 32) {
+    constexpr int64_t kMax = INT32_MAX;
+    int64_t block = std::max<int64_t>(kernel.blockM, kernel.blockN);
+    auto rounded = [&](int64_t rows) {
+      return (rows + block - 1) / block * block;
+    };
+    const std::pair<const char *, int64_t> largest[] = {
+        {"Q", (sh.batch - 1) * st.q.batch + (sh.headsQ - 1) * st.q.head +
+                  (rounded(sh.seqQ) - 1) * st.q.row + d},
+        {"K", (sh.batch - 1) * st.k.batch + (sh.headsKv - 1) * st.k.head +
+                  (rounded(sh.seqK) - 1) * st.k.row + d},
+        {"V", (sh.batch - 1) * st.v.batch + (sh.headsKv - 1) * st.v.head +
+                  (rounded(sh.seqK) - 1) * st.v.row + d},
+        {"O", (sh.batch - 1) * st.o.batch + (sh.headsQ - 1) * st.o.head +
+                  (rounded(sh.seqQ) - 1) * st.o.row + d},
+        {"LSE", kernel.hasLse
+                    ? (sh.batch - 1) * st.lseBatch +
+                          (sh.headsQ - 1) * st.lseHead + rounded(sh.seqQ)
+                    : 0}};
+    for (const auto &[name, offset] : largest)
+      if (offset > kMax)
+        return invalid(std::string("kernel '") + kernel.name +
+                       "' uses 32-bit index arithmetic (index_bits 32) but "
+                       "the offsets into " +
+                       name + " reach " + std::to_string(offset) +
+                       " elements (limit " + std::to_string(kMax) +
+                       "); compile it with fac --index-bits=64");
+  }
+
   // Buffers: present, and large enough for shape x strides.
   size_t elem = dtypeBytes(kernel.dtype);
   struct Operand {
@@ -228,6 +260,13 @@ Expected<PackedLaunch> fa::packAttentionArgs(const KernelInfo &kernel,
   uint64_t *stridesOut = w + FA_ABI_STRIDES;
   for (int i = 0; i < FA_ABI_NUM_STRIDES; ++i)
     stridesOut[i] = uint64_t(strides[i].second);
+
+  // The descriptors' size words are 32-bit parameters there too.
+  if (kernel.indexBits == 32)
+    for (int i = 0; i < FA_ABI_NUM_BUFFERS; ++i) {
+      uint64_t &size = w[i * FA_ABI_WORDS_PER_BUFFER + 3];
+      size = std::min<uint64_t>(size, uint64_t(INT32_MAX));
+    }
 
   int64_t gridX = (sh.seqQ + kernel.blockM - 1) / kernel.blockM;
   const int64_t grid[3] = {gridX, sh.headsQ, sh.batch};

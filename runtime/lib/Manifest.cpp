@@ -151,6 +151,13 @@ static Status parseKernel(const JsonValue &value, size_t index, KernelInfo &k) {
                      int64_t(1) << 32))
            .ok())
     return s;
+  if (value.find("index_bits") &&
+      !(s = r.getInt("index_bits", k.indexBits, 32, 64)).ok())
+    return s;
+  if (k.indexBits != 32 && k.indexBits != 64)
+    return Status::error(ErrorCode::InvalidArgument,
+                         "index_bits must be 32 or 64, got " +
+                             std::to_string(k.indexBits));
   const JsonValue *fixed;
   if (!(s = r.get("static_sizes", fixed, JsonValue::Kind::Object,
                   /*required=*/false))
@@ -260,6 +267,8 @@ std::string fa::formatManifest(const Manifest &m) {
       out +=
           "      \"dynamic_lds_bytes\": " + std::to_string(k.dynamicLdsBytes) +
           ",\n";
+    if (k.indexBits != 64)
+      out += "      \"index_bits\": " + std::to_string(k.indexBits) + ",\n";
     out += "      \"static_sizes\": {";
     const char *names[] = {"B", "Hq", "Hkv", "Lq", "Lk"};
     for (int d = 0; d < 5; ++d)

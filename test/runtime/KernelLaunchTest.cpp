@@ -209,6 +209,36 @@ TEST(KernelLaunchTest, PacksTheAbiWords) {
   EXPECT_EQ(noLse->words[23], 0u);
 }
 
+// A kernel with 32-bit index arithmetic (sm_90's default) refuses a problem
+// whose element offsets do not fit in int32, before looking at buffers.
+TEST(KernelLaunchTest, ThirtyTwoBitIndexRefusesLargeOffsets) {
+  Device d = test::hostDevice();
+  KernelInfo info = test::fixtureManifest("attn_f16_causal").kernels[0];
+  info.indexBits = 32;
+  info.hasLse = false;
+  ASSERT_EQ(info.headDim, 64);
+  // 32 x 64 x 16384 rows of D=64: 2^31 elements (> INT32_MAX).
+  AttentionShape big{32, 64, 64, 16384, 16384};
+  AttentionArgs args{nullptr, nullptr, nullptr,     nullptr,
+                     nullptr, big,     std::nullopt};
+  Expected<PackedLaunch> p = packAttentionArgs(info, args, d.limits());
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find(
+                "uses 32-bit index arithmetic (index_bits 32) but the offsets "
+                "into Q reach 2147483648 elements (limit 2147483647); compile "
+                "it with fac --index-bits=64"),
+            std::string::npos)
+      << p.status().message();
+  // One row less per head fits (the check is exact, not a blanket limit);
+  // what fails then is the missing buffer.
+  AttentionShape fits{32, 64, 64, 16384 - info.blockM, 16384 - info.blockM};
+  args.shape = fits;
+  p = packAttentionArgs(info, args, d.limits());
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find("buffer Q is missing"), std::string::npos)
+      << p.status().message();
+}
+
 std::string launchError(const std::string &kernel, AttentionArgs args) {
   Status s = loadKernel(kernel).launch(args);
   EXPECT_FALSE(s.ok());

@@ -63,6 +63,11 @@ static cl::opt<int64_t> waves("waves", cl::desc("Waves per workgroup"),
                               cl::init(0));
 static cl::opt<int64_t> stages("stages", cl::desc("K/V pipeline stages"),
                                cl::init(1));
+static cl::opt<unsigned> indexBits(
+    "index-bits",
+    cl::desc("Width of index arithmetic in sm_90 kernels: 32 (default; the "
+             "runtime refuses problems whose offsets do not fit) or 64"),
+    cl::init(32));
 static cl::opt<bool> allowBf16("allow-bf16", cl::desc("Accept emulated bf16"),
                                cl::init(false));
 static cl::opt<bool> report("report",
@@ -146,7 +151,7 @@ static int build(ModuleOp source, const fa::PipelineOptions &options,
       return 1;
     lowered = std::move(module);
   } else if (target == "sm_90") {
-    FailureOr<OwningOpRef<ModuleOp>> nvvm = fa::lowerToNvvm(*module);
+    FailureOr<OwningOpRef<ModuleOp>> nvvm = fa::lowerToNvvm(*module, indexBits);
     if (failed(nvvm))
       return 1;
     lowered = std::move(*nvvm);
@@ -209,6 +214,7 @@ static int finishNvidia(Build &b, const std::string &sourceText) {
   for (fa::KernelInfo &k : b.kernels) {
     k.dynamicLdsBytes = b.dynamicShared;
     k.ldsBytes = 0;
+    k.indexBits = indexBits;
   }
   if (emit == "asm" || emit == "ptx")
     return emitText(b.assembly);
@@ -330,6 +336,12 @@ int main(int argc, char **argv) {
       emit != "obj" && emit != "ptx" && emit != "cubin")
     return fail("unknown --emit='" + emit +
                 "'; expected mlir, llvm, asm, obj, ptx or cubin");
+  if (indexBits != 32 && indexBits != 64)
+    return fail("--index-bits must be 32 or 64, got " +
+                std::to_string(indexBits));
+  if (indexBits.getNumOccurrences() && target != "sm_90")
+    return fail("--index-bits is for --target=sm_90 (host and gfx906 "
+                "kernels use 64-bit index arithmetic)");
   if ((emit == "ptx" || emit == "cubin") && target != "sm_90")
     return fail("--emit=" + emit + " is for --target=sm_90, not " + target);
   if (outputFile.empty() && emit != "mlir" && emit != "llvm" && emit != "asm" &&

@@ -46,6 +46,10 @@ struct KernelInfo {
   /// `dynamic_lds_bytes`, optional, default 0. A kernel needs ldsBytes +
   /// dynamicLdsBytes in all.
   int64_t dynamicLdsBytes = 0;
+  /// Width of the kernel's index arithmetic: 64, or 32 (sm_90 by default),
+  /// in which case every element offset of a launch must fit in int32
+  /// (manifest field `index_bits`, optional, default 64).
+  int64_t indexBits = 64;
   /// Sizes fixed at compile time, in the order B, Hq, Hkv, Lq, Lk; -1 where
   /// the kernel takes any size (manifest field `static_sizes`, optional).
   int64_t staticSizes[5] = {-1, -1, -1, -1, -1};
