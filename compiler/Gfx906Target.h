@@ -17,6 +17,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
+#include "llvm/Support/Error.h"
 
 #include <map>
 #include <string>
@@ -42,6 +43,13 @@ struct AmdgpuResources {
 /// Parses the backend's assembly output (`.amdhsa_*` directives and the
 /// code object metadata) into one entry per kernel.
 std::vector<AmdgpuResources> parseAmdgpuResources(llvm::StringRef assembly);
+
+/// Reads each kernel's resources from an AMDGPU ELF (relocatable object or
+/// .hsaco) itself: the NT_AMDGPU_METADATA note's msgpack `amdhsa.kernels`
+/// (.vgpr_count, .sgpr_count, spill counts, .group_segment_fixed_size,
+/// .private_segment_fixed_size, .wavefront_size). No instruction mix.
+llvm::Expected<std::vector<AmdgpuResources>>
+readAmdgpuCodeObject(llvm::StringRef elf);
 
 /// Waves per SIMD that gfx906 can keep resident for a kernel with these
 /// resources and `threads` per workgroup, with the limit that binds.

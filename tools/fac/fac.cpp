@@ -109,6 +109,8 @@ struct Build {
   std::unique_ptr<llvm::Module> llvmModule;
   std::string assembly;
   std::vector<fa::AmdgpuResources> resources;
+  /// gfx906: the object file, emitted once for the resources and the link.
+  std::string object;
   /// sm_90: the shared memory every kernel gets at launch (all dynamic).
   int64_t dynamicShared = 0;
 };
@@ -178,26 +180,45 @@ static int build(ModuleOp source, const fa::PipelineOptions &options,
             fa::emitCode(*copy, tm, /*assembly=*/true, out.assembly))
       return fail(llvm::toString(std::move(e)));
   }
-  if (target == "gfx906")
-    out.resources = fa::parseAmdgpuResources(out.assembly);
+  if (target == "gfx906") {
+    // The resources come from the code object's own metadata note; the
+    // instruction mix from the assembly.
+    std::unique_ptr<llvm::Module> copy = llvm::CloneModule(*out.llvmModule);
+    if (llvm::Error e = fa::emitCode(*copy, tm, /*assembly=*/false, out.object))
+      return fail(llvm::toString(std::move(e)));
+    auto resources = fa::readAmdgpuCodeObject(out.object);
+    if (!resources)
+      return fail("cannot read the gfx906 code object's metadata: " +
+                  llvm::toString(resources.takeError()));
+    out.resources = std::move(*resources);
+    std::vector<fa::AmdgpuResources> fromAsm =
+        fa::parseAmdgpuResources(out.assembly);
+    for (fa::AmdgpuResources &r : out.resources)
+      for (const fa::AmdgpuResources &a : fromAsm)
+        if (a.kernel == r.kernel)
+          r.mix = a.mix;
+  }
   return 0;
 }
 
 static bool spills(const Build &b) {
   for (const fa::AmdgpuResources &r : b.resources)
-    if (r.vgprSpills > 0 || r.scratchBytes > 0)
+    if (r.vgprSpills > 0 || r.sgprSpills > 0 || r.scratchBytes > 0)
       return true;
   return false;
 }
 
 static std::string describeSpills(const Build &b) {
-  int64_t vgprs = 0, scratch = 0;
+  int64_t vgprs = 0, sgprs = 0, scratch = 0;
   for (const fa::AmdgpuResources &r : b.resources) {
     vgprs += r.vgprSpills;
+    sgprs += r.sgprSpills;
     scratch = std::max(scratch, r.scratchBytes);
   }
-  return std::to_string(vgprs) + " VGPRs spilled, " + std::to_string(scratch) +
-         " bytes of scratch";
+  std::string text = std::to_string(vgprs) + " VGPRs spilled, ";
+  if (sgprs)
+    text += std::to_string(sgprs) + " SGPRs spilled, ";
+  return text + std::to_string(scratch) + " bytes of scratch";
 }
 
 static int emitText(const std::string &text) {
@@ -288,10 +309,11 @@ static int finish(Build &b, llvm::TargetMachine &tm,
           llvm::outs() << fa::formatAmdgpuResources(r, k.threads) << "\n";
       }
 
-  std::string object;
-  if (llvm::Error e =
-          fa::emitCode(*b.llvmModule, tm, /*assembly=*/false, object))
-    return fail(llvm::toString(std::move(e)));
+  std::string object = std::move(b.object);
+  if (object.empty())
+    if (llvm::Error e =
+            fa::emitCode(*b.llvmModule, tm, /*assembly=*/false, object))
+      return fail(llvm::toString(std::move(e)));
   if (emit == "obj")
     return writeFile(outputFile, object);
 
