@@ -69,7 +69,8 @@ static void useHardwareOp(Operation *root) {
   }
 }
 
-FailureOr<OwningOpRef<ModuleOp>> fa::lowerToRocdl(ModuleOp module) {
+FailureOr<OwningOpRef<ModuleOp>> fa::lowerToRocdl(ModuleOp module,
+                                                  unsigned indexBits) {
   OwningOpRef<ModuleOp> work = module.clone();
   for (auto gm : work->getOps<gpu::GPUModuleOp>()) {
     useHardwareOp<math::Exp2Op, ROCDL::ROCDLExp2>(gm);
@@ -80,6 +81,7 @@ FailureOr<OwningOpRef<ModuleOp>> fa::lowerToRocdl(ModuleOp module) {
   gpu.addPass(createSCFToControlFlowPass());
   ConvertGpuOpsToROCDLOpsOptions rocdl;
   rocdl.chipset = "gfx906";
+  rocdl.indexBitwidth = indexBits;
   // The dialects a Level 2 kernel uses, each lowered by its ConvertToLLVM
   // interface (registered in registerFaDialects).
   rocdl.allowedDialects = {"arith",  "cf",     "func", "math",

@@ -28,8 +28,11 @@ namespace mlir::fa {
 /// The kernels of `module`'s gpu.modules as an LLVM-dialect module with
 /// ROCDL ops, ready for translation. math.exp2/log2/fma become LLVM
 /// intrinsics (v_exp_f32, v_log_f32, v_fma_f32), so no device library is
-/// needed.
-FailureOr<OwningOpRef<ModuleOp>> lowerToRocdl(ModuleOp module);
+/// needed. With `indexBits` = 32, index arithmetic and the memref
+/// descriptors' offset/size/stride kernel arguments are 32-bit (the runtime
+/// packs the kernarg segment accordingly: KernelAbi.h).
+FailureOr<OwningOpRef<ModuleOp>> lowerToRocdl(ModuleOp module,
+                                              unsigned indexBits);
 
 /// What the AMDGPU backend reports for one kernel.
 struct AmdgpuResources {

@@ -37,6 +37,15 @@ public:
   virtual Status launch(size_t kernelIndex, const LaunchGeometry &geometry,
                         const uint64_t *words,
                         const LaunchOptions &options) = 0;
+  /// Runs kernel `kernelIndex` of code loaded with Backend::loadRawCode to
+  /// completion with `count` parameters of 8 bytes each (pointers, int64,
+  /// double bits), in order. Unsupported unless the backend overrides it.
+  virtual Status launchRaw(size_t kernelIndex, const LaunchGeometry &geometry,
+                           const uint64_t *params, size_t count) {
+    (void)kernelIndex, (void)geometry, (void)params, (void)count;
+    return Status::error(ErrorCode::Unsupported,
+                         "this device cannot launch raw parameter lists");
+  }
 };
 
 class Backend {
@@ -69,6 +78,20 @@ public:
   virtual Expected<std::unique_ptr<LoadedCode>>
   loadCode(const Manifest &manifest, const std::vector<uint8_t> &bytes,
            const std::string &displayName) = 0;
+
+  /// Loads a code object compiled at run time for this device (no manifest):
+  /// `format` is "cubin", "ptx" or "hsaco"; it holds kernel `symbol`,
+  /// launched with at most `threads` per workgroup through
+  /// LoadedCode::launchRaw as kernel 0. Unsupported unless the backend
+  /// overrides it (the host emulator does not).
+  virtual Expected<std::unique_ptr<LoadedCode>>
+  loadRawCode(const std::vector<uint8_t> &bytes, const std::string &format,
+              const std::string &symbol, int64_t threads) {
+    (void)bytes, (void)format, (void)symbol, (void)threads;
+    return Status::error(ErrorCode::Unsupported,
+                         "device '" + name() +
+                             "' cannot load run-time compiled code");
+  }
 };
 
 /// State shared by a Module and its Kernels.

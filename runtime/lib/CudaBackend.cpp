@@ -181,6 +181,8 @@ public:
 
   Status launch(size_t index, const LaunchGeometry &geometry,
                 const uint64_t *words, const LaunchOptions &options) override;
+  Status launchRaw(size_t index, const LaunchGeometry &geometry,
+                   const uint64_t *params, size_t count) override;
 
   struct Function {
     KernelInfo info;
@@ -193,6 +195,10 @@ public:
   std::vector<Function> functions;
 
 private:
+  /// Checks the geometry, launches with cuLaunchKernel's `params` and waits.
+  Status launchParams(size_t index, const LaunchGeometry &geometry,
+                      void **params);
+
   std::shared_ptr<CudaBackend> backend;
   CUmodule module;
 };
@@ -235,6 +241,20 @@ public:
   Expected<std::unique_ptr<LoadedCode>>
   loadCode(const Manifest &manifest, const std::vector<uint8_t> &bytes,
            const std::string &displayName) override;
+  Expected<std::unique_ptr<LoadedCode>>
+  loadRawCode(const std::vector<uint8_t> &bytes, const std::string &format,
+              const std::string &symbol, int64_t threads) override {
+    // The manifest loadCode checks against, describing the one kernel.
+    Manifest m;
+    m.target = targets_.front();
+    m.codeObjectFormat = format;
+    KernelInfo k;
+    k.name = k.symbol = symbol;
+    k.threads = threads;
+    k.waveSize = 32;
+    m.kernels.push_back(k);
+    return loadCode(m, bytes, "<run-time compiled " + symbol + ">");
+  }
 
   /// A failed call `call` with result `rc`, while doing `what`.
   Status fail(ErrorCode code, const std::string &what, const char *call,
@@ -553,6 +573,23 @@ CudaCode::~CudaCode() {
 
 Status CudaCode::launch(size_t index, const LaunchGeometry &g,
                         const uint64_t *words, const LaunchOptions &) {
+  void *params[kMaxKernelParams];
+  size_t count = packKernelParams(words, params);
+  (void)count; // the kernel's parameter list is fixed by the ABI
+  return launchParams(index, g, params);
+}
+
+Status CudaCode::launchRaw(size_t index, const LaunchGeometry &g,
+                           const uint64_t *args, size_t count) {
+  // One pointer per 8-byte parameter, as cuLaunchKernel reads them.
+  std::vector<void *> params(count);
+  for (size_t i = 0; i < count; ++i)
+    params[i] = const_cast<uint64_t *>(args + i);
+  return launchParams(index, g, params.data());
+}
+
+Status CudaCode::launchParams(size_t index, const LaunchGeometry &g,
+                              void **params) {
   const Function &f = functions[index];
   const DeviceLimits &limits = backend->limits();
   const std::string &device = backend->name();
@@ -584,9 +621,6 @@ Status CudaCode::launch(size_t index, const LaunchGeometry &g,
                                std::to_string(limits.maxGrid[1]) + ", " +
                                std::to_string(limits.maxGrid[2]) + ")");
 
-  void *params[kMaxKernelParams];
-  size_t count = packKernelParams(words, params);
-  (void)count; // the kernel's parameter list is fixed by the ABI
   if (Status s = backend->makeCurrent(); !s.ok())
     return s;
   const CudaApi &api = backend->api;

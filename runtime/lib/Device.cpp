@@ -16,6 +16,10 @@
 using namespace fa;
 using namespace fa::detail;
 
+const std::shared_ptr<Backend> &fa::detail::backendOf(const Device &device) {
+  return device.backend;
+}
+
 const char *Device::knownDevices() { return "auto, host, hip[:N], cuda[:N]"; }
 
 /// Splits "kind[:N]"; ordinal -1 when absent. False if N is not a number.

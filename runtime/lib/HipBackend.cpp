@@ -37,6 +37,8 @@
 #include "Backend.h"
 #include "Vendor.h"
 
+#include <cstring>
+
 #include <algorithm>
 #include <map>
 #include <mutex>
@@ -159,6 +161,12 @@ public:
 
   Status launch(size_t index, const LaunchGeometry &geometry,
                 const uint64_t *words, const LaunchOptions &options) override;
+  Status launchRaw(size_t index, const LaunchGeometry &geometry,
+                   const uint64_t *params, size_t count) override;
+  /// Checks the geometry and launches with `kernargs` as the kernarg
+  /// segment's explicit arguments.
+  Status launchBytes(size_t index, const LaunchGeometry &geometry,
+                     std::vector<uint8_t> &kernargs);
 
   struct Function {
     KernelInfo info;
@@ -207,6 +215,20 @@ public:
   Expected<std::unique_ptr<LoadedCode>>
   loadCode(const Manifest &manifest, const std::vector<uint8_t> &bytes,
            const std::string &displayName) override;
+  Expected<std::unique_ptr<LoadedCode>>
+  loadRawCode(const std::vector<uint8_t> &bytes, const std::string &format,
+              const std::string &symbol, int64_t threads) override {
+    // The manifest loadCode checks against, describing the one kernel.
+    Manifest m;
+    m.target = gcnArchBase(gcnArchName);
+    m.codeObjectFormat = format;
+    KernelInfo k;
+    k.name = k.symbol = symbol;
+    k.threads = threads;
+    k.waveSize = warpSize;
+    m.kernels.push_back(k);
+    return loadCode(m, bytes, "<run-time compiled " + symbol + ">");
+  }
 
   Status fail(ErrorCode code, const std::string &what, const char *call,
               hipError_t rc, const std::string &hint = {}) const {
@@ -479,6 +501,25 @@ HipCode::~HipCode() {
 
 Status HipCode::launch(size_t index, const LaunchGeometry &g,
                        const uint64_t *words, const LaunchOptions &) {
+  // The explicit kernargs: the ABI words laid out as the kernel's argument
+  // list has them (4-byte descriptor fields with 32-bit index arithmetic).
+  // HIP appends the hidden arguments.
+  std::vector<uint8_t> kernargs =
+      packKernargSegment(words, int(functions[index].info.indexBits));
+  return launchBytes(index, g, kernargs);
+}
+
+Status HipCode::launchRaw(size_t index, const LaunchGeometry &g,
+                          const uint64_t *params, size_t count) {
+  // Every parameter is 8 bytes at an 8-byte aligned offset: the kernarg
+  // buffer is the parameters, contiguous.
+  std::vector<uint8_t> kernargs(count * sizeof(uint64_t));
+  std::memcpy(kernargs.data(), params, kernargs.size());
+  return launchBytes(index, g, kernargs);
+}
+
+Status HipCode::launchBytes(size_t index, const LaunchGeometry &g,
+                            std::vector<uint8_t> &kernargs) {
   const Function &f = functions[index];
   const DeviceLimits &limits = backend->limits();
   auto geometry = [&] {
@@ -506,12 +547,8 @@ Status HipCode::launch(size_t index, const LaunchGeometry &g,
                                std::to_string(limits.maxGrid[1]) + ", " +
                                std::to_string(limits.maxGrid[2]) + ")");
 
-  // The explicit kernargs: the ABI words, contiguous (each argument is 8
-  // bytes at an 8-byte aligned offset). HIP appends the hidden arguments.
-  uint64_t kernargs[FA_ABI_NUM_WORDS];
-  std::copy(words, words + FA_ABI_NUM_WORDS, kernargs);
-  size_t kernargBytes = sizeof(kernargs);
-  void *extra[] = {HIP_LAUNCH_PARAM_BUFFER_POINTER, kernargs,
+  size_t kernargBytes = kernargs.size();
+  void *extra[] = {HIP_LAUNCH_PARAM_BUFFER_POINTER, kernargs.data(),
                    HIP_LAUNCH_PARAM_BUFFER_SIZE, &kernargBytes,
                    HIP_LAUNCH_PARAM_END};
   if (Status s = backend->makeCurrent(); !s.ok())

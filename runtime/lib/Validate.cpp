@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 
 using namespace fa;
 
@@ -256,6 +257,17 @@ Expected<ValidationReport> fa::validateKernel(const Kernel &kernel,
     return s;
   r.layout = opts.layout;
   r.strides = t.strides;
+  // The device reference reads the kernel's input buffers, so it runs
+  // before the kernel could overwrite them.
+  std::optional<DeviceReferenceResult> onDevice;
+  if (useDeviceReference(opts.reference, device, r.problem)) {
+    Expected<DeviceReferenceResult> d = deviceReferenceAttention(
+        device, r.problem, info.dtype, *t.q, *t.k, *t.v, t.strides);
+    if (!d)
+      return d.takeStatus();
+    onDevice.emplace(d.take());
+  }
+  r.reference = onDevice ? onDevice->description : "fp64 CPU";
   if (Status s = kernel.launch(t.args(r.problem.shape), opts.launch); !s.ok())
     return s;
   if (Status s = device.synchronize(); !s.ok())
@@ -277,7 +289,9 @@ Expected<ValidationReport> fa::validateKernel(const Kernel &kernel,
 
   // Baseline: the golden vectors, else our fp64 reference. The conditioning
   // magnitudes come from the fp64 reference in both cases.
-  AttentionResult<double> ref = referenceAttentionF64(r.problem, *data);
+  AttentionResult<double> ref = onDevice
+                                    ? std::move(onDevice->exact)
+                                    : referenceAttentionF64(r.problem, *data);
   std::vector<double> baseO, baseLse;
   if (opts.golden) {
     baseO = toDouble(opts.golden->oRef);
@@ -286,7 +300,9 @@ Expected<ValidationReport> fa::validateKernel(const Kernel &kernel,
     baseO = std::move(ref.o);
     baseLse = std::move(ref.lse);
   }
-  AttentionResult<float> naive = naiveAttention(r.problem, info.dtype, *data);
+  AttentionResult<float> naive =
+      onDevice ? std::move(onDevice->naive)
+               : naiveAttention(r.problem, info.dtype, *data);
   r.ours = compareOutputs(out, baseO);
   r.naive = compareOutputs(naive.o, baseO);
   double floor = magnitudeFloor(maxAbs(data->v));

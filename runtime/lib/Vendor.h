@@ -94,6 +94,16 @@ enum class KernelParamConvention {
   BarePointers,
 };
 
+/// The AMDGPU kernarg segment (the explicit arguments) of an fa kernel for
+/// the 44 ABI words. With 64-bit index arithmetic every argument is 8 bytes
+/// and the segment is the words as they are (352 bytes). With 32-bit index
+/// arithmetic (manifest index_bits 32) each buffer descriptor is two 8-byte
+/// pointers then offset, size and stride as 4-byte integers, padded to 8
+/// (32 bytes per buffer), then the 19 8-byte sizes and strides: 312 bytes.
+/// This is the layout of the code object's `.args` metadata
+/// (test/tools/fac-gfx906.test pins it on a compiled kernel).
+std::vector<uint8_t> packKernargSegment(const uint64_t *words, int indexBits);
+
 /// The most parameters any convention produces.
 constexpr size_t kMaxKernelParams = FA_ABI_NUM_WORDS;
 

@@ -115,6 +115,26 @@ size_t fa::detail::packKernelParams(const uint64_t *words, void **params,
   return n;
 }
 
+std::vector<uint8_t> fa::detail::packKernargSegment(const uint64_t *words,
+                                                    int indexBits) {
+  std::vector<uint8_t> out;
+  auto put = [&](uint64_t value, size_t bytes) {
+    size_t at = (out.size() + bytes - 1) / bytes * bytes; // natural alignment
+    out.resize(at + bytes, 0);
+    std::memcpy(out.data() + at, &value, bytes); // little-endian target
+  };
+  for (int b = 0; b < FA_ABI_NUM_BUFFERS; ++b) {
+    const uint64_t *d = words + b * FA_ABI_WORDS_PER_BUFFER;
+    put(d[0], 8);
+    put(d[1], 8);
+    for (int i = 2; i < 5; ++i)
+      put(d[i], indexBits == 32 ? 4 : 8);
+  }
+  for (int i = FA_ABI_SIZES; i < FA_ABI_NUM_WORDS; ++i)
+    put(words[i], 8);
+  return out;
+}
+
 bool fa::detail::parseSmTarget(std::string_view target, int &cc,
                                bool &archSpecific) {
   if (target.substr(0, 3) != "sm_")

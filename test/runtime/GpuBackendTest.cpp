@@ -62,6 +62,42 @@ TEST(KernelParamsTest, BarePointersKeepAlignedPointersAndScalars) {
 // Targets
 //===----------------------------------------------------------------------===//
 
+// The AMDGPU kernarg segment: the words as they are with 64-bit indices;
+// 4-byte descriptor fields with 32-bit indices, at the offsets the code
+// object's .args metadata gives (test/tools/fac-gfx906.test pins those).
+TEST(KernelParamsTest, KernargSegmentFollowsTheIndexWidth) {
+  uint64_t words[FA_ABI_NUM_WORDS];
+  for (int i = 0; i < FA_ABI_NUM_WORDS; ++i)
+    words[i] = 0x1000 + i;
+  std::vector<uint8_t> wide = packKernargSegment(words, 64);
+  ASSERT_EQ(wide.size(), 352u);
+  EXPECT_EQ(std::memcmp(wide.data(), words, 352), 0);
+
+  std::vector<uint8_t> narrow = packKernargSegment(words, 32);
+  ASSERT_EQ(narrow.size(), 312u);
+  auto u64 = [&](size_t at) {
+    uint64_t v;
+    std::memcpy(&v, narrow.data() + at, 8);
+    return v;
+  };
+  auto u32 = [&](size_t at) {
+    uint32_t v;
+    std::memcpy(&v, narrow.data() + at, 4);
+    return v;
+  };
+  for (int b = 0; b < FA_ABI_NUM_BUFFERS; ++b) {
+    size_t base = 32 * b;
+    EXPECT_EQ(u64(base + 0), words[5 * b + 0]) << b;
+    EXPECT_EQ(u64(base + 8), words[5 * b + 1]) << b;
+    EXPECT_EQ(u32(base + 16), uint32_t(words[5 * b + 2])) << b;
+    EXPECT_EQ(u32(base + 20), uint32_t(words[5 * b + 3])) << b;
+    EXPECT_EQ(u32(base + 24), uint32_t(words[5 * b + 4])) << b;
+    EXPECT_EQ(u32(base + 28), 0u) << b; // padding
+  }
+  for (int i = 0; i < FA_ABI_NUM_SIZES + FA_ABI_NUM_STRIDES; ++i)
+    EXPECT_EQ(u64(160 + 8 * i), words[FA_ABI_SIZES + i]) << i;
+}
+
 TEST(TargetTest, ParsesSmTargets) {
   int cc;
   bool a;

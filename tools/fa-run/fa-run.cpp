@@ -56,6 +56,11 @@ const char *usage =
     "                          so later ones change single tensors\n"
     "  --device NAME           auto, host, hip[:N], cuda[:N] (default auto)\n"
     "  --kernel NAME           kernel of the module (default: the first)\n"
+    "  --reference auto|cpu|device\n"
+    "                          where the fp64 and naive references run: the\n"
+    "                          CPU, or a kernel compiled with NVRTC/hiprtc on\n"
+    "                          the GPU; auto (default) uses the GPU for\n"
+    "                          problems over 2e10 FLOPs (4*B*Hq*Lq*Lk*D)\n"
     "  --golden DIR            run a golden case (test/data/golden/<case>)\n"
     "                          instead of random inputs\n"
     "  --check-races           host: check LDS accesses for races\n"
@@ -80,6 +85,7 @@ struct Options {
   AttentionLayout layout;
   int bench = 0;
   bool json = false;
+  ReferenceKind reference = ReferenceKind::Auto;
 };
 
 int fail(const std::string &message) {
@@ -261,6 +267,12 @@ int parseArgs(int argc, char **argv, Options &o) {
     } else if (a == "--device") {
       if (!value(o.device))
         return fail("--device needs a value");
+    } else if (a == "--reference") {
+      std::optional<ReferenceKind> r;
+      if (!value(v) || !(r = parseReferenceKind(v)))
+        return fail("bad --reference '" + v +
+                    "': expected auto, cpu or device");
+      o.reference = *r;
     } else if (a == "--kernel") {
       if (!value(o.kernel))
         return fail("--kernel needs a value");
@@ -368,6 +380,8 @@ void printJson(const Options &o, const Device &device, const KernelInfo &k,
            ",\n  \"seed\": " + std::to_string(o.seed) + ",\n";
   if (r)
     out += "  \"layout\": " + layoutJson(r->layout, r->strides) + ",\n";
+  if (r)
+    out += "  \"reference\": " + jsonQuote(r->reference) + ",\n";
   if (r) {
     out += "  \"metrics\": " + metricsJson(r->ours) + ",\n";
     out += "  \"naive_metrics\": " + metricsJson(r->naive) + ",\n";
@@ -423,6 +437,10 @@ void printTable(const Options &o, const Device &device, const KernelInfo &k,
   else
     std::printf("  inputs    golden case %s; baseline: its fp64 vectors\n",
                 r.golden.c_str());
+  std::printf("  reference %s%s\n", r.reference.c_str(),
+              r.golden.empty() ? ""
+                               : " (conditioning magnitudes and naive "
+                                 "baseline)");
   std::printf("\n  %-18s %14s %14s\n", "metric", "kernel",
               (std::string("naive ") + dtypeName(k.dtype)).c_str());
   auto row = [](const char *name, double a, double b) {
@@ -499,6 +517,7 @@ int main(int argc, char **argv) {
   vo.launch.poisonLds = o.poisonLds;
   vo.golden = golden ? &*golden : nullptr;
   vo.layout = o.layout;
+  vo.reference = o.reference;
   Expected<ValidationReport> report = validateKernel(*kernel, vo);
   if (!report) {
     if (!isKernelFault(report.status()))

@@ -65,8 +65,9 @@ static cl::opt<int64_t> stages("stages", cl::desc("K/V pipeline stages"),
                                cl::init(1));
 static cl::opt<unsigned> indexBits(
     "index-bits",
-    cl::desc("Width of index arithmetic in sm_90 kernels: 32 (default; the "
-             "runtime refuses problems whose offsets do not fit) or 64"),
+    cl::desc("Width of index arithmetic in gfx906 and sm_90 kernels: 32 "
+             "(default; the runtime refuses problems whose offsets do not "
+             "fit) or 64"),
     cl::init(32));
 static cl::opt<bool> allowBf16("allow-bf16", cl::desc("Accept emulated bf16"),
                                cl::init(false));
@@ -158,7 +159,8 @@ static int build(ModuleOp source, const fa::PipelineOptions &options,
       return 1;
     lowered = std::move(*nvvm);
   } else {
-    FailureOr<OwningOpRef<ModuleOp>> rocdl = fa::lowerToRocdl(*module);
+    FailureOr<OwningOpRef<ModuleOp>> rocdl =
+        fa::lowerToRocdl(*module, indexBits);
     if (failed(rocdl))
       return 1;
     lowered = std::move(*rocdl);
@@ -299,6 +301,9 @@ static int finish(Build &b, llvm::TargetMachine &tm,
     return finishNvidia(b, sourceText);
   if (emit == "asm")
     return emitText(b.assembly);
+  if (target == "gfx906")
+    for (fa::KernelInfo &k : b.kernels)
+      k.indexBits = indexBits;
   for (fa::KernelInfo &k : b.kernels)
     for (const fa::AmdgpuResources &r : b.resources)
       if (r.kernel == k.name) {
@@ -361,9 +366,9 @@ int main(int argc, char **argv) {
   if (indexBits != 32 && indexBits != 64)
     return fail("--index-bits must be 32 or 64, got " +
                 std::to_string(indexBits));
-  if (indexBits.getNumOccurrences() && target != "sm_90")
-    return fail("--index-bits is for --target=sm_90 (host and gfx906 "
-                "kernels use 64-bit index arithmetic)");
+  if (indexBits.getNumOccurrences() && target == "host")
+    return fail("--index-bits is for GPU targets (host kernels use 64-bit "
+                "index arithmetic)");
   if ((emit == "ptx" || emit == "cubin") && target != "sm_90")
     return fail("--emit=" + emit + " is for --target=sm_90, not " + target);
   if (outputFile.empty() && emit != "mlir" && emit != "llvm" && emit != "asm" &&

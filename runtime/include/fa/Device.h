@@ -25,11 +25,15 @@
 
 namespace fa {
 
+class Buffer;
+class Device;
+
 namespace detail {
 class Backend;
+/// The backend behind `device` (internal: for runtime code outside the
+/// Device/Buffer/Module/Kernel classes, such as the device reference).
+const std::shared_ptr<Backend> &backendOf(const Device &device);
 } // namespace detail
-
-class Buffer;
 
 /// What a device can launch; checked before every launch.
 struct DeviceLimits {
@@ -73,6 +77,8 @@ private:
   friend class Buffer;
   friend class Module;
   friend class Kernel;
+  friend const std::shared_ptr<detail::Backend> &
+  detail::backendOf(const Device &device);
   explicit Device(std::shared_ptr<detail::Backend> backend)
       : backend(std::move(backend)) {}
   std::shared_ptr<detail::Backend> backend;

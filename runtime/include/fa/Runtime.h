@@ -13,6 +13,7 @@
 #define FA_RUNTIME_H
 
 #include "fa/Device.h"
+#include "fa/DeviceReference.h"
 #include "fa/Half.h"
 #include "fa/HostEmulator.h"
 #include "fa/Json.h"

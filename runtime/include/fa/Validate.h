@@ -17,6 +17,7 @@
 #ifndef FA_VALIDATE_H
 #define FA_VALIDATE_H
 
+#include "fa/DeviceReference.h"
 #include "fa/Golden.h"
 #include "fa/Inputs.h"
 #include "fa/Metrics.h"
@@ -38,6 +39,11 @@ struct ValidationOptions {
   /// their buffers start out filled with NaN bytes, and padding the kernel
   /// overwrites fails the "padding" check.
   AttentionLayout layout;
+  /// Where the fp64 and naive references are computed: `Auto` uses the
+  /// device reference (DeviceReference.h) on a GPU for problems above
+  /// deviceReferenceMinFlops, else the CPU; `Device` fails on the host
+  /// emulator.
+  ReferenceKind reference = ReferenceKind::Auto;
 };
 
 struct ValidationReport {
@@ -49,6 +55,9 @@ struct ValidationReport {
   uint64_t seed = 0;
   /// Name of the golden case, empty for random inputs.
   std::string golden;
+  /// Where the references were computed: "fp64 CPU" or "fp64 on device
+  /// (NVRTC sm_90)"; the naive reference was computed there too.
+  std::string reference;
   /// The layout used and the strides passed to the kernel.
   AttentionLayout layout;
   AttentionStrides strides;

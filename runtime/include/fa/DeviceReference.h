@@ -1,0 +1,108 @@
+//===- DeviceReference.h - Reference attention on the GPU -------*- C++ -*-===//
+//
+// Part of the fa project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The references of Reference.h computed on a GPU, for problems too large for
+// the CPU: one naive attention kernel, written in the common subset of CUDA
+// and HIP C++, compiled at run time with NVRTC (CUDA devices, libnvrtc loaded
+// with dlopen) or hiprtc (HIP devices), one thread per output row (b, h, i).
+// It reads Q, K and V in the kernel's dtype through the ABI's strides, so it
+// runs on the very buffers the kernel under test reads, and follows the
+// conventions of Reference.h (bottom-right causal mask, GQA head mapping,
+// -inf LSE and zero output for rows with no visible key). Two variants of one
+// source:
+//   - exact: every operation in double, softmax in two passes (max, then sum
+//     with the P·V and sum_j p|v| accumulations); O, LSE and the
+//     conditioning magnitude A_id = sum_j p_ij |v_jd|, as
+//     referenceAttentionF64;
+//   - naive: float arithmetic rounding P and O to the dtype, as
+//     naiveAttention (the FA criterion's same-precision baseline).
+// Results come back contiguous [B, Hq, Lq, D] / [B, Hq, Lq].
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FA_DEVICEREFERENCE_H
+#define FA_DEVICEREFERENCE_H
+
+#include "fa/AttentionShape.h"
+#include "fa/Device.h"
+#include "fa/Reference.h"
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace fa {
+
+/// Which reference validation computes: `Auto` picks the device reference
+/// on a GPU for large problems (useDeviceReference), else the CPU.
+enum class ReferenceKind { Auto, Cpu, Device };
+
+/// "auto", "cpu", "device".
+const char *referenceKindName(ReferenceKind kind);
+std::optional<ReferenceKind> parseReferenceKind(std::string_view name);
+
+/// Under `auto`, problems of more than this many FLOPs (4·B·Hq·Lq·Lk·D, not
+/// halved when causal) use the device reference on a GPU.
+constexpr double deviceReferenceMinFlops = 2e10;
+
+/// True if `kind` asks for the device reference on `device` for `problem`:
+/// Device always, Cpu never, Auto on a GPU (not the host emulator) above
+/// deviceReferenceMinFlops.
+bool useDeviceReference(ReferenceKind kind, const Device &device,
+                        const AttentionProblem &problem);
+
+/// A reference kernel compiled at run time.
+struct DeviceReferenceCode {
+  std::vector<uint8_t> bytes;
+  /// "cubin", "ptx" or "hsaco".
+  std::string format;
+  /// "sm_90", "gfx906".
+  std::string target;
+  /// "NVRTC" or "hiprtc".
+  std::string compiler;
+  /// The compiler's log (warnings), possibly empty.
+  std::string log;
+};
+
+/// The kernel symbol of the reference source.
+constexpr const char *deviceReferenceSymbol = "fa_reference_attention";
+
+/// The CUDA/HIP source of the reference kernel for `dtype`, head dimension
+/// `headDim`, and the exact (fp64) or naive (same-precision) variant.
+std::string deviceReferenceSource(DType dtype, int64_t headDim, bool naive);
+
+/// Compiles deviceReferenceSource for `target`: "sm_XY" with NVRTC (a cubin
+/// when libnvrtc has nvrtcGetCUBIN, else PTX for compute_XY), "gfx..." with
+/// hiprtc (an hsaco). Unavailable when the compiler library is missing;
+/// LoadFailed with the compiler's log when the source does not compile.
+/// Results are cached per (target, dtype, headDim, naive).
+Expected<DeviceReferenceCode> compileDeviceReference(const std::string &target,
+                                                     DType dtype,
+                                                     int64_t headDim,
+                                                     bool naive);
+
+struct DeviceReferenceResult {
+  /// fp64: o, lse and magnitude.
+  AttentionResult<double> exact;
+  /// Same precision as naiveAttention: o and lse (empty unless asked for).
+  AttentionResult<float> naive;
+  /// "fp64 on device (NVRTC sm_90)".
+  std::string description;
+};
+
+/// Runs the reference kernels on `device` over Q, K and V already on it in
+/// `dtype` with `strides` (batch, head and row strides in elements, as the
+/// kernel ABI passes them). With `naive`, also the naive variant.
+Expected<DeviceReferenceResult>
+deviceReferenceAttention(const Device &device, const AttentionProblem &problem,
+                         DType dtype, const Buffer &q, const Buffer &k,
+                         const Buffer &v, const AttentionStrides &strides,
+                         bool naive = true);
+
+} // namespace fa
+
+#endif // FA_DEVICEREFERENCE_H

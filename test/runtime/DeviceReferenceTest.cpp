@@ -1,0 +1,273 @@
+//===- DeviceReferenceTest.cpp - The reference attention on the GPU -------===//
+//
+// Part of the fa project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The device reference (fa/DeviceReference.h): its kernel compiles with
+// hiprtc for gfx906 and with NVRTC for sm_90 where those libraries are
+// installed (no GPU needed; skipped, saying why, where they are not), the
+// `auto` choice, and, on a machine with a CUDA (or HIP) device, agreement
+// with the CPU fp64 reference to 1e-9 on a small problem with causal masking,
+// GQA, masked rows and distinct strides.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TestUtil.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <elf.h>
+#include <optional>
+
+using namespace fa;
+
+namespace {
+
+/// Skips the test when the compiler library is not installed.
+#define SKIP_IF_UNAVAILABLE(expected, what)                                    \
+  if (!(expected) && (expected).status().code() == ErrorCode::Unavailable)     \
+  GTEST_SKIP() << what << " not installed: " << (expected).status().message()
+
+bool contains(const std::vector<uint8_t> &bytes, const std::string &text) {
+  return std::search(bytes.begin(), bytes.end(), text.begin(), text.end()) !=
+         bytes.end();
+}
+
+Elf64_Ehdr elfHeader(const std::vector<uint8_t> &bytes) {
+  Elf64_Ehdr h{};
+  if (bytes.size() >= sizeof(h))
+    std::memcpy(&h, bytes.data(), sizeof(h));
+  return h;
+}
+
+TEST(DeviceReferenceSourceTest, SpecializesWithMacros) {
+  std::string s = deviceReferenceSource(DType::BF16, 96, true);
+  EXPECT_EQ(
+      s.rfind("#define FA_DTYPE 2\n#define FA_D 96\n#define FA_NAIVE 1\n", 0),
+      0u);
+  EXPECT_NE(s.find(std::string("__global__ void ") + deviceReferenceSymbol),
+            std::string::npos);
+}
+
+TEST(DeviceReferenceSourceTest, ReferenceKinds) {
+  EXPECT_EQ(parseReferenceKind("auto"), ReferenceKind::Auto);
+  EXPECT_EQ(parseReferenceKind("cpu"), ReferenceKind::Cpu);
+  EXPECT_EQ(parseReferenceKind("device"), ReferenceKind::Device);
+  EXPECT_FALSE(parseReferenceKind("gpu"));
+  EXPECT_STREQ(referenceKindName(ReferenceKind::Device), "device");
+  Device host = test::hostDevice();
+  AttentionProblem big{{8, 32, 8, 4096, 4096}, 128, true, 0.1};
+  // `auto` never picks the device reference on the emulator.
+  EXPECT_FALSE(useDeviceReference(ReferenceKind::Auto, host, big));
+  EXPECT_TRUE(useDeviceReference(ReferenceKind::Device, host, big));
+  EXPECT_FALSE(useDeviceReference(ReferenceKind::Cpu, host, big));
+}
+
+TEST(DeviceReferenceSourceTest, HostDeviceIsRefused) {
+  Device host = test::hostDevice();
+  AttentionProblem p{{1, 1, 1, 4, 4}, 8, false, 0.5};
+  Expected<Buffer> b = host.allocate(1024);
+  FA_ASSERT_OK(b);
+  Expected<DeviceReferenceResult> r =
+      deviceReferenceAttention(host, p, DType::F32, *b, *b, *b,
+                               AttentionStrides::contiguous(p.shape, 8));
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.status().code(), ErrorCode::Unsupported);
+  EXPECT_NE(r.status().message().find("needs a GPU device"), std::string::npos)
+      << r.status().message();
+}
+
+TEST(DeviceReferenceCompileTest, UnknownTarget) {
+  Expected<DeviceReferenceCode> c =
+      compileDeviceReference("host", DType::F32, 64, false);
+  ASSERT_FALSE(c);
+  EXPECT_EQ(c.status().message(), "no run-time compiler for target 'host' "
+                                  "(sm_XY: NVRTC, gfx...: hiprtc)");
+}
+
+TEST(DeviceReferenceCompileTest, HiprtcGfx906) {
+  for (DType dtype : {DType::F32, DType::F16, DType::BF16})
+    for (bool naive : {false, true}) {
+      Expected<DeviceReferenceCode> c =
+          compileDeviceReference("gfx906", dtype, 64, naive);
+      SKIP_IF_UNAVAILABLE(c, "hiprtc");
+      FA_ASSERT_OK(c);
+      EXPECT_EQ(c->format, "hsaco");
+      EXPECT_EQ(c->compiler, "hiprtc");
+      const std::vector<uint8_t> &b = c->bytes;
+      ASSERT_GE(b.size(), sizeof(Elf64_Ehdr));
+      ASSERT_EQ(std::memcmp(b.data(), ELFMAG, SELFMAG), 0);
+      Elf64_Ehdr h = elfHeader(b);
+      EXPECT_EQ(h.e_machine, 224); // EM_AMDGPU
+      EXPECT_EQ(h.e_flags & 0xff, 0x2fu)
+          << "EF_AMDGPU_MACH is not gfx906: e_flags " << h.e_flags;
+      EXPECT_TRUE(contains(b, deviceReferenceSymbol));
+    }
+}
+
+TEST(DeviceReferenceCompileTest, NvrtcSm90) {
+  for (DType dtype : {DType::F32, DType::F16, DType::BF16})
+    for (bool naive : {false, true}) {
+      Expected<DeviceReferenceCode> c =
+          compileDeviceReference("sm_90", dtype, 128, naive);
+      SKIP_IF_UNAVAILABLE(c, "NVRTC");
+      FA_ASSERT_OK(c);
+      EXPECT_EQ(c->compiler, "NVRTC");
+      const std::vector<uint8_t> &b = c->bytes;
+      EXPECT_TRUE(contains(b, deviceReferenceSymbol));
+      if (c->format == "cubin") {
+        ASSERT_GE(b.size(), sizeof(Elf64_Ehdr));
+        ASSERT_EQ(std::memcmp(b.data(), ELFMAG, SELFMAG), 0);
+        Elf64_Ehdr h = elfHeader(b);
+        EXPECT_EQ(h.e_machine, 190); // EM_CUDA
+        // The SM version: bits 8-15 since CUDA 12.8's new ELF ABI, bits 0-7
+        // before.
+        EXPECT_TRUE((h.e_flags >> 8 & 0xff) == 90 || (h.e_flags & 0xff) == 90)
+            << "e_flags " << h.e_flags;
+      } else {
+        ASSERT_EQ(c->format, "ptx");
+        EXPECT_TRUE(contains(b, ".target sm_90"));
+        EXPECT_TRUE(contains(b, ".entry fa_reference_attention"));
+      }
+    }
+}
+
+//===----------------------------------------------------------------------===//
+// On a GPU
+//===----------------------------------------------------------------------===//
+
+/// A CUDA device, else a HIP device, else none.
+std::optional<Device> gpu(std::string &why) {
+  for (const char *spec : {"cuda", "hip"}) {
+    Expected<Device> d = Device::open(spec);
+    if (d)
+      return d.take();
+    why += std::string(why.empty() ? "" : "; ") + d.status().message();
+  }
+  return std::nullopt;
+}
+
+/// `values` (contiguous [batch, heads, rows, d]) encoded as `dtype` and
+/// placed through `strides` into a buffer on `device`.
+Expected<Buffer> upload(const Device &device, DType dtype,
+                        const std::vector<float> &values, int64_t batch,
+                        int64_t heads, int64_t rows, int64_t d,
+                        const TensorStrides &s) {
+  size_t elem = dtypeBytes(dtype);
+  std::vector<uint8_t> dense = encodeElements(dtype, values);
+  int64_t last =
+      (batch - 1) * s.batch + (heads - 1) * s.head + (rows - 1) * s.row + d;
+  std::vector<uint8_t> bytes(size_t(last) * elem, 0xff);
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t l = 0; l < rows; ++l)
+        std::memcpy(&bytes[size_t(b * s.batch + h * s.head + l * s.row) * elem],
+                    &dense[size_t(((b * heads + h) * rows + l) * d) * elem],
+                    size_t(d) * elem);
+  Expected<Buffer> buffer = device.allocate(bytes.size());
+  if (!buffer)
+    return buffer;
+  if (Status st = buffer->copyFromHost(bytes.data(), bytes.size()); !st.ok())
+    return st;
+  return buffer;
+}
+
+struct GpuCase {
+  DType dtype;
+  bool causal;
+};
+void PrintTo(const GpuCase &c, std::ostream *os) {
+  *os << dtypeName(c.dtype) << (c.causal ? " causal" : "");
+}
+
+class DeviceReferenceGpu : public ::testing::TestWithParam<GpuCase> {};
+
+TEST_P(DeviceReferenceGpu, MatchesTheCpuReferences) {
+  std::string why;
+  std::optional<Device> device = gpu(why);
+  if (!device)
+    GTEST_SKIP() << "no GPU: " << why;
+  const GpuCase &c = GetParam();
+  // GQA (4 query heads on 2 KV heads), Lq > Lk so that causal masking
+  // leaves rows with no visible key, every tensor with its own strides.
+  AttentionProblem p{{2, 4, 2, 50, 37}, 64, c.causal, 0.125};
+  AttentionStrides st = AttentionStrides::fromLayout(
+      p.shape, p.headDim, AttentionLayout::distinct());
+  AttentionData data = generateInputs(p, c.dtype, Distribution::Outliers, 5);
+  const AttentionShape &s = p.shape;
+  Expected<Buffer> q = upload(*device, c.dtype, data.q, s.batch, s.headsQ,
+                              s.seqQ, p.headDim, st.q);
+  FA_ASSERT_OK(q);
+  Expected<Buffer> k = upload(*device, c.dtype, data.k, s.batch, s.headsKv,
+                              s.seqK, p.headDim, st.k);
+  FA_ASSERT_OK(k);
+  Expected<Buffer> v = upload(*device, c.dtype, data.v, s.batch, s.headsKv,
+                              s.seqK, p.headDim, st.v);
+  FA_ASSERT_OK(v);
+  Expected<DeviceReferenceResult> r =
+      deviceReferenceAttention(*device, p, c.dtype, *q, *k, *v, st);
+  FA_ASSERT_OK(r);
+  EXPECT_EQ(r->description.rfind("fp64 on device (", 0), 0u) << r->description;
+
+  AttentionResult<double> cpu = referenceAttentionF64(p, data);
+  ASSERT_EQ(r->exact.o.size(), cpu.o.size());
+  ASSERT_EQ(r->exact.lse.size(), cpu.lse.size());
+  ASSERT_EQ(r->exact.magnitude.size(), cpu.magnitude.size());
+  // Relative to each element's conditioning magnitude sum_j p|v| >= |o|.
+  for (size_t i = 0; i < cpu.o.size(); ++i) {
+    double tol = 1e-9 * cpu.magnitude[i] + 1e-300;
+    ASSERT_LE(std::fabs(r->exact.o[i] - cpu.o[i]), tol) << "O " << i;
+    ASSERT_LE(std::fabs(r->exact.magnitude[i] - cpu.magnitude[i]),
+              1e-9 * cpu.magnitude[i] + 1e-300)
+        << "magnitude " << i;
+  }
+  size_t masked = 0;
+  for (size_t i = 0; i < cpu.lse.size(); ++i) {
+    if (std::isinf(cpu.lse[i])) {
+      ++masked;
+      ASSERT_TRUE(std::isinf(r->exact.lse[i]) && r->exact.lse[i] < 0) << i;
+      continue;
+    }
+    ASSERT_LE(std::fabs(r->exact.lse[i] - cpu.lse[i]),
+              1e-9 * std::max(1.0, std::fabs(cpu.lse[i])))
+        << "LSE " << i;
+  }
+  EXPECT_EQ(masked, c.causal ? size_t(2 * 4 * 13) : size_t(0));
+
+  // The naive baseline: float math, so exp/log may differ by an ulp from the
+  // host's and a rounding of P or O to the dtype may go the other way.
+  AttentionResult<float> naive = naiveAttention(p, c.dtype, data);
+  ASSERT_EQ(r->naive.o.size(), naive.o.size());
+  double ulp = c.dtype == DType::F32   ? 1e-6
+               : c.dtype == DType::F16 ? 1.0 / 1024
+                                       : 1.0 / 128;
+  for (size_t i = 0; i < naive.o.size(); ++i)
+    ASSERT_LE(std::fabs(double(r->naive.o[i]) - naive.o[i]),
+              4 * ulp * cpu.magnitude[i] + 1e-6)
+        << "naive O " << i << ": device " << r->naive.o[i] << ", cpu "
+        << naive.o[i];
+  for (size_t i = 0; i < naive.lse.size(); ++i) {
+    if (std::isinf(naive.lse[i])) {
+      ASSERT_TRUE(std::isinf(r->naive.lse[i])) << i;
+      continue;
+    }
+    ASSERT_LE(std::fabs(double(r->naive.lse[i]) - naive.lse[i]),
+              1e-5 * std::max(1.0, std::fabs(double(naive.lse[i]))))
+        << "naive LSE " << i;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, DeviceReferenceGpu,
+                         ::testing::Values(GpuCase{DType::F32, false},
+                                           GpuCase{DType::F32, true},
+                                           GpuCase{DType::F16, false},
+                                           GpuCase{DType::F16, true},
+                                           GpuCase{DType::BF16, true}),
+                         [](const ::testing::TestParamInfo<GpuCase> &info) {
+                           return std::string(dtypeName(info.param.dtype)) +
+                                  (info.param.causal ? "_causal" : "");
+                         });
+
+} // namespace
