@@ -20,6 +20,21 @@ python3 test/e2e/e2e_matrix.py --run-plan "$kernels/e2e/plan.json" "$farun" --de
   > "$results/e2e-cuda.log" 2>&1
 tail -1 "$results/e2e-cuda.log"; grep -A2 FAIL "$results/e2e-cuda.log" | head -20
 
+echo "== runtime tests on the GPU (CUDA backend, device reference)"
+ninja -C build-gpu > /dev/null 2>&1 && (cd build-gpu && ctest -j8 --output-on-failure) \
+  > "$results/runtime-tests-gpu.log" 2>&1
+grep -E "tests passed|Skipped|Failed" "$results/runtime-tests-gpu.log" | head -20
+
+if command -v ncu >/dev/null 2>&1; then
+  echo "== ncu (where the time goes), D=128 non-causal, (1,16,4096,128)"
+  ncu --section SpeedOfLight --section Occupancy --section LaunchStats \
+    --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis \
+    --section WarpStateStats -k attention_kernel -c 1 \
+    "$farun" "$kernels/bench/attn_d128_full.cubin" --shape 1,16,16,4096,4096 \
+    --device cuda --reference cpu > "$results/ncu.txt" 2>&1
+  grep -E "Duration|Compute \(SM\) Throughput|Memory Throughput|Achieved Occupancy|Registers Per|Stall|Issue Slots|Warp Cycles Per Issued" "$results/ncu.txt" | head -20
+fi
+
 echo "== compute-sanitizer"
 san=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 : > "$results/sanitizer.log"

@@ -114,10 +114,10 @@ void fa::compareScaled(OutputMetrics &m, const std::vector<float> &got,
   }
 }
 
-double fa::scaledThreshold(DType dtype) {
+double fa::scaledThreshold(DType dtype, int64_t seqK) {
   switch (dtype) {
   case DType::F32:
-    return 1.5e-5;
+    return 1.5e-5 * std::max(1.0, std::sqrt(double(seqK) / 512.0));
   case DType::F16:
     return 3.6e-3;
   case DType::BF16:
@@ -127,11 +127,11 @@ double fa::scaledThreshold(DType dtype) {
 }
 
 Criteria fa::defaultCriteria(DType dtype, Distribution dist, double maxAbsV,
-                             double maxAbsLse) {
+                             double maxAbsLse, int64_t seqK) {
   Criteria c;
   switch (dtype) {
   case DType::F32:
-    c.maxAbs = 5e-5;
+    c.maxAbs = 5e-5 * std::max(1.0, std::sqrt(double(seqK) / 512.0));
     break;
   case DType::F16:
     c.maxAbs = 1e-2;
@@ -142,7 +142,7 @@ Criteria fa::defaultCriteria(DType dtype, Distribution dist, double maxAbsV,
   }
   (void)maxAbsV;
   c.applyMaxAbs = dist == Distribution::Normal;
-  c.maxScaled = scaledThreshold(dtype);
+  c.maxScaled = scaledThreshold(dtype, seqK);
   c.lseMaxAbs = 1e-4 * std::max(1.0, maxAbsLse);
   return c;
 }

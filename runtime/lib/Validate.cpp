@@ -318,7 +318,8 @@ Expected<ValidationReport> fa::validateKernel(const Kernel &kernel,
   for (double x : baseLse)
     if (std::isfinite(x))
       maxLse = std::max(maxLse, std::fabs(x));
-  r.criteria = defaultCriteria(info.dtype, r.dist, maxAbs(data->v), maxLse);
+  r.criteria = defaultCriteria(info.dtype, r.dist, maxAbs(data->v), maxLse,
+                               r.problem.shape.seqK);
   r.verdict = judge(r.ours, r.naive, r.criteria);
   return r;
 }

@@ -251,7 +251,32 @@ def golden_cases(kernels, golden):
                    ["--golden", os.path.join(golden, case)])
 
 
+# GPU only: shapes too large for the CPU fp64 reference (validated against
+# the on-device fp64 reference): L up to 16384, B*Hq up to 256, f16 and f32,
+# D 64/80/128, causal, GQA, Lq != Lk, both distributions, other layouts.
+LARGE = [
+    ("f16", 128, True, "1,16,16,16384,16384", "normal", []),
+    ("f16", 64, False, "4,64,8,4096,4096", "outliers", []),
+    ("f32", 80, True, "2,32,8,3000,5000", "outliers", ["--distinct-strides"]),
+    ("f16", 128, False, "8,32,32,2048,2048", "normal", ["--layout", "blhd"]),
+    ("f32", 64, False, "2,16,4,8192,8192", "outliers", []),
+    ("f16", 80, True, "1,8,2,16384,9000", "normal", []),
+]
+
+
+def large_cases(kernels):
+    for n, (dtype, d, causal, shape, dist, extra) in enumerate(LARGE):
+        so, meta = kernels.get(dtype, d, causal)
+        yield Case("large", f"{dtype} D={d} causal={int(causal)} "
+                   f"shape={shape} dist={dist} {' '.join(extra)}", so,
+                   meta if so is None else
+                   ["--shape", shape, "--dist", dist, "--seed", str(n),
+                    "--reference", "device"] + extra)
+
+
 def all_cases(kernels, golden):
+    if kernels.target != "host":
+        yield from large_cases(kernels)
     yield from boundary_cases(kernels)
     yield from stride_cases(kernels)
     yield from matrix_cases(kernels)

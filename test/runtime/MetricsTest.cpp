@@ -58,6 +58,14 @@ TEST(MetricsTest, CriteriaAndVerdict) {
   EXPECT_EQ(bf16.maxScaled, scaledThreshold(DType::BF16));
   // The thresholds grow with the format's unit roundoff.
   EXPECT_LT(scaledThreshold(DType::F32), scaledThreshold(DType::F16));
+  // f32: accumulation error grows like sqrt(keys) past 512 keys; f16 not.
+  EXPECT_EQ(scaledThreshold(DType::F32, 512), scaledThreshold(DType::F32));
+  EXPECT_DOUBLE_EQ(scaledThreshold(DType::F32, 8192),
+                   4 * scaledThreshold(DType::F32));
+  EXPECT_EQ(scaledThreshold(DType::F16, 8192), scaledThreshold(DType::F16));
+  EXPECT_DOUBLE_EQ(
+      defaultCriteria(DType::F32, Distribution::Normal, 1, 0, 2048).maxAbs,
+      2 * defaultCriteria(DType::F32, Distribution::Normal, 1, 0).maxAbs);
   EXPECT_LT(scaledThreshold(DType::F16), scaledThreshold(DType::BF16));
   // Outlier inputs: no absolute threshold, the scaled one decides.
   Criteria outliers =
