@@ -2,7 +2,7 @@
 BUILD ?= build
 JOBS ?= $(shell nproc)
 
-.PHONY: run test build deps clean bench
+.PHONY: run test build deps clean bench test-gpu
 
 deps:
 	@bash scripts/install-deps.sh
@@ -18,6 +18,10 @@ run: build
 
 test: build
 	cmake --build $(BUILD) --target check-fa -j $(JOBS)
+
+# The GPU label: the e2e suite on an NVIDIA GPU (skipped without one).
+test-gpu: build
+	ctest --test-dir $(BUILD) -L gpu --output-on-failure
 
 # The benchmark runs on an NVIDIA GPU machine (never in CI): build its
 # inputs here, then run bench/gpu.sh there (it needs only CMake, ninja,

@@ -46,6 +46,7 @@ static const TargetSpec kSpecs[] = {
     {"host", "x86_64-unknown-linux-gnu", "x86-64"},
     {"gfx906", "amdgcn-amd-amdhsa", "gfx906"},
     {"sm_90", "nvptx64-nvidia-cuda", "sm_90"},
+    {"sm_80", "nvptx64-nvidia-cuda", "sm_80"},
 };
 
 static void initializeBackends() {

@@ -46,7 +46,7 @@ func.func @attention(%q: tensor<?x8x?x64xf16>, %k: tensor<?x2x?x64xf16>, %v: ten
 
 //--- unknown-target.mlir
 
-// expected-error @+1 {{unknown target 'gfx1234'; known targets: gfx906, sm_90, host}}
+// expected-error @+1 {{unknown target 'gfx1234'; known targets: gfx906, sm_90, sm_80, host}}
 module {
   func.func @attention(%q: tensor<1x8x128x64xf16>, %k: tensor<1x8x128x64xf16>, %v: tensor<1x8x128x64xf16>) -> tensor<1x8x128x64xf16> {
     %o = fa.attention %q, %k, %v : tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16> -> tensor<1x8x128x64xf16>

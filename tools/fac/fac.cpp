@@ -47,7 +47,8 @@ static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input.mlir>"),
                                       cl::Required);
 static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
                                        cl::value_desc("path"), cl::init(""));
-static cl::opt<std::string> target("target", cl::desc("gfx906, sm_90 or host"),
+static cl::opt<std::string> target("target",
+                                   cl::desc("gfx906, sm_90, sm_80 or host"),
                                    cl::init("gfx906"));
 static cl::opt<std::string>
     emit("emit",
@@ -86,6 +87,9 @@ static cl::opt<bool> testListPlantedBugs(
     "test-list-planted-bugs",
     cl::desc("Test only: print the names of the plantable bugs and exit"),
     cl::init(false), cl::Hidden);
+
+/// NVIDIA targets: PTX from the NVPTX backend, a cubin from ptxas.
+static bool isNvidia(llvm::StringRef t) { return t.starts_with("sm_"); }
 
 static int fail(const llvm::Twine &message) {
   llvm::errs() << "fac: error: " << message << "\n";
@@ -153,7 +157,7 @@ static int build(ModuleOp source, const fa::PipelineOptions &options,
     if (failed(host.run(*module)))
       return 1;
     lowered = std::move(module);
-  } else if (target == "sm_90") {
+  } else if (isNvidia(target)) {
     FailureOr<OwningOpRef<ModuleOp>> nvvm = fa::lowerToNvvm(*module, indexBits);
     if (failed(nvvm))
       return 1;
@@ -167,7 +171,7 @@ static int build(ModuleOp source, const fa::PipelineOptions &options,
   }
   out.llvmContext = std::make_unique<llvm::LLVMContext>();
   auto prepare = [&](llvm::Module &m) {
-    if (target == "sm_90")
+    if (isNvidia(target))
       out.dynamicShared = fa::useDynamicSharedMemory(m);
   };
   auto llvmModule =
@@ -176,7 +180,7 @@ static int build(ModuleOp source, const fa::PipelineOptions &options,
     return fail(llvm::toString(llvmModule.takeError()));
   out.llvmModule = std::move(*llvmModule);
   // The assembly: asked for, or (gfx906) the source of the resource figures.
-  if (emit == "asm" || target == "gfx906" || target == "sm_90") {
+  if (emit == "asm" || target == "gfx906" || isNvidia(target)) {
     std::unique_ptr<llvm::Module> copy = llvm::CloneModule(*out.llvmModule);
     if (llvm::Error e =
             fa::emitCode(*copy, tm, /*assembly=*/true, out.assembly))
@@ -231,8 +235,8 @@ static int emitText(const std::string &text) {
   return writeFile(outputFile, text);
 }
 
-/// sm_90: the PTX, or (ptxas found) a cubin with ptxas's figures, and the
-/// manifest. All shared memory is dynamic (see useDynamicSharedMemory).
+/// sm_80 / sm_90: the PTX, or (ptxas found) a cubin with ptxas's figures, and
+/// the manifest. All shared memory is dynamic (see useDynamicSharedMemory).
 static int finishNvidia(Build &b, const std::string &sourceText) {
   for (fa::KernelInfo &k : b.kernels) {
     k.dynamicLdsBytes = b.dynamicShared;
@@ -297,7 +301,7 @@ static int finish(Build &b, llvm::TargetMachine &tm,
     b.llvmModule->print(os, nullptr);
     return emitText(text);
   }
-  if (target == "sm_90")
+  if (isNvidia(target))
     return finishNvidia(b, sourceText);
   if (emit == "asm")
     return emitText(b.assembly);
@@ -369,8 +373,9 @@ int main(int argc, char **argv) {
   if (indexBits.getNumOccurrences() && target == "host")
     return fail("--index-bits is for GPU targets (host kernels use 64-bit "
                 "index arithmetic)");
-  if ((emit == "ptx" || emit == "cubin") && target != "sm_90")
-    return fail("--emit=" + emit + " is for --target=sm_90, not " + target);
+  if ((emit == "ptx" || emit == "cubin") && !isNvidia(target))
+    return fail("--emit=" + emit +
+                " is for NVIDIA targets (sm_80, sm_90), not " + target);
   if (outputFile.empty() && emit != "mlir" && emit != "llvm" && emit != "asm" &&
       emit != "ptx")
     return fail("-o <path> is required for --target=" + target);
