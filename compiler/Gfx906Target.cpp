@@ -18,6 +18,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Gfx906Target.h"
+#include "compiler/DeviceModule.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -39,42 +40,18 @@
 
 using namespace mlir;
 
-/// Replaces f32 math.exp2 / math.log2 (scalar or vector) by the hardware
-/// instructions, one per element.
-template <typename MathOp, typename RocdlOp>
-static void useHardwareOp(Operation *root) {
-  SmallVector<MathOp> ops;
-  root->walk([&](MathOp op) {
-    if (getElementTypeOrSelf(op.getType()).isF32())
-      ops.push_back(op);
-  });
-  for (MathOp op : ops) {
-    OpBuilder b(op);
-    Location loc = op.getLoc();
-    Type f32 = b.getF32Type();
-    Value x = op.getOperand();
-    Value result;
-    if (auto vt = dyn_cast<VectorType>(x.getType())) {
-      SmallVector<Value> elements;
-      for (int64_t i = 0; i < vt.getNumElements(); ++i) {
-        Value e = vector::ExtractOp::create(b, loc, x, ArrayRef<int64_t>{i});
-        elements.push_back(RocdlOp::create(b, loc, f32, e));
-      }
-      result = vector::FromElementsOp::create(b, loc, vt, elements);
-    } else {
-      result = RocdlOp::create(b, loc, f32, x);
-    }
-    op.replaceAllUsesWith(result);
-    op.erase();
-  }
+/// The ROCDL op `RocdlOp` on one f32 value.
+template <typename RocdlOp>
+static Value rocdl(OpBuilder &b, Location loc, Value x) {
+  return RocdlOp::create(b, loc, b.getF32Type(), x);
 }
 
 FailureOr<OwningOpRef<ModuleOp>> fa::lowerToRocdl(ModuleOp module,
                                                   unsigned indexBits) {
   OwningOpRef<ModuleOp> work = module.clone();
   for (auto gm : work->getOps<gpu::GPUModuleOp>()) {
-    useHardwareOp<math::Exp2Op, ROCDL::ROCDLExp2>(gm);
-    useHardwareOp<math::Log2Op, ROCDL::ROCDLLog>(gm);
+    replaceF32PerElement<math::Exp2Op>(gm, rocdl<ROCDL::ROCDLExp2>);
+    replaceF32PerElement<math::Log2Op>(gm, rocdl<ROCDL::ROCDLLog>);
   }
   PassManager pm(module.getContext());
   OpPassManager &gpu = pm.nest<gpu::GPUModuleOp>();
@@ -91,21 +68,7 @@ FailureOr<OwningOpRef<ModuleOp>> fa::lowerToRocdl(ModuleOp module,
   if (failed(pm.run(*work)))
     return failure();
 
-  OwningOpRef<ModuleOp> device = ModuleOp::create(module.getLoc());
-  bool found = false;
-  for (auto gm : work->getOps<gpu::GPUModuleOp>()) {
-    found = true;
-    for (NamedAttribute a : gm->getDiscardableAttrs())
-      if (a.getName() == LLVM::LLVMDialect::getDataLayoutAttrName())
-        (*device)->setAttr(a.getName(), a.getValue());
-    OpBuilder b = OpBuilder::atBlockEnd(device->getBody());
-    for (Operation &op : gm.getBody()->without_terminator())
-      b.clone(op);
-  }
-  if (!found)
-    return module.emitError() << "no gpu.module to compile for gfx906",
-           failure();
-  return device;
+  return extractDeviceModule(*work, module, "gfx906");
 }
 
 /// The integer after `key` on a line `<key><spaces><value>`.

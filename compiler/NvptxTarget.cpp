@@ -18,6 +18,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/NvptxTarget.h"
+#include "compiler/DeviceModule.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -40,50 +41,29 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <functional>
 
 using namespace mlir;
 
-/// Replaces f32 `MathOp`s (scalar or vector) by the NVVM intrinsic
-/// `intrinsic`, one call per element. (llvm.exp2 would do, but the NVVM
-/// lowering marks it illegal to route math through libdevice.)
-template <typename MathOp>
-static void useIntrinsic(Operation *root, StringRef intrinsic) {
-  SmallVector<MathOp> ops;
-  root->walk([&](MathOp op) {
-    if (getElementTypeOrSelf(op.getType()).isF32())
-      ops.push_back(op);
-  });
-  for (MathOp op : ops) {
-    OpBuilder b(op);
-    Location loc = op.getLoc();
-    Type f32 = b.getF32Type();
-    StringAttr name = b.getStringAttr(intrinsic);
-    auto call = [&](Value x) -> Value {
-      return LLVM::CallIntrinsicOp::create(b, loc, f32, name, ValueRange{x})
-          .getResult(0);
-    };
-    Value x = op.getOperand();
-    Value result;
-    if (auto vt = dyn_cast<VectorType>(x.getType())) {
-      SmallVector<Value> elements;
-      for (int64_t i = 0; i < vt.getNumElements(); ++i)
-        elements.push_back(
-            call(vector::ExtractOp::create(b, loc, x, ArrayRef<int64_t>{i})));
-      result = vector::FromElementsOp::create(b, loc, vt, elements);
-    } else {
-      result = call(x);
-    }
-    op.replaceAllUsesWith(result);
-    op.erase();
-  }
+/// A call of the NVVM intrinsic `name` on one f32 value. (llvm.exp2 would
+/// do, but the NVVM lowering marks it illegal to route math through
+/// libdevice.)
+static std::function<Value(OpBuilder &, Location, Value)>
+intrinsic(StringRef name) {
+  return [name](OpBuilder &b, Location loc, Value x) -> Value {
+    return LLVM::CallIntrinsicOp::create(b, loc, b.getF32Type(),
+                                         b.getStringAttr(name), ValueRange{x})
+        .getResult(0);
+  };
 }
 
 FailureOr<OwningOpRef<ModuleOp>> fa::lowerToNvvm(ModuleOp module,
                                                  unsigned indexBits) {
   OwningOpRef<ModuleOp> work = module.clone();
   for (auto gm : work->getOps<gpu::GPUModuleOp>()) {
-    useIntrinsic<math::Exp2Op>(gm, "llvm.nvvm.ex2.approx.f32");
-    useIntrinsic<math::Log2Op>(gm, "llvm.nvvm.lg2.approx.f");
+    replaceF32PerElement<math::Exp2Op>(gm,
+                                       intrinsic("llvm.nvvm.ex2.approx.f32"));
+    replaceF32PerElement<math::Log2Op>(gm, intrinsic("llvm.nvvm.lg2.approx.f"));
     // math.fma would become __nv_fmaf; llvm.fma is a single fma.rn.
     SmallVector<math::FmaOp> fmas;
     gm.walk([&](math::FmaOp op) { fmas.push_back(op); });
@@ -107,18 +87,7 @@ FailureOr<OwningOpRef<ModuleOp>> fa::lowerToNvvm(ModuleOp module,
   if (failed(pm.run(*work)))
     return failure();
 
-  OwningOpRef<ModuleOp> device = ModuleOp::create(module.getLoc());
-  bool found = false;
-  for (auto gm : work->getOps<gpu::GPUModuleOp>()) {
-    found = true;
-    OpBuilder b = OpBuilder::atBlockEnd(device->getBody());
-    for (Operation &op : gm.getBody()->without_terminator())
-      b.clone(op);
-  }
-  if (!found)
-    return module.emitError() << "no gpu.module to compile for NVPTX",
-           failure();
-  return device;
+  return extractDeviceModule(*work, module, "NVPTX");
 }
 
 int64_t fa::useDynamicSharedMemory(llvm::Module &module) {

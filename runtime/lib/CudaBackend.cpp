@@ -647,22 +647,5 @@ Status CudaCode::launchParams(size_t index, const LaunchGeometry &g,
 }
 
 Expected<std::shared_ptr<Backend>> fa::detail::openCudaBackend(int ordinal) {
-  const CudaProbe &probe = probeCuda();
-  if (!probe.status.ok())
-    return probe.status;
-  if (probe.deviceCount == 0)
-    return noGpuError("cuda", "NVIDIA");
-  if (ordinal >= probe.deviceCount)
-    return noSuchOrdinalError("cuda", "NVIDIA", ordinal, probe.deviceCount);
-  // One backend per ordinal while any handle holds it.
-  static std::mutex mutex;
-  static std::map<int, std::weak_ptr<CudaBackend>> open;
-  std::lock_guard<std::mutex> lock(mutex);
-  if (std::shared_ptr<CudaBackend> existing = open[ordinal].lock())
-    return std::shared_ptr<Backend>(existing);
-  auto backend = std::make_shared<CudaBackend>(probe, ordinal);
-  if (Status s = backend->init(); !s.ok())
-    return s; // the destructor releases what init() acquired
-  open[ordinal] = backend;
-  return std::shared_ptr<Backend>(backend);
+  return openBackendOnce<CudaBackend>(probeCuda(), ordinal, "cuda", "NVIDIA");
 }

@@ -573,21 +573,5 @@ Status HipCode::launchBytes(size_t index, const LaunchGeometry &g,
 }
 
 Expected<std::shared_ptr<Backend>> fa::detail::openHipBackend(int ordinal) {
-  const HipProbe &probe = probeHip();
-  if (!probe.status.ok())
-    return probe.status;
-  if (probe.deviceCount == 0)
-    return noGpuError("hip", "AMD");
-  if (ordinal >= probe.deviceCount)
-    return noSuchOrdinalError("hip", "AMD", ordinal, probe.deviceCount);
-  static std::mutex mutex;
-  static std::map<int, std::weak_ptr<HipBackend>> open;
-  std::lock_guard<std::mutex> lock(mutex);
-  if (std::shared_ptr<HipBackend> existing = open[ordinal].lock())
-    return std::shared_ptr<Backend>(existing);
-  auto backend = std::make_shared<HipBackend>(probe, ordinal);
-  if (Status s = backend->init(); !s.ok())
-    return s;
-  open[ordinal] = backend;
-  return std::shared_ptr<Backend>(backend);
+  return openBackendOnce<HipBackend>(probeHip(), ordinal, "hip", "AMD");
 }

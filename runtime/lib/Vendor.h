@@ -25,8 +25,13 @@
 #include "fa/Manifest.h"
 #include "fa/Status.h"
 
+#include "Backend.h"
+
 #include <cstddef>
 #include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -76,6 +81,32 @@ Status vendorCallError(ErrorCode code, const std::string &device,
 Status noGpuError(const char *kind, const char *vendor);
 Status noSuchOrdinalError(const char *kind, const char *vendor, int ordinal,
                           int count);
+
+/// Opens backend `B` for `ordinal` of a probed vendor runtime: the probe's
+/// error, "no GPU", "no such ordinal", or one backend per ordinal shared
+/// while any handle holds it (a half-initialised one is destroyed, which
+/// releases what its init() acquired).
+template <typename B, typename Probe>
+Expected<std::shared_ptr<Backend>>
+openBackendOnce(const Probe &probe, int ordinal, const char *kind,
+                const char *vendor) {
+  if (!probe.status.ok())
+    return probe.status;
+  if (probe.deviceCount == 0)
+    return noGpuError(kind, vendor);
+  if (ordinal >= probe.deviceCount)
+    return noSuchOrdinalError(kind, vendor, ordinal, probe.deviceCount);
+  static std::mutex mutex;
+  static std::map<int, std::weak_ptr<B>> open;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (std::shared_ptr<B> existing = open[ordinal].lock())
+    return std::shared_ptr<Backend>(existing);
+  auto backend = std::make_shared<B>(probe, ordinal);
+  if (Status s = backend->init(); !s.ok())
+    return s;
+  open[ordinal] = backend;
+  return std::shared_ptr<Backend>(backend);
+}
 
 //===----------------------------------------------------------------------===//
 // Kernel parameters

@@ -27,7 +27,9 @@ TEST(TargetTest, Lookup) {
   EXPECT_EQ(sm90->waveSize, 32);
   EXPECT_EQ(sm90->ldsBytes, 227 * 1024);
   EXPECT_EQ(lookupTarget("gfx908"), nullptr);
-  EXPECT_EQ(knownTargetNames(), "gfx906, sm_90, host");
+  EXPECT_EQ(knownTargetNames(), "gfx906, sm_90, sm_80, host");
+  EXPECT_FALSE(sm90->registerEstimateBinds);
+  EXPECT_TRUE(gfx906->registerEstimateBinds);
 }
 
 TEST(ThreadMappingTest, SplitsTilesOverThreads) {
