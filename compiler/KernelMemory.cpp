@@ -14,6 +14,8 @@
 
 #include "compiler/KernelLowering.h"
 
+#include <numeric>
+
 using namespace mlir;
 using namespace mlir::fa;
 
@@ -30,11 +32,12 @@ void KernelLowering::copyRows(const Global &g, Value base, Value row0,
   const int64_t iters = (total + threads - 1) / threads;
   Value limit = rowLimit(g);
   auto vecType = VectorType::get({width}, elt);
-  // A padded row keeps 16-byte vector stores aligned only if its length does.
+  // A padded row keeps 16-byte vector stores aligned only if its length
+  // does; otherwise they are aligned to the largest power of two dividing
+  // the row length (a row of 66 halves: 4 bytes, two-dword stores).
   const int64_t rowBytes = cast<MemRefType>(ldsBuf.getType()).getDimSize(1) *
                            (elt.getIntOrFloatBitWidth() / 8);
-  llvm::MaybeAlign ldsAlign(
-      rowBytes % 16 == 0 ? 16 : elt.getIntOrFloatBitWidth() / 8);
+  llvm::MaybeAlign ldsAlign(std::gcd<int64_t>(rowBytes, 16));
   auto body = [&](OpBuilder &nb, Location l, Value it, ValueRange) {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());

@@ -79,6 +79,36 @@ def FaTilePass : Pass<"fa-tile", "::mlir::ModuleOp"> {
   ];
 }
 
+def FaPadLdsPass : Pass<"fa-pad-lds", "::mlir::ModuleOp"> {
+  let summary = "Choose the LDS row padding of each tile grid by bank-conflict analysis";
+  let description = [{
+    For every tile grid (`scf.forall` with `#fa.tile`), evaluates the LDS
+    accesses of the inner loops under the thread mapping fa-lower-to-gpu
+    will use, one wave at a time, with the target's bank model
+    (BankConflicts.h, docs/bank-conflicts.md):
+
+    1. Q·Kᵀ: Q rows read as f16/f32 pairs (lanes of a thread row share one
+       address), K rows read as pairs by the lanes of a thread column;
+    2. P·V: P rows read as pairs, V read down a column (element per lane);
+
+    and sets `lds_pad` in `#fa.tile` to the smallest padding (a multiple of
+    two elements, so that pair loads stay aligned) that gives every access
+    its minimal degree, as long as the LDS budget still fits. It does not
+    fire when the unpadded layout is already conflict-free or when
+    `lds_pad` was set by hand (non-zero); `remarks=true` says why and lists
+    each access with its degree before and after.
+
+    Until the memory level (Level 1b) exists, the padding is a property of
+    the tile configuration that fa-lower-to-gpu applies to every LDS tile.
+  }];
+  let options = [
+    Option<"remarks", "remarks", "bool", /*default=*/"false",
+           "Emit a remark per grid with the accesses, degrees and padding">,
+    Option<"maxPad", "max-pad", "int64_t", /*default=*/"16",
+           "Largest padding (elements per row) to consider">
+  ];
+}
+
 def FaLowerToGpuPass : Pass<"fa-lower-to-gpu", "::mlir::ModuleOp"> {
   let summary = "Lower tile-level attention grids to gpu.func kernels";
   let description = [{

@@ -67,6 +67,11 @@ void fa::buildKernelPipeline(OpPassManager &pm,
   else
     tile.testPlantBug = options.plantBug;
   pm.addPass(createFaTilePass(tile));
+  if (options.padLds) {
+    FaPadLdsPassOptions pad;
+    pad.remarks = options.report;
+    pm.addPass(createFaPadLdsPass(pad));
+  }
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addPass(createFaLowerToGpuPass(lower));
@@ -84,6 +89,9 @@ struct FaPipelineCLOptions : public PassPipelineOptions<FaPipelineCLOptions> {
   Option<int64_t> waves{*this, "waves", llvm::cl::init(0)};
   Option<int64_t> stages{*this, "stages", llvm::cl::init(1)};
   Option<bool> allowBf16{*this, "allow-bf16", llvm::cl::init(false)};
+  Option<bool> padLds{*this, "pad-lds",
+                      llvm::cl::desc("Run fa-pad-lds (default true)"),
+                      llvm::cl::init(true)};
   Option<std::string> testPlantBug{
       *this, "test-plant-bug",
       llvm::cl::desc("Test only: plant a bug (PlantedBugs.h)"),
@@ -104,6 +112,7 @@ void fa::registerFaPipelines() {
         options.stages = cl.stages;
         options.allowBf16 = cl.allowBf16;
         options.plantBug = cl.testPlantBug;
+        options.padLds = cl.padLds;
         buildKernelPipeline(pm, options);
       });
 }

@@ -24,6 +24,8 @@ struct PipelineOptions {
   bool allowBf16 = false;
   bool report = false;
   bool fuse = true;
+  /// fa-pad-lds: LDS row padding chosen by bank-conflict analysis.
+  bool padLds = true;
   /// Test only: a bug to plant (PlantedBugs.h), routed to its pass.
   std::string plantBug;
 };

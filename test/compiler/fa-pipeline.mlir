@@ -6,6 +6,7 @@
 // RUN: fa-opt %t/unfused.mlir --fa-pipeline="target=sm_90" | FileCheck %s --check-prefixes=CHECK,SM90
 // Tile options reach fa-tile.
 // RUN: fa-opt %t/unfused.mlir --fa-pipeline="target=gfx906 block-m=64 block-n=32" | FileCheck %s --check-prefix=TILES
+// RUN: fa-opt %t/unfused.mlir --fa-pipeline="target=gfx906 block-m=64 block-n=32 pad-lds=false" | FileCheck %s --check-prefix=NOPAD
 
 // Errors surface through the pipeline.
 // RUN: fa-opt %t/unknown-target.mlir --fa-pipeline="target=gfx1234" -verify-diagnostics
@@ -34,8 +35,11 @@
 // CHECK: gpu.return
 // CHECK-NOT: gpu.func
 
-// TILES: workgroup(%{{[^ ]+}} : memref<64x64xf16, #gpu.address_space<workgroup>>, %{{[^ ]+}} : memref<32x64xf16, #gpu.address_space<workgroup>>, %{{[^ ]+}} : memref<32x64xf16, #gpu.address_space<workgroup>>, %{{[^ ]+}} : memref<64x32xf16, #gpu.address_space<workgroup>>)
-// TILES-SAME: fa.tile = #fa.tile<target = "gfx906", block_m = 64, block_n = 32,
+// fa-pad-lds runs in the pipeline: rows padded by one dword (2 halves).
+// TILES: workgroup(%{{[^ ]+}} : memref<64x66xf16, #gpu.address_space<workgroup>>, %{{[^ ]+}} : memref<32x66xf16, #gpu.address_space<workgroup>>, %{{[^ ]+}} : memref<32x66xf16, #gpu.address_space<workgroup>>, %{{[^ ]+}} : memref<64x34xf16, #gpu.address_space<workgroup>>)
+// TILES-SAME: fa.tile = #fa.tile<target = "gfx906", block_m = 64, block_n = 32, {{.*}}lds_pad = 2>
+// NOPAD: workgroup(%{{[^ ]+}} : memref<64x64xf16, #gpu.address_space<workgroup>>, %{{[^ ]+}} : memref<32x64xf16, #gpu.address_space<workgroup>>, %{{[^ ]+}} : memref<32x64xf16, #gpu.address_space<workgroup>>, %{{[^ ]+}} : memref<64x32xf16, #gpu.address_space<workgroup>>)
+// NOPAD-SAME: lds_pad = 0>
 func.func @attention(%q: tensor<?x8x?x64xf16>, %k: tensor<?x2x?x64xf16>, %v: tensor<?x2x?x64xf16>) -> tensor<?x8x?x64xf16> {
   %s = fa.matmul %q, %k transpose_rhs : tensor<?x8x?x64xf16>, tensor<?x2x?x64xf16> -> tensor<?x8x?x?xf32>
   %p = fa.softmax %s causal scale(1.250000e-01) : tensor<?x8x?x?xf32> -> tensor<?x8x?x?xf16>

@@ -14,7 +14,9 @@ Sections, in the order they run (all with the LDS race checker on):
      tile size so that no case degenerates to one key;
   4. other head dimensions and layouts, explicit tile configurations;
   5. bf16 on the host target;
-  6. the independent golden vectors (test/data/golden).
+  6. LDS padding (fa-pad-lds) on and off, D 64/80/128, causal, L around a
+     block;
+  7. the independent golden vectors (test/data/golden).
 
 The same cases serve the mutation test (mutants.py): with a planted bug the
 suite must fail, and `first_failure` names the case that caught it.
@@ -117,7 +119,7 @@ class Kernels:
         self.ext = {"host": ".so", "gfx906": ".hsaco"}.get(target, ".cubin")
         self.errors = {}
 
-    def get(self, dtype, d, causal, scale=None, tile=None):
+    def get(self, dtype, d, causal, scale=None, tile=None, pad=True):
         """(path of the .so, its manifest entry) or (None, error text)."""
         name = f"attn_{dtype}_d{d}_{'causal' if causal else 'full'}"
         if scale is not None:
@@ -128,6 +130,9 @@ class Kernels:
             options = ["--block-m={}".format(tile[0]),
                        "--block-n={}".format(tile[1]),
                        "--waves={}".format(tile[2])]
+        if not pad:
+            name += "_nopad"
+            options.append("--pad-lds=false")
         if self.plant_bug:
             options.append("--test-plant-bug=" + self.plant_bug)
         if dtype == "bf16":
@@ -237,6 +242,23 @@ def extra_cases(kernels):
                    ["--shape", shape, "--dist", dist, "--seed", str(n)])
 
 
+def padding_cases(kernels):
+    """fa-pad-lds on (the default) and off, D 64/80/128, causal on/off,
+    lengths around one block."""
+    n = 0
+    for pad in (True, False):
+        for d in (64, 80, 128):
+            for causal in (False, True):
+                so, meta = kernels.get("f16", d, causal, pad=pad)
+                for length in (1, 63, 64, 65, 300):
+                    shape = f"1,2,1,{length},{length}"
+                    n += 1
+                    yield Case("padding", f"f16 D={d} causal={int(causal)} "
+                               f"pad={'on' if pad else 'off'} shape={shape}",
+                               so, meta if so is None else
+                               ["--shape", shape, "--seed", str(n)])
+
+
 def golden_cases(kernels, golden):
     for case in sorted(os.listdir(golden)):
         meta_path = os.path.join(golden, case, "meta.json")
@@ -281,6 +303,7 @@ def all_cases(kernels, golden):
     yield from stride_cases(kernels)
     yield from matrix_cases(kernels)
     yield from extra_cases(kernels)
+    yield from padding_cases(kernels)
     yield from golden_cases(kernels, golden)
 
 

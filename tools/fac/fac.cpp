@@ -70,6 +70,11 @@ static cl::opt<unsigned> indexBits(
              "(default; the runtime refuses problems whose offsets do not "
              "fit) or 64"),
     cl::init(32));
+static cl::opt<bool>
+    padLds("pad-lds",
+           cl::desc("Pad LDS rows by bank-conflict analysis (fa-pad-lds; "
+                    "--pad-lds=false turns it off)"),
+           cl::init(true));
 static cl::opt<bool> allowBf16("allow-bf16", cl::desc("Accept emulated bf16"),
                                cl::init(false));
 static cl::opt<bool> report("report",
@@ -408,6 +413,7 @@ int main(int argc, char **argv) {
   options.allowBf16 = allowBf16;
   options.report = report;
   options.plantBug = testPlantBug;
+  options.padLds = padLds;
   if (!testPlantBug.empty()) {
     const fa::PlantedBugInfo *bug = fa::lookupPlantedBug(testPlantBug);
     if (!bug)
