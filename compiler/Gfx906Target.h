@@ -30,9 +30,11 @@ namespace mlir::fa {
 /// intrinsics (v_exp_f32, v_log_f32, v_fma_f32), so no device library is
 /// needed. With `indexBits` = 32, index arithmetic and the memref
 /// descriptors' offset/size/stride kernel arguments are 32-bit (the runtime
-/// packs the kernarg segment accordingly: KernelAbi.h).
+/// packs the kernarg segment accordingly: KernelAbi.h). With `dot2`, the
+/// Q·Kᵀ products over contiguous f16 pairs become v_dot2_f32_f16
+/// (llvm.amdgcn.fdot2, f32 accumulation).
 FailureOr<OwningOpRef<ModuleOp>> lowerToRocdl(ModuleOp module,
-                                              unsigned indexBits);
+                                              unsigned indexBits, bool dot2);
 
 /// What the AMDGPU backend reports for one kernel.
 struct AmdgpuResources {

@@ -66,6 +66,19 @@ static std::vector<LdsRead> innerLoopReads(const ThreadMapping &m, int64_t bn,
   };
 }
 
+/// Waves per SIMD that LDS alone allows on an AMD target (one CU shares
+/// `target.ldsBytes` among its workgroups, 4 SIMDs), or 0 where LDS is not
+/// what limits occupancy in practice (NVIDIA: shared memory per SM is a
+/// multiple of the per-block limit).
+static int64_t ldsWavesPerSimd(const TargetDesc &target, int64_t ldsBytes,
+                               int64_t threads) {
+  if (target.waveSize != 64 || ldsBytes <= 0)
+    return 0;
+  int64_t groups = target.ldsBytes / ldsBytes;
+  int64_t waves = groups * ((threads + 63) / 64) / 4;
+  return std::min<int64_t>(waves, target.maxWavesPerSimd);
+}
+
 namespace {
 struct FaPadLdsPass : public mlir::fa::impl::FaPadLdsPassBase<FaPadLdsPass> {
   using FaPadLdsPassBase::FaPadLdsPassBase;
@@ -118,12 +131,27 @@ void FaPadLdsPass::runOnOperation() {
                   config.getStages(), 0};
     std::vector<int64_t> before = degrees(0);
     int64_t bestPad = 0, bestWorst = worst(before);
-    bool budgetBound = false; // a padding was refused for lack of LDS
+    bool budgetBound = false;   // a padding was refused for lack of LDS
+    int64_t occupancyLimit = 0; // waves/SIMD a refused padding would leave
+    const int64_t unpaddedWaves = ldsWavesPerSimd(
+        *target, computeBudget(*target, tc, d, eltBytes).ldsBytes,
+        config.getThreads());
     for (int64_t pad = 2; pad <= maxPad && bestWorst > 1; pad += 2) {
       tc.ldsPad = pad;
-      if (!computeBudget(*target, tc, d, eltBytes).fitsLds) {
+      Budget budget = computeBudget(*target, tc, d, eltBytes);
+      if (!budget.fitsLds) {
         budgetBound = true;
         break; // more padding only costs more
+      }
+      // Padding must not cost the LDS-bound occupancy the seed asks for (2
+      // waves per SIMD): on gfx906 a 256-thread workgroup above 32 KiB gets
+      // a CU to itself. (An XOR swizzle would remove the conflicts without
+      // LDS; not implemented.)
+      int64_t waves =
+          ldsWavesPerSimd(*target, budget.ldsBytes, config.getThreads());
+      if (waves < unpaddedWaves && waves < 2) {
+        occupancyLimit = waves;
+        break;
       }
       int64_t w = worst(degrees(pad));
       if (w < bestWorst) {
@@ -142,7 +170,11 @@ void FaPadLdsPass::runOnOperation() {
          << ": lds_pad=" << bestPad
          << (bestPad       ? ""
              : budgetBound ? " (the LDS budget leaves no room for padding)"
-                           : " (no padding lowers the worst degree)")
+             : occupancyLimit
+                 ? " (padding would cut LDS occupancy from " +
+                       std::to_string(unpaddedWaves) + " to " +
+                       std::to_string(occupancyLimit) + " waves per SIMD)"
+                 : " (no padding lowers the worst degree)")
          << ", LDS " << ldsBytes << " bytes\n";
       for (size_t i = 0; i < reads.size(); ++i)
         os << "  " << reads[i].what << ", " << reads[i].accessBytes

@@ -75,6 +75,11 @@ static cl::opt<bool>
            cl::desc("Pad LDS rows by bank-conflict analysis (fa-pad-lds; "
                     "--pad-lds=false turns it off)"),
            cl::init(true));
+static cl::opt<std::string> dot2(
+    "dot2",
+    cl::desc("gfx906: v_dot2_f32_f16 for the Q·K^T products: auto (default: "
+             "unless it costs waves per SIMD, judged by the backend), on, off"),
+    cl::init("auto"));
 static cl::opt<bool> allowBf16("allow-bf16", cl::desc("Accept emulated bf16"),
                                cl::init(false));
 static cl::opt<bool> report("report",
@@ -148,7 +153,7 @@ static int runKernelPipeline(ModuleOp module,
 /// Compiles a copy of `source` with `options` down to an optimised LLVM
 /// module. Returns 0 or the exit code (diagnostics already reported).
 static int build(ModuleOp source, const fa::PipelineOptions &options,
-                 llvm::TargetMachine &tm, Build &out) {
+                 llvm::TargetMachine &tm, Build &out, bool useDot2 = true) {
   OwningOpRef<ModuleOp> module = source.clone();
   MLIRContext *context = source.getContext();
   if (int rc = runKernelPipeline(*module, options, out.kernels))
@@ -169,7 +174,7 @@ static int build(ModuleOp source, const fa::PipelineOptions &options,
     lowered = std::move(*nvvm);
   } else {
     FailureOr<OwningOpRef<ModuleOp>> rocdl =
-        fa::lowerToRocdl(*module, indexBits);
+        fa::lowerToRocdl(*module, indexBits, useDot2 && dot2 != "off");
     if (failed(rocdl))
       return 1;
     lowered = std::move(*rocdl);
@@ -217,6 +222,30 @@ static bool spills(const Build &b) {
     if (r.vgprSpills > 0 || r.sgprSpills > 0 || r.scratchBytes > 0)
       return true;
   return false;
+}
+
+static bool usesDot2(const Build &b) {
+  for (const fa::AmdgpuResources &r : b.resources)
+    if (r.mix.count("v_dot2") && r.mix.at("v_dot2") > 0)
+      return true;
+  return false;
+}
+
+/// The lowest waves per SIMD (estimate) over the kernels.
+static int64_t minWaves(const Build &b) {
+  int64_t waves = 10;
+  for (const fa::AmdgpuResources &r : b.resources)
+    for (const fa::KernelInfo &k : b.kernels)
+      if (k.name == r.kernel)
+        waves = std::min(waves, fa::gfx906WavesPerSimd(r, k.threads));
+  return waves;
+}
+
+static int64_t maxVgprs(const Build &b) {
+  int64_t vgprs = 0;
+  for (const fa::AmdgpuResources &r : b.resources)
+    vgprs = std::max(vgprs, r.vgprs);
+  return vgprs;
 }
 
 static std::string describeSpills(const Build &b) {
@@ -375,6 +404,8 @@ int main(int argc, char **argv) {
   if (indexBits != 32 && indexBits != 64)
     return fail("--index-bits must be 32 or 64, got " +
                 std::to_string(indexBits));
+  if (dot2 != "auto" && dot2 != "on" && dot2 != "off")
+    return fail("--dot2 must be auto, on or off, got '" + dot2 + "'");
   if (indexBits.getNumOccurrences() && target == "host")
     return fail("--index-bits is for GPU targets (host kernels use 64-bit "
                 "index arithmetic)");
@@ -443,6 +474,7 @@ int main(int argc, char **argv) {
   Build result;
   if (int rc = build(*module, options, **tm, result))
     return rc;
+  fa::PipelineOptions chosen = options;
 
   // Seed rule 7 with the backend as the judge: when fa-tile chose the tiles
   // and the AMDGPU backend spills, shrink BLOCK_M (then BLOCK_N) and
@@ -472,6 +504,7 @@ int main(int argc, char **argv) {
       }
       result.llvmModule.reset(); // before the context it lives in
       result = std::move(retry);
+      chosen = smaller;
     }
     if (spills(result))
       llvm::errs() << "fac: remark: no smaller configuration tried compiles "
@@ -479,6 +512,25 @@ int main(int argc, char **argv) {
                    << result.kernels.front().blockM
                    << " BLOCK_N=" << result.kernels.front().blockN << " ("
                    << describeSpills(result) << ")\n";
+  }
+  // v_dot2_f32_f16 halves the Q·Kᵀ MAC instructions but packs its operand
+  // pairs in registers; where that costs a wave per SIMD, the backend's
+  // occupancy decides (--dot2=on keeps it regardless).
+  if (target == "gfx906" && dot2 == "auto" && !spills(result) &&
+      usesDot2(result)) {
+    Build plain;
+    chosen.report = false;
+    if (build(*module, chosen, **tm, plain, /*useDot2=*/false) == 0 &&
+        !spills(plain) && minWaves(plain) > minWaves(result)) {
+      llvm::errs() << "fac: remark: v_dot2_f32_f16 in Q·K^T would lower "
+                      "occupancy to "
+                   << minWaves(result) << " waves per SIMD ("
+                   << maxVgprs(result) << " VGPRs); keeping v_fma_mix at "
+                   << minWaves(plain) << " (" << maxVgprs(plain)
+                   << " VGPRs); --dot2=on forces it\n";
+      result.llvmModule.reset();
+      result = std::move(plain);
+    }
   }
   return finish(result, **tm, sourceText);
 }
