@@ -112,19 +112,6 @@ openBackendOnce(const Probe &probe, int ordinal, const char *kind,
 // Kernel parameters
 //===----------------------------------------------------------------------===//
 
-/// How the compiler's gpu.func parameters were lowered.
-enum class KernelParamConvention {
-  /// MLIR's default (gpu-to-nvvm / gpu-to-rocdl without
-  /// use-bare-ptr-memref-call-conv): each memref<?xT, strided<[1],
-  /// offset: ?>> becomes 5 parameters (allocated ptr, aligned ptr, offset,
-  /// size, stride), each 8 bytes; the i64 scalars follow. This is exactly
-  /// the 44 ABI words, in order, one parameter per word.
-  MemrefDescriptors,
-  /// use-bare-ptr-memref-call-conv: each memref is its aligned pointer only
-  /// (word 1 of its descriptor); 5 pointers then the 19 scalars.
-  BarePointers,
-};
-
 /// The AMDGPU kernarg segment (the explicit arguments) of an fa kernel for
 /// the 44 ABI words. With 64-bit index arithmetic every argument is 8 bytes
 /// and the segment is the words as they are (352 bytes). With 32-bit index
@@ -135,17 +122,18 @@ enum class KernelParamConvention {
 /// (test/tools/fac-gfx906.test pins it on a compiled kernel).
 std::vector<uint8_t> packKernargSegment(const uint64_t *words, int indexBits);
 
-/// The most parameters any convention produces.
+/// Parameters of an fa kernel: one per ABI word (KernelAbi.h).
 constexpr size_t kMaxKernelParams = FA_ABI_NUM_WORDS;
 
-/// Fills `params` (cuLaunchKernel's / hipModuleLaunchKernel's kernelParams:
-/// one pointer per parameter, pointing at its value) from the ABI `words`
-/// and returns the parameter count: 44 for MemrefDescriptors, 24 for
-/// BarePointers. Every parameter is one 8-byte word, so `params[i]` points
-/// into `words`, which must outlive the launch call.
-size_t packKernelParams(const uint64_t *words, void **params,
-                        KernelParamConvention convention =
-                            KernelParamConvention::MemrefDescriptors);
+/// Fills `params` (cuLaunchKernel's kernelParams: one pointer per
+/// parameter, pointing at its value) from the ABI `words`; returns 44. MLIR's
+/// lowering of the kernel's memrefs gives 5 parameters per buffer (allocated
+/// ptr, aligned ptr, offset, size, stride), then the 19 i64 scalars: one
+/// word each. With 32-bit index arithmetic the offset, size and stride
+/// parameters are 4 bytes and the driver reads the low half of their word
+/// (little-endian). `params[i]` points into `words`, which must outlive the
+/// launch call.
+size_t packKernelParams(const uint64_t *words, void **params);
 
 //===----------------------------------------------------------------------===//
 // Targets

@@ -94,25 +94,10 @@ Status fa::detail::noSuchOrdinalError(const char *kind, const char *vendor,
       .withDevice(spec);
 }
 
-size_t fa::detail::packKernelParams(const uint64_t *words, void **params,
-                                    KernelParamConvention convention) {
-  // cuLaunchKernel / hipModuleLaunchKernel read each parameter's bytes
-  // through params[i]; every parameter of the fa ABI is 8 bytes (a 64-bit
-  // pointer or an i64), so each points at one word.
-  auto at = [&](int i) {
-    return const_cast<void *>(static_cast<const void *>(words + i));
-  };
-  size_t n = 0;
-  if (convention == KernelParamConvention::MemrefDescriptors) {
-    for (int i = 0; i < FA_ABI_NUM_WORDS; ++i)
-      params[n++] = at(i);
-    return n;
-  }
-  for (int b = 0; b < FA_ABI_NUM_BUFFERS; ++b)
-    params[n++] = at(b * FA_ABI_WORDS_PER_BUFFER + 1); // aligned pointer
-  for (int i = FA_ABI_SIZES; i < FA_ABI_NUM_WORDS; ++i)
-    params[n++] = at(i);
-  return n;
+size_t fa::detail::packKernelParams(const uint64_t *words, void **params) {
+  for (int i = 0; i < FA_ABI_NUM_WORDS; ++i)
+    params[i] = const_cast<void *>(static_cast<const void *>(words + i));
+  return FA_ABI_NUM_WORDS;
 }
 
 std::vector<uint8_t> fa::detail::packKernargSegment(const uint64_t *words,

@@ -42,26 +42,6 @@ TEST(KernelParamsTest, MemrefDescriptorsAreTheWordsInOrder) {
   }
 }
 
-TEST(KernelParamsTest, BarePointersKeepAlignedPointersAndScalars) {
-  uint64_t words[FA_ABI_NUM_WORDS];
-  for (int i = 0; i < FA_ABI_NUM_WORDS; ++i)
-    words[i] = i;
-  void *params[kMaxKernelParams] = {};
-  ASSERT_EQ(
-      packKernelParams(words, params, KernelParamConvention::BarePointers),
-      size_t(24));
-  const int aligned[] = {FA_ABI_Q + 1, FA_ABI_K + 1, FA_ABI_V + 1, FA_ABI_O + 1,
-                         FA_ABI_LSE + 1};
-  for (int b = 0; b < 5; ++b)
-    EXPECT_EQ(params[b], &words[aligned[b]]) << b;
-  for (int i = 0; i < 19; ++i)
-    EXPECT_EQ(params[5 + i], &words[FA_ABI_SIZES + i]) << i;
-}
-
-//===----------------------------------------------------------------------===//
-// Targets
-//===----------------------------------------------------------------------===//
-
 // The AMDGPU kernarg segment: the words as they are with 64-bit indices;
 // 4-byte descriptor fields with 32-bit indices, at the offsets the code
 // object's .args metadata gives (test/tools/fac-gfx906.test pins those).
@@ -97,6 +77,10 @@ TEST(KernelParamsTest, KernargSegmentFollowsTheIndexWidth) {
   for (int i = 0; i < FA_ABI_NUM_SIZES + FA_ABI_NUM_STRIDES; ++i)
     EXPECT_EQ(u64(160 + 8 * i), words[FA_ABI_SIZES + i]) << i;
 }
+
+//===----------------------------------------------------------------------===//
+// Targets
+//===----------------------------------------------------------------------===//
 
 TEST(TargetTest, ParsesSmTargets) {
   int cc;

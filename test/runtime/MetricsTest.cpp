@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Perturb.h"
 #include "TestUtil.h"
 
 #include <algorithm>
@@ -220,24 +221,6 @@ TEST(ReferenceTest, PrecisionsAgreeAndNaiveRoundsLikeF16) {
   EXPECT_EQ(naive32.o, r32.o);
 }
 
-/// The problem with the last key removed (K and V truncated to Lk - 1 keys):
-/// for a causal problem every row loses its last visible key, as when the
-/// causal loop stops one key short.
-AttentionData dropLastKey(const AttentionProblem &p, const AttentionData &d,
-                          AttentionProblem &out) {
-  out = p;
-  out.shape.seqK = p.shape.seqK - 1;
-  AttentionData r{d.q, {}, {}};
-  const int64_t D = p.headDim, Lk = p.shape.seqK;
-  for (int64_t bh = 0; bh < p.shape.batch * p.shape.headsKv; ++bh)
-    for (int64_t j = 0; j + 1 < Lk; ++j)
-      for (int64_t c = 0; c < D; ++c) {
-        r.k.push_back(d.k[(bh * Lk + j) * D + c]);
-        r.v.push_back(d.v[(bh * Lk + j) * D + c]);
-      }
-  return r;
-}
-
 double maxAbsOf(const std::vector<float> &v) {
   double m = 0;
   for (float x : v)
@@ -269,7 +252,7 @@ OutputMetrics causalLoopOneShort(const AttentionProblem &p,
                                  DType dtype) {
   AttentionResult<double> ref = referenceAttentionF64(p, in);
   AttentionProblem dp;
-  AttentionData dropped = dropLastKey(p, in, dp);
+  AttentionData dropped = test::dropLastKey(p, in, dp);
   std::vector<double> short_ = referenceAttentionF64(dp, dropped).o;
   const int64_t Lq = p.shape.seqQ, D = p.headDim;
   std::vector<float> got(ref.o.size());
@@ -319,7 +302,7 @@ TEST(MetricsTest, DroppedKeyAndMissingScaleFail) {
     AttentionProblem p{{1, 2, 2, 64, 100}, 64, false, 0.125};
     AttentionData in = generateInputs(p, DType::F16, dist, 4);
     AttentionProblem dp;
-    AttentionData dropped = dropLastKey(p, in, dp);
+    AttentionData dropped = test::dropLastKey(p, in, dp);
     EXPECT_GT(modelled(p, in, dp, dropped, DType::F16).maxScaledDiff,
               scaledThreshold(DType::F16));
     AttentionProblem noScale = p;

@@ -22,6 +22,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Perturb.h"
 #include "fa/Half.h"
 #include "fa/Runtime.h"
 
@@ -45,23 +46,6 @@ struct Cell {
   int dropCaughtScaled = 0, dropCaughtAbsOld = 0, kernelFails = 0;
   int dropRuns = 0, noScaleRuns = 0, noScaleCaught = 0, kernelFailsOld = 0;
 };
-
-/// The problem with the last key removed: K, V truncated to Lk - 1 keys.
-AttentionData dropLastKey(const AttentionProblem &p, const AttentionData &d,
-                          AttentionProblem &out) {
-  out = p;
-  out.shape.seqK = p.shape.seqK - 1;
-  AttentionData r;
-  r.q = d.q;
-  const int64_t D = p.headDim, Lk = p.shape.seqK;
-  for (int64_t bh = 0; bh < p.shape.batch * p.shape.headsKv; ++bh)
-    for (int64_t j = 0; j + 1 < Lk; ++j)
-      for (int64_t c = 0; c < D; ++c) {
-        r.k.push_back(d.k[(bh * Lk + j) * D + c]);
-        r.v.push_back(d.v[(bh * Lk + j) * D + c]);
-      }
-  return r;
-}
 
 std::vector<float> rounded(DType dtype, const std::vector<double> &v) {
   std::vector<float> out(v.size());
@@ -163,7 +147,7 @@ int main(int argc, char **argv) {
           double limit = scaledThreshold(info.dtype);
           if (p.shape.seqK > 1) {
             AttentionProblem dp;
-            AttentionData dd = dropLastKey(p, in, dp);
+            AttentionData dd = test::dropLastKey(p, in, dp);
             std::vector<float> got =
                 rounded(info.dtype, referenceAttentionF64(dp, dd).o);
             OutputMetrics m = compareOutputs(got, ref.o);
