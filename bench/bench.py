@@ -109,27 +109,26 @@ def timed(fn, reps, warmup=3):
     return times[len(times) // 2]
 
 
+def masked(s, causal):
+    """Scores with the bottom-right causal mask applied (when causal)."""
+    if not causal:
+        return s
+    lq, lk = s.shape[-2], s.shape[-1]
+    mask = torch.ones(lq, lk, dtype=torch.bool, device=s.device).tril(lk - lq)
+    return s.masked_fill(~mask, float("-inf"))
+
+
 def reference_slice(q, k, v, causal, heads):
     """fp64 attention of batch 0, heads [0, heads), bottom-right causal."""
     qs, ks, vs = (t[0, :heads].double() for t in (q, k, v))
     s = qs @ ks.transpose(-1, -2) / math.sqrt(q.shape[-1])
-    if causal:
-        lq, lk = s.shape[-2], s.shape[-1]
-        mask = torch.ones(lq, lk, dtype=torch.bool, device=s.device).tril(
-            lk - lq)
-        s = s.masked_fill(~mask, float("-inf"))
-    return torch.softmax(s, dim=-1) @ vs
+    return torch.softmax(masked(s, causal), dim=-1) @ vs
 
 
 def eager(q, k, v, causal, dtype):
     qd, kd, vd = (t.to(dtype) for t in (q, k, v))
     s = qd @ kd.transpose(-1, -2) * (1.0 / math.sqrt(q.shape[-1]))
-    if causal:
-        lq, lk = s.shape[-2], s.shape[-1]
-        mask = torch.ones(lq, lk, dtype=torch.bool, device=s.device).tril(
-            lk - lq)
-        s = s.masked_fill(~mask, float("-inf"))
-    return torch.softmax(s, dim=-1) @ vd
+    return torch.softmax(masked(s, causal), dim=-1) @ vd
 
 
 def sdpa(backend):
