@@ -13,7 +13,10 @@
 //      (chipset gfx906);
 //   2. the gpu.module's contents become a builtin.module for translation;
 //   3. after the AMDGPU backend ran (Codegen.h), its assembly is parsed for
-//      the code object metadata and instruction classes.
+//      the code object metadata and instruction classes, and its KV loop is
+//      found (natural loops of the kernel's control-flow graph) and counted
+//      for the report's per-iteration mix and MI50 throughput estimate
+//      (docs/mi50-throughput-model.md).
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,10 +34,14 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
 
+#include "llvm/ADT/BitVector.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/BinaryFormat/ELF.h"
 #include "llvm/BinaryFormat/MsgPackDocument.h"
 #include "llvm/Object/ELF.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
@@ -99,7 +106,10 @@ static void useDot2(Operation *root) {
       outer.push_back(op);
   });
   for (math::FmaOp op : outer) {
+    // In an unrolled chain the previous pair was already rewritten.
     auto inner = op.getC().getDefiningOp<math::FmaOp>();
+    if (!inner)
+      continue;
     SmallVector<Value> a0, b0, a1, b1;
     if (!f16Elements(inner.getA(), a0) || !f16Elements(inner.getB(), b0) ||
         !f16Elements(op.getA(), a1) || !f16Elements(op.getB(), b1))
@@ -145,6 +155,14 @@ fa::lowerToRocdl(ModuleOp module, unsigned indexBits, bool dot2) {
   for (auto gm : work->getOps<gpu::GPUModuleOp>()) {
     if (dot2)
       useDot2(gm);
+    // Ask the register allocator for the seed's occupancy: 2 waves per SIMD
+    // (at most 128 VGPRs); whether it got there without spilling is read
+    // back from the code object.
+    gm.walk([&](gpu::GPUFuncOp f) {
+      if (f.isKernel())
+        f->setAttr("rocdl.waves_per_eu",
+                   IntegerAttr::get(IntegerType::get(f.getContext(), 32), 2));
+    });
     replaceF32PerElement<math::Exp2Op>(gm, rocdl<ROCDL::ROCDLExp2>);
     replaceF32PerElement<math::Log2Op>(gm, rocdl<ROCDL::ROCDLLog>);
   }
@@ -172,6 +190,246 @@ static bool readField(llvm::StringRef line, llvm::StringRef key, int64_t &out) {
   if (!line.consume_front(key))
     return false;
   return !line.trim().getAsInteger(10, out);
+}
+
+/// Instruction classes of the reports' mixes: name and mnemonic prefix.
+static const std::pair<const char *, const char *> instructionClasses[] = {
+    {"v_dot2", "v_dot2_f32_f16"},     {"v_fma_mix", "v_fma_mix"},
+    {"v_fma_f32", "v_fma_f32"},       {"v_fmac_f32", "v_fmac_f32"},
+    {"v_pk_fma", "v_pk_fma"},         {"v_exp_f32", "v_exp_f32"},
+    {"ds_read", "ds_read"},           {"ds_write", "ds_write"},
+    {"ds_swizzle", "ds_swizzle"},     {"global_load", "global_load"},
+    {"global_store", "global_store"}, {"scratch (buffer_*)", "buffer_"},
+    {"s_barrier", "s_barrier"},
+};
+
+static void countClasses(llvm::StringRef mnemonic,
+                         std::map<std::string, int64_t> &mix) {
+  for (const auto &[name, prefix] : instructionClasses)
+    if (mnemonic.starts_with(prefix))
+      ++mix[name];
+}
+
+/// FLOP per lane of a multiply-accumulate instruction (v_dot2_f32_f16 and
+/// v_pk_fma_f16: 2 MACs; v_fma_mix, v_fmac, v_mac: 1), or 0: these mark the
+/// loop of the two GEMMs.
+static int64_t macFlopsPerLane(llvm::StringRef m) {
+  if (m.starts_with("v_dot2") || m.starts_with("v_pk_fma"))
+    return 4;
+  if (m.starts_with("v_fma_mix") || m.starts_with("v_fmac_") ||
+      m.starts_with("v_mac_"))
+    return 2;
+  return 0;
+}
+
+int64_t fa::ldsBytesPerLane(llvm::StringRef mnemonic) {
+  bool read =
+      mnemonic.starts_with("ds_read") || mnemonic.starts_with("ds_load");
+  bool write =
+      mnemonic.starts_with("ds_write") || mnemonic.starts_with("ds_store");
+  if (!read && !write)
+    return 0;
+  // ds_read2_b32 / ds_read2st64_b64 / ds_write2_b64: two elements.
+  bool two =
+      mnemonic.starts_with("ds_read2") || mnemonic.starts_with("ds_write2") ||
+      mnemonic.starts_with("ds_load_2") || mnemonic.starts_with("ds_store_2");
+  static const std::pair<const char *, int64_t> widths[] = {
+      {"_b128", 16}, {"_b96", 12}, {"_b64", 8}, {"_b32", 4}, {"_b16", 2},
+      {"_u16", 2},   {"_i16", 2},  {"_b8", 1},  {"_u8", 1},  {"_i8", 1}};
+  for (const auto &[suffix, bytes] : widths)
+    if (mnemonic.contains(suffix))
+      return two ? 2 * bytes : bytes;
+  return 0;
+}
+
+namespace {
+/// A basic block of a kernel's assembly: its instructions' mnemonics, the
+/// label its last instruction branches to, if any, and whether control
+/// falls through to the next block.
+struct AsmBlock {
+  llvm::StringRef label;
+  std::vector<llvm::StringRef> mnemonics;
+  llvm::StringRef target;
+  bool fallsThrough = true, closed = false;
+  llvm::SmallVector<unsigned, 2> succs, preds;
+};
+} // namespace
+
+/// The basic blocks of a kernel body (its lines from the kernel's label to
+/// .Lfunc_end): a block starts at a label or after a branch.
+static std::vector<AsmBlock> buildBlocks(llvm::ArrayRef<llvm::StringRef> body) {
+  std::vector<AsmBlock> blocks(1);
+  llvm::StringMap<unsigned> labels;
+  for (llvm::StringRef line : body) {
+    line = line.split(';').first.trim();
+    if (line.empty())
+      continue;
+    if (line.ends_with(":")) {
+      AsmBlock &last = blocks.back();
+      if (!last.mnemonics.empty() || last.closed || !last.label.empty())
+        blocks.emplace_back();
+      blocks.back().label = line.drop_back();
+      labels[blocks.back().label] = blocks.size() - 1;
+      continue;
+    }
+    if (line[0] == '.')
+      continue; // a directive
+    if (blocks.back().closed)
+      blocks.emplace_back(); // reached only by falling through
+    size_t space = line.find_first_of(" \t");
+    llvm::StringRef mnemonic = line.take_front(space);
+    llvm::StringRef operands = line.drop_front(mnemonic.size());
+    AsmBlock &b = blocks.back();
+    b.mnemonics.push_back(mnemonic);
+    if (mnemonic.starts_with("s_cbranch_") || mnemonic == "s_branch") {
+      b.target = operands.trim();
+      b.fallsThrough = mnemonic != "s_branch";
+      b.closed = true;
+    } else if (mnemonic == "s_endpgm" || mnemonic.starts_with("s_setpc")) {
+      b.fallsThrough = false;
+      b.closed = true;
+    }
+  }
+  for (unsigned i = 0; i < blocks.size(); ++i) {
+    AsmBlock &b = blocks[i];
+    if (!b.target.empty()) {
+      auto it = labels.find(b.target);
+      if (it != labels.end())
+        b.succs.push_back(it->second);
+    }
+    if (b.fallsThrough && i + 1 < blocks.size())
+      b.succs.push_back(i + 1);
+    for (unsigned s : b.succs)
+      blocks[s].preds.push_back(i);
+  }
+  return blocks;
+}
+
+/// The KV loop of a kernel body, if it has one. Loops are the natural loops
+/// of the control-flow graph (a branch to a block that dominates it closes a
+/// loop), so a block placed after a loop that jumps back into the kernel is
+/// not mistaken for one. Of the loops with multiply-accumulate instructions,
+/// the outermost ones are candidates and the one with the most of them
+/// wins: the KV loop, around the two GEMMs. Loops still nested in it (dot
+/// loops the backend did not unroll) are counted once, with the rest of its
+/// body, and reported in `innerLoops`.
+static std::optional<fa::AmdgpuLoopStats>
+findKvLoop(llvm::ArrayRef<llvm::StringRef> body) {
+  std::vector<AsmBlock> blocks = buildBlocks(body);
+  unsigned n = blocks.size();
+  // Reachability from the entry, then dominators (iterative data flow).
+  llvm::BitVector reachable(n);
+  llvm::SmallVector<unsigned> work = {0};
+  reachable.set(0);
+  while (!work.empty()) {
+    unsigned b = work.pop_back_val();
+    for (unsigned s : blocks[b].succs)
+      if (!reachable.test(s)) {
+        reachable.set(s);
+        work.push_back(s);
+      }
+  }
+  std::vector<llvm::BitVector> dom(n, reachable);
+  dom[0] = llvm::BitVector(n);
+  dom[0].set(0);
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (unsigned b = 1; b < n; ++b) {
+      if (!reachable.test(b))
+        continue;
+      llvm::BitVector d = reachable;
+      for (unsigned p : blocks[b].preds)
+        if (reachable.test(p))
+          d &= dom[p];
+      d.set(b);
+      if (d != dom[b]) {
+        dom[b] = std::move(d);
+        changed = true;
+      }
+    }
+  }
+  // Natural loops, merged per header: the header and every block that
+  // reaches a back edge's source without passing through the header.
+  std::map<unsigned, llvm::BitVector> loops;
+  for (unsigned b = 0; b < n; ++b) {
+    if (!reachable.test(b))
+      continue;
+    for (unsigned h : blocks[b].succs) {
+      if (!dom[b].test(h))
+        continue;
+      llvm::BitVector &loop =
+          loops.try_emplace(h, llvm::BitVector(n)).first->second;
+      loop.set(h);
+      llvm::SmallVector<unsigned> stack;
+      if (!loop.test(b)) {
+        loop.set(b);
+        stack.push_back(b);
+      }
+      while (!stack.empty()) {
+        unsigned x = stack.pop_back_val();
+        for (unsigned p : blocks[x].preds)
+          if (reachable.test(p) && !loop.test(p)) {
+            loop.set(p);
+            stack.push_back(p);
+          }
+      }
+    }
+  }
+  auto macs = [&](const llvm::BitVector &loop) {
+    int64_t count = 0;
+    for (unsigned b : loop.set_bits())
+      count += llvm::count_if(blocks[b].mnemonics, macFlopsPerLane);
+    return count;
+  };
+  // Whether `inner` is a loop nested in `outer`.
+  auto contains = [](const llvm::BitVector &outer,
+                     const llvm::BitVector &inner) {
+    return outer != inner && !inner.test(outer);
+  };
+  const llvm::BitVector *best = nullptr;
+  int64_t bestMacs = 0;
+  for (const auto &[header, loop] : loops) {
+    int64_t m = macs(loop);
+    bool nested = llvm::any_of(
+        loops, [&](const auto &other) { return contains(other.second, loop); });
+    if (m > bestMacs && !nested) {
+      best = &loop;
+      bestMacs = m;
+    }
+  }
+  if (!best)
+    return std::nullopt;
+
+  fa::AmdgpuLoopStats stats;
+  for (const auto &[header, loop] : loops)
+    if (contains(*best, loop))
+      ++stats.innerLoops;
+  for (unsigned b : best->set_bits()) {
+    for (llvm::StringRef m : blocks[b].mnemonics) {
+      countClasses(m, stats.mix);
+      stats.macFlopsPerLane += macFlopsPerLane(m);
+      if (m.starts_with("v_")) {
+        ++stats.valu;
+        stats.dot2 += m.starts_with("v_dot2");
+      } else if (m.starts_with("s_")) {
+        ++stats.salu;
+        stats.barriers += m == "s_barrier";
+      } else if (m.starts_with("ds_")) {
+        ++stats.lds;
+        int64_t bytes = fa::ldsBytesPerLane(m);
+        bool read = m.starts_with("ds_read") || m.starts_with("ds_load");
+        (read ? stats.ldsReads : stats.ldsWrites) += bytes > 0;
+        (read ? stats.ldsReadBytes : stats.ldsWriteBytes) += bytes;
+      } else if (m.starts_with("global_") || m.starts_with("buffer_") ||
+                 m.starts_with("flat_")) {
+        ++stats.global;
+      }
+    }
+  }
+  for (const auto &[header, loop] : loops)
+    if (&loop == best)
+      stats.header = blocks[header].label.str();
+  return stats;
 }
 
 std::vector<fa::AmdgpuResources>
@@ -207,30 +465,27 @@ fa::parseAmdgpuResources(llvm::StringRef assembly) {
     readField(line, ".private_segment_fixed_size:", current->scratchBytes);
     readField(line, ".wavefront_size:", current->wavefrontSize);
   }
-  // Instruction classes, per kernel body (from its label to .Lfunc_end).
-  static const std::pair<const char *, const char *> classes[] = {
-      {"v_dot2", "v_dot2_f32_f16"},     {"v_fma_mix", "v_fma_mix"},
-      {"v_fma_f32", "v_fma_f32"},       {"v_fmac_f32", "v_fmac_f32"},
-      {"v_pk_fma", "v_pk_fma"},         {"v_exp_f32", "v_exp_f32"},
-      {"ds_read", "ds_read"},           {"ds_write", "ds_write"},
-      {"ds_swizzle", "ds_swizzle"},     {"global_load", "global_load"},
-      {"global_store", "global_store"}, {"scratch (buffer_*)", "buffer_"},
-      {"s_barrier", "s_barrier"},
-  };
+  // Per kernel body (from its label to .Lfunc_end): the instruction classes
+  // of the whole kernel, and those of its KV loop.
   for (AmdgpuResources &k : kernels) {
+    llvm::SmallVector<llvm::StringRef> body;
     bool inBody = false;
     for (llvm::StringRef raw : lines) {
       llvm::StringRef line = raw.trim();
-      if (line == (k.kernel + ":"))
+      if (line == (k.kernel + ":")) {
         inBody = true;
-      else if (inBody && line.starts_with(".Lfunc_end"))
-        break;
-      if (!inBody || line.empty() || line[0] == ';' || line[0] == '.')
         continue;
-      for (const auto &[name, prefix] : classes)
-        if (line.starts_with(prefix))
-          ++k.mix[name];
+      }
+      if (inBody && line.starts_with(".Lfunc_end"))
+        break;
+      if (!inBody)
+        continue;
+      body.push_back(line);
+      if (line.empty() || line[0] == ';' || line[0] == '.')
+        continue;
+      countClasses(line, k.mix);
     }
+    k.kvLoop = findKvLoop(body);
   }
   return kernels;
 }
@@ -324,8 +579,43 @@ int64_t fa::gfx906WavesPerSimd(const AmdgpuResources &r, int64_t threads,
   return waves;
 }
 
-std::string fa::formatAmdgpuResources(const AmdgpuResources &r,
-                                      int64_t threads) {
+fa::Mi50Estimate fa::estimateMi50Throughput(const AmdgpuLoopStats &loop,
+                                            int64_t blockM, int64_t blockN,
+                                            int64_t headDim, int64_t threads,
+                                            int64_t wavesPerSimd) {
+  Mi50Estimate e;
+  e.wavesPerGroup = std::max<int64_t>(1, (threads + 63) / 64);
+  // With at least one wave on every SIMD all four issue; otherwise (fewer
+  // than 4 waves resident per CU) one workgroup's waves are all there is.
+  e.simdsBusy = wavesPerSimd >= 1
+                    ? Mi50Estimate::simdsPerCu
+                    : std::min(Mi50Estimate::simdsPerCu, e.wavesPerGroup);
+  // Two GEMMs (S = Q·Kᵀ, O += P·V) of BLOCK_M x BLOCK_N x D MACs each.
+  e.flopsPerIteration = 4 * blockM * blockN * headDim;
+  if (e.flopsPerIteration > 0)
+    e.macCoverage = double(loop.macFlopsPerLane * 64 * e.wavesPerGroup) /
+                    e.flopsPerIteration;
+  e.valuCycles =
+      double(e.wavesPerGroup * loop.valu * Mi50Estimate::valuCyclesPerOp) /
+      e.simdsBusy;
+  e.ldsCycles =
+      double(e.wavesPerGroup * 64 * (loop.ldsReadBytes + loop.ldsWriteBytes)) /
+      Mi50Estimate::ldsBytesPerCycle;
+  auto tflops = [&](double cycles) {
+    return cycles > 0 ? Mi50Estimate::cus * Mi50Estimate::clockHz *
+                            e.flopsPerIteration / cycles / 1e12
+                      : 0.0;
+  };
+  e.valuBoundTflops = tflops(e.valuCycles);
+  e.ldsBoundTflops = tflops(e.ldsCycles);
+  e.ldsBound = e.ldsCycles > e.valuCycles;
+  e.tflops = tflops(std::max(e.valuCycles, e.ldsCycles));
+  return e;
+}
+
+std::string fa::formatAmdgpuResources(const AmdgpuResources &r, int64_t threads,
+                                      int64_t blockM, int64_t blockN,
+                                      int64_t headDim) {
   std::string out;
   llvm::raw_string_ostream os(out);
   std::string limit;
@@ -337,8 +627,52 @@ std::string fa::formatAmdgpuResources(const AmdgpuResources &r,
      << " bytes, scratch " << r.scratchBytes << " bytes per lane\n";
   os << "  occupancy (estimate): " << waves << " waves per SIMD, limited by "
      << limit << "\n";
-  os << "  instruction mix:";
+  os << "  instruction mix (whole kernel):";
   for (const auto &[name, count] : r.mix)
     os << " " << name << "=" << count;
+  if (!r.kvLoop) {
+    os << "\n  no KV loop found in the assembly";
+    return out;
+  }
+  const AmdgpuLoopStats &l = *r.kvLoop;
+  auto percent = [](int64_t part, int64_t whole) {
+    return whole ? 100 * part / whole : 0;
+  };
+  os << "\n  KV loop body (per iteration, loop " << l.header;
+  if (l.innerLoops)
+    os << "; " << l.innerLoops
+       << (l.innerLoops == 1 ? " inner loop" : " inner loops")
+       << " not unrolled, counted once";
+  os << "): VALU " << l.valu << " (v_dot2 " << l.dot2 << " = "
+     << percent(l.dot2, l.valu) << "% of VALU issue slots), SALU " << l.salu
+     << ", LDS " << l.lds << " (reads " << l.ldsReads << ": " << l.ldsReadBytes
+     << " B per lane, writes " << l.ldsWrites << ": " << l.ldsWriteBytes
+     << " B per lane), global " << l.global << ", s_barrier " << l.barriers
+     << "\n";
+  os << "  KV loop mix:";
+  for (const auto &[name, count] : l.mix)
+    os << " " << name << "=" << count;
+  Mi50Estimate e =
+      estimateMi50Throughput(l, blockM, blockN, headDim, threads, waves);
+  os << "\n  MI50 throughput (static estimate, docs/mi50-throughput-model.md): "
+     << e.flopsPerIteration << " FLOP per iteration per workgroup; VALU "
+     << llvm::format("%.0f", e.valuCycles) << " cycles per CU -> "
+     << llvm::format("%.2f", e.valuBoundTflops) << " TFLOP/s VALU-bound; LDS "
+     << llvm::format("%.0f", e.ldsCycles) << " cycles -> "
+     << llvm::format("%.2f", e.ldsBoundTflops) << " TFLOP/s LDS-bound; "
+     << (e.ldsBound ? "LDS" : "VALU")
+     << "-limited: " << llvm::format("%.2f", e.tflops) << " TFLOP/s ("
+     << llvm::format("%.0f", 100 * e.tflops / Mi50Estimate::dot2PeakTflops)
+     << "% of the " << llvm::format("%.1f", Mi50Estimate::dot2PeakTflops)
+     << " TFLOP/s dot2 peak; fp32 FMA peak "
+     << llvm::format("%.2f", Mi50Estimate::fp32PeakTflops)
+     << "); an upper bound with latency hidden, occupancy (" << waves
+     << " waves/SIMD) not modelled";
+  if (e.macCoverage < 1)
+    os << "; not valid: the loop's multiply-accumulate instructions, each "
+          "counted once, do "
+       << llvm::format("%.0f", 100 * e.macCoverage)
+       << "% of an iteration's FLOP (inner loops run several times), so the "
+          "bounds are too high";
   return out;
 }

@@ -8,8 +8,10 @@
 // into the body of a gpu.func. Tensors with BLOCK_M rows become per-thread
 // fragments (ThreadMapping in LdsBudget.h): a tensor<BM x C> is a
 // vector<RM * C/TC> holding rows tr*RM + i and columns tc + j*TC (row-major,
-// element i*(C/TC) + j); a tensor<BM> is a vector<RM>. Tiles loaded with
-// fa.load_tile live in LDS.
+// element i*(C/TC) + j); a tensor<BM> is a vector<RM>. The LDS buffers,
+// copies and barriers come from the memory level (fa-promote): each
+// fa.lds_buffer storage becomes one 1-D workgroup attribution, addressed
+// through the buffer's layout (LdsLayout in FaOps.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -50,15 +52,30 @@ private:
   LogicalResult lowerBlock(Block &block);
   LogicalResult lowerOp(Operation *op);
   LogicalResult lowerFor(scf::ForOp op);
+  FailureOr<scf::ForOp> lowerLoop(scf::ForOp op, ValueRange inits);
   LogicalResult lowerElementwise(Operation *op);
   /// The kernel-side values (fragment or scalar) of tile-IR values.
   LogicalResult lowerValues(ValueRange values, SmallVectorImpl<Value> &out);
   /// Records `to` as the kernel-side values of `from`.
   void bindValues(ValueRange from, ValueRange to);
 
-  Value loadTile(LoadTileOp op);
+  /// An LDS buffer: its storage (a 1-D workgroup attribution) and layout.
+  struct LdsBuf {
+    Value mem;
+    LdsLayout layout;
+  };
+
+  /// One workgroup attribution per LDS storage (slot) of the grid.
+  LogicalResult allocateLds();
+  void copyTile(CopyTileOp op);
+  /// Elements per 16-byte vector copy of `layout`'s rows, or 0 when a row
+  /// is not a whole number of them.
+  int64_t vectorWidth(const LdsLayout &layout);
+  /// Whether `g`'s base and strides allow 16-byte vector copies (i1).
+  Value vectorCopyOk(const Global &g);
+  void writeTile(WriteTileOp op);
   void storeTile(StoreTileOp op);
-  Value tileDot(TileDotOp op);
+  Value ldsDot(LdsDotOp op);
   Value rowReduce(RowReduceOp op);
   Value rowBroadcast(RowBroadcastOp op);
   Value tileMask(TileMaskOp op);
@@ -77,11 +94,13 @@ private:
   Value rowOf(int64_t i);          // tr*RM + i
   Value colOf(int64_t j);          // tc + j*TC
   Value rowLimit(const Global &g); // L of the buffer's rows
-  Value lds(Type elt, int64_t rows, int64_t cols);
-  void barrierIfNeeded();
-  void copyRows(const Global &g, Value base, Value row0, Value ldsBuf,
-                int64_t rows, int64_t cols, int64_t width);
-  Value spillToLds(Value fragment, RankedTensorType type);
+  /// The element index of logical (r, c) in `buf`'s storage.
+  Value ldsIndex(OpBuilder &nb, Location l, const LdsBuf &buf, Value r,
+                 Value c);
+  /// The cooperative copy: `width` elements per global load; a
+  /// pair-interleaved buffer takes two rows per unit and interleaves them.
+  void copyRows(const Global &g, Value base, Value row0, const LdsBuf &buf,
+                int64_t width);
 
   scf::ForallOp grid;
   gpu::GPUFuncOp kernel;
@@ -98,8 +117,10 @@ private:
   DenseMap<Value, Global> globals; // tile-IR memref -> kernel buffer
   IRMapping scalars;
   DenseMap<Value, Value> fragments; // tensor -> vector (registers)
-  DenseMap<Value, Value> ldsTiles;  // tensor -> LDS memref
-  bool pendingBarrier = false;      // LDS written since the last barrier
+  DenseMap<Value, LdsBuf> ldsBuffers; // fa.lds_buffer -> storage, layout
+  /// How fa.copy_tile copies: decided per copy (a branch), or fixed by the
+  /// version of a loop being lowered (lowerFor).
+  enum class CopyPath { Dynamic, Vector, Scalar } copyPath = CopyPath::Dynamic;
   Operation *preambleEnd = nullptr; // values recomputed from outside go after
   std::string failure;
 };

@@ -5,10 +5,11 @@
 //===----------------------------------------------------------------------===//
 //
 // The memory half of KernelLowering (see KernelLowering.h): cooperative
-// global -> LDS copies for fa.load_tile (16-byte vectors when the base and
-// strides are aligned, scalars otherwise; rows past the end become zero),
-// register fragments written to LDS for a tile product, and bounds-checked
-// fragment stores for fa.store_tile.
+// global -> LDS copies for fa.copy_tile (16-byte vectors when the base and
+// strides are aligned, scalars otherwise; rows past the end become zero;
+// two rows interleaved for a pair-interleaved buffer), fragments written
+// to LDS for fa.write_tile, and bounds-checked fragment stores for
+// fa.store_tile.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,29 +25,38 @@ using namespace mlir::fa;
 //===----------------------------------------------------------------------===//
 
 void KernelLowering::copyRows(const Global &g, Value base, Value row0,
-                              Value ldsBuf, int64_t rows, int64_t cols,
-                              int64_t width) {
-  Type elt = cast<MemRefType>(ldsBuf.getType()).getElementType();
-  const int64_t perRow = cols / width, total = rows * perRow;
+                              const LdsBuf &buf, int64_t width) {
+  const LdsLayout &layout = buf.layout;
+  Type elt = layout.elementType;
+  // A unit is `width` columns of one row, or of two rows for a
+  // pair-interleaved buffer (stored interleaved: 2*width elements).
+  const int64_t unitRows = layout.pairs ? 2 : 1;
+  const int64_t perRow = layout.cols / width;
+  const int64_t total = layout.rows / unitRows * perRow;
   const int64_t threads = mapping.threads;
   const int64_t iters = (total + threads - 1) / threads;
   Value limit = rowLimit(g);
   auto vecType = VectorType::get({width}, elt);
-  // A padded row keeps 16-byte vector stores aligned only if its length
-  // does; otherwise they are aligned to the largest power of two dividing
-  // the row length (a row of 66 halves: 4 bytes, two-dword stores).
-  const int64_t rowBytes = cast<MemRefType>(ldsBuf.getType()).getDimSize(1) *
-                           (elt.getIntOrFloatBitWidth() / 8);
-  llvm::MaybeAlign ldsAlign(std::gcd<int64_t>(rowBytes, 16));
+  const int64_t eltBytes = elt.getIntOrFloatBitWidth() / 8;
+  // LDS stores are as aligned as the unit's start: a multiple of the
+  // (pair-)row stride plus a multiple of the unit.
+  const int64_t unitBytes = unitRows * width * eltBytes;
+  const int64_t strideBytes = unitRows * layout.rowStride() * eltBytes;
+  llvm::MaybeAlign ldsAlign(
+      std::gcd(std::gcd<int64_t>(strideBytes, unitBytes), 16));
   auto body = [&](OpBuilder &nb, Location l, Value it, ValueRange) {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-    Value i = arith::AddIOp::create(
-        b, l, tid, arith::MulIOp::create(b, l, it, idx(threads)));
-    auto emit = [&] {
-      Value r = arith::DivUIOp::create(b, l, i, idx(perRow));
-      Value c = arith::MulIOp::create(
-          b, l, arith::RemUIOp::create(b, l, i, idx(perRow)), idx(width));
+    // The vector path counts iterations (a short loop that unrolls); the
+    // scalar path strides over units from the thread id, a loop LLVM keeps
+    // rolled, so that its many addresses are not live across the caller.
+    Value i =
+        width == 1
+            ? it
+            : Value(arith::AddIOp::create(
+                  b, l, tid, arith::MulIOp::create(b, l, it, idx(threads))));
+    // Row `r` (tile-relative), columns [c, c + width): zero past the end.
+    auto loadRow = [&](Value r, Value c) -> Value {
       Value inRange =
           arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt,
                                 arith::AddIOp::create(b, l, row0, r), limit);
@@ -69,14 +79,42 @@ void KernelLowering::copyRows(const Global &g, Value base, Value row0,
                 eb, el, cast<TypedAttr>(eb.getZeroAttr(valueType)));
             scf::YieldOp::create(eb, el, zero);
           });
-      Value v = load.getResult(0);
-      if (width == 1)
-        memref::StoreOp::create(b, l, v, ldsBuf, ValueRange{r, c});
-      else
-        vector::StoreOp::create(b, l, v, ldsBuf, ValueRange{r, c}, false,
-                                ldsAlign);
+      return load.getResult(0);
     };
-    if (total % threads == 0) {
+    auto emit = [&] {
+      Value u = arith::DivUIOp::create(b, l, i, idx(perRow));
+      Value c = arith::MulIOp::create(
+          b, l, arith::RemUIOp::create(b, l, i, idx(perRow)), idx(width));
+      if (!layout.pairs) {
+        Value v = loadRow(u, c);
+        Value at = ldsIndex(b, l, buf, u, c);
+        if (width == 1)
+          memref::StoreOp::create(b, l, v, buf.mem, ValueRange{at});
+        else
+          vector::StoreOp::create(b, l, v, buf.mem, ValueRange{at}, false,
+                                  ldsAlign);
+        return;
+      }
+      // Rows 2u and 2u+1, interleaved: x0 y0 x1 y1 ...
+      Value r = arith::MulIOp::create(b, l, u, idx(2));
+      Value x = loadRow(r, c);
+      Value y = loadRow(arith::AddIOp::create(b, l, r, idx(1)), c);
+      auto pairsType = VectorType::get({2 * width}, elt);
+      Value both;
+      if (width == 1) {
+        both =
+            vector::FromElementsOp::create(b, l, pairsType, ValueRange{x, y});
+      } else {
+        SmallVector<int64_t> mask;
+        for (int64_t e = 0; e < width; ++e)
+          mask.append({e, width + e});
+        both = vector::ShuffleOp::create(b, l, x, y, mask);
+      }
+      vector::StoreOp::create(b, l, both, buf.mem,
+                              ValueRange{ldsIndex(b, l, buf, r, c)}, false,
+                              ldsAlign);
+    };
+    if (total % threads == 0 || width == 1) {
       emit();
     } else {
       Value live =
@@ -88,15 +126,43 @@ void KernelLowering::copyRows(const Global &g, Value base, Value row0,
     }
     scf::YieldOp::create(b, l);
   };
-  scf::ForOp::create(b, loc, idx(0), idx(iters), idx(1), ValueRange{}, body);
+  if (width == 1)
+    scf::ForOp::create(b, loc, tid, idx(total), idx(threads), ValueRange{},
+                       body);
+  else
+    scf::ForOp::create(b, loc, idx(0), idx(iters), idx(1), ValueRange{}, body);
 }
 
-Value KernelLowering::loadTile(LoadTileOp op) {
-  auto type = op.getResult().getType();
-  const int64_t rows = type.getDimSize(0), cols = type.getDimSize(1);
-  Type elt = type.getElementType();
+int64_t KernelLowering::vectorWidth(const LdsLayout &layout) {
+  const int64_t width = 16 / (layout.elementType.getIntOrFloatBitWidth() / 8);
+  return layout.cols % width == 0 ? width : 0;
+}
+
+Value KernelLowering::vectorCopyOk(const Global &g) {
+  // 16-byte loads need every row start 16-byte aligned: the base address
+  // and all three strides.
+  const int64_t eltBytes =
+      cast<MemRefType>(g.flat.getType()).getElementTypeBitWidth() / 8;
+  const int64_t width = 16 / eltBytes;
+  Value ptr = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, g.flat);
+  Value offset =
+      memref::ExtractStridedMetadataOp::create(b, loc, g.flat).getOffset();
+  Value addr = arith::AddIOp::create(
+      b, loc, ptr, arith::MulIOp::create(b, loc, offset, idx(eltBytes)));
+  Value bits = arith::OrIOp::create(
+      b, loc, arith::OrIOp::create(b, loc, g.sb, g.sh), g.sl);
+  Value stridesOk = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::eq,
+      arith::RemUIOp::create(b, loc, bits, idx(width)), idx(0));
+  Value addrOk = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::eq,
+      arith::RemUIOp::create(b, loc, addr, idx(16)), idx(0));
+  return arith::AndIOp::create(b, loc, stridesOk, addrOk);
+}
+
+void KernelLowering::copyTile(CopyTileOp op) {
+  const LdsBuf &buf = ldsBuffers[op.getDest()];
   const Global &g = globals.lookup(op.getSource());
-  Value ldsBuf = lds(elt, rows, cols);
 
   Value bIdx = *scalar(op.getBatch()), h = *scalar(op.getHead()),
         row0 = *scalar(op.getRow());
@@ -106,54 +172,37 @@ Value KernelLowering::loadTile(LoadTileOp op) {
                             arith::MulIOp::create(b, loc, h, g.sh)),
       arith::MulIOp::create(b, loc, row0, g.sl));
 
-  const int64_t eltBytes = elt.getIntOrFloatBitWidth() / 8;
-  const int64_t width = 16 / eltBytes;
-  if (cols % width != 0) {
-    copyRows(g, base, row0, ldsBuf, rows, cols, 1);
-  } else {
-    // 16-byte loads need every row start 16-byte aligned: the base address
-    // and all three strides.
-    Value ptr = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, g.flat);
-    Value offset =
-        memref::ExtractStridedMetadataOp::create(b, loc, g.flat).getOffset();
-    Value addr = arith::AddIOp::create(
-        b, loc, ptr, arith::MulIOp::create(b, loc, offset, idx(eltBytes)));
-    Value bits = arith::OrIOp::create(
-        b, loc, arith::OrIOp::create(b, loc, g.sb, g.sh), g.sl);
-    Value stridesOk = arith::CmpIOp::create(
-        b, loc, arith::CmpIPredicate::eq,
-        arith::RemUIOp::create(b, loc, bits, idx(width)), idx(0));
-    Value addrOk = arith::CmpIOp::create(
-        b, loc, arith::CmpIPredicate::eq,
-        arith::RemUIOp::create(b, loc, addr, idx(16)), idx(0));
-    Value aligned = arith::AndIOp::create(b, loc, stridesOk, addrOk);
-    auto ifOp = scf::IfOp::create(b, loc, aligned, /*withElse=*/true);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(ifOp.thenBlock());
-      copyRows(g, base, row0, ldsBuf, rows, cols, width);
-      b.setInsertionPointToStart(ifOp.elseBlock());
-      copyRows(g, base, row0, ldsBuf, rows, cols, 1);
-    }
+  const int64_t width = vectorWidth(buf.layout);
+  if (width == 0 || copyPath == CopyPath::Scalar) {
+    copyRows(g, base, row0, buf, 1);
+    return;
   }
-  pendingBarrier = true;
-  return ldsBuf;
+  if (copyPath == CopyPath::Vector) {
+    copyRows(g, base, row0, buf, width);
+    return;
+  }
+  auto ifOp = scf::IfOp::create(b, loc, vectorCopyOk(g), /*withElse=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  copyRows(g, base, row0, buf, width);
+  b.setInsertionPointToStart(ifOp.elseBlock());
+  copyRows(g, base, row0, buf, 1);
 }
 
-Value KernelLowering::spillToLds(Value frag, RankedTensorType type) {
+void KernelLowering::writeTile(WriteTileOp op) {
+  const LdsBuf &buf = ldsBuffers[op.getDest()];
+  auto type = op.getTile().getType();
+  Value frag = *fragment(op.getTile());
   const int64_t cc = colsPerThread(type);
-  Value buf =
-      lds(type.getElementType(), type.getDimSize(0), type.getDimSize(1));
   for (int64_t i = 0; i < mapping.rm; ++i) {
     Value r = rowOf(i);
     for (int64_t j = 0; j < cc; ++j) {
       Value v = vector::ExtractOp::create(b, loc, frag,
                                           ArrayRef<int64_t>{i * cc + j});
-      memref::StoreOp::create(b, loc, v, buf, ValueRange{r, colOf(j)});
+      memref::StoreOp::create(b, loc, v, buf.mem,
+                              ValueRange{ldsIndex(b, loc, buf, r, colOf(j))});
     }
   }
-  pendingBarrier = true;
-  return buf;
 }
 
 void KernelLowering::storeTile(StoreTileOp op) {

@@ -9,8 +9,10 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <tuple>
 
 using namespace mlir::fa;
 
@@ -35,25 +37,43 @@ mlir::fa::chooseThreadMapping(int64_t blockM, int64_t blockN, int64_t headDim,
   return best;
 }
 
+int64_t mlir::fa::ldsWavesPerSimd(const TargetDesc &target, int64_t ldsBytes,
+                                  int64_t threads) {
+  if (target.waveSize != 64 || ldsBytes <= 0)
+    return 0;
+  int64_t groups = target.ldsBytes / ldsBytes;
+  int64_t waves = groups * ((threads + 63) / 64) / 4;
+  return std::min<int64_t>(waves, target.maxWavesPerSimd);
+}
+
+int64_t mlir::fa::reservedLdsPad(int64_t elementBytes) {
+  return std::max<int64_t>(1, 4 / elementBytes);
+}
+
 Budget mlir::fa::computeBudget(const TargetDesc &target,
                                const TileConfig &config, int64_t headDim,
                                int64_t elementBytes) {
   Budget b;
   const int64_t bm = config.blockM, bn = config.blockN, d = headDim;
   const int64_t pad = config.ldsPad; // elements per LDS row
-  b.terms = {
-      {"Q block", true, bm * d * elementBytes},
-      {"K block x" + std::to_string(config.stages), true,
-       bn * d * elementBytes * config.stages},
-      {"V block x" + std::to_string(config.stages), true,
-       bn * d * elementBytes * config.stages},
-      {"S block (f32)", false, bm * bn * 4},
-      {"P block", true, bm * bn * elementBytes},
-      {"O block (f32)", false, bm * d * 4},
-      {"statistics m, l (f32)", false, 2 * bm * 4},
-      {"padding", true,
-       pad * elementBytes * (bm + 2 * bn * config.stages + bm)},
-  };
+  const int64_t st = config.stages;
+  const std::string x = " x" + std::to_string(st);
+  if (config.kvShared)
+    b.terms = {{"Q block", true, bm * d * elementBytes},
+               {"K/V block (one slot)" + x, true, bn * d * elementBytes * st}};
+  else
+    b.terms = {{"Q block", true, bm * d * elementBytes},
+               {"K block" + x, true, bn * d * elementBytes * st},
+               {"V block" + x, true, bn * d * elementBytes * st}};
+  const int64_t kvRows = bn * st * (config.kvShared ? 1 : 2);
+  b.terms.insert(b.terms.end(),
+                 {
+                     {"S block (f32)", false, bm * bn * 4},
+                     {"P block", true, bm * bn * elementBytes},
+                     {"O block (f32)", false, bm * d * 4},
+                     {"statistics m, l (f32)", false, 2 * bm * 4},
+                     {"padding", true, pad * elementBytes * (bm + kvRows + bm)},
+                 });
   for (const BudgetTerm &t : b.terms)
     if (t.inLds)
       b.ldsBytes += t.bytes;
@@ -62,48 +82,63 @@ Budget mlir::fa::computeBudget(const TargetDesc &target,
   b.fitsLds = b.ldsWithMargin <= target.ldsBytes;
 
   int64_t threads = config.waves * target.waveSize;
+  b.ldsWavesPerSimd = ldsWavesPerSimd(target, b.ldsBytes, threads);
   if (auto m = chooseThreadMapping(bm, bn, d, threads, target.waveSize)) {
     b.mapping = *m;
     b.mappable = threads <= target.maxThreads;
     // Live f32 values per thread: the S and O fragments, m/l/alpha per row
-    // and one K operand per S column. What LLVM 22 allocates for today's
-    // lowering is about 2.5x that plus 80 (addresses, indices, unrolled
-    // loads); calibrated on gfx906, docs/register-model.md. An estimate: the
-    // backend's resource report is the authority.
+    // and one K operand per S column. LLVM 22 allocates about twice that
+    // plus 8 for the memory-level lowering (dot loops kept rolled, loops
+    // versioned on copy alignment), asked for 2 waves per SIMD; calibrated
+    // on gfx906, docs/register-model.md. An estimate: the backend's resource
+    // report is the authority.
     int64_t live = m->rm * m->rn + m->rm * m->dc + 3 * m->rm + m->rn;
-    b.regsPerThread = (5 * live + 1) / 2 + 80;
+    b.regsPerThread = 2 * live + 8;
     int64_t g = target.regGranule;
     b.regsPerThread = (b.regsPerThread + g - 1) / g * g;
     b.fitsRegs = b.regsPerThread <= target.maxRegsPerLane;
-    b.wavesPerSimd = std::min<int64_t>(
+    b.regWavesPerSimd = std::min<int64_t>(
         target.maxWavesPerSimd,
         target.maxRegsPerLane / std::max<int64_t>(1, b.regsPerThread));
+    b.wavesPerSimd = b.ldsWavesPerSimd
+                         ? std::min(b.regWavesPerSimd, b.ldsWavesPerSimd)
+                         : b.regWavesPerSimd;
   }
   return b;
 }
 
-std::optional<TileConfig> mlir::fa::chooseTileConfig(const TargetDesc &target,
-                                                     int64_t headDim,
-                                                     int64_t elementBytes,
-                                                     int64_t stages,
-                                                     int64_t waves) {
+std::optional<TileConfig>
+mlir::fa::chooseTileConfig(const TargetDesc &target, int64_t headDim,
+                           int64_t elementBytes, int64_t stages, int64_t waves,
+                           std::optional<bool> kvShared) {
   if (waves == 0)
     waves = std::max<int64_t>(1, 256 / target.waveSize);
   std::optional<TileConfig> best;
+  std::tuple<int64_t, int64_t, bool, int64_t, int64_t> bestKey;
   for (int64_t bm : {128, 64, 32, 16}) {
     for (int64_t bn : {128, 64, 32, 16}) {
-      TileConfig c{bm, bn, waves, stages, 0};
-      Budget b = computeBudget(target, c, headDim, elementBytes);
-      if (!b.fitsLds || !b.fitsRegs || !b.mappable)
+      if (target.maxBlock && (bm > target.maxBlock || bn > target.maxBlock))
         continue;
-      auto key = [](const TileConfig &x) {
-        return std::make_tuple(x.blockM * x.blockN,
-                               -std::abs(x.blockM - x.blockN), x.blockM);
-      };
-      if (!best || key(c) > key(*best))
-        best = c;
+      for (bool shared : {false, true}) {
+        if (kvShared && *kvShared != shared)
+          continue;
+        TileConfig c{bm,    bn, waves, stages, reservedLdsPad(elementBytes),
+                     shared};
+        Budget b = computeBudget(target, c, headDim, elementBytes);
+        if (!b.fitsLds || !b.fitsRegs || !b.mappable)
+          continue;
+        auto key =
+            std::make_tuple(std::min(b.wavesPerSimd, target.occupancyGoal),
+                            bm * bn, !shared, -std::abs(bm - bn), bm);
+        if (!best || key > bestKey) {
+          best = c;
+          bestKey = key;
+        }
+      }
     }
   }
+  if (best)
+    best->ldsPad = 0; // fa-pad-lds chooses it
   return best;
 }
 
@@ -118,7 +153,8 @@ std::string mlir::fa::formatBudget(const TargetDesc &target,
      << elementType << " BLOCK_M=" << config.blockM
      << " BLOCK_N=" << config.blockN << " waves=" << config.waves << " ("
      << config.waves * target.waveSize << " threads) stages=" << config.stages
-     << " lds_pad=" << config.ldsPad << "\n";
+     << " lds_pad=" << config.ldsPad
+     << (config.kvShared ? " (K and V share one LDS slot)" : "") << "\n";
   os << "  thread grid " << m.tr << "x" << m.tc << ", per thread " << m.rm
      << "x" << m.rn << " of S and " << m.rm << "x" << m.dc << " of O\n";
   for (const BudgetTerm &t : budget.terms)
@@ -129,7 +165,10 @@ std::string mlir::fa::formatBudget(const TargetDesc &target,
                      (int)(kLdsMargin * 100), (long long)budget.ldsWithMargin,
                      (long long)target.ldsBytes);
   os << "  registers per thread (estimate): " << budget.regsPerThread << " of "
-     << target.maxRegsPerLane << " -> " << budget.wavesPerSimd
+     << target.maxRegsPerLane << " -> " << budget.regWavesPerSimd
      << " waves per SIMD (estimate)";
+  if (budget.ldsWavesPerSimd)
+    os << "\n  LDS allows " << budget.ldsWavesPerSimd << " waves per SIMD ("
+       << target.ldsBytes / budget.ldsBytes << " workgroups per CU)";
   return out;
 }

@@ -43,6 +43,8 @@ std::optional<ThreadMapping> chooseThreadMapping(int64_t blockM, int64_t blockN,
 
 struct TileConfig {
   int64_t blockM = 0, blockN = 0, waves = 0, stages = 1, ldsPad = 0;
+  /// K and V take turns in one LDS slot (fa-promote places the barriers).
+  bool kvShared = false;
 };
 
 struct BudgetTerm {
@@ -56,7 +58,11 @@ struct Budget {
   int64_t ldsBytes = 0;      ///< Sum of the LDS terms (with padding).
   int64_t ldsWithMargin = 0; ///< ldsBytes * (1 + margin), rounded up.
   int64_t regsPerThread = 0; ///< Estimate, 32-bit registers.
-  int64_t wavesPerSimd = 0;  ///< Occupancy implied by the estimate.
+  int64_t regWavesPerSimd = 0; ///< Occupancy the register estimate allows.
+  /// Occupancy the LDS allows (AMD: a CU's LDS shared by its workgroups);
+  /// 0 where LDS does not limit it in this model (NVIDIA).
+  int64_t ldsWavesPerSimd = 0;
+  int64_t wavesPerSimd = 0; ///< The smaller of the two.
   ThreadMapping mapping;
   bool fitsLds = false, fitsRegs = false, mappable = false;
 };
@@ -69,12 +75,26 @@ constexpr double kLdsMargin = 0.10;
 Budget computeBudget(const TargetDesc &target, const TileConfig &config,
                      int64_t headDim, int64_t elementBytes);
 
-/// The largest configuration (by BM*BN, then balanced, then larger BM) that
-/// fits the target's LDS and registers, or nothing.
+/// Waves per SIMD that LDS alone allows on an AMD target (one CU shares
+/// `target.ldsBytes` among its workgroups, spread over 4 SIMDs), or 0 where
+/// LDS is not what limits occupancy in practice (NVIDIA: shared memory per
+/// SM is a multiple of the per-block limit).
+int64_t ldsWavesPerSimd(const TargetDesc &target, int64_t ldsBytes,
+                        int64_t threads);
+
+/// Row padding (elements) the chooser reserves for fa-pad-lds: one 32-bit
+/// word per row, the padding that breaks a power-of-two row stride.
+int64_t reservedLdsPad(int64_t elementBytes);
+
+/// The configuration that fits the target's LDS and registers with the
+/// highest occupancy up to the target's goal, then the largest BM*BN, then
+/// separate K/V slots, balanced, larger BM; or nothing. The budget reserves
+/// reservedLdsPad() per row so that fa-pad-lds has room.
 std::optional<TileConfig> chooseTileConfig(const TargetDesc &target,
                                            int64_t headDim,
                                            int64_t elementBytes, int64_t stages,
-                                           int64_t waves);
+                                           int64_t waves,
+                                           std::optional<bool> kvShared = {});
 
 /// The budget as a human-readable table (the `report` output).
 std::string formatBudget(const TargetDesc &target, const TileConfig &config,

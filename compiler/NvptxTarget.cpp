@@ -74,6 +74,16 @@ FailureOr<OwningOpRef<ModuleOp>> fa::lowerToNvvm(ModuleOp module,
               .getResult());
       op.erase();
     }
+    // arith.maxnumf would become __nv_fmaxf; llvm.maxnum is max.f32.
+    SmallVector<arith::MaxNumFOp> maxes;
+    gm.walk([&](arith::MaxNumFOp op) { maxes.push_back(op); });
+    for (arith::MaxNumFOp op : maxes) {
+      OpBuilder b(op);
+      op.replaceAllUsesWith(
+          LLVM::MaxNumOp::create(b, op.getLoc(), op.getLhs(), op.getRhs())
+              .getResult());
+      op.erase();
+    }
   }
   PassManager pm(module.getContext());
   OpPassManager &gpu = pm.nest<gpu::GPUModuleOp>();

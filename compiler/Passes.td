@@ -64,6 +64,9 @@ def FaTilePass : Pass<"fa-tile", "::mlir::ModuleOp"> {
            "Waves (warps) per workgroup (0: choose for the target)">,
     Option<"stages", "stages", "int64_t", /*default=*/"1",
            "K/V pipeline stages counted by the budget (1 or 2)">,
+    Option<"kvShared", "kv-shared", "std::string", /*default=*/"\"auto\"",
+           "K and V in one LDS slot: auto (when that reaches the target's "
+           "occupancy goal), on or off">,
     Option<"allowBf16", "allow-bf16", "bool", /*default=*/"false",
            "Accept bf16 on targets that only emulate it">,
     Option<"report", "report", "bool", /*default=*/"false",
@@ -77,6 +80,32 @@ def FaTilePass : Pass<"fa-tile", "::mlir::ModuleOp"> {
     "::mlir::tensor::TensorDialect", "::mlir::func::FuncDialect",
     "::mlir::gpu::GPUDialect"
   ];
+}
+
+def FaPromotePass : Pass<"fa-promote", "::mlir::ModuleOp"> {
+  let summary = "Make the tiles in LDS explicit: buffers, copies, barriers (Level 1b)";
+  let description = [{
+    Creates the memory level. In every tile grid, each `fa.load_tile`
+    becomes an `fa.lds_buffer` (its layout in its memref type: row-major
+    with `lds_pad` elements of padding per row, or pair-interleaved for the
+    right operand of P·V) and an `fa.copy_tile`; a product operand computed
+    in registers (P) is written to a buffer of its own with
+    `fa.write_tile`; `fa.tile_dot` becomes `fa.lds_dot`. With `kv_shared`
+    in `#fa.tile`, K and V take turns in the slot "kv" and the second copy
+    moves to just before its first reader.
+
+    Barriers are placed by a scan over the slots each op reads and writes
+    (loops to a fixed point): a `gpu.barrier` goes before a read of a slot
+    written since the last barrier and before a write to a slot read or
+    written since then, and nowhere else.
+  }];
+  let options = [
+    Option<"pairRhs", "pair-rhs", "bool", /*default=*/"true",
+           "Store the right operand of P·V pair-interleaved (16-bit types)">,
+    Option<"remarks", "remarks", "bool", /*default=*/"false",
+           "Emit a remark per grid with its buffers and barriers">
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
 
 def FaPadLdsPass : Pass<"fa-pad-lds", "::mlir::ModuleOp"> {

@@ -57,6 +57,7 @@ void fa::buildKernelPipeline(OpPassManager &pm,
   tile.waves = options.waves;
   tile.stages = options.stages;
   tile.allowBf16 = options.allowBf16;
+  tile.kvShared = options.kvShared;
   tile.report = options.report;
   // A planted bug goes to the pass that plants it; an unknown name goes to
   // fa-tile, which rejects it.
@@ -67,6 +68,10 @@ void fa::buildKernelPipeline(OpPassManager &pm,
   else
     tile.testPlantBug = options.plantBug;
   pm.addPass(createFaTilePass(tile));
+  FaPromotePassOptions promote;
+  promote.remarks = options.report;
+  promote.pairRhs = options.pairRhs;
+  pm.addPass(createFaPromotePass(promote));
   if (options.padLds) {
     FaPadLdsPassOptions pad;
     pad.remarks = options.report;
@@ -92,6 +97,14 @@ struct FaPipelineCLOptions : public PassPipelineOptions<FaPipelineCLOptions> {
   Option<bool> padLds{*this, "pad-lds",
                       llvm::cl::desc("Run fa-pad-lds (default true)"),
                       llvm::cl::init(true)};
+  Option<std::string> kvShared{
+      *this, "kv-shared",
+      llvm::cl::desc("K and V in one LDS slot: auto, on or off"),
+      llvm::cl::init("auto")};
+  Option<bool> pairRhs{
+      *this, "pair-rhs",
+      llvm::cl::desc("Store V pair-interleaved (fa-promote, default true)"),
+      llvm::cl::init(true)};
   Option<std::string> testPlantBug{
       *this, "test-plant-bug",
       llvm::cl::desc("Test only: plant a bug (PlantedBugs.h)"),
@@ -113,6 +126,8 @@ void fa::registerFaPipelines() {
         options.allowBf16 = cl.allowBf16;
         options.plantBug = cl.testPlantBug;
         options.padLds = cl.padLds;
+        options.kvShared = cl.kvShared;
+        options.pairRhs = cl.pairRhs;
         buildKernelPipeline(pm, options);
       });
 }

@@ -26,6 +26,10 @@ struct PipelineOptions {
   bool fuse = true;
   /// fa-pad-lds: LDS row padding chosen by bank-conflict analysis.
   bool padLds = true;
+  /// K and V in one LDS slot: auto, on, off (fa-tile's kv-shared).
+  std::string kvShared = "auto";
+  /// V stored pair-interleaved for a two-element dot product (fa-promote).
+  bool pairRhs = true;
   /// Test only: a bug to plant (PlantedBugs.h), routed to its pass.
   std::string plantBug;
 };

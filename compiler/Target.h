@@ -39,6 +39,15 @@ struct TargetDesc {
   /// an error. The estimate was fitted to gfx906; on sm_90 ptxas judges
   /// (its spills go to the report and the manifest).
   bool registerEstimateBinds = true;
+  /// Waves per SIMD the tile chooser aims for (counting the register
+  /// estimate and, on AMD targets, the LDS each workgroup takes). The seed
+  /// asks for 2 on gfx906 so that one wave's LDS and memory waits are
+  /// covered by another's arithmetic.
+  int64_t occupancyGoal = 1;
+  /// Largest BLOCK_M and BLOCK_N the chooser considers (0: no cap). On
+  /// sm_90 the register estimate (fitted to gfx906) does not bind; 64 is
+  /// what the H200 benchmark measured best once padded (bench/results).
+  int64_t maxBlock = 0;
 };
 
 /// Returns the description of `name`, or null when unknown.

@@ -109,10 +109,10 @@ void TileBuilder::build(AttentionOp op, Value q, Value k, Value v, Value o,
   auto grid = scf::ForallOp::create(
       b, loc, getAsOpFoldResult(ValueRange{numMBlocks, hq, batch}),
       ValueRange{}, mapping);
-  grid->setAttr("fa.tile",
-                TileConfigAttr::get(ctx, b.getStringAttr(target.name), bm, bn,
-                                    config.waves, target.waveSize,
-                                    config.stages, config.ldsPad));
+  grid->setAttr("fa.tile", TileConfigAttr::get(
+                               ctx, b.getStringAttr(target.name), bm, bn,
+                               config.waves, target.waveSize, config.stages,
+                               config.ldsPad, config.kvShared));
   grid->setAttr("fa.scale", b.getF32FloatAttr(op.getEffectiveScale()));
   if (causal)
     grid->setAttr("fa.causal", b.getUnitAttr());
@@ -268,6 +268,9 @@ FailureOr<TileConfig> FaTilePass::configFor(AttentionOp op,
            << "stages=" << stages.getValue()
            << " is not supported: double buffering is not implemented yet "
               "and the kernel has one K/V buffer; use stages=1";
+  if (kvShared != "auto" && kvShared != "on" && kvShared != "off")
+    return op.emitOpError() << "kv-shared must be auto, on or off, got '"
+                            << kvShared.getValue() << "'";
   if (blockM < 0 || blockN < 0 || waves < 0)
     return op.emitOpError()
            << "tile sizes must be positive, got block-m=" << blockM.getValue()
@@ -275,7 +278,10 @@ FailureOr<TileConfig> FaTilePass::configFor(AttentionOp op,
 
   TileConfig config;
   if (blockM == 0 && blockN == 0) {
-    auto chosen = chooseTileConfig(t, d, eltBytes, stages, waves);
+    std::optional<bool> shared;
+    if (kvShared == "on" || kvShared == "off")
+      shared = kvShared == "on";
+    auto chosen = chooseTileConfig(t, d, eltBytes, stages, waves, shared);
     if (!chosen)
       return op.emitOpError()
              << "no tile configuration for D=" << d << " " << eltName
@@ -287,6 +293,18 @@ FailureOr<TileConfig> FaTilePass::configFor(AttentionOp op,
     config.blockN = blockN ? blockN : blockM;
     config.waves = waves ? waves : std::max<int64_t>(1, 256 / t.waveSize);
     config.stages = stages;
+    if (kvShared == "on") {
+      config.kvShared = true;
+    } else if (kvShared == "auto") {
+      // Share when that is what lets LDS reach the occupancy goal.
+      TileConfig shared = config;
+      shared.kvShared = true;
+      config.ldsPad = shared.ldsPad = reservedLdsPad(eltBytes);
+      int64_t apart = computeBudget(t, config, d, eltBytes).ldsWavesPerSimd;
+      int64_t together = computeBudget(t, shared, d, eltBytes).ldsWavesPerSimd;
+      config.kvShared = apart && apart < t.occupancyGoal && together > apart;
+      config.ldsPad = 0;
+    }
   }
 
   Budget budget = computeBudget(t, config, d, eltBytes);

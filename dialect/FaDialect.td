@@ -50,6 +50,11 @@ def Fa_TileConfigAttr : AttrDef<Fa_Dialect, "TileConfig"> {
   let description = [{
     Chosen by `fa-tile` (explicitly or from the target's budget model) and
     carried by the tile-level IR so that later passes lower it consistently.
+    `lds_pad` is the row padding (elements) that `fa-promote` gives every
+    row-major LDS buffer; `fa-pad-lds` then pads each buffer on its own and
+    records the largest padding here. `kv_shared` (printed only when true)
+    puts the K and V blocks in one LDS slot, one after the other: less LDS
+    (more workgroups per CU) for two more barriers per K/V block.
 
     ```mlir
     #fa.tile<target = "gfx906", block_m = 64, block_n = 64, waves = 4,
@@ -63,7 +68,8 @@ def Fa_TileConfigAttr : AttrDef<Fa_Dialect, "TileConfig"> {
     "int64_t":$waves,
     "int64_t":$wave_size,
     "int64_t":$stages,
-    "int64_t":$lds_pad
+    "int64_t":$lds_pad,
+    DefaultValuedParameter<"bool", "false">:$kv_shared
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let extraClassDeclaration = [{

@@ -11,6 +11,7 @@
 
 #include "dialect/FaOps.h"
 
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/TypeUtilities.h"
@@ -285,6 +286,143 @@ LogicalResult TileMaskOp::verify() {
   auto t = getInput().getType();
   if (t.getRank() != 2 || !t.getElementType().isF32())
     return emitOpError() << "expects a 2-D f32 tile, got " << t;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Memory-level ops (Level 1b)
+//===----------------------------------------------------------------------===//
+
+MemRefType LdsLayout::type(MLIRContext *ctx) const {
+  auto space = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+  if (pairs)
+    return MemRefType::get(
+        {rows / 2, cols, 2}, elementType,
+        StridedLayoutAttr::get(ctx, 0, {2 * rowStride(), 2, 1}), space);
+  return MemRefType::get({rows, cols}, elementType,
+                         StridedLayoutAttr::get(ctx, 0, {rowStride(), 1}),
+                         space);
+}
+
+FailureOr<LdsLayout> mlir::fa::getLdsLayout(MemRefType type, std::string *why) {
+  auto fail = [&](const Twine &reason) -> FailureOr<LdsLayout> {
+    if (why)
+      *why = reason.str();
+    return failure();
+  };
+  if (!gpu::GPUDialect::isWorkgroupMemoryAddressSpace(type.getMemorySpace()))
+    return fail("an LDS buffer must be in #gpu.address_space<workgroup>");
+  if (!type.hasStaticShape() || (type.getRank() != 2 && type.getRank() != 3))
+    return fail("an LDS buffer must have a static rank-2 (row-major) or "
+                "rank-3 (pair-interleaved) shape");
+  if (!isSupportedFloat(type.getElementType()))
+    return fail("an LDS buffer holds f16, bf16 or f32");
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(type.getStridesAndOffset(strides, offset)) || offset != 0)
+    return fail("an LDS buffer's layout must be strided with offset 0");
+  LdsLayout l;
+  l.elementType = type.getElementType();
+  ArrayRef<int64_t> shape = type.getShape();
+  if (type.getRank() == 2) {
+    l.rows = shape[0];
+    l.cols = shape[1];
+    if (strides[1] != 1 || strides[0] < l.cols)
+      return fail("a row-major LDS buffer needs strides [S, 1] with S >= " +
+                  Twine(l.cols));
+    l.pad = strides[0] - l.cols;
+  } else {
+    l.pairs = true;
+    l.rows = 2 * shape[0];
+    l.cols = shape[1];
+    if (shape[2] != 2 || strides[2] != 1 || strides[1] != 2 ||
+        strides[0] % 2 != 0 || strides[0] < 2 * l.cols)
+      return fail("a pair-interleaved LDS buffer needs shape [R/2, C, 2] and "
+                  "strides [2S, 2, 1] with S >= " +
+                  Twine(l.cols));
+    l.pad = strides[0] / 2 - l.cols;
+  }
+  if (l.rows <= 0 || l.cols <= 0)
+    return fail("an LDS buffer must not be empty");
+  return l;
+}
+
+/// The layout of an LDS operand of `op`, or an error naming the operand.
+static FailureOr<LdsLayout> ldsOperand(Operation *op, StringRef name, Value v) {
+  std::string why;
+  auto layout = getLdsLayout(cast<MemRefType>(v.getType()), &why);
+  if (failed(layout)) {
+    op->emitOpError() << name << ": " << why << ", got " << v.getType();
+    return failure();
+  }
+  return layout;
+}
+
+LogicalResult LdsBufferOp::verify() {
+  if (getName().empty())
+    return emitOpError() << "needs a name";
+  return ldsOperand(*this, "result", getResult());
+}
+
+LogicalResult CopyTileOp::verify() {
+  auto layout = ldsOperand(*this, "dest", getDest());
+  if (failed(layout))
+    return failure();
+  auto src = getSource().getType();
+  if (src.getRank() != 4)
+    return emitOpError() << "source must be a rank-4 memref, got rank "
+                         << src.getRank();
+  if (src.getElementType() != layout->elementType)
+    return emitOpError() << "source element type " << src.getElementType()
+                         << " differs from the buffer's "
+                         << layout->elementType;
+  if (src.getShape()[3] != layout->cols)
+    return emitOpError() << "source rows have " << dimStr(src.getShape()[3])
+                         << " elements, the buffer's rows " << layout->cols;
+  return success();
+}
+
+LogicalResult WriteTileOp::verify() {
+  auto layout = ldsOperand(*this, "dest", getDest());
+  if (failed(layout))
+    return failure();
+  auto t = getTile().getType();
+  if (layout->pairs)
+    return emitOpError() << "writes only row-major buffers";
+  if (t.getRank() != 2 || t.getShape()[0] != layout->rows ||
+      t.getShape()[1] != layout->cols ||
+      t.getElementType() != layout->elementType)
+    return emitOpError() << "tile " << t << " does not match the buffer's "
+                         << layout->rows << "x" << layout->cols << "x"
+                         << layout->elementType;
+  return success();
+}
+
+LogicalResult LdsDotOp::verify() {
+  auto a = ldsOperand(*this, "lhs", getLhs());
+  auto b = ldsOperand(*this, "rhs", getRhs());
+  if (failed(a) || failed(b))
+    return failure();
+  if (a->pairs)
+    return emitOpError() << "lhs must be row-major";
+  if (b->pairs && getTransposeRhs())
+    return emitOpError() << "a pair-interleaved rhs cannot be transposed";
+  if (a->elementType != b->elementType)
+    return emitOpError() << "operands must have one element type, got "
+                         << a->elementType << " and " << b->elementType;
+  int64_t k = getTransposeRhs() ? b->cols : b->rows;
+  int64_t n = getTransposeRhs() ? b->rows : b->cols;
+  if (a->cols != k)
+    return emitOpError() << "contraction mismatch: lhs has " << a->cols
+                         << ", rhs has " << k;
+  auto c = getResult().getType();
+  if (c.getRank() != 2 || c.getShape()[0] != a->rows || c.getShape()[1] != n ||
+      !c.getElementType().isF32())
+    return emitOpError() << "result must be tensor<" << a->rows << "x" << n
+                         << "xf32>, got " << c;
+  if (getAcc() && getAcc().getType() != c)
+    return emitOpError() << "accumulator type " << getAcc().getType()
+                         << " differs from result type " << c;
   return success();
 }
 

@@ -232,4 +232,114 @@ def Fa_TileMaskOp : Fa_Op<"tile_mask", [Pure,
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Level 1b: memory level (produced by fa-promote)
+//===----------------------------------------------------------------------===//
+
+def Fa_LdsBufferOp : Fa_Op<"lds_buffer"> {
+  let summary = "A workgroup (LDS) buffer with an explicit layout";
+  let description = [{
+    Allocates one tile's worth of LDS for the workgroup. The memref type is
+    the layout (`getLdsLayout` in FaOps.h):
+
+    - row-major `memref<R x C x T, strided<[S, 1]>, #gpu.address_space<workgroup>>`:
+      element (r, c) at r·S + c; `S - C` elements of padding per row;
+    - pair-interleaved `memref<R/2 x C x 2 x T, strided<[2S, 2, 1]>, ...>`:
+      rows r and r+1 (r even) are interleaved so that element (r, c) is at
+      (r/2)·2S + 2c + r%2. The two elements of a row pair sit in one 32-bit
+      word: the layout of V that lets P·V use a two-element dot product
+      along the key dimension.
+
+    Buffers with the same `slot` share their storage (the slot is as large
+    as its largest buffer); the barriers fa-promote places treat a slot as
+    one location.
+
+    ```mlir
+    %k = fa.lds_buffer "k" slot("kv")
+        : memref<64x64xf16, strided<[66, 1]>, #gpu.address_space<workgroup>>
+    ```
+  }];
+  let arguments = (ins StrAttr:$name, OptionalAttr<StrAttr>:$slot);
+  let results = (outs Res<AnyMemRef, "the buffer", [MemAlloc]>:$result);
+  let assemblyFormat = [{
+    $name (`slot` `(` $slot^ `)`)? attr-dict `:` type($result)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The storage this buffer uses: its slot, or its own name.
+    ::llvm::StringRef getStorage() {
+      return getSlot() ? *getSlot() : getName();
+    }
+  }];
+}
+
+def Fa_CopyTileOp : Fa_Op<"copy_tile"> {
+  let summary = "Cooperative copy of a block of rows from global memory to LDS";
+  let description = [{
+    All threads of the workgroup together copy rows `[row, row + R)` of
+    `source[batch, head]` (rank-4 `[B, H, L, D]`) into the LDS buffer
+    `dest` in its layout. Rows at or past `L` become zero. Another thread
+    may read the result only after a barrier.
+
+    ```mlir
+    fa.copy_tile %k[%b, %h, %n0] to %kbuf
+        : memref<?x2x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>
+          to memref<64x64xf16, strided<[66, 1]>, #gpu.address_space<workgroup>>
+    ```
+  }];
+  let arguments = (ins Arg<AnyMemRef, "global source", [MemRead]>:$source,
+                       Index:$batch, Index:$head, Index:$row,
+                       Arg<AnyMemRef, "LDS destination", [MemWrite]>:$dest);
+  let assemblyFormat = [{
+    $source `[` $batch `,` $head `,` $row `]` `to` $dest attr-dict `:`
+    type($source) `to` type($dest)
+  }];
+  let hasVerifier = 1;
+}
+
+def Fa_WriteTileOp : Fa_Op<"write_tile"> {
+  let summary = "Write a register tile to an LDS buffer";
+  let description = [{
+    Each thread writes the elements of `tile` it holds into `dest`. Used for
+    an operand of a tile product that was computed in registers (P).
+
+    ```mlir
+    fa.write_tile %p to %pbuf : tensor<64x64xf16>
+        to memref<64x64xf16, strided<[66, 1]>, #gpu.address_space<workgroup>>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$tile,
+                       Arg<AnyMemRef, "LDS destination", [MemWrite]>:$dest);
+  let assemblyFormat = [{
+    $tile `to` $dest attr-dict `:` type($tile) `to` type($dest)
+  }];
+  let hasVerifier = 1;
+}
+
+def Fa_LdsDotOp : Fa_Op<"lds_dot"> {
+  let summary = "Tile matrix product of LDS operands, accumulated in f32";
+  let description = [{
+    `result = acc + lhs · rhs` (`rhs` transposed with `transpose_rhs`) where
+    both operands are LDS buffers (fa.lds_buffer layouts) and the result is a
+    register tile. Products and sums are f32.
+
+    ```mlir
+    %s = fa.lds_dot %qbuf, %kbuf transpose_rhs
+        : memref<64x64xf16, strided<[66, 1]>, #gpu.address_space<workgroup>>,
+          memref<64x64xf16, strided<[66, 1]>, #gpu.address_space<workgroup>>
+          -> tensor<64x64xf32>
+    ```
+  }];
+  let arguments = (ins Arg<AnyMemRef, "lhs", [MemRead]>:$lhs,
+                       Arg<AnyMemRef, "rhs", [MemRead]>:$rhs,
+                       Optional<AnyRankedTensor>:$acc,
+                       UnitAttr:$transpose_rhs);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs (`,` $acc^)? (`transpose_rhs` $transpose_rhs^)? attr-dict
+    `:` type($lhs) `,` type($rhs) (`,` type($acc)^)? `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // FA_OPS_TD

@@ -1,5 +1,4 @@
-//===- Gfx906TargetTest.cpp - Reading gfx906 code objects
-//------------------===//
+//===- Gfx906TargetTest.cpp - gfx906 code objects and assembly ------------===//
 //
 // Part of the fa project.
 //
@@ -28,4 +27,260 @@ TEST(Gfx906Target, RejectsAnElfForAnotherMachine) {
   EXPECT_NE(message.find("not an AMDGPU code object (e_machine 62)"),
             std::string::npos)
       << message;
+}
+
+/// A kernel `k` in the backend's assembly format: `body` between its label
+/// and .Lfunc_end0, and the metadata parseAmdgpuResources reads.
+static std::string kernelAssembly(const std::string &body) {
+  return "\t.text\n\t.globl\tk\nk:\n" + body +
+         ".Lfunc_end0:\n"
+         "\t.amdgpu_metadata\n---\namdhsa.kernels:\n"
+         "  - .args: []\n"
+         "    .name: k\n"
+         "    .vgpr_count: 40\n"
+         "    .wavefront_size: 64\n"
+         "...\n\t.end_amdgpu_metadata\n";
+}
+
+/// A loop (.LBB0_1 ... s_cbranch_scc1 .LBB0_1) with an if inside, and MACs,
+/// LDS and global memory instructions before and after it.
+static const char *loopBody =
+    "\ts_load_dwordx4 s[0:3], s[4:5], 0x0\n"
+    "\tv_fma_mix_f32 v0, v1, v2, v0 op_sel_hi:[1,1,0]\n"
+    "\tds_read_b128 v[40:43], v8\n"
+    "\tglobal_load_dword v3, v[4:5], off\n"
+    "\ts_cbranch_scc1 .LBB0_3\n"
+    ".LBB0_1:                                ; loop header\n"
+    "\tds_read_b64 v[6:7], v8\n"
+    "\tds_read2_b32 v[10:11], v8 offset1:32\n"
+    "\tds_read_u16 v12, v8\n"
+    "\ts_waitcnt lgkmcnt(0)\n"
+    "\tv_dot2_f32_f16 v20, v6, v7, v20\n"
+    "\tv_dot2_f32_f16 v21, v6, v10, v21\n"
+    "\tv_dot2_f32_f16 v22, v7, v11, v22\n"
+    "\tv_fma_mix_f32 v23, v12, v6, v23 op_sel_hi:[1,1,0]\n"
+    "\tv_exp_f32_e32 v24, v24\n"
+    "\ts_cbranch_execz .LBB0_2\n"
+    "; %bb.4:\n"
+    "\tds_write_b128 v8, v[20:23]\n"
+    "\tglobal_load_dwordx4 v[30:33], v[4:5], off\n"
+    ".LBB0_2:\n"
+    "\ts_barrier\n"
+    "\ts_add_u32 s6, s6, 1\n"
+    "\ts_cmp_lg_u32 s6, s7\n"
+    "\ts_cbranch_scc1 .LBB0_1\n"
+    ".LBB0_3:\n"
+    "\tv_exp_f32_e32 v0, v0\n"
+    "\tv_fmac_f32_e32 v1, v2, v3\n"
+    "\tglobal_store_dword v[4:5], v0, off\n"
+    "\ts_endpgm\n";
+
+TEST(Gfx906Target, CountsTheKvLoopBodyOnly) {
+  auto kernels = parseAmdgpuResources(kernelAssembly(loopBody));
+  ASSERT_EQ(kernels.size(), 1u);
+  const AmdgpuResources &r = kernels[0];
+  EXPECT_EQ(r.kernel, "k");
+  EXPECT_EQ(r.vgprs, 40);
+  // The whole kernel still counts everything.
+  EXPECT_EQ(r.mix.at("v_fma_mix"), 2);
+  EXPECT_EQ(r.mix.at("global_load"), 2);
+  EXPECT_EQ(r.mix.at("ds_read"), 4);
+  ASSERT_TRUE(r.kvLoop.has_value());
+  const AmdgpuLoopStats &l = *r.kvLoop;
+  EXPECT_EQ(l.header, ".LBB0_1");
+  EXPECT_EQ(l.innerLoops, 0);
+  // 3 v_dot2, 1 v_fma_mix, 1 v_exp: the prologue's v_fma_mix and the
+  // epilogue's v_exp and v_fmac are outside.
+  EXPECT_EQ(l.valu, 5);
+  EXPECT_EQ(l.dot2, 3);
+  EXPECT_EQ(l.mix.at("v_dot2"), 3);
+  EXPECT_EQ(l.mix.at("v_fma_mix"), 1);
+  EXPECT_EQ(l.mix.at("v_exp_f32"), 1);
+  EXPECT_EQ(l.mix.count("v_fmac_f32"), 0u);
+  EXPECT_EQ(l.mix.count("global_store"), 0u);
+  // s_waitcnt, s_cbranch_execz, s_barrier, s_add, s_cmp, s_cbranch_scc1.
+  EXPECT_EQ(l.salu, 6);
+  EXPECT_EQ(l.barriers, 1);
+  // Reads b64 + read2_b32 + u16 = 8 + 8 + 2 bytes per lane; the b128 read
+  // before the loop is not counted. The write inside the if is.
+  EXPECT_EQ(l.lds, 4);
+  EXPECT_EQ(l.ldsReads, 3);
+  EXPECT_EQ(l.ldsReadBytes, 18);
+  EXPECT_EQ(l.ldsWrites, 1);
+  EXPECT_EQ(l.ldsWriteBytes, 16);
+  EXPECT_EQ(l.global, 1);
+  // 3 v_dot2 x 4 + 1 v_fma_mix x 2 FLOP per lane.
+  EXPECT_EQ(l.macFlopsPerLane, 14);
+}
+
+TEST(Gfx906Target, ReportsTheKvLoopsValuShare) {
+  auto kernels = parseAmdgpuResources(kernelAssembly(loopBody));
+  ASSERT_EQ(kernels.size(), 1u);
+  // A 2x4 tile with D=8: 256 FLOP per iteration, which the loop's MACs
+  // (14 FLOP per lane x 256 lanes) can do. VALU: 4 waves x 5 x 4 cycles /
+  // 4 SIMDs = 20 cycles; LDS: 4 waves x 64 lanes x 34 B / 128 = 68 cycles.
+  std::string text = formatAmdgpuResources(kernels[0], /*threads=*/256,
+                                           /*blockM=*/2, /*blockN=*/4,
+                                           /*headDim=*/8);
+  EXPECT_NE(text.find("instruction mix (whole kernel):"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("KV loop body (per iteration, loop .LBB0_1): VALU 5 "
+                      "(v_dot2 3 = 60% of VALU issue slots), SALU 6, LDS 4 "
+                      "(reads 3: 18 B per lane, writes 1: 16 B per lane), "
+                      "global 1, s_barrier 1"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("KV loop mix: ds_read=3 ds_write=1 global_load=1 "
+                      "s_barrier=1 v_dot2=3 v_exp_f32=1 v_fma_mix=1"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("MI50 throughput (static estimate"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("VALU 20 cycles per CU"), std::string::npos) << text;
+  EXPECT_NE(text.find("LDS 68 cycles"), std::string::npos) << text;
+  EXPECT_NE(text.find("LDS-limited"), std::string::npos) << text;
+  EXPECT_EQ(text.find("not valid"), std::string::npos) << text;
+  EXPECT_EQ(text.find("no KV loop"), std::string::npos) << text;
+}
+
+TEST(Gfx906Target, ABackwardJumpThatIsNotALoopIsNotTheKvLoop) {
+  // .LBB0_9, laid out last, jumps back to .LBB0_5, which does not dominate
+  // it: no loop, although it holds more MACs than the real loop .LBB0_1.
+  auto kernels =
+      parseAmdgpuResources(kernelAssembly("\ts_cbranch_scc0 .LBB0_9\n"
+                                          ".LBB0_1:\n"
+                                          "\tv_dot2_f32_f16 v20, v6, v7, v20\n"
+                                          "\ts_cbranch_scc1 .LBB0_1\n"
+                                          "\ts_branch .LBB0_6\n"
+                                          ".LBB0_5:\n"
+                                          "\tv_fma_mix_f32 v0, v1, v2, v0\n"
+                                          "\tv_fma_mix_f32 v0, v1, v2, v0\n"
+                                          "\tv_fma_mix_f32 v0, v1, v2, v0\n"
+                                          ".LBB0_6:\n"
+                                          "\ts_endpgm\n"
+                                          ".LBB0_9:\n"
+                                          "\ts_cbranch_execnz .LBB0_5\n"
+                                          "\ts_branch .LBB0_6\n"));
+  ASSERT_EQ(kernels.size(), 1u);
+  ASSERT_TRUE(kernels[0].kvLoop.has_value());
+  EXPECT_EQ(kernels[0].kvLoop->header, ".LBB0_1");
+  EXPECT_EQ(kernels[0].kvLoop->valu, 1);
+  EXPECT_EQ(kernels[0].kvLoop->dot2, 1);
+}
+
+TEST(Gfx906Target, CountsNestedLoopsOnceInsideTheOutermostLoop) {
+  auto kernels =
+      parseAmdgpuResources(kernelAssembly("\ts_mov_b32 s6, 0\n"
+                                          ".LBB0_1:\n"
+                                          "\ts_barrier\n"
+                                          ".LBB0_2:\n"
+                                          "\tv_dot2_f32_f16 v20, v6, v7, v20\n"
+                                          "\ts_cbranch_vccnz .LBB0_2\n"
+                                          "\tv_exp_f32_e32 v24, v24\n"
+                                          ".LBB0_3:\n"
+                                          "\tv_fma_mix_f32 v0, v1, v2, v0\n"
+                                          "\ts_cbranch_vccnz .LBB0_3\n"
+                                          "\ts_cbranch_scc1 .LBB0_1\n"
+                                          "\tv_fma_mix_f32 v0, v1, v2, v0\n"
+                                          "\ts_endpgm\n"));
+  ASSERT_EQ(kernels.size(), 1u);
+  ASSERT_TRUE(kernels[0].kvLoop.has_value());
+  const AmdgpuLoopStats &l = *kernels[0].kvLoop;
+  EXPECT_EQ(l.header, ".LBB0_1");
+  EXPECT_EQ(l.innerLoops, 2);
+  EXPECT_EQ(l.valu, 3);
+  EXPECT_EQ(l.dot2, 1);
+  EXPECT_EQ(l.mix.at("v_fma_mix"), 1);
+  EXPECT_EQ(l.salu, 4);
+  std::string text = formatAmdgpuResources(kernels[0], 256, 64, 64, 64);
+  EXPECT_NE(text.find("2 inner loops not unrolled, counted once"),
+            std::string::npos)
+      << text;
+  // 1 v_dot2 and 1 v_fma_mix, counted once, cannot do a 64x64x64 iteration.
+  EXPECT_NE(text.find("not valid"), std::string::npos) << text;
+}
+
+TEST(Gfx906Target, SaysSoWhenThereIsNoKvLoop) {
+  // Straight-line MACs, and a loop without MACs (a copy loop).
+  auto kernels = parseAmdgpuResources(
+      kernelAssembly("\tv_dot2_f32_f16 v20, v6, v7, v20\n"
+                     ".LBB0_1:\n"
+                     "\tglobal_load_dword v3, v[4:5], off\n"
+                     "\tds_write_b32 v8, v3\n"
+                     "\ts_cbranch_scc1 .LBB0_1\n"
+                     "\tv_fma_mix_f32 v0, v1, v2, v0\n"
+                     "\ts_endpgm\n"));
+  ASSERT_EQ(kernels.size(), 1u);
+  EXPECT_FALSE(kernels[0].kvLoop.has_value());
+  EXPECT_EQ(kernels[0].mix.at("v_dot2"), 1);
+  std::string text = formatAmdgpuResources(kernels[0], 256, 64, 64, 64);
+  EXPECT_NE(text.find("no KV loop found in the assembly"), std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("KV loop body"), std::string::npos) << text;
+  EXPECT_EQ(text.find("MI50 throughput"), std::string::npos) << text;
+}
+
+TEST(Gfx906Target, LdsBytesPerLaneFollowTheMnemonic) {
+  EXPECT_EQ(ldsBytesPerLane("ds_read_b32"), 4);
+  EXPECT_EQ(ldsBytesPerLane("ds_read_b64"), 8);
+  EXPECT_EQ(ldsBytesPerLane("ds_read_b128"), 16);
+  EXPECT_EQ(ldsBytesPerLane("ds_read2_b32"), 8);
+  EXPECT_EQ(ldsBytesPerLane("ds_read2_b64"), 16);
+  EXPECT_EQ(ldsBytesPerLane("ds_read2st64_b32"), 8);
+  EXPECT_EQ(ldsBytesPerLane("ds_read2st64_b64"), 16);
+  EXPECT_EQ(ldsBytesPerLane("ds_read_u16"), 2);
+  EXPECT_EQ(ldsBytesPerLane("ds_read_i16"), 2);
+  EXPECT_EQ(ldsBytesPerLane("ds_read_u8"), 1);
+  EXPECT_EQ(ldsBytesPerLane("ds_read_u16_d16_hi"), 2);
+  EXPECT_EQ(ldsBytesPerLane("ds_write_b16"), 2);
+  EXPECT_EQ(ldsBytesPerLane("ds_write2_b64"), 16);
+  EXPECT_EQ(ldsBytesPerLane("ds_write_b8_d16_hi"), 1);
+  EXPECT_EQ(ldsBytesPerLane("ds_swizzle_b32"), 0);
+  EXPECT_EQ(ldsBytesPerLane("v_add_u32"), 0);
+}
+
+TEST(Gfx906Target, Mi50EstimateArithmetic) {
+  EXPECT_NEAR(Mi50Estimate::dot2PeakTflops, 26.496, 1e-9);
+  EXPECT_NEAR(Mi50Estimate::fp32PeakTflops, 13.248, 1e-9);
+
+  // 64x64 tiles, D=64, 4 waves: 1048576 FLOP per iteration. 1280 VALU per
+  // wave: 4 waves x 1280 x 4 cycles / 4 SIMDs = 5120 cycles per CU ->
+  // 60 x 1.725e9 x 1048576 / 5120 = 21.1968 TFLOP/s (1024 of the 1280 VALU
+  // are v_dot2: 80% of the dot2 peak). 512 B per lane of LDS reads:
+  // 4 x 64 x 512 / 128 = 1024 cycles, not the limit.
+  AmdgpuLoopStats loop;
+  loop.valu = 1280;
+  loop.dot2 = 1024;
+  loop.ldsReadBytes = 512;
+  loop.macFlopsPerLane = 1024 * 4;
+  Mi50Estimate e = estimateMi50Throughput(loop, 64, 64, 64, 256, 2);
+  EXPECT_DOUBLE_EQ(e.macCoverage, 1.0);
+  EXPECT_EQ(e.wavesPerGroup, 4);
+  EXPECT_EQ(e.simdsBusy, 4);
+  EXPECT_EQ(e.flopsPerIteration, 1048576);
+  EXPECT_DOUBLE_EQ(e.valuCycles, 5120);
+  EXPECT_DOUBLE_EQ(e.ldsCycles, 1024);
+  EXPECT_NEAR(e.valuBoundTflops, 21.1968, 1e-9);
+  EXPECT_NEAR(e.ldsBoundTflops, 105.984, 1e-9);
+  EXPECT_FALSE(e.ldsBound);
+  EXPECT_NEAR(e.tflops, 21.1968, 1e-9);
+  EXPECT_NEAR(e.tflops / Mi50Estimate::dot2PeakTflops, 0.8, 1e-12);
+
+  // 2560 B per lane of reads and 512 of writes: 4 x 64 x 3072 / 128 = 6144
+  // cycles, LDS-bound at 60 x 1.725e9 x 1048576 / 6144 = 17.664 TFLOP/s.
+  loop.ldsReadBytes = 2560;
+  loop.ldsWriteBytes = 512;
+  e = estimateMi50Throughput(loop, 64, 64, 64, 256, 2);
+  EXPECT_DOUBLE_EQ(e.ldsCycles, 6144);
+  EXPECT_TRUE(e.ldsBound);
+  EXPECT_NEAR(e.tflops, 17.664, 1e-9);
+
+  // One 64-thread workgroup per CU (0 waves per SIMD by the floor rule):
+  // one SIMD issues, 1 x 1280 x 4 cycles; 16x64 tiles, D=128.
+  loop.ldsReadBytes = loop.ldsWriteBytes = 0;
+  e = estimateMi50Throughput(loop, 16, 64, 128, 64, 0);
+  EXPECT_EQ(e.simdsBusy, 1);
+  EXPECT_EQ(e.flopsPerIteration, 524288);
+  EXPECT_DOUBLE_EQ(e.valuCycles, 5120);
+  EXPECT_NEAR(e.tflops, 10.5984, 1e-9);
 }

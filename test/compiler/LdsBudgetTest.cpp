@@ -77,9 +77,37 @@ TEST(LdsBudgetTest, SeedRecommendationFitsGfx906) {
   EXPECT_TRUE(b.fitsLds);
   EXPECT_TRUE(b.fitsRegs);
   // Live values: S 4x4 + O 4x8 + m/l/alpha 3x4 + 4 K operands = 64;
-  // calibrated: 2.5 x 64 + 80 = 240 registers, one wave per SIMD.
-  EXPECT_EQ(b.regsPerThread, 240);
+  // calibrated: 2 x 64 + 8 = 136 registers, one wave per SIMD; the 56 KiB
+  // of LDS also leave one workgroup per CU, one wave per SIMD.
+  EXPECT_EQ(b.regsPerThread, 136);
+  EXPECT_EQ(b.regWavesPerSimd, 1);
+  EXPECT_EQ(b.ldsWavesPerSimd, 1);
   EXPECT_EQ(b.wavesPerSimd, 1);
+}
+
+TEST(LdsBudgetTest, SharedKvSlotHalvesTheKvTerm) {
+  const TargetDesc &t = *lookupTarget("gfx906");
+  TileConfig apart{64, 32, 4, 1, 2};
+  TileConfig shared = apart;
+  shared.kvShared = true;
+  Budget a = computeBudget(t, apart, 128, 2);
+  Budget s = computeBudget(t, shared, 128, 2);
+  // One 32x128 f16 block (8 KiB) and its 32 rows of padding less.
+  EXPECT_EQ(a.ldsBytes - s.ldsBytes, 32 * 128 * 2 + 32 * 2 * 2);
+  // Q 16 KiB + K 8 + V 8 + P 4 + padding: over 32 KiB, one workgroup per
+  // CU; with one K/V slot two fit, 2 waves per SIMD.
+  EXPECT_EQ(a.ldsWavesPerSimd, 1);
+  EXPECT_EQ(s.ldsWavesPerSimd, 2);
+}
+
+TEST(LdsBudgetTest, LdsOccupancyModel) {
+  const TargetDesc &gfx906 = *lookupTarget("gfx906");
+  // 64 KiB per CU, 4 SIMDs: 256-thread groups of 32 KiB -> 2 per CU.
+  EXPECT_EQ(ldsWavesPerSimd(gfx906, 32768, 256), 2);
+  EXPECT_EQ(ldsWavesPerSimd(gfx906, 32769, 256), 1);
+  EXPECT_EQ(ldsWavesPerSimd(gfx906, 16384, 256), 4);
+  // NVIDIA: not modelled.
+  EXPECT_EQ(ldsWavesPerSimd(*lookupTarget("sm_90"), 32768, 256), 0);
 }
 
 TEST(LdsBudgetTest, StagesAndPaddingCount) {
@@ -96,18 +124,30 @@ TEST(LdsBudgetTest, StagesAndPaddingCount) {
 TEST(LdsBudgetTest, AutomaticChoice) {
   const TargetDesc &gfx906 = *lookupTarget("gfx906");
   const TargetDesc &sm90 = *lookupTarget("sm_90");
-  // D=64: 128x64 fits the LDS but not the registers (310 estimated).
+  // D=64: the seed's 64x64 reaches 2 waves per SIMD only with K and V in
+  // one slot (separate slots plus padding pass 32 KiB); 128x64 would need
+  // about 192 registers, one wave.
   auto c = chooseTileConfig(gfx906, 64, 2, 1, 0);
   ASSERT_TRUE(c);
   EXPECT_EQ(c->blockM, 64);
   EXPECT_EQ(c->blockN, 64);
   EXPECT_EQ(c->waves, 4);
-  EXPECT_FALSE(computeBudget(gfx906, TileConfig{128, 64, 4, 1, 0}, 64, 2)
-                   .fitsRegs);
+  EXPECT_TRUE(c->kvShared);
+  EXPECT_EQ(c->ldsPad, 0); // fa-pad-lds decides
+  EXPECT_EQ(computeBudget(gfx906, TileConfig{128, 64, 4, 1, 0}, 64, 2)
+                .regWavesPerSimd,
+            1);
+  // D=128: 64x64 is one wave per SIMD by LDS even with one K/V slot; 64x32
+  // with one slot is the largest at two.
   c = chooseTileConfig(gfx906, 128, 2, 1, 0);
   ASSERT_TRUE(c);
   EXPECT_EQ(c->blockM, 64);
-  EXPECT_EQ(c->blockN, 64);
+  EXPECT_EQ(c->blockN, 32);
+  EXPECT_TRUE(c->kvShared);
+  // Forcing separate slots keeps BLOCK_M at 64 where it can.
+  c = chooseTileConfig(gfx906, 128, 2, 1, 0, /*kvShared=*/false);
+  ASSERT_TRUE(c);
+  EXPECT_FALSE(c->kvShared);
   c = chooseTileConfig(sm90, 128, 2, 1, 0);
   ASSERT_TRUE(c);
   EXPECT_EQ(c->blockM, 64);

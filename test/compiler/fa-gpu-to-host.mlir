@@ -1,7 +1,8 @@
 // RUN: split-file %s %t
 
-// The host target's kernel, lowered as fac does it (explicit 64x32 tiles).
-// RUN: fa-opt %t/attention.mlir --fa-tile="target=host block-m=64 block-n=32" --canonicalize --cse --fa-lower-to-gpu --canonicalize --cse --fa-gpu-to-host | FileCheck %s
+// The host target's kernel, lowered as fac does it (explicit 64x32 tiles,
+// without fa-pad-lds so that the LDS offsets are the unpadded ones).
+// RUN: fa-opt %t/attention.mlir --fa-tile="target=host block-m=64 block-n=32" --fa-promote --canonicalize --cse --fa-lower-to-gpu --canonicalize --cse --fa-gpu-to-host | FileCheck %s
 
 // Nothing to lower, or a gpu op the emulator has no callback for.
 // RUN: fa-opt %t/no-kernels.mlir --fa-gpu-to-host -verify-diagnostics
@@ -25,12 +26,15 @@
 // CHECK-DAG: %[[C0_I32:.+]] = llvm.mlir.constant(0 : i32) : i32
 // CHECK-DAG: %[[C1_I32:.+]] = llvm.mlir.constant(1 : i32) : i32
 // CHECK-DAG: %[[C2_I32:.+]] = llvm.mlir.constant(2 : i32) : i32
+// CHECK-DAG: %[[C4_I32:.+]] = llvm.mlir.constant(4 : i32) : i32
 // CHECK-DAG: %[[C8_I32:.+]] = llvm.mlir.constant(8 : i32) : i32
 // CHECK-DAG: %[[C16_I32:.+]] = llvm.mlir.constant(16 : i32) : i32
+// CHECK-DAG: %[[C32_I32:.+]] = llvm.mlir.constant(32 : i32) : i32
 // CHECK-DAG: %[[C64_I32:.+]] = llvm.mlir.constant(64 : i32) : i32
 //
-// Workgroup attributions are views of the LDS block at 16-byte aligned
-// offsets (Q at 0 is the block itself).
+// Workgroup attributions (one 1-D buffer per LDS slot: Q, K, V, P) are
+// views of the LDS block at 16-byte aligned offsets (Q at 0 is the block
+// itself).
 // CHECK: %[[KLDS:[^ ]+]] = llvm.getelementptr %[[LDS]][8192] : (!llvm.ptr) -> !llvm.ptr, i8
 // CHECK-NEXT: %[[VLDS:[^ ]+]] = llvm.getelementptr %[[LDS]][12288] : (!llvm.ptr) -> !llvm.ptr, i8
 // CHECK-NEXT: %[[PLDS:[^ ]+]] = llvm.getelementptr %[[LDS]][16384] : (!llvm.ptr) -> !llvm.ptr, i8
@@ -52,20 +56,38 @@
 // CHECK: %[[QW:[^ ]+]] = llvm.getelementptr {{.*}}%[[LDS]][%{{[^]]+}}] : (!llvm.ptr, i64) -> !llvm.ptr, f16
 // CHECK-NEXT: llvm.store %{{[^,]+}}, %[[QW]] {{.*}}: vector<8xf16>, !llvm.ptr
 //
+// In the KV loop, the K copy comes first (Q and K need one barrier between
+// them and their reader, not one each).
+// CHECK-NOT: (!llvm.ptr) -> ()
+// CHECK: llvm.call %{{[^(]+}}(%{{[^,]+}}, %{{[^,]+}}, %[[C16_I32]], %[[C1_I32]]) : !llvm.ptr, (!llvm.ptr, !llvm.ptr, i32, i32) -> ()
+// CHECK-NOT: llvm.call
+// CHECK: %[[KW:[^ ]+]] = llvm.getelementptr {{.*}}%[[KLDS]][%{{[^]]+}}] : (!llvm.ptr, i64) -> !llvm.ptr, f16
+// CHECK-NEXT: llvm.store %{{[^,]+}}, %[[KW]] {{.*}}: vector<8xf16>, !llvm.ptr
+//
 // gpu.barrier: an indirect call through env->barrier (field 2).
-// CHECK: %[[BAR_P:[^ ]+]] = llvm.getelementptr %[[ENV]][0, 2]
+// CHECK-NEXT: %[[BAR_P:[^ ]+]] = llvm.getelementptr %[[ENV]][0, 2]
 // CHECK-NEXT: %[[BAR:[^ ]+]] = llvm.load %[[BAR_P]] : !llvm.ptr -> !llvm.ptr
 // CHECK-NEXT: %[[EMU_P2:[^ ]+]] = llvm.getelementptr %[[ENV]][0, 0]
 // CHECK-NEXT: %[[EMU2:[^ ]+]] = llvm.load %[[EMU_P2]] : !llvm.ptr -> !llvm.ptr
 // CHECK-NEXT: llvm.call %[[BAR]](%[[EMU2]]) : !llvm.ptr, (!llvm.ptr) -> ()
 //
-// K and V copies, then the second barrier, then S = Q·Kᵀ: a reported read
-// (is_write = 0) right before each load of Q from LDS.
-// CHECK: llvm.call %{{[^(]+}}(%{{[^)]+}}) : !llvm.ptr, (!llvm.ptr) -> ()
-// CHECK: llvm.call %{{[^(]+}}(%{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %[[C0_I32]]) : !llvm.ptr, (!llvm.ptr, !llvm.ptr, i32, i32) -> ()
+// The V copy after that barrier (last iteration's P·V read V's slot): V is
+// pair-interleaved, two keys' rows in one 32-byte store.
+// CHECK-NOT: (!llvm.ptr) -> ()
+// CHECK: llvm.call %{{[^(]+}}(%{{[^,]+}}, %{{[^,]+}}, %[[C32_I32]], %[[C1_I32]]) : !llvm.ptr, (!llvm.ptr, !llvm.ptr, i32, i32) -> ()
+// CHECK-NOT: llvm.call
+// CHECK: %[[VW:[^ ]+]] = llvm.getelementptr {{.*}}%[[VLDS]][%{{[^]]+}}] : (!llvm.ptr, i64) -> !llvm.ptr, f16
+// CHECK-NEXT: llvm.store %{{[^,]+}}, %[[VW]] {{.*}}: vector<16xf16>, !llvm.ptr
+//
+// S = Q·Kᵀ without another barrier: a reported 4-byte read (is_write = 0)
+// right before each load of a pair of Q (and of K).
+// CHECK-NOT: (!llvm.ptr) -> ()
+// CHECK: llvm.call %{{[^(]+}}(%{{[^,]+}}, %{{[^,]+}}, %[[C4_I32]], %[[C0_I32]]) : !llvm.ptr, (!llvm.ptr, !llvm.ptr, i32, i32) -> ()
 // CHECK-NOT: llvm.call
 // CHECK: %[[QR:[^ ]+]] = llvm.getelementptr {{.*}}%[[LDS]][%{{[^]]+}}] : (!llvm.ptr, i64) -> !llvm.ptr, f16
-// CHECK-NEXT: llvm.load %[[QR]]
+// CHECK-NEXT: llvm.load %[[QR]] {{.*}}: !llvm.ptr -> vector<2xf16>
+// CHECK: %[[KR:[^ ]+]] = llvm.getelementptr {{.*}}%[[KLDS]][%{{[^]]+}}] : (!llvm.ptr, i64) -> !llvm.ptr, f16
+// CHECK-NEXT: llvm.load %[[KR]] {{.*}}: !llvm.ptr -> vector<2xf16>
 //
 // gpu.shuffle: env->shuffle (field 3) on the f32's bits, with the offset,
 // the wave width and the mode (0: xor).
@@ -76,17 +98,22 @@
 // CHECK-NEXT: %[[BITS:[^ ]+]] = llvm.call %[[SH]](%[[EMU3]], %{{[^,]+}}, %[[C8_I32]], %[[C64_I32]], %[[C0_I32]]) : !llvm.ptr, (!llvm.ptr, i32, i32, i32, i32) -> i32
 // CHECK-NEXT: llvm.bitcast %[[BITS]] : i32 to f32
 //
-// P is written to LDS (2-byte reported writes), the third barrier, then
-// P·V reads it back.
+// P is written to LDS (2-byte reported writes), the second barrier, then
+// P·V reads pairs of P and pairs of V back.
+// CHECK-NOT: (!llvm.ptr) -> ()
 // CHECK: llvm.call %{{[^(]+}}(%{{[^,]+}}, %{{[^,]+}}, %[[C2_I32]], %[[C1_I32]]) : !llvm.ptr, (!llvm.ptr, !llvm.ptr, i32, i32) -> ()
 // CHECK-NOT: llvm.call
 // CHECK: %[[PW:[^ ]+]] = llvm.getelementptr {{.*}}%[[PLDS]][%{{[^]]+}}] : (!llvm.ptr, i64) -> !llvm.ptr, f16
 // CHECK-NEXT: llvm.store %{{[^,]+}}, %[[PW]] : f16, !llvm.ptr
 // CHECK: llvm.call %{{[^(]+}}(%{{[^)]+}}) : !llvm.ptr, (!llvm.ptr) -> ()
-// CHECK: llvm.call %{{[^(]+}}(%{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %[[C0_I32]]) : !llvm.ptr, (!llvm.ptr, !llvm.ptr, i32, i32) -> ()
+// CHECK-NOT: (!llvm.ptr) -> ()
+// CHECK: llvm.call %{{[^(]+}}(%{{[^,]+}}, %{{[^,]+}}, %[[C4_I32]], %[[C0_I32]]) : !llvm.ptr, (!llvm.ptr, !llvm.ptr, i32, i32) -> ()
 // CHECK-NOT: llvm.call
 // CHECK: %[[PR:[^ ]+]] = llvm.getelementptr {{.*}}%[[PLDS]][%{{[^]]+}}] : (!llvm.ptr, i64) -> !llvm.ptr, f16
-// CHECK-NEXT: llvm.load %[[PR]]
+// CHECK-NEXT: llvm.load %[[PR]] {{.*}}: !llvm.ptr -> vector<2xf16>
+// CHECK-NOT: (!llvm.ptr) -> ()
+// CHECK: %[[VR:[^ ]+]] = llvm.getelementptr {{.*}}%[[VLDS]][%{{[^]]+}}] : (!llvm.ptr, i64) -> !llvm.ptr, f16
+// CHECK-NEXT: llvm.load %[[VR]] {{.*}}: !llvm.ptr -> vector<2xf16>
 // CHECK: llvm.return
 
 // The exported entry: `void <kernel>_host(const uint64_t *args,

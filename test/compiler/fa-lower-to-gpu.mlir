@@ -1,18 +1,20 @@
 // RUN: split-file %s %t
 
-// Level 1 IR comes from fa-tile (explicit 64x32 tiles, so that the test does
-// not depend on the budget model's choice), cleaned up as the pipeline does;
-// the canonicalizer after fa-lower-to-gpu hoists the kernel's constants so
-// that they can be captured once.
-// RUN: fa-opt %t/attention.mlir --fa-tile="target=gfx906 block-m=64 block-n=32" --canonicalize --cse --fa-lower-to-gpu --canonicalize --cse | FileCheck %s
-// RUN: fa-opt %t/attention.mlir --fa-tile="target=sm_90 block-m=64 block-n=32" --canonicalize --cse --fa-lower-to-gpu --canonicalize --cse | FileCheck %s --check-prefix=SM90
-// RUN: fa-opt %t/head-dim-36.mlir --fa-tile="target=gfx906 block-m=64 block-n=32" --canonicalize --cse --fa-lower-to-gpu --canonicalize --cse | FileCheck %s --check-prefix=D36
+// Level 1b IR comes from fa-tile (explicit 64x32 tiles, so that the test does
+// not depend on the budget model's choice) and fa-promote, cleaned up as the
+// pipeline does; the canonicalizer after fa-lower-to-gpu hoists the kernel's
+// constants so that they can be captured once.
+// RUN: fa-opt %t/attention.mlir --fa-tile="target=gfx906 block-m=64 block-n=32" --fa-promote --canonicalize --cse --fa-lower-to-gpu --canonicalize --cse | FileCheck %s
+// RUN: fa-opt %t/attention.mlir --fa-tile="target=sm_90 block-m=64 block-n=32" --fa-promote --canonicalize --cse --fa-lower-to-gpu --canonicalize --cse | FileCheck %s --check-prefix=SM90
+// RUN: fa-opt %t/head-dim-36.mlir --fa-tile="target=gfx906 block-m=64 block-n=32" --fa-promote --canonicalize --cse --fa-lower-to-gpu --canonicalize --cse | FileCheck %s --check-prefix=D36
+// K and V in one LDS slot.
+// RUN: fa-opt %t/attention.mlir --fa-tile="target=gfx906 block-m=64 block-n=32 kv-shared=on" --fa-promote --canonicalize --cse --fa-lower-to-gpu --canonicalize --cse | FileCheck %s --check-prefix=KVSLOT
 
-// fa-lower-to-gpu straight after fa-tile (constants still inside the grid).
-// RUN: fa-opt %t/attention.mlir --fa-tile="target=gfx906 block-m=64 block-n=32" --fa-lower-to-gpu | FileCheck %s --check-prefix=RAW
+// fa-lower-to-gpu straight after fa-promote (constants still inside the grid).
+// RUN: fa-opt %t/attention.mlir --fa-tile="target=gfx906 block-m=64 block-n=32" --fa-promote --fa-lower-to-gpu | FileCheck %s --check-prefix=RAW
 
-// Hand-written tile IR whose #fa.tile pads LDS rows (lds_pad = 2).
-// RUN: fa-opt %t/lds-pad.mlir --fa-lower-to-gpu | FileCheck %s --check-prefix=PAD
+// Hand-written Level 1b IR: each LDS buffer with its own row padding.
+// RUN: fa-opt %t/lds-pad.mlir --fa-lower-to-gpu --canonicalize --cse | FileCheck %s --check-prefix=PAD
 
 // Where the pass must not fire: no tile grid, no change; a remark only when
 // asked for.
@@ -23,7 +25,8 @@
 // REMARK: no-grid.mlir:3:1: remark: fa-lower-to-gpu: no tile grid to lower
 // QUIET-NOT: remark
 
-// Grids the pass cannot lower: each with the message that says why.
+// Grids the pass cannot lower (tile IR that fa-promote has not seen
+// included): each with the message that says why.
 // RUN: fa-opt %t/invalid.mlir -split-input-file --fa-lower-to-gpu -verify-diagnostics
 
 // Test-only planted bugs: each pass plants only its own.
@@ -65,77 +68,99 @@
 // CHECK-SAME: %[[QSB]] : i64, %[[QSH]] : i64, %[[QSL]] : i64, {{(%[^ ]+ : i64, ){9}%}}[[LSB]] : i64, %[[LSH]] : i64)
 // CHECK-NEXT: return
 
-// The kernel: the ABI signature, one LDS buffer per tile (Q: BM x D, K and V:
-// BN x D, P: BM x BN), the launch configuration and the compile-time facts
-// the manifest needs.
+// The kernel: the ABI signature, one 1-D LDS buffer per storage slot,
+// indexed linearly (Q: BM x D = 4096 halves, K and V: BN x D = 2048, P:
+// BM x BN = 2048), the launch configuration and the compile-time facts the
+// manifest needs.
 // CHECK: gpu.module @fa_kernels {
 // CHECK-LABEL: gpu.func @causal_lse_kernel
 // CHECK-SAME: (%[[QBUF:[^:]+]]: memref<?xf16, strided<[1], offset: ?>>, %[[KBUF:[^:]+]]: memref<?xf16, strided<[1], offset: ?>>, %[[VBUF:[^:]+]]: memref<?xf16, strided<[1], offset: ?>>, %[[OBUF:[^:]+]]: memref<?xf16, strided<[1], offset: ?>>, %[[LSEBUF:[^:]+]]: memref<?xf32, strided<[1], offset: ?>>,
 // CHECK-SAME: {{(%[^:]+: i64, ){18}%[^:]+}}: i64)
-// CHECK-SAME: workgroup(%[[QLDS:[^ ]+]] : memref<64x64xf16, #gpu.address_space<workgroup>>, %[[KLDS:[^ ]+]] : memref<32x64xf16, #gpu.address_space<workgroup>>, %[[VLDS:[^ ]+]] : memref<32x64xf16, #gpu.address_space<workgroup>>, %[[PLDS:[^ ]+]] : memref<64x32xf16, #gpu.address_space<workgroup>>)
+// CHECK-SAME: workgroup(%[[QLDS:[^ ]+]] : memref<4096xf16, #gpu.address_space<workgroup>>, %[[KLDS:[^ ]+]] : memref<2048xf16, #gpu.address_space<workgroup>>, %[[VLDS:[^ ]+]] : memref<2048xf16, #gpu.address_space<workgroup>>, %[[PLDS:[^ ]+]] : memref<2048xf16, #gpu.address_space<workgroup>>)
 // CHECK-SAME: kernel attributes {fa.causal, fa.has_lse = true, fa.head_dim = 64 : i64, fa.scale = 1.250000e-01 : f32, fa.static_sizes = array<i64: -1, 8, 2, -1, -1>,
 // CHECK-SAME: fa.tile = #fa.tile<target = "gfx906", block_m = 64, block_n = 32, waves = 4, wave_size = 64, stages = 1, lds_pad = 0>, known_block_size = array<i32: 256, 1, 1>} {
 // CHECK-DAG: %[[C0:.+]] = arith.constant 0 : index
+// CHECK-DAG: %[[C2:.+]] = arith.constant 2 : index
+// CHECK-DAG: %[[C16:.+]] = arith.constant 16 : index
+// CHECK-DAG: %[[C32:.+]] = arith.constant 32 : index
 // CHECK-DAG: %[[C64:.+]] = arith.constant 64 : index
+// CHECK-DAG: %[[C128:.+]] = arith.constant 128 : index
 // CHECK-DAG: %[[WAVE:.+]] = arith.constant 64 : i32
 // CHECK-DAG: %[[X8:.+]] = arith.constant 8 : i32
 // CHECK-DAG: %[[X4:.+]] = arith.constant 4 : i32
 // CHECK-DAG: %[[X2:.+]] = arith.constant 2 : i32
 // CHECK-DAG: %[[X1:.+]] = arith.constant 1 : i32
-// CHECK: gpu.thread_id x
+// The thread's place in the 16x16 thread grid: row group TR, column TC.
+// CHECK: %[[TID:[^ ]+]] = gpu.thread_id x
+// CHECK-NEXT: %[[TR:[^ ]+]] = arith.divui %[[TID]], %[[C16]] : index
+// CHECK-NEXT: %[[TC:[^ ]+]] = arith.remui %[[TID]], %[[C16]] : index
 //
 // The Q block is copied once, before the KV loop: 16-byte vectors when the
 // base and the strides are aligned, scalars otherwise; rows past Lq are zero.
+// Row-major: element (r, c) at r * 64 + c.
 // CHECK: %[[ALIGNED:[^ ]+]] = arith.andi %{{.+}}, %{{.+}} : i1
 // CHECK-NEXT: scf.if %[[ALIGNED]] {
 // CHECK: scf.if %{{.+}} -> (vector<8xf16>) {
 // CHECK-NEXT: vector.load %[[QBUF]][%{{.+}}]{{.*}} : memref<?xf16, strided<[1], offset: ?>>, vector<8xf16>
-// CHECK: vector.store %{{.+}}, %[[QLDS]][%{{.+}}, %{{.+}}]{{.*}} : memref<64x64xf16, #gpu.address_space<workgroup>>, vector<8xf16>
+// CHECK: %[[QROW:[^ ]+]] = arith.muli %{{.+}}, %[[C64]] : index
+// CHECK-NEXT: %[[QAT:[^ ]+]] = arith.addi %[[QROW]], %{{.+}} : index
+// CHECK-NEXT: vector.store %{{.+}}, %[[QLDS]][%[[QAT]]] {alignment = 16 : i64} : memref<4096xf16, #gpu.address_space<workgroup>>, vector<8xf16>
 // CHECK: } else {
 // CHECK-NEXT: scf.for
 // CHECK: scf.if %{{.+}} -> (f16) {
 // CHECK-NEXT: memref.load %[[QBUF]][%{{.+}}] : memref<?xf16, strided<[1], offset: ?>>
-// CHECK: memref.store %{{.+}}, %[[QLDS]][%{{.+}}, %{{.+}}] : memref<64x64xf16, #gpu.address_space<workgroup>>
-// No barrier before the loop: the one at the top of its body covers Q.
+// CHECK: memref.store %{{.+}}, %[[QLDS]][%{{.+}}] : memref<4096xf16, #gpu.address_space<workgroup>>
+// No barrier before the loop: the one after K's copy covers Q.
 // CHECK-NOT: gpu.barrier
-// CHECK: %[[KV:[^ :]+]]:3 = scf.for %{{.+}} = %[[C0]] to %{{.+}} step %{{.+}} iter_args(%[[M_OLD:[^ ]+]] = %{{[^,]+}}, %[[L_OLD:[^ ]+]] = %{{[^,]+}}, %[[ACC:[^ ]+]] = %{{[^)]+}}) -> (vector<4xf32>, vector<4xf32>, vector<16xf32>) {
 //
-// Barrier 1: the previous iteration's reads of K, V and P are done before
-// they are overwritten.
-// CHECK-NEXT: gpu.barrier
+// The KV loop is versioned on the alignment of K and V: one copy of it with
+// only vector copies, one with only scalar copies.
+// CHECK: %[[KV:[^ :]+]]:3 = scf.if %{{.+}} -> (vector<4xf32>, vector<4xf32>, vector<16xf32>) {
+// CHECK-NEXT: scf.for %{{.+}} = %[[C0]] to %{{.+}} step %{{.+}} iter_args(%[[M_OLD:[^ ]+]] = %{{[^,]+}}, %[[L_OLD:[^ ]+]] = %{{[^,]+}}, %[[ACC:[^ ]+]] = %{{[^)]+}}) -> (vector<4xf32>, vector<4xf32>, vector<16xf32>) {
+//
+// K's copy first (nothing read K since the last iteration's barrier 1),
+// then barrier 1: Q and K are in LDS before anyone reads them.
 // CHECK-NOT: gpu.barrier
 // CHECK: vector.load %[[KBUF]]
-// CHECK: vector.store %{{.+}}, %[[KLDS]]
-// CHECK: memref.load %[[KBUF]]
-// CHECK: memref.store %{{.+}}, %[[KLDS]]
-// CHECK-NOT: gpu.barrier
-// CHECK: vector.load %[[VBUF]]
-// CHECK: vector.store %{{.+}}, %[[VLDS]]
-// CHECK: memref.load %[[VBUF]]
-// CHECK: memref.store %{{.+}}, %[[VLDS]]
+// CHECK: vector.store %{{.+}}, %[[KLDS]][%{{.+}}] {alignment = 16 : i64} : memref<2048xf16, #gpu.address_space<workgroup>>, vector<8xf16>
+// CHECK-NEXT: gpu.barrier
+// V's copy after barrier 1, which also keeps it from overwriting V while
+// the last iteration's P·V reads it. V is pair-interleaved: rows 2i and
+// 2i+1 are loaded, interleaved and stored as one 32-byte vector.
+// CHECK: %[[V0:[^ ]+]] = scf.if %{{.+}} -> (vector<8xf16>) {
+// CHECK-NEXT: vector.load %[[VBUF]]
+// CHECK: %[[V1:[^ ]+]] = scf.if %{{.+}} -> (vector<8xf16>) {
+// CHECK-NEXT: vector.load %[[VBUF]]
+// CHECK: %[[V01:[^ ]+]] = vector.interleave %[[V0]], %[[V1]] : vector<8xf16> -> vector<16xf16>
+// CHECK: vector.store %[[V01]], %[[VLDS]][%{{.+}}] {alignment = 16 : i64} : memref<2048xf16, #gpu.address_space<workgroup>>, vector<16xf16>
 // CHECK-NOT: gpu.barrier
 //
-// Barrier 2: K and V are in LDS before anyone reads them.
-// CHECK: gpu.barrier
-// CHECK-NOT: gpu.barrier
-// S = Q·Kᵀ: per-thread f32 FMAs on the 4x2 fragment over D, from LDS.
-// CHECK: %[[S:[^ ]+]] = scf.for %{{.+}} = %[[C0]] to %[[C64]] step %{{.+}} iter_args(%{{.+}}) -> (vector<8xf32>) {
-// CHECK-DAG: %[[QLDS]][
-// CHECK-DAG: %[[KLDS]][
+// S = Q·Kᵀ: a loop over D in pairs (the shape of v_dot2_f32_f16), each pair
+// one 32-bit LDS load (Q's row r, K's row c at row * 64 + kk), then two f32
+// FMAs on the thread's 4x2 fragment.
+// CHECK: %[[S:[^ ]+]] = scf.for %[[KK:[^ ]+]] = %[[C0]] to %[[C64]] step %[[C2]] iter_args(%{{.+}}) -> (vector<8xf32>) {
+// CHECK-NEXT: %[[QR0:[^ ]+]] = arith.muli %[[TR]], %{{.+}} : index
+// CHECK-NEXT: %[[QAT0:[^ ]+]] = arith.addi %[[QR0]], %[[KK]] : index
+// CHECK-NEXT: vector.load %[[QLDS]][%[[QAT0]]] {alignment = 4 : i64} : memref<4096xf16, #gpu.address_space<workgroup>>, vector<2xf16>
+// CHECK: %[[KR0:[^ ]+]] = arith.muli %[[TC]], %[[C64]] : index
+// CHECK-NEXT: %[[KAT0:[^ ]+]] = arith.addi %[[KR0]], %[[KK]] : index
+// CHECK-NEXT: vector.load %[[KLDS]][%[[KAT0]]] {alignment = 4 : i64} : memref<2048xf16, #gpu.address_space<workgroup>>, vector<2xf16>
 // CHECK: math.fma %{{.+}}, %{{.+}}, %{{.+}} : vector<8xf32>
-// CHECK: scf.yield %{{.+}} : vector<8xf32>
+// CHECK: math.fma %{{.+}}, %{{.+}}, %{{.+}} : vector<8xf32>
+// CHECK-NEXT: scf.yield %{{.+}} : vector<8xf32>
 // CHECK-NEXT: }
 // CHECK-NOT: gpu.barrier
-// Row max: within the thread, then xor shuffles over the 16 lanes of a row.
-// CHECK: vector.reduction <maximumf>, %{{.+}} : vector<2xf32> into f32
+// Row max: within the thread, then xor shuffles over the 16 lanes of a row
+// (maxnum: the masked -inf never wins against a real score).
+// CHECK: vector.reduction <maxnumf>, %{{.+}} : vector<2xf32> into f32
 // CHECK-NEXT: %[[SH:[^,]+]], %{{.+}} = gpu.shuffle xor %{{.+}}, %[[X8]], %[[WAVE]] : f32
-// CHECK-NEXT: arith.maximumf %{{.+}}, %[[SH]] : f32
+// CHECK-NEXT: arith.maxnumf %{{.+}}, %[[SH]] : f32
 // CHECK-NEXT: gpu.shuffle xor %{{.+}}, %[[X4]], %[[WAVE]] : f32
-// CHECK-NEXT: arith.maximumf
+// CHECK-NEXT: arith.maxnumf
 // CHECK-NEXT: gpu.shuffle xor %{{.+}}, %[[X2]], %[[WAVE]] : f32
-// CHECK-NEXT: arith.maximumf
+// CHECK-NEXT: arith.maxnumf
 // CHECK-NEXT: gpu.shuffle xor %{{.+}}, %[[X1]], %[[WAVE]] : f32
-// CHECK-NEXT: arith.maximumf
+// CHECK-NEXT: arith.maxnumf
 // CHECK-NOT: gpu.barrier
 // alpha = exp2(m_old - m_new); P = exp2(S - m_new).
 // CHECK: %[[DM:[^ ]+]] = arith.subf %[[M_OLD]], %{{.+}} : vector<4xf32>
@@ -147,24 +172,63 @@
 // O is rescaled by alpha before P·V accumulates onto it.
 // CHECK: %[[ALPHA_B:[^ ]+]] = vector.shuffle %[[ALPHA]], %[[ALPHA]] [0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3]
 // CHECK-NEXT: %[[RESCALED:[^ ]+]] = arith.mulf %[[ACC]], %[[ALPHA_B]] : vector<16xf32>
-// P goes to LDS: P·V needs columns that other threads computed.
+// P goes to LDS (row r, column c at r * 32 + c): P·V needs columns that
+// other threads computed.
 // CHECK: %[[P16:[^ ]+]] = arith.truncf %[[P]] : vector<8xf32> to vector<8xf16>
-// CHECK: {{(memref|vector)}}.store %{{.+}}, %[[PLDS]][
+// CHECK: %[[PR0:[^ ]+]] = arith.muli %[[TR]], %[[C128]] : index
+// CHECK-NEXT: %[[PAT0:[^ ]+]] = arith.addi %[[PR0]], %[[TC]] : index
+// CHECK-NEXT: memref.store %{{.+}}, %[[PLDS]][%[[PAT0]]] : memref<2048xf16, #gpu.address_space<workgroup>>
 // CHECK-NOT: gpu.barrier
 // CHECK-NOT: scf.for
 //
-// Barrier 3: all of P is in LDS before P·V reads it.
+// Barrier 2: all of P (and V) is in LDS before P·V reads it.
 // CHECK: gpu.barrier
 // CHECK-NOT: gpu.barrier
-// CHECK-NOT: {{(memref|vector)}}.store %{{.+}}, %[[PLDS]][
-// CHECK: %[[PV:[^ ]+]] = scf.for %{{.+}} = %[[C0]] to %{{.+}} step %{{.+}} iter_args(%{{.+}} = %[[RESCALED]]) -> (vector<16xf32>) {
-// CHECK-DAG: %[[PLDS]][
-// CHECK-DAG: %[[VLDS]][
+// CHECK-NOT: memref.store %{{.+}}, %[[PLDS]][
+// P·V: pairs of P along its rows; pairs (kk, c), (kk+1, c) of V, adjacent
+// in the interleaved layout at (kk / 2) * 128 + 2c + kk % 2.
+// CHECK: %[[PV:[^ ]+]] = scf.for %[[KK2:[^ ]+]] = %[[C0]] to %[[C32]] step %[[C2]] iter_args(%{{.+}} = %[[RESCALED]]) -> (vector<16xf32>) {
+// CHECK-NEXT: %[[PAT1:[^ ]+]] = arith.addi %[[PR0]], %[[KK2]] : index
+// CHECK-NEXT: vector.load %[[PLDS]][%[[PAT1]]] {alignment = 4 : i64} : memref<2048xf16, #gpu.address_space<workgroup>>, vector<2xf16>
+// CHECK: %[[VPAIR:[^ ]+]] = arith.divui %[[KK2]], %[[C2]] : index
+// CHECK-NEXT: %[[VODD:[^ ]+]] = arith.remui %[[KK2]], %[[C2]] : index
+// CHECK-NEXT: %[[VROW:[^ ]+]] = arith.muli %[[VPAIR]], %[[C128]] : index
+// CHECK-NEXT: %[[VCOL:[^ ]+]] = arith.muli %[[TC]], %[[C2]] : index
+// CHECK-NEXT: %[[VBASE:[^ ]+]] = arith.addi %[[VROW]], %[[VCOL]] : index
+// CHECK-NEXT: %[[VAT:[^ ]+]] = arith.addi %[[VBASE]], %[[VODD]] : index
+// CHECK-NEXT: vector.load %[[VLDS]][%[[VAT]]] {alignment = 4 : i64} : memref<2048xf16, #gpu.address_space<workgroup>>, vector<2xf16>
 // CHECK: math.fma %{{.+}}, %{{.+}}, %{{.+}} : vector<16xf32>
-// CHECK: scf.yield %{{.+}} : vector<16xf32>
+// CHECK: math.fma %{{.+}}, %{{.+}}, %{{.+}} : vector<16xf32>
+// CHECK-NEXT: scf.yield %{{.+}} : vector<16xf32>
 // CHECK-NEXT: }
-// CHECK-NOT: gpu.barrier
+// No barrier at the end of the iteration: the next K copy overwrites only
+// what was read before barrier 2.
 // CHECK-NEXT: scf.yield %{{.+}}, %{{.+}}, %[[PV]] : vector<4xf32>, vector<4xf32>, vector<16xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: scf.yield
+//
+// The scalar version: the same two barriers around scalar copies (V two
+// elements, one 32-bit word, at a time).
+// CHECK-NEXT: } else {
+// CHECK-NEXT: scf.for
+// CHECK-NOT: gpu.barrier
+// CHECK: memref.load %[[KBUF]]
+// CHECK: memref.store %{{.+}}, %[[KLDS]][%{{.+}}] : memref<2048xf16, #gpu.address_space<workgroup>>
+// CHECK-NEXT: }
+// CHECK-NEXT: gpu.barrier
+// CHECK: memref.load %[[VBUF]]
+// CHECK: memref.load %[[VBUF]]
+// CHECK: %[[VW:[^ ]+]] = vector.from_elements %{{.+}}, %{{.+}} : vector<2xf16>
+// CHECK: vector.store %[[VW]], %[[VLDS]][%{{.+}}] {alignment = 4 : i64} : memref<2048xf16, #gpu.address_space<workgroup>>, vector<2xf16>
+// CHECK-NOT: gpu.barrier
+// CHECK: memref.store %{{.+}}, %[[PLDS]]
+// CHECK-NOT: gpu.barrier
+// CHECK-NOT: scf.for
+// CHECK: gpu.barrier
+// CHECK-NOT: gpu.barrier
+// CHECK: scf.yield %{{.+}}, %{{.+}}, %{{.+}} : vector<4xf32>, vector<4xf32>, vector<16xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: scf.yield
 // CHECK-NEXT: }
 //
 // Epilogue: O = acc / l and LSE, stored row by row, bounds-checked; no LDS.
@@ -194,17 +258,51 @@ func.func @causal_lse(%q: tensor<?x8x?x64xf16>, %k: tensor<?x2x?x64xf16>, %v: te
   return %o, %lse : tensor<?x8x?x64xf16>, tensor<?x8x?xf32>
 }
 
-// Straight after fa-tile the grid's scalar constants are still inside it;
-// they are cloned into the kernel like any other pure scalar op.
+// Straight after fa-promote the grid's scalar constants are still inside
+// it; they are cloned into the kernel like any other pure scalar op. The
+// barriers are fa-promote's, copied: two per iteration, in each version of
+// the KV loop.
 // RAW-LABEL: gpu.func @causal_lse_kernel
-// RAW-COUNT-3: gpu.barrier
+// RAW-COUNT-4: gpu.barrier
 // RAW-NOT: gpu.barrier
 // RAW: gpu.return
+
+// K and V in one slot: three attributions, K's and V's copies both land in
+// the second, and fa-promote's four barriers per iteration come through:
+// before K overwrites the slot (the last P·V read V there), after K's copy,
+// before V overwrites K (after Q·Kᵀ), after V's copy and P's write.
+// KVSLOT-LABEL: gpu.func @causal_lse_kernel
+// KVSLOT-SAME: workgroup(%[[QLDS:[^ ]+]] : memref<4096xf16, #gpu.address_space<workgroup>>, %[[KVLDS:[^ ]+]] : memref<2048xf16, #gpu.address_space<workgroup>>, %[[PLDS:[^ ]+]] : memref<2048xf16, #gpu.address_space<workgroup>>)
+// KVSLOT-SAME: kv_shared = true
+// KVSLOT: scf.if %{{.+}} -> (vector<4xf32>, vector<4xf32>, vector<16xf32>) {
+// KVSLOT-NEXT: scf.for
+// KVSLOT-NEXT: arith.muli
+// KVSLOT-NEXT: gpu.barrier
+// KVSLOT-NOT: gpu.barrier
+// KVSLOT: vector.store %{{.+}}, %[[KVLDS]][%{{.+}}] {{.*}} vector<8xf16>
+// KVSLOT-NEXT: gpu.barrier
+// KVSLOT-NOT: gpu.barrier
+// KVSLOT: vector.load %[[KVLDS]][%{{.+}}] {{.*}} vector<2xf16>
+// KVSLOT-NOT: gpu.barrier
+// KVSLOT: arith.truncf %{{.+}} : vector<8xf32> to vector<8xf16>
+// KVSLOT-NEXT: gpu.barrier
+// KVSLOT-NOT: gpu.barrier
+// KVSLOT: vector.store %{{.+}}, %[[KVLDS]][%{{.+}}] {{.*}} vector<16xf16>
+// KVSLOT-NOT: gpu.barrier
+// KVSLOT: memref.store %{{.+}}, %[[PLDS]]
+// KVSLOT-NOT: vector.load
+// KVSLOT: gpu.barrier
+// KVSLOT-NOT: gpu.barrier
+// KVSLOT: vector.load %[[PLDS]]
+// KVSLOT: vector.load %[[KVLDS]]
+// KVSLOT-NOT: gpu.barrier
+// KVSLOT: } else {
 
 //--- head-dim-36.mlir
 
 // D = 36 halves: a row is 72 bytes, not a whole number of 16-byte vectors,
-// so every copy takes the scalar path and there is no alignment test.
+// so every copy takes the scalar path and there is no alignment test (nor
+// a versioned KV loop). Q is 64x36 halves, K and V 32x36, P 64x32.
 // Without an LSE result the host passes an empty LSE buffer.
 // D36-LABEL: func.func @head_dim_36
 // D36: %[[EMPTY:[^ ]+]] = memref.alloca() : memref<0xf32>
@@ -212,11 +310,15 @@ func.func @causal_lse(%q: tensor<?x8x?x64xf16>, %k: tensor<?x2x?x64xf16>, %v: te
 // D36: gpu.launch_func @fa_kernels::@head_dim_36_kernel
 // D36-SAME: %[[NO_LSE]] : memref<?xf32, strided<[1], offset: ?>>
 // D36-LABEL: gpu.func @head_dim_36_kernel
-// D36-SAME: workgroup(%{{[^ ]+}} : memref<64x36xf16, #gpu.address_space<workgroup>>, %{{[^ ]+}} : memref<32x36xf16, #gpu.address_space<workgroup>>, %{{[^ ]+}} : memref<32x36xf16, #gpu.address_space<workgroup>>, %{{[^ ]+}} : memref<64x32xf16, #gpu.address_space<workgroup>>)
+// D36-SAME: workgroup(%{{[^ ]+}} : memref<2304xf16, #gpu.address_space<workgroup>>, %{{[^ ]+}} : memref<1152xf16, #gpu.address_space<workgroup>>, %{{[^ ]+}} : memref<1152xf16, #gpu.address_space<workgroup>>, %{{[^ ]+}} : memref<2048xf16, #gpu.address_space<workgroup>>)
 // D36-SAME: fa.has_lse = false, fa.head_dim = 36 : i64
 // D36-NOT: memref.extract_aligned_pointer_as_index
 // D36-NOT: vector.load {{.*}}vector<8xf16>
 // D36-NOT: vector.store {{.*}}vector<8xf16>
+// D36-NOT: scf.if {{.*}} -> (vector<4xf32>
+// D36: scf.for {{.*}} -> (vector<1xf32>, vector<1xf32>, vector<9xf32>)
+// D36-COUNT-2: gpu.barrier
+// D36-NOT: gpu.barrier
 // D36: gpu.return
 func.func @head_dim_36(%q: tensor<1x4x100x36xf16>, %k: tensor<1x4x100x36xf16>, %v: tensor<1x4x100x36xf16>) -> tensor<1x4x100x36xf16> {
   %o = fa.attention %q, %k, %v : tensor<1x4x100x36xf16>, tensor<1x4x100x36xf16>, tensor<1x4x100x36xf16> -> tensor<1x4x100x36xf16>
@@ -225,31 +327,81 @@ func.func @head_dim_36(%q: tensor<1x4x100x36xf16>, %k: tensor<1x4x100x36xf16>, %
 
 //--- lds-pad.mlir
 
-// lds_pad = 2 widens every LDS row by two elements: Q, K, V are 16 x (32+2),
-// P is 16 x (16+2). The copies and products index the padded buffers with
-// the unpadded coordinates.
+// Level 1b IR, barriers included, with each buffer's layout in its type:
+// Q rows of 32 halves padded to 34, K to 36, V pair-interleaved with pair
+// rows of 2 x (32 + 2), P rows of 16 padded to 18 (#fa.tile's lds_pad only
+// records the largest). Each slot is one 1-D attribution of rows x stride
+// elements, indexed with its own stride.
 // The host launches one workgroup of 64 threads.
 // PAD-LABEL: func.func @padded
 // PAD: gpu.launch_func @fa_kernels::@padded_kernel blocks in (%{{c1[_0-9]*}}, %{{c1[_0-9]*}}, %{{c1[_0-9]*}}) threads in (%{{c64[_0-9]*}}, %{{c1[_0-9]*}}, %{{c1[_0-9]*}})
 // PAD-LABEL: gpu.func @padded_kernel
-// PAD-SAME: workgroup(%[[QLDS:[^ ]+]] : memref<16x34xf16, #gpu.address_space<workgroup>>, %[[KLDS:[^ ]+]] : memref<16x34xf16, #gpu.address_space<workgroup>>, %[[VLDS:[^ ]+]] : memref<16x34xf16, #gpu.address_space<workgroup>>, %[[PLDS:[^ ]+]] : memref<16x18xf16, #gpu.address_space<workgroup>>)
-// PAD-SAME: fa.tile = #fa.tile<target = "gfx906", block_m = 16, block_n = 16, waves = 1, wave_size = 64, stages = 1, lds_pad = 2>, known_block_size = array<i32: 64, 1, 1>
-// PAD: vector.store %{{.+}}, %[[QLDS]]{{.*}} : memref<16x34xf16, #gpu.address_space<workgroup>>, vector<8xf16>
-// PAD: memref.store %{{.+}}, %[[PLDS]][%{{.+}}, %{{.+}}] : memref<16x18xf16, #gpu.address_space<workgroup>>
+// PAD-SAME: workgroup(%[[QLDS:[^ ]+]] : memref<544xf16, #gpu.address_space<workgroup>>, %[[KLDS:[^ ]+]] : memref<576xf16, #gpu.address_space<workgroup>>, %[[VLDS:[^ ]+]] : memref<544xf16, #gpu.address_space<workgroup>>, %[[PLDS:[^ ]+]] : memref<288xf16, #gpu.address_space<workgroup>>)
+// PAD-SAME: fa.tile = #fa.tile<target = "gfx906", block_m = 16, block_n = 16, waves = 1, wave_size = 64, stages = 1, lds_pad = 4>, known_block_size = array<i32: 64, 1, 1>
+// PAD-DAG: %[[C34:.+]] = arith.constant 34 : index
+// PAD-DAG: %[[C36:.+]] = arith.constant 36 : index
+// PAD-DAG: %[[C68:.+]] = arith.constant 68 : index
+// PAD-DAG: %[[C18:.+]] = arith.constant 18 : index
+// Q's vector copy: row r, columns c..c+7 at r * 34 + c. A row of 68 bytes
+// keeps only 4-byte alignment.
+// PAD: %[[QROW:[^ ]+]] = arith.muli %{{.+}}, %[[C34]] : index
+// PAD-NEXT: %[[QAT:[^ ]+]] = arith.addi %[[QROW]], %{{.+}} : index
+// PAD-NEXT: vector.store %{{.+}}, %[[QLDS]][%[[QAT]]] {alignment = 4 : i64} : memref<544xf16, #gpu.address_space<workgroup>>, vector<8xf16>
+// PAD: %[[KROW:[^ ]+]] = arith.muli %{{.+}}, %[[C36]] : index
+// PAD-NEXT: %[[KAT:[^ ]+]] = arith.addi %[[KROW]], %{{.+}} : index
+// PAD-NEXT: vector.store %{{.+}}, %[[KLDS]][%[[KAT]]] {alignment = 8 : i64} : memref<576xf16, #gpu.address_space<workgroup>>, vector<8xf16>
+// PAD: vector.store %{{.+}}, %[[VLDS]][%{{.+}}] {alignment = 8 : i64} : memref<544xf16, #gpu.address_space<workgroup>>, vector<16xf16>
+// The barriers of the input, where the input has them, and no others.
+// PAD-NOT: gpu.barrier
+// PAD: } else {
+// PAD-NOT: gpu.barrier
+// PAD: vector.store %{{.+}}, %[[VLDS]][%{{.+}}] {alignment = 4 : i64} : memref<544xf16, #gpu.address_space<workgroup>>, vector<2xf16>
+// PAD: }
+// PAD-NEXT: }
+// PAD-NEXT: gpu.barrier
+// PAD-NOT: gpu.barrier
+// PAD: vector.load %[[QLDS]][%{{.+}}] {alignment = 4 : i64} : memref<544xf16, #gpu.address_space<workgroup>>, vector<2xf16>
+// PAD: vector.load %[[KLDS]][%{{.+}}] {alignment = 4 : i64} : memref<576xf16, #gpu.address_space<workgroup>>, vector<2xf16>
+// PAD-NOT: gpu.barrier
+// P at r * 18 + c.
+// PAD: %[[PROW:[^ ]+]] = arith.muli %{{.+}}, %[[C18]] : index
+// PAD-NEXT: %[[PAT:[^ ]+]] = arith.addi %[[PROW]], %{{.+}} : index
+// PAD-NEXT: memref.store %{{.+}}, %[[PLDS]][%[[PAT]]] : memref<288xf16, #gpu.address_space<workgroup>>
+// PAD-NOT: gpu.barrier
+// PAD-NOT: scf.for
 // PAD: gpu.barrier
-// PAD: %[[PLDS]][
+// PAD-NOT: gpu.barrier
+// V's pair (kk, c), (kk+1, c) at (kk / 2) * 68 + 2c + kk % 2.
+// PAD: scf.for %[[KK:[^ ]+]] = %{{.+}} -> (vector<{{[0-9]+}}xf32>) {
+// PAD: vector.load %[[PLDS]][%{{.+}}] {alignment = 4 : i64} : memref<288xf16, #gpu.address_space<workgroup>>, vector<2xf16>
+// PAD: %[[VPAIR:[^ ]+]] = arith.divui %[[KK]], %{{.+}} : index
+// PAD-NEXT: %[[VODD:[^ ]+]] = arith.remui %[[KK]], %{{.+}} : index
+// PAD-NEXT: %[[VROW:[^ ]+]] = arith.muli %[[VPAIR]], %[[C68]] : index
+// PAD: vector.load %[[VLDS]][%{{.+}}] {alignment = 4 : i64} : memref<544xf16, #gpu.address_space<workgroup>>, vector<2xf16>
+// PAD-NOT: gpu.barrier
 // PAD: gpu.return
-#tile = #fa.tile<target = "gfx906", block_m = 16, block_n = 16, waves = 1, wave_size = 64, stages = 1, lds_pad = 2>
+#tile = #fa.tile<target = "gfx906", block_m = 16, block_n = 16, waves = 1, wave_size = 64, stages = 1, lds_pad = 4>
 !qkv = memref<1x1x16x32xf16, strided<[?, ?, ?, 1], offset: ?>>
+!q = memref<16x32xf16, strided<[34, 1]>, #gpu.address_space<workgroup>>
+!k = memref<16x32xf16, strided<[36, 1]>, #gpu.address_space<workgroup>>
+!v = memref<8x32x2xf16, strided<[68, 2, 1]>, #gpu.address_space<workgroup>>
+!p = memref<16x16xf16, strided<[18, 1]>, #gpu.address_space<workgroup>>
 func.func @padded(%q: !qkv, %k: !qkv, %v: !qkv, %o: !qkv) {
   scf.forall (%mb, %h, %b) in (1, 1, 1) {
     %c0 = arith.constant 0 : index
-    %qt = fa.load_tile %q[%b, %h, %c0] : !qkv -> tensor<16x32xf16>
-    %kt = fa.load_tile %k[%b, %h, %c0] : !qkv -> tensor<16x32xf16>
-    %vt = fa.load_tile %v[%b, %h, %c0] : !qkv -> tensor<16x32xf16>
-    %s = fa.tile_dot %qt, %kt transpose_rhs : tensor<16x32xf16>, tensor<16x32xf16> -> tensor<16x16xf32>
+    %qb = fa.lds_buffer "q" : !q
+    %kb = fa.lds_buffer "k" : !k
+    %vb = fa.lds_buffer "v" : !v
+    %pb = fa.lds_buffer "p" : !p
+    fa.copy_tile %q[%b, %h, %c0] to %qb : !qkv to !q
+    fa.copy_tile %k[%b, %h, %c0] to %kb : !qkv to !k
+    fa.copy_tile %v[%b, %h, %c0] to %vb : !qkv to !v
+    gpu.barrier
+    %s = fa.lds_dot %qb, %kb transpose_rhs : !q, !k -> tensor<16x16xf32>
     %p = arith.truncf %s : tensor<16x16xf32> to tensor<16x16xf16>
-    %acc = fa.tile_dot %p, %vt : tensor<16x16xf16>, tensor<16x32xf16> -> tensor<16x32xf32>
+    fa.write_tile %p to %pb : tensor<16x16xf16> to !p
+    gpu.barrier
+    %acc = fa.lds_dot %pb, %vb : !p, !v -> tensor<16x32xf32>
     %out = arith.truncf %acc : tensor<16x32xf32> to tensor<16x32xf16>
     fa.store_tile %out, %o[%b, %h, %c0] : tensor<16x32xf16>, !qkv
   } {fa.args = array<i64: 0, 1, 2, 3, -1>, fa.tile = #tile, mapping = [#gpu.block<x>, #gpu.block<y>, #gpu.block<z>]}
@@ -360,31 +512,64 @@ func.func @unmappable(%q: !qkv, %k: !qkv, %v: !qkv, %o: !qkv) {
 
 // -----
 
+// Tile IR straight from fa-tile: its LDS tiles have no buffers yet.
 #tile = #fa.tile<target = "gfx906", block_m = 16, block_n = 16, waves = 1, wave_size = 64, stages = 1, lds_pad = 0>
 !qkv = memref<1x1x16x32xf16, strided<[?, ?, ?, 1], offset: ?>>
-func.func @rhs_in_registers(%q: !qkv, %k: !qkv, %v: !qkv, %o: !qkv) {
+func.func @not_promoted(%q: !qkv, %k: !qkv, %v: !qkv, %o: !qkv) {
   scf.forall (%mb, %h, %b) in (1, 1, 1) {
     %c0 = arith.constant 0 : index
+    // expected-error @+1 {{'fa.load_tile' op is a tile in LDS without an explicit buffer: run fa-promote before fa-lower-to-gpu}}
     %qt = fa.load_tile %q[%b, %h, %c0] : !qkv -> tensor<16x32xf16>
     %kt = fa.load_tile %k[%b, %h, %c0] : !qkv -> tensor<16x32xf16>
     %s = fa.tile_dot %qt, %kt transpose_rhs : tensor<16x32xf16>, tensor<16x32xf16> -> tensor<16x16xf32>
-    %p = arith.truncf %s : tensor<16x16xf32> to tensor<16x16xf16>
-    // expected-error @+1 {{'fa.tile_dot' op rhs must be a tile loaded with fa.load_tile}}
-    %pp = fa.tile_dot %p, %p : tensor<16x16xf16>, tensor<16x16xf16> -> tensor<16x16xf32>
   } {fa.args = array<i64: 0, 1, 2, 3, -1>, fa.tile = #tile}
   return
 }
 
 // -----
 
+// An LDS operand that is not one of the grid's fa.lds_buffer ops.
 #tile = #fa.tile<target = "gfx906", block_m = 16, block_n = 16, waves = 1, wave_size = 64, stages = 1, lds_pad = 0>
 !qkv = memref<1x1x16x32xf16, strided<[?, ?, ?, 1], offset: ?>>
-func.func @store_lds_tile(%q: !qkv, %k: !qkv, %v: !qkv, %o: !qkv) {
+!lds = memref<16x32xf16, strided<[32, 1]>, #gpu.address_space<workgroup>>
+func.func @foreign_lds(%q: !qkv, %k: !qkv, %v: !qkv, %o: !qkv, %w: !lds) {
   scf.forall (%mb, %h, %b) in (1, 1, 1) {
     %c0 = arith.constant 0 : index
-    %qt = fa.load_tile %q[%b, %h, %c0] : !qkv -> tensor<16x32xf16>
+    %qb = fa.lds_buffer "q" : !lds
+    fa.copy_tile %q[%b, %h, %c0] to %qb : !qkv to !lds
+    gpu.barrier
+    // expected-error @+1 {{'fa.lds_dot' op cannot lower: operand #1 is not an fa.lds_buffer of this grid}}
+    %s = fa.lds_dot %qb, %w transpose_rhs : !lds, !lds -> tensor<16x16xf32>
+  } {fa.args = array<i64: 0, 1, 2, 3, -1>, fa.tile = #tile}
+  return
+}
+
+// -----
+
+// Buffers in one slot share one attribution, which has one element type.
+#tile = #fa.tile<target = "gfx906", block_m = 16, block_n = 16, waves = 1, wave_size = 64, stages = 1, lds_pad = 0>
+!qkv = memref<1x1x16x32xf16, strided<[?, ?, ?, 1], offset: ?>>
+!lds = memref<16x32xf16, strided<[32, 1]>, #gpu.address_space<workgroup>>
+func.func @slot_types(%q: !qkv, %k: !qkv, %v: !qkv, %o: !qkv) {
+  scf.forall (%mb, %h, %b) in (1, 1, 1) {
+    %kb = fa.lds_buffer "k" slot("kv") : !lds
+    // expected-error @+1 {{'fa.lds_buffer' op shares slot 'kv' with a buffer of another element type}}
+    %vb = fa.lds_buffer "v" slot("kv") : memref<16x32xf32, strided<[32, 1]>, #gpu.address_space<workgroup>>
+  } {fa.args = array<i64: 0, 1, 2, 3, -1>, fa.tile = #tile}
+  return
+}
+
+// -----
+
+// A tensor from outside the grid has no per-thread fragment.
+#tile = #fa.tile<target = "gfx906", block_m = 16, block_n = 16, waves = 1, wave_size = 64, stages = 1, lds_pad = 0>
+!qkv = memref<1x1x16x32xf16, strided<[?, ?, ?, 1], offset: ?>>
+!lds = memref<16x32xf16, strided<[32, 1]>, #gpu.address_space<workgroup>>
+func.func @tensor_from_outside(%q: !qkv, %k: !qkv, %v: !qkv, %o: !qkv, %t: tensor<16x32xf16>) {
+  scf.forall (%mb, %h, %b) in (1, 1, 1) {
+    %c0 = arith.constant 0 : index
     // expected-error @+1 {{'fa.store_tile' op cannot lower: tensor value has no per-thread fragment}}
-    fa.store_tile %qt, %o[%b, %h, %c0] : tensor<16x32xf16>, !qkv
+    fa.store_tile %t, %o[%b, %h, %c0] : tensor<16x32xf16>, !qkv
   } {fa.args = array<i64: 0, 1, 2, 3, -1>, fa.tile = #tile}
   return
 }
@@ -393,12 +578,14 @@ func.func @store_lds_tile(%q: !qkv, %k: !qkv, %v: !qkv, %o: !qkv) {
 
 #tile = #fa.tile<target = "gfx906", block_m = 16, block_n = 16, waves = 1, wave_size = 64, stages = 1, lds_pad = 0>
 !qkv = memref<1x1x16x32xf16, strided<[?, ?, ?, 1], offset: ?>>
+!lds = memref<16x32xf16, strided<[32, 1]>, #gpu.address_space<workgroup>>
 func.func @row_from_memory(%q: !qkv, %k: !qkv, %v: !qkv, %o: !qkv, %rows: memref<1xindex>) {
   %c0 = arith.constant 0 : index
   %r = memref.load %rows[%c0] : memref<1xindex>
   scf.forall (%mb, %h, %b) in (1, 1, 1) {
-    // expected-error @+1 {{'fa.load_tile' op cannot lower: cannot recompute 'memref.load' inside the kernel}}
-    %qt = fa.load_tile %q[%b, %h, %r] : !qkv -> tensor<16x32xf16>
+    %qb = fa.lds_buffer "q" : !lds
+    // expected-error @+1 {{'fa.copy_tile' op cannot lower: cannot recompute 'memref.load' inside the kernel}}
+    fa.copy_tile %q[%b, %h, %r] to %qb : !qkv to !lds
   } {fa.args = array<i64: 0, 1, 2, 3, -1>, fa.tile = #tile}
   return
 }
@@ -407,10 +594,12 @@ func.func @row_from_memory(%q: !qkv, %k: !qkv, %v: !qkv, %o: !qkv, %rows: memref
 
 #tile = #fa.tile<target = "gfx906", block_m = 16, block_n = 16, waves = 1, wave_size = 64, stages = 1, lds_pad = 0>
 !qkv = memref<1x1x16x32xf16, strided<[?, ?, ?, 1], offset: ?>>
+!lds = memref<16x32xf16, strided<[32, 1]>, #gpu.address_space<workgroup>>
 func.func @row_from_argument(%q: !qkv, %k: !qkv, %v: !qkv, %o: !qkv, %r: index) {
   scf.forall (%mb, %h, %b) in (1, 1, 1) {
-    // expected-error @+1 {{'fa.load_tile' op cannot lower: a block argument from outside the grid cannot be passed to the kernel}}
-    %qt = fa.load_tile %q[%b, %h, %r] : !qkv -> tensor<16x32xf16>
+    %qb = fa.lds_buffer "q" : !lds
+    // expected-error @+1 {{'fa.copy_tile' op cannot lower: a block argument from outside the grid cannot be passed to the kernel}}
+    fa.copy_tile %q[%b, %h, %r] to %qb : !qkv to !lds
   } {fa.args = array<i64: 0, 1, 2, 3, -1>, fa.tile = #tile}
   return
 }
@@ -419,12 +608,14 @@ func.func @row_from_argument(%q: !qkv, %k: !qkv, %v: !qkv, %o: !qkv, %r: index) 
 
 #tile = #fa.tile<target = "gfx906", block_m = 16, block_n = 16, waves = 1, wave_size = 64, stages = 1, lds_pad = 0>
 !qkv = memref<1x1x16x32xf16, strided<[?, ?, ?, 1], offset: ?>>
+!lds = memref<16x32xf16, strided<[32, 1]>, #gpu.address_space<workgroup>>
 func.func @dim_of_other_buffer(%q: !qkv, %k: !qkv, %v: !qkv, %o: !qkv, %x: memref<?xf32>) {
   %c0 = arith.constant 0 : index
   %n = memref.dim %x, %c0 : memref<?xf32>
   scf.forall (%mb, %h, %b) in (1, 1, 1) {
-    // expected-error @+1 {{'fa.load_tile' op cannot lower: memref.dim of a value that is not a kernel buffer}}
-    %qt = fa.load_tile %q[%b, %h, %n] : !qkv -> tensor<16x32xf16>
+    %qb = fa.lds_buffer "q" : !lds
+    // expected-error @+1 {{'fa.copy_tile' op cannot lower: memref.dim of a value that is not a kernel buffer}}
+    fa.copy_tile %q[%b, %h, %n] to %qb : !qkv to !lds
   } {fa.args = array<i64: 0, 1, 2, 3, -1>, fa.tile = #tile}
   return
 }
@@ -433,11 +624,13 @@ func.func @dim_of_other_buffer(%q: !qkv, %k: !qkv, %v: !qkv, %o: !qkv, %x: memre
 
 #tile = #fa.tile<target = "gfx906", block_m = 16, block_n = 16, waves = 1, wave_size = 64, stages = 1, lds_pad = 0>
 !qkv = memref<1x1x16x32xf16, strided<[?, ?, ?, 1], offset: ?>>
+!lds = memref<16x32xf16, strided<[32, 1]>, #gpu.address_space<workgroup>>
 func.func @not_a_kernel_buffer(%q: !qkv, %k: !qkv, %v: !qkv, %o: !qkv, %x: !qkv) {
   scf.forall (%mb, %h, %b) in (1, 1, 1) {
     %c0 = arith.constant 0 : index
-    // expected-error @+1 {{'fa.load_tile' op cannot lower: operand #0 is not one of the kernel's buffers (fa.args)}}
-    %xt = fa.load_tile %x[%b, %h, %c0] : !qkv -> tensor<16x32xf16>
+    %xb = fa.lds_buffer "x" : !lds
+    // expected-error @+1 {{'fa.copy_tile' op cannot lower: operand #0 is not one of the kernel's buffers (fa.args)}}
+    fa.copy_tile %x[%b, %h, %c0] to %xb : !qkv to !lds
   } {fa.args = array<i64: 0, 1, 2, 3, -1>, fa.tile = #tile}
   return
 }

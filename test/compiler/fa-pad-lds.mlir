@@ -1,44 +1,63 @@
 // RUN: split-file %s %t
-// The padding is chosen by the bank-conflict analysis: one dword per row
-// takes the K read of Q·Kᵀ from 16-way to conflict-free on both targets.
-// RUN: fa-opt %t/d128.mlir --fa-tile="target=gfx906" --fa-pad-lds | FileCheck %s --check-prefix=GFX906
-// RUN: fa-opt %t/d128.mlir --fa-tile="target=gfx906" --fa-pad-lds="remarks=true" -mlir-print-op-on-diagnostic=false 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
-// RUN: fa-opt %t/d64.mlir --fa-tile="target=sm_90" --fa-pad-lds | FileCheck %s --check-prefix=SM90
-// On gfx906 at D=64 the unpadded tiles fill exactly 32 KiB: any padding
-// would leave one 256-thread workgroup per CU (1 wave per SIMD instead of 2),
-// so the pass keeps the rows and says why.
-// RUN: fa-opt %t/d64.mlir --fa-tile="target=gfx906" --fa-pad-lds="remarks=true" -mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s --check-prefix=OCCUPANCY
+// fa-pad-lds works on the memory level (fa-promote): each LDS buffer gets
+// the padding its own accesses need, chosen by the bank-conflict analysis
+// (BankConflicts.h, docs/bank-conflicts.md), as its memref row stride.
+// RUN: fa-opt %t/d128.mlir --fa-tile="target=gfx906" --fa-promote --fa-pad-lds | FileCheck %s --check-prefix=GFX906
+// RUN: fa-opt %t/d128.mlir --fa-tile="target=gfx906" --fa-promote --fa-pad-lds="remarks=true" -mlir-print-op-on-diagnostic=false 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
+// RUN: fa-opt %t/d64.mlir --fa-tile="target=sm_90" --fa-promote --fa-pad-lds | FileCheck %s --check-prefix=SM90
+// With separate K and V slots at D=64 the unpadded buffers fill exactly
+// 32 KiB: any padding would leave one 256-thread workgroup per CU (1 wave
+// per SIMD instead of 2), so the pass keeps the rows and says why.
+// RUN: fa-opt %t/d64.mlir --fa-tile="target=gfx906 block-m=64 block-n=64 kv-shared=off" --fa-promote --fa-pad-lds="remarks=true" -mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s --check-prefix=OCCUPANCY
 
 // Where it must not fire: padding set by hand, a layout already
-// conflict-free (D=40, BLOCK_N=40: every row 80 bytes), and IR without
-// tile grids.
+// conflict-free (D=40, BLOCK_N=40: every row 80 bytes), a grid without
+// buffers (fa-promote not run), IR without tile grids, and a budget that
+// cannot take the padding.
 // RUN: fa-opt %t/explicit.mlir --fa-pad-lds="remarks=true" -mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s --check-prefix=EXPLICIT
-// RUN: fa-opt %t/d40.mlir --fa-tile="target=gfx906 block-m=64 block-n=40" --fa-pad-lds="remarks=true" -mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s --check-prefix=D40
+// RUN: fa-opt %t/d40.mlir --fa-tile="target=gfx906 block-m=64 block-n=40" --fa-promote --fa-pad-lds="remarks=true" -mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s --check-prefix=D40
+// RUN: fa-opt %t/d64.mlir --fa-tile="target=gfx906" --fa-pad-lds="remarks=true" -mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s --check-prefix=NOBUF
 // RUN: fa-opt %t/d64.mlir --fa-pad-lds | FileCheck %s --check-prefix=UNTOUCHED
-// A budget that cannot take the padding keeps the rows as they are: D=132,
-// 64x64 needs 58880 bytes (64768 with the margin); one dword per row more
-// would be 65894 of gfx906's 65536, so P's 8-way read stays.
-// RUN: fa-opt %t/d132.mlir --fa-tile="target=gfx906 block-m=64 block-n=64" --fa-pad-lds="remarks=true" -mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s --check-prefix=BUDGET
+// RUN: fa-opt %t/budget.mlir --fa-pad-lds="remarks=true" -mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s --check-prefix=BUDGET
 
-// GFX906: fa.tile = #fa.tile<target = "gfx906", block_m = 64, block_n = 64, waves = 4, wave_size = 64, stages = 1, lds_pad = 2>
-// REMARK: remark: fa-pad-lds: gfx906 64 lanes per wave, thread grid 16x16: lds_pad=2, LDS 58368 bytes
-// REMARK-NEXT: Q (Q·Kᵀ lhs, row pairs), 4 B per lane: degree 2 -> 1
-// REMARK-NEXT: K (Q·Kᵀ rhs, row pairs per thread column), 4 B per lane: degree 16 -> 1
-// REMARK-NEXT: P (P·V lhs, row pairs), 4 B per lane: degree 2 -> 1
-// REMARK-NEXT: V (P·V rhs, down a column), 2 B per lane: degree 1 -> 1
-// SM90: fa.tile = #fa.tile<target = "sm_90", {{.*}}lds_pad = 2>
-// OCCUPANCY: remark: fa-pad-lds: gfx906 64 lanes per wave, thread grid 16x16: lds_pad=0 (padding would cut LDS occupancy from 2 to 1 waves per SIMD), LDS 32768 bytes
-// OCCUPANCY: K (Q·Kᵀ rhs, row pairs per thread column), 4 B per lane: degree 16 -> 16
+// GFX906: fa.lds_buffer "q" : memref<64x128xf16, strided<[130, 1]>, #gpu.address_space<workgroup>>
+// GFX906-NEXT: fa.lds_buffer "k" slot("kv") : memref<32x128xf16, strided<[130, 1]>, #gpu.address_space<workgroup>>
+// GFX906-NEXT: fa.lds_buffer "v" slot("kv") : memref<16x128x2xf16, strided<[256, 2, 1]>, #gpu.address_space<workgroup>>
+// GFX906-NEXT: fa.lds_buffer "p" : memref<64x32xf16, strided<[36, 1]>, #gpu.address_space<workgroup>>
+// GFX906: fa.tile = #fa.tile<target = "gfx906", block_m = 64, block_n = 32, waves = 4, wave_size = 64, stages = 1, lds_pad = 4, kv_shared = true>
+// REMARK: remark: fa-pad-lds: gfx906 64 lanes per wave, thread grid 16x16, LDS 28672 -> 29568 bytes (2 waves per SIMD by LDS)
+// REMARK-NEXT: q: pad 2
+// REMARK-NEXT: copy from global memory (16 B per lane), 16 B per lane: degree 1 -> 1
+// REMARK-NEXT: lhs of a product, row pairs (one per thread row), 4 B per lane: degree 2 -> 1
+// REMARK-NEXT: k: pad 2
+// REMARK-NEXT: copy from global memory (16 B per lane), 16 B per lane: degree 1 -> 1
+// REMARK-NEXT: rhs of a product (transposed), row pairs per thread column, 4 B per lane: degree 16 -> 1
+// REMARK-NEXT: v: pad 0 (pair-interleaved)
+// REMARK-NEXT: copy from global memory (two rows interleaved, 16 B stores), 16 B per lane: degree 2 -> 2
+// REMARK-NEXT: rhs of a product, key pairs (one word per column), 4 B per lane: degree 1 -> 1
+// REMARK-NEXT: p: pad 4
+// REMARK-NEXT: write of a register tile (element per lane), 2 B per lane: degree 2 -> 1
+// REMARK-NEXT: lhs of a product, row pairs (one per thread row), 4 B per lane: degree 2 -> 1
+// SM90: fa.lds_buffer "k" : memref<64x64xf16, strided<[66, 1]>
+// SM90: fa.tile = #fa.tile<target = "sm_90", {{.*}}lds_pad = 4>
+// OCCUPANCY: remark: fa-pad-lds: gfx906 64 lanes per wave, thread grid 16x16, LDS 32768 -> 32768 bytes (2 waves per SIMD by LDS); not padded: k (would cut LDS occupancy to 1 waves per SIMD), q (would cut LDS occupancy to 1 waves per SIMD), p (would cut LDS occupancy to 1 waves per SIMD)
+// OCCUPANCY: rhs of a product (transposed), row pairs per thread column, 4 B per lane: degree 16 -> 16
+// OCCUPANCY: fa.lds_buffer "k" : memref<64x64xf16, strided<[64, 1]>
 // OCCUPANCY: lds_pad = 0>
 // EXPLICIT: remark: fa-pad-lds: lds_pad=4 was set explicitly; left as it is
+// EXPLICIT: fa.lds_buffer "k" : memref<64x64xf16, strided<[68, 1]>
 // EXPLICIT: lds_pad = 4>
-// D40: remark: fa-pad-lds: {{.*}}lds_pad=0 (no padding lowers the worst degree)
+// D40: remark: fa-pad-lds: gfx906 64 lanes per wave, thread grid 32x8, LDS 16640 -> 16640 bytes (3 waves per SIMD by LDS)
+// D40-NOT: degree {{[2-9]}} -> 1
 // D40: lds_pad = 0>
+// NOBUF: remark: fa-pad-lds: no LDS buffers (run fa-promote first); nothing to pad
 // UNTOUCHED-NOT: fa.tile
 // UNTOUCHED: fa.attention
-// BUDGET: lds_pad=0 (the LDS budget leaves no room for padding), LDS 58880 bytes
-// BUDGET: P (P·V lhs, row pairs), 4 B per lane: degree 8 -> 8
-// BUDGET: lds_pad = 0>
+// BUDGET: LDS 59136 -> 59392 bytes (1 waves per SIMD by LDS); not padded: q (the LDS budget leaves no room)
+// BUDGET: lhs of a product, row pairs (one per thread row), 4 B per lane: degree 2 -> 2
+// BUDGET: rhs of a product (transposed), row pairs per thread column, 4 B per lane: degree 16 -> 1
+// BUDGET: fa.lds_buffer "q" : memref<64x64xf16, strided<[64, 1]>
+// BUDGET: fa.lds_buffer "k" : memref<64x64xf16, strided<[66, 1]>
 
 //--- d64.mlir
 func.func @d64(%q: tensor<?x8x?x64xf16>, %k: tensor<?x8x?x64xf16>, %v: tensor<?x8x?x64xf16>) -> tensor<?x8x?x64xf16> {
@@ -65,9 +84,34 @@ func.func @d40(%q: tensor<?x8x?x40xf16>, %k: tensor<?x8x?x40xf16>, %v: tensor<?x
 }
 
 //--- explicit.mlir
-func.func @explicit(%q: memref<?x8x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>, %o: memref<?x8x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>) {
+func.func @explicit(%q: memref<?x8x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>) {
+  %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   scf.forall (%mb, %h, %b) in (%c1, %c1, %c1) {
-  } {fa.args = array<i64: 0, 0, 0, 1, -1>, fa.tile = #fa.tile<target = "gfx906", block_m = 64, block_n = 64, waves = 4, wave_size = 64, stages = 1, lds_pad = 4>, mapping = [#gpu.block<x>, #gpu.block<y>, #gpu.block<z>]}
+    %qb = fa.lds_buffer "q" : memref<64x64xf16, strided<[68, 1]>, #gpu.address_space<workgroup>>
+    %kb = fa.lds_buffer "k" : memref<64x64xf16, strided<[68, 1]>, #gpu.address_space<workgroup>>
+    fa.copy_tile %q[%b, %h, %c0] to %qb : memref<?x8x?x64xf16, strided<[?, ?, ?, 1], offset: ?>> to memref<64x64xf16, strided<[68, 1]>, #gpu.address_space<workgroup>>
+    fa.copy_tile %q[%b, %h, %c0] to %kb : memref<?x8x?x64xf16, strided<[?, ?, ?, 1], offset: ?>> to memref<64x64xf16, strided<[68, 1]>, #gpu.address_space<workgroup>>
+    gpu.barrier
+    %s = fa.lds_dot %qb, %kb transpose_rhs : memref<64x64xf16, strided<[68, 1]>, #gpu.address_space<workgroup>>, memref<64x64xf16, strided<[68, 1]>, #gpu.address_space<workgroup>> -> tensor<64x64xf32>
+  } {fa.args = array<i64: 0, 0, 0, 0, -1>, fa.tile = #fa.tile<target = "gfx906", block_m = 64, block_n = 64, waves = 4, wave_size = 64, stages = 1, lds_pad = 4>, mapping = [#gpu.block<x>, #gpu.block<y>, #gpu.block<z>]}
+  return
+}
+
+//--- budget.mlir
+// A 42 KiB buffer "big" leaves room within the 10% margin of 64 KiB for
+// the padding that matters most (K's 16-way read) but not for Q's.
+func.func @budget(%q: memref<?x8x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  scf.forall (%mb, %h, %b) in (%c1, %c1, %c1) {
+    %big = fa.lds_buffer "big" : memref<167x128xf16, strided<[128, 1]>, #gpu.address_space<workgroup>>
+    %qb = fa.lds_buffer "q" : memref<64x64xf16, strided<[64, 1]>, #gpu.address_space<workgroup>>
+    %kb = fa.lds_buffer "k" : memref<64x64xf16, strided<[64, 1]>, #gpu.address_space<workgroup>>
+    fa.copy_tile %q[%b, %h, %c0] to %qb : memref<?x8x?x64xf16, strided<[?, ?, ?, 1], offset: ?>> to memref<64x64xf16, strided<[64, 1]>, #gpu.address_space<workgroup>>
+    fa.copy_tile %q[%b, %h, %c0] to %kb : memref<?x8x?x64xf16, strided<[?, ?, ?, 1], offset: ?>> to memref<64x64xf16, strided<[64, 1]>, #gpu.address_space<workgroup>>
+    gpu.barrier
+    %s = fa.lds_dot %qb, %kb transpose_rhs : memref<64x64xf16, strided<[64, 1]>, #gpu.address_space<workgroup>>, memref<64x64xf16, strided<[64, 1]>, #gpu.address_space<workgroup>> -> tensor<64x64xf32>
+  } {fa.args = array<i64: 0, 0, 0, 0, -1>, fa.tile = #fa.tile<target = "gfx906", block_m = 64, block_n = 64, waves = 4, wave_size = 64, stages = 1, lds_pad = 0>, mapping = [#gpu.block<x>, #gpu.block<y>, #gpu.block<z>]}
   return
 }

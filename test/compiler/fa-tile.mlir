@@ -7,6 +7,12 @@
 // Automatic choice from the LDS budget model, and the `report` table.
 // RUN: fa-opt %t/choice.mlir --fa-tile="target=gfx906 report=true" 2>/dev/null | FileCheck %s --check-prefix=GFX906
 // RUN: fa-opt %t/choice.mlir --fa-tile="target=gfx906 report=true" 2>&1 >/dev/null | FileCheck %s --check-prefix=GFX906-REPORT
+// RUN: fa-opt %t/choice.mlir --fa-tile="target=gfx906 report=true kv-shared=off" 2>/dev/null | FileCheck %s --check-prefix=GFX906-OFF
+// RUN: fa-opt %t/choice.mlir --fa-tile="target=gfx906 report=true kv-shared=off" 2>&1 >/dev/null | FileCheck %s --check-prefix=GFX906-OFF-REPORT
+// RUN: fa-opt %t/choice.mlir --fa-tile="target=gfx906 kv-shared=on" | FileCheck %s --check-prefix=GFX906-ON
+// RUN: fa-opt %t/choice.mlir --fa-tile="target=gfx906 block-m=64 block-n=64" | FileCheck %s --check-prefix=EXPLICIT-64
+// RUN: fa-opt %t/choice.mlir --fa-tile="target=gfx906 block-m=64 block-n=64 kv-shared=off" | FileCheck %s --check-prefix=EXPLICIT-OFF
+// RUN: fa-opt %t/choice.mlir --fa-tile="target=gfx906 block-m=64 block-n=32 kv-shared=on" | FileCheck %s --check-prefix=EXPLICIT-ON
 // RUN: fa-opt %t/choice.mlir --fa-tile="target=sm_90 report=true" 2>/dev/null | FileCheck %s --check-prefix=SM90
 // RUN: fa-opt %t/choice.mlir --fa-tile="target=sm_90 report=true" 2>&1 >/dev/null | FileCheck %s --check-prefix=SM90-REPORT
 
@@ -43,6 +49,7 @@
 // RUN: fa-opt %t/stages.mlir --fa-tile="stages=2" -verify-diagnostics
 // RUN: fa-opt %t/stages.mlir --fa-tile="stages=3" -verify-diagnostics
 // RUN: fa-opt %t/negative.mlir --fa-tile="block-m=-64" -verify-diagnostics
+// RUN: fa-opt %t/kv-shared.mlir --fa-tile="kv-shared=yes" -verify-diagnostics
 // RUN: fa-opt %t/unknown-target.mlir --fa-tile="target=gfx1234" -verify-diagnostics
 
 //--- loops.mlir
@@ -181,46 +188,87 @@ func.func @no_attention(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 //--- choice.mlir
 
+// gfx906 aims for 2 waves per SIMD, counting the LDS each workgroup takes
+// (a CU's 64 KiB shared by its workgroups) as well as the registers. At D=64,
+// 64x64 with separate K and V slots plus the padding reserved for fa-pad-lds
+// (33792 bytes) leaves room for one workgroup per CU; with K and V in one
+// slot (25344) two fit, so the chooser shares the slot. At D=128 the largest
+// tile that reaches 2 waves is 64x32 with K and V shared.
 // GFX906-LABEL: func.func @d64
-// GFX906: fa.tile = #fa.tile<target = "gfx906", block_m = 64, block_n = 64, waves = 4, wave_size = 64, stages = 1, lds_pad = 0>
+// GFX906: fa.tile = #fa.tile<target = "gfx906", block_m = 64, block_n = 64, waves = 4, wave_size = 64, stages = 1, lds_pad = 0, kv_shared = true>
 // GFX906-LABEL: func.func @d128
-// GFX906: fa.tile = #fa.tile<target = "gfx906", block_m = 64, block_n = 64, waves = 4, wave_size = 64, stages = 1, lds_pad = 0>
+// GFX906: fa.tile = #fa.tile<target = "gfx906", block_m = 64, block_n = 32, waves = 4, wave_size = 64, stages = 1, lds_pad = 0, kv_shared = true>
 
-// 128x64 would fit the LDS at D=64 (49152 bytes) but not the registers (the
-// estimate, calibrated on gfx906, is 310): the seed's 64x64 wins.
-// GFX906-REPORT: remark: tile config for gfx906: D=64 f16 BLOCK_M=64 BLOCK_N=64 waves=4 (256 threads) stages=1 lds_pad=0
+// GFX906-REPORT: remark: tile config for gfx906: D=64 f16 BLOCK_M=64 BLOCK_N=64 waves=4 (256 threads) stages=1 lds_pad=0 (K and V share one LDS slot)
 // GFX906-REPORT-NEXT: thread grid 16x16, per thread 4x4 of S and 4x4 of O
 // GFX906-REPORT-NEXT: Q block LDS 8192
-// GFX906-REPORT-NEXT: K block x1 LDS 8192
-// GFX906-REPORT-NEXT: V block x1 LDS 8192
+// GFX906-REPORT-NEXT: K/V block (one slot) x1 LDS 8192
 // GFX906-REPORT-NEXT: S block (f32) registers 16384
 // GFX906-REPORT-NEXT: P block LDS 8192
 // GFX906-REPORT-NEXT: O block (f32) registers 16384
 // GFX906-REPORT-NEXT: statistics m, l (f32) registers 512
 // GFX906-REPORT-NEXT: padding LDS 0
-// GFX906-REPORT-NEXT: LDS total 32768 (+10% margin = 36045 of 65536)
-// GFX906-REPORT-NEXT: registers per thread (estimate): 200 of 256 -> 1 waves per SIMD (estimate)
-// GFX906-REPORT: remark: tile config for gfx906: D=128 f16 BLOCK_M=64 BLOCK_N=64 waves=4 (256 threads) stages=1 lds_pad=0
-// GFX906-REPORT-NEXT: thread grid 16x16, per thread 4x4 of S and 4x8 of O
+// GFX906-REPORT-NEXT: LDS total 24576 (+10% margin = 27034 of 65536)
+// GFX906-REPORT-NEXT: registers per thread (estimate): 104 of 256 -> 2 waves per SIMD (estimate)
+// GFX906-REPORT-NEXT: LDS allows 2 waves per SIMD (2 workgroups per CU)
+// GFX906-REPORT: remark: tile config for gfx906: D=128 f16 BLOCK_M=64 BLOCK_N=32 waves=4 (256 threads) stages=1 lds_pad=0 (K and V share one LDS slot)
+// GFX906-REPORT-NEXT: thread grid 16x16, per thread 4x2 of S and 4x8 of O
 // GFX906-REPORT-NEXT: Q block LDS 16384
-// GFX906-REPORT-NEXT: K block x1 LDS 16384
-// GFX906-REPORT-NEXT: V block x1 LDS 16384
-// GFX906-REPORT-NEXT: S block (f32) registers 16384
-// GFX906-REPORT-NEXT: P block LDS 8192
-// GFX906-REPORT: LDS total 57344 (+10% margin = 63079 of 65536)
-// GFX906-REPORT-NEXT: registers per thread (estimate): 240 of 256 -> 1 waves per SIMD (estimate)
+// GFX906-REPORT-NEXT: K/V block (one slot) x1 LDS 8192
+// GFX906-REPORT-NEXT: S block (f32) registers 8192
+// GFX906-REPORT-NEXT: P block LDS 4096
+// GFX906-REPORT: LDS total 28672 (+10% margin = 31540 of 65536)
+// GFX906-REPORT-NEXT: registers per thread (estimate): 116 of 256 -> 2 waves per SIMD (estimate)
+// GFX906-REPORT-NEXT: LDS allows 2 waves per SIMD (2 workgroups per CU)
 
-// sm_90 has the LDS for 128x128 but not the registers of an FMA kernel.
+// kv-shared=off: the largest tiles with separate K and V slots that still
+// reach 2 waves per SIMD.
+// GFX906-OFF-LABEL: func.func @d64
+// GFX906-OFF: fa.tile = #fa.tile<target = "gfx906", block_m = 64, block_n = 32, waves = 4, wave_size = 64, stages = 1, lds_pad = 0>
+// GFX906-OFF-LABEL: func.func @d128
+// GFX906-OFF: fa.tile = #fa.tile<target = "gfx906", block_m = 32, block_n = 32, waves = 4, wave_size = 64, stages = 1, lds_pad = 0>
+// GFX906-OFF-REPORT: remark: tile config for gfx906: D=64 f16 BLOCK_M=64 BLOCK_N=32 waves=4 (256 threads) stages=1 lds_pad=0{{$}}
+// GFX906-OFF-REPORT-NEXT: thread grid
+// GFX906-OFF-REPORT-NEXT: Q block LDS 8192
+// GFX906-OFF-REPORT-NEXT: K block x1 LDS 4096
+// GFX906-OFF-REPORT-NEXT: V block x1 LDS 4096
+// GFX906-OFF-REPORT: LDS total 20480 (+10% margin = 22528 of 65536)
+// GFX906-OFF-REPORT-NEXT: registers per thread (estimate): 84 of 256 -> 3 waves per SIMD (estimate)
+// GFX906-OFF-REPORT-NEXT: LDS allows 3 waves per SIMD (3 workgroups per CU)
+// GFX906-OFF-REPORT: remark: tile config for gfx906: D=128 f16 BLOCK_M=32 BLOCK_N=32 waves=4 (256 threads) stages=1 lds_pad=0{{$}}
+// GFX906-OFF-REPORT: LDS total 26624 (+10% margin = 29287 of 65536)
+// GFX906-OFF-REPORT-NEXT: registers per thread (estimate): 64 of 256 -> 4 waves per SIMD (estimate)
+// GFX906-OFF-REPORT-NEXT: LDS allows 2 waves per SIMD (2 workgroups per CU)
+
+// kv-shared=on at D=64 is what auto chose; explicit tiles with kv-shared=auto
+// share K and V only when that is what lets LDS reach the occupancy goal:
+// 64x64 at D=64 (1 workgroup per CU apart, 2 shared) does, 64x32 (3
+// workgroups per CU apart, the `loops` case above) does not.
+// GFX906-ON-LABEL: func.func @d64
+// GFX906-ON: fa.tile = #fa.tile<target = "gfx906", block_m = 64, block_n = 64, {{.*}}, kv_shared = true>
+// GFX906-ON-LABEL: func.func @d128
+// GFX906-ON: fa.tile = #fa.tile<target = "gfx906", block_m = 64, block_n = 32, {{.*}}, kv_shared = true>
+// EXPLICIT-64-LABEL: func.func @d64
+// EXPLICIT-64: fa.tile = #fa.tile<target = "gfx906", block_m = 64, block_n = 64, waves = 4, wave_size = 64, stages = 1, lds_pad = 0, kv_shared = true>
+// EXPLICIT-OFF-LABEL: func.func @d64
+// EXPLICIT-OFF: fa.tile = #fa.tile<target = "gfx906", block_m = 64, block_n = 64, waves = 4, wave_size = 64, stages = 1, lds_pad = 0>
+// EXPLICIT-ON-LABEL: func.func @d64
+// EXPLICIT-ON: fa.tile = #fa.tile<target = "gfx906", block_m = 64, block_n = 32, waves = 4, wave_size = 64, stages = 1, lds_pad = 0, kv_shared = true>
+
+// sm_90 does not count LDS towards occupancy and its goal is 1 wave; the
+// chooser caps the blocks at 64 (the best measured on the H200), and K and V
+// keep their own slots (nothing to gain from sharing).
 // SM90-LABEL: func.func @d64
 // SM90: fa.tile = #fa.tile<target = "sm_90", block_m = 64, block_n = 64, waves = 8, wave_size = 32, stages = 1, lds_pad = 0>
 // SM90-LABEL: func.func @d128
 // SM90: fa.tile = #fa.tile<target = "sm_90", block_m = 64, block_n = 64, waves = 8, wave_size = 32, stages = 1, lds_pad = 0>
 
-// SM90-REPORT: remark: tile config for sm_90: D=64 f16 BLOCK_M=64 BLOCK_N=64 waves=8 (256 threads) stages=1 lds_pad=0
+// SM90-REPORT: remark: tile config for sm_90: D=64 f16 BLOCK_M=64 BLOCK_N=64 waves=8 (256 threads) stages=1 lds_pad=0{{$}}
 // SM90-REPORT-NEXT: thread grid 16x16, per thread 4x4 of S and 4x4 of O
 // SM90-REPORT: LDS total 32768 (+10% margin = 36045 of 232448)
-// SM90-REPORT-NEXT: registers per thread (estimate): 200 of 255 -> 1 waves per SIMD (estimate)
-// SM90-REPORT: remark: tile config for sm_90: D=128 f16 BLOCK_M=64 BLOCK_N=64 waves=8 (256 threads) stages=1 lds_pad=0
+// SM90-REPORT-NEXT: registers per thread (estimate): 104 of 255 -> 2 waves per SIMD (estimate)
+// SM90-REPORT-NOT: LDS allows
+// SM90-REPORT: remark: tile config for sm_90: D=128 f16 BLOCK_M=64 BLOCK_N=64 waves=8 (256 threads) stages=1 lds_pad=0{{$}}
 // SM90-REPORT-NEXT: thread grid 16x16, per thread 4x4 of S and 4x8 of O
 // SM90-REPORT-NEXT: Q block LDS 16384
 // SM90-REPORT-NEXT: K block x1 LDS 16384
@@ -229,7 +277,8 @@ func.func @no_attention(%x: tensor<4xf32>) -> tensor<4xf32> {
 // SM90-REPORT-NEXT: P block LDS 8192
 // SM90-REPORT-NEXT: O block (f32) registers 32768
 // SM90-REPORT: LDS total 57344 (+10% margin = 63079 of 232448)
-// SM90-REPORT-NEXT: registers per thread (estimate): 240 of 255 -> 1 waves per SIMD (estimate)
+// SM90-REPORT-NEXT: registers per thread (estimate): 136 of 255 -> 1 waves per SIMD (estimate)
+// SM90-REPORT-NOT: LDS allows
 
 
 func.func @d64(%q: tensor<?x?x?x64xf16>, %k: tensor<?x?x?x64xf16>, %v: tensor<?x?x?x64xf16>) -> tensor<?x?x?x64xf16> {
@@ -382,7 +431,7 @@ func.func @not_divisible(%q: tensor<1x8x128x64xf16>, %k: tensor<1x8x128x64xf16>,
 
 // One wave for a 128x32 tile: fits gfx906's LDS, not its registers.
 func.func @registers(%q: tensor<1x8x1024x64xf16>, %k: tensor<1x8x1024x64xf16>, %v: tensor<1x8x1024x64xf16>) -> tensor<1x8x1024x64xf16> {
-  // expected-error @+1 {{'fa.attention' op BLOCK_M=128 BLOCK_N=32 with D=64 needs about 640 registers per thread (estimate), gfx906 has 256; shrink BLOCK_M before accepting spills}}
+  // expected-error @+1 {{'fa.attention' op BLOCK_M=128 BLOCK_N=32 with D=64 needs about 456 registers per thread (estimate), gfx906 has 256; shrink BLOCK_M before accepting spills}}
   %o = fa.attention %q, %k, %v : tensor<1x8x1024x64xf16>, tensor<1x8x1024x64xf16>, tensor<1x8x1024x64xf16> -> tensor<1x8x1024x64xf16>
   return %o : tensor<1x8x1024x64xf16>
 }
@@ -406,6 +455,14 @@ func.func @stages(%q: tensor<1x8x128x64xf16>, %k: tensor<1x8x128x64xf16>, %v: te
 
 func.func @negative(%q: tensor<1x8x128x64xf16>, %k: tensor<1x8x128x64xf16>, %v: tensor<1x8x128x64xf16>) -> tensor<1x8x128x64xf16> {
   // expected-error @+1 {{'fa.attention' op tile sizes must be positive, got block-m=-64 block-n=0 waves=0}}
+  %o = fa.attention %q, %k, %v : tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16> -> tensor<1x8x128x64xf16>
+  return %o : tensor<1x8x128x64xf16>
+}
+
+//--- kv-shared.mlir
+
+func.func @kv_shared(%q: tensor<1x8x128x64xf16>, %k: tensor<1x8x128x64xf16>, %v: tensor<1x8x128x64xf16>) -> tensor<1x8x128x64xf16> {
+  // expected-error @+1 {{'fa.attention' op kv-shared must be auto, on or off, got 'yes'}}
   %o = fa.attention %q, %k, %v : tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16> -> tensor<1x8x128x64xf16>
   return %o : tensor<1x8x128x64xf16>
 }

@@ -75,6 +75,16 @@ static cl::opt<bool>
            cl::desc("Pad LDS rows by bank-conflict analysis (fa-pad-lds; "
                     "--pad-lds=false turns it off)"),
            cl::init(true));
+static cl::opt<std::string> kvShared(
+    "kv-shared",
+    cl::desc("K and V blocks in one LDS slot: auto (default: where that "
+             "gives the target's occupancy goal), on, off"),
+    cl::init("auto"));
+static cl::opt<bool> pairRhs(
+    "pair-rhs",
+    cl::desc("Store V pair-interleaved in LDS so that P·V reads two keys "
+             "per 32-bit word (default; --pair-rhs=false for row-major)"),
+    cl::init(true));
 static cl::opt<std::string> dot2(
     "dot2",
     cl::desc("gfx906: v_dot2_f32_f16 for the Q·K^T products: auto (default: "
@@ -211,15 +221,20 @@ static int build(ModuleOp source, const fa::PipelineOptions &options,
         fa::parseAmdgpuResources(out.assembly);
     for (fa::AmdgpuResources &r : out.resources)
       for (const fa::AmdgpuResources &a : fromAsm)
-        if (a.kernel == r.kernel)
+        if (a.kernel == r.kernel) {
           r.mix = a.mix;
+          r.kvLoop = a.kvLoop;
+        }
   }
   return 0;
 }
 
+/// Spills that reach memory: VGPR spills or any scratch. SGPR spills into
+/// VGPR lanes (v_writelane, no scratch) cost VGPRs, which the occupancy
+/// already counts, but no memory traffic.
 static bool spills(const Build &b) {
   for (const fa::AmdgpuResources &r : b.resources)
-    if (r.vgprSpills > 0 || r.sgprSpills > 0 || r.scratchBytes > 0)
+    if (r.vgprSpills > 0 || r.scratchBytes > 0)
       return true;
   return false;
 }
@@ -349,7 +364,9 @@ static int finish(Build &b, llvm::TargetMachine &tm,
             r.vgprs, r.sgprs, r.vgprSpills, r.sgprSpills, r.scratchBytes,
             fa::gfx906WavesPerSimd(r, k.threads));
         if (report)
-          llvm::outs() << fa::formatAmdgpuResources(r, k.threads) << "\n";
+          llvm::outs() << fa::formatAmdgpuResources(r, k.threads, k.blockM,
+                                                    k.blockN, k.headDim)
+                       << "\n";
       }
 
   std::string object = std::move(b.object);
@@ -445,6 +462,8 @@ int main(int argc, char **argv) {
   options.report = report;
   options.plantBug = testPlantBug;
   options.padLds = padLds;
+  options.kvShared = kvShared;
+  options.pairRhs = pairRhs;
   if (!testPlantBug.empty()) {
     const fa::PlantedBugInfo *bug = fa::lookupPlantedBug(testPlantBug);
     if (!bug)
