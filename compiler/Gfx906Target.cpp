@@ -158,8 +158,13 @@ fa::lowerToRocdl(ModuleOp module, unsigned indexBits, bool dot2) {
     // Ask the register allocator for the seed's occupancy: 2 waves per SIMD
     // (at most 128 VGPRs); whether it got there without spilling is read
     // back from the code object.
+    // Only for 16-bit kernels: the f32 ones need more registers than that
+    // and would spill (their occupancy is left to the backend).
     gm.walk([&](gpu::GPUFuncOp f) {
-      if (f.isKernel())
+      auto first = f.getNumArguments()
+                       ? dyn_cast<MemRefType>(f.getArgumentTypes()[0])
+                       : MemRefType();
+      if (f.isKernel() && first && first.getElementTypeBitWidth() == 16)
         f->setAttr("rocdl.waves_per_eu",
                    IntegerAttr::get(IntegerType::get(f.getContext(), 32), 2));
     });
@@ -305,16 +310,16 @@ static std::vector<AsmBlock> buildBlocks(llvm::ArrayRef<llvm::StringRef> body) {
   return blocks;
 }
 
-/// The KV loop of a kernel body, if it has one. Loops are the natural loops
-/// of the control-flow graph (a branch to a block that dominates it closes a
-/// loop), so a block placed after a loop that jumps back into the kernel is
-/// not mistaken for one. Of the loops with multiply-accumulate instructions,
-/// the outermost ones are candidates and the one with the most of them
-/// wins: the KV loop, around the two GEMMs. Loops still nested in it (dot
-/// loops the backend did not unroll) are counted once, with the rest of its
-/// body, and reported in `innerLoops`.
-static std::optional<fa::AmdgpuLoopStats>
-findKvLoop(llvm::ArrayRef<llvm::StringRef> body) {
+/// The outermost loops of a kernel body that hold multiply-accumulate
+/// instructions, most of them first: the first is taken for the KV loop,
+/// around the two GEMMs (a causal kernel may have a second, for the blocks on
+/// the diagonal). Loops are the natural loops of the control-flow graph (a
+/// branch to a block that dominates it closes a loop), so a block placed
+/// after a loop that jumps back into the kernel is not mistaken for one.
+/// Loops still nested in a candidate (dot loops the backend did not unroll)
+/// are counted once, with the rest of its body, and reported in `innerLoops`.
+static std::vector<fa::AmdgpuLoopStats>
+findMacLoops(llvm::ArrayRef<llvm::StringRef> body) {
   std::vector<AsmBlock> blocks = buildBlocks(body);
   unsigned n = blocks.size();
   // Reachability from the entry, then dominators (iterative data flow).
@@ -386,50 +391,51 @@ findKvLoop(llvm::ArrayRef<llvm::StringRef> body) {
                      const llvm::BitVector &inner) {
     return outer != inner && !inner.test(outer);
   };
-  const llvm::BitVector *best = nullptr;
-  int64_t bestMacs = 0;
+  // The candidates: outermost loops with MACs, most MACs first (the first
+  // in the code on a tie).
+  std::vector<std::pair<int64_t, unsigned>> candidates;
   for (const auto &[header, loop] : loops) {
     int64_t m = macs(loop);
     bool nested = llvm::any_of(
         loops, [&](const auto &other) { return contains(other.second, loop); });
-    if (m > bestMacs && !nested) {
-      best = &loop;
-      bestMacs = m;
-    }
+    if (m > 0 && !nested)
+      candidates.push_back({m, header});
   }
-  if (!best)
-    return std::nullopt;
+  llvm::stable_sort(candidates, [](const auto &x, const auto &y) {
+    return x.first > y.first;
+  });
 
-  fa::AmdgpuLoopStats stats;
-  for (const auto &[header, loop] : loops)
-    if (contains(*best, loop))
-      ++stats.innerLoops;
-  for (unsigned b : best->set_bits()) {
-    for (llvm::StringRef m : blocks[b].mnemonics) {
-      countClasses(m, stats.mix);
-      stats.macFlopsPerLane += macFlopsPerLane(m);
-      if (m.starts_with("v_")) {
-        ++stats.valu;
-        stats.dot2 += m.starts_with("v_dot2");
-      } else if (m.starts_with("s_")) {
-        ++stats.salu;
-        stats.barriers += m == "s_barrier";
-      } else if (m.starts_with("ds_")) {
-        ++stats.lds;
-        int64_t bytes = fa::ldsBytesPerLane(m);
-        bool read = m.starts_with("ds_read") || m.starts_with("ds_load");
-        (read ? stats.ldsReads : stats.ldsWrites) += bytes > 0;
-        (read ? stats.ldsReadBytes : stats.ldsWriteBytes) += bytes;
-      } else if (m.starts_with("global_") || m.starts_with("buffer_") ||
-                 m.starts_with("flat_")) {
-        ++stats.global;
+  std::vector<fa::AmdgpuLoopStats> result;
+  for (unsigned header : llvm::make_second_range(candidates)) {
+    const llvm::BitVector &loop = loops.at(header);
+    fa::AmdgpuLoopStats &stats = result.emplace_back();
+    stats.header = blocks[header].label.str();
+    for (const auto &other : llvm::make_second_range(loops))
+      stats.innerLoops += contains(loop, other);
+    for (unsigned b : loop.set_bits()) {
+      for (llvm::StringRef m : blocks[b].mnemonics) {
+        countClasses(m, stats.mix);
+        stats.macFlopsPerLane += macFlopsPerLane(m);
+        if (m.starts_with("v_")) {
+          ++stats.valu;
+          stats.dot2 += m.starts_with("v_dot2");
+        } else if (m.starts_with("s_")) {
+          ++stats.salu;
+          stats.barriers += m == "s_barrier";
+        } else if (m.starts_with("ds_")) {
+          ++stats.lds;
+          int64_t bytes = fa::ldsBytesPerLane(m);
+          bool read = m.starts_with("ds_read") || m.starts_with("ds_load");
+          (read ? stats.ldsReads : stats.ldsWrites) += bytes > 0;
+          (read ? stats.ldsReadBytes : stats.ldsWriteBytes) += bytes;
+        } else if (m.starts_with("global_") || m.starts_with("buffer_") ||
+                   m.starts_with("flat_")) {
+          ++stats.global;
+        }
       }
     }
   }
-  for (const auto &[header, loop] : loops)
-    if (&loop == best)
-      stats.header = blocks[header].label.str();
-  return stats;
+  return result;
 }
 
 std::vector<fa::AmdgpuResources>
@@ -485,7 +491,11 @@ fa::parseAmdgpuResources(llvm::StringRef assembly) {
         continue;
       countClasses(line, k.mix);
     }
-    k.kvLoop = findKvLoop(body);
+    std::vector<AmdgpuLoopStats> loops = findMacLoops(body);
+    if (!loops.empty()) {
+      k.kvLoop = loops.front();
+      k.otherMacLoops.assign(loops.begin() + 1, loops.end());
+    }
   }
   return kernels;
 }
@@ -652,6 +662,11 @@ std::string fa::formatAmdgpuResources(const AmdgpuResources &r, int64_t threads,
   os << "  KV loop mix:";
   for (const auto &[name, count] : l.mix)
     os << " " << name << "=" << count;
+  for (const AmdgpuLoopStats &o : r.otherMacLoops)
+    os << "\n  another loop with multiply-accumulates (not estimated): "
+       << o.header << ": VALU " << o.valu << " (v_dot2 " << o.dot2 << " = "
+       << percent(o.dot2, o.valu) << "%), LDS " << o.lds << ", s_barrier "
+       << o.barriers << ", " << o.innerLoops << " inner loops";
   Mi50Estimate e =
       estimateMi50Throughput(l, blockM, blockN, headDim, threads, waves);
   os << "\n  MI50 throughput (static estimate, docs/mi50-throughput-model.md): "

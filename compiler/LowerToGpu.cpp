@@ -9,17 +9,13 @@
 //
 //   1. creates a `gpu.func` kernel in `gpu.module @fa_kernels` with the
 //      argument list of KernelAbi.h (flat buffers, sizes, strides);
-//   2. makes memory explicit (Level 1b): every `fa.load_tile` becomes an LDS
-//      buffer (a workgroup attribution whose rows are padded by the config's
-//      `lds_pad`) filled by a cooperative copy (16-byte vectors when the
-//      strides and base allow it, a scalar path otherwise), and a P operand
-//      produced in registers is written to its own LDS buffer;
+//   2. allocates the memory level's LDS (fa-promote made it explicit): one
+//      workgroup attribution per storage slot, copies, fragment writes and
+//      the barriers fa-promote placed;
 //   3. maps threads (KernelLowering.h): tensors of BLOCK_M rows become
 //      per-thread fragments (1-D vectors), row reductions are lane shuffles,
-//      the tile products are per-thread f32 FMA loops over LDS operands;
-//   4. places barriers where a thread reads what another wrote: after LDS
-//      writes, before the first read, and at the top of a loop whose body
-//      rewrites LDS that the previous iteration read;
+//      fa.lds_dot is a per-thread f32 FMA loop over LDS operand pairs;
+//   4. versions a K/V loop on whether its copies can use 16-byte vectors;
 //   5. replaces the grid with a host-side `gpu.launch_func` that computes
 //      the ABI's arguments from the memref descriptors.
 //

@@ -111,24 +111,22 @@ def FaPromotePass : Pass<"fa-promote", "::mlir::ModuleOp"> {
 def FaPadLdsPass : Pass<"fa-pad-lds", "::mlir::ModuleOp"> {
   let summary = "Choose the LDS row padding of each tile grid by bank-conflict analysis";
   let description = [{
-    For every tile grid (`scf.forall` with `#fa.tile`), evaluates the LDS
-    accesses of the inner loops under the thread mapping fa-lower-to-gpu
-    will use, one wave at a time, with the target's bank model
-    (BankConflicts.h, docs/bank-conflicts.md):
+    A pass over the memory level (run fa-promote first). For every tile
+    grid, evaluates the K/V-loop LDS accesses of each `fa.lds_buffer` under
+    the thread mapping fa-lower-to-gpu will use, one wave at a time, with
+    the target's bank model (BankConflicts.h, docs/bank-conflicts.md): the
+    fa.lds_dot operand reads (lhs row pairs, transposed rhs row pairs per
+    thread column, a row-major rhs down a column, a pair-interleaved rhs one
+    word per column), P's fa.write_tile and the copies' 16-byte stores.
 
-    1. Q·Kᵀ: Q rows read as f16/f32 pairs (lanes of a thread row share one
-       address), K rows read as pairs by the lanes of a thread column;
-    2. P·V: P rows read as pairs, V read down a column (element per lane);
-
-    and sets `lds_pad` in `#fa.tile` to the smallest padding (a multiple of
-    two elements, so that pair loads stay aligned) that gives every access
-    its minimal degree, as long as the LDS budget still fits. It does not
-    fire when the unpadded layout is already conflict-free or when
-    `lds_pad` was set by hand (non-zero); `remarks=true` says why and lists
-    each access with its degree before and after.
-
-    Until the memory level (Level 1b) exists, the padding is a property of
-    the tile configuration that fa-lower-to-gpu applies to every LDS tile.
+    Each buffer gets the smallest padding (a multiple of two elements, so
+    that pair loads stay aligned) with its lowest worst degree; paddings are
+    kept most useful first while the LDS budget fits and the LDS-bound
+    occupancy stays at the target's goal. The padding becomes the buffer's
+    memref row stride; `#fa.tile`'s lds_pad records the largest. It does
+    not fire when `lds_pad` was set by hand (non-zero) or there are no
+    buffers; `remarks=true` says why and lists each access with its degree
+    before and after.
   }];
   let options = [
     Option<"remarks", "remarks", "bool", /*default=*/"false",
@@ -146,15 +144,17 @@ def FaLowerToGpuPass : Pass<"fa-lower-to-gpu", "::mlir::ModuleOp"> {
 
     1. the kernel takes the argument list of runtime/include/fa/KernelAbi.h
        (flat buffers Q, K, V, O, LSE; sizes B, Hq, Hkv, Lq, Lk; strides);
-    2. memory becomes explicit (Level 1b): each loaded tile is an LDS buffer
-       (workgroup attribution, rows padded by the config's lds_pad) filled
-       by a cooperative copy with 16-byte vector loads where the base and
-       strides are aligned and a scalar path otherwise; P goes through LDS;
+    2. memory (Level 1b, made explicit by fa-promote): each LDS storage
+       slot becomes one 1-D workgroup attribution addressed through its
+       buffers' layouts; fa.copy_tile is a cooperative copy (16-byte vector
+       loads where base and strides allow; a K/V loop is versioned on that
+       condition, the other version copying scalars), fa.write_tile writes
+       fragments, and the barriers fa-promote placed are kept as they are;
     3. threads: a TR x TC grid owns RM x (C/TC) fragments of S and O; row
-       max/sum are in-thread reductions plus xor shuffles over TC lanes; the
-       tile products are per-thread f32 FMA loops over LDS operands;
-    4. barriers sit after LDS writes (before the first read by another
-       thread) and at the top of a loop whose body rewrites LDS.
+       max/sum are in-thread reductions plus xor shuffles over TC lanes;
+       fa.lds_dot is a per-thread loop over pairs of the reduction
+       dimension (f32 FMAs; one 32-bit load per contiguous pair).
+    Un-promoted tile IR (fa.load_tile, fa.tile_dot) is an error.
   }];
   let options = [
     Option<"remarks", "remarks", "bool", /*default=*/"false",
