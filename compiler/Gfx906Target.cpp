@@ -253,12 +253,66 @@ namespace {
 /// falls through to the next block.
 struct AsmBlock {
   llvm::StringRef label;
-  std::vector<llvm::StringRef> mnemonics;
+  std::vector<llvm::StringRef> mnemonics, operands;
   llvm::StringRef target;
   bool fallsThrough = true, closed = false;
   llvm::SmallVector<unsigned, 2> succs, preds;
 };
 } // namespace
+
+/// Registers `lo`..`hi` of an SGPR operand (`s12`, `s[12:13]`).
+static bool sgprRange(llvm::StringRef op, unsigned &lo, unsigned &hi) {
+  op = op.trim();
+  if (!op.consume_front("s"))
+    return false;
+  if (op.consume_front("[")) {
+    auto [first, last] = op.split(':');
+    return !first.getAsInteger(10, lo) && last.consume_back("]") &&
+           !last.getAsInteger(10, hi);
+  }
+  if (op.getAsInteger(10, lo))
+    return false;
+  hi = lo;
+  return true;
+}
+
+/// The single SGPR `op` names, if it names one.
+static std::optional<unsigned> sgpr(llvm::StringRef op) {
+  unsigned lo, hi;
+  if (sgprRange(op, lo, hi) && lo == hi)
+    return lo;
+  return std::nullopt;
+}
+
+/// An integer literal operand, as the 32 bits an SALU instruction sees.
+static std::optional<uint32_t> literal(llvm::StringRef op) {
+  int64_t v;
+  if (op.trim().getAsInteger(0, v))
+    return std::nullopt;
+  return static_cast<uint32_t>(v);
+}
+
+/// Whether an instruction writes SGPR `reg`: its first operand (not for
+/// compares and stores, which read it), or a VALU carry-out or second
+/// destination (`v_add_co_u32_e64 v1, s[2:3], ...`, v_div_scale, v_mad_u64).
+static bool writesSgpr(llvm::StringRef m, llvm::StringRef operands,
+                       unsigned reg) {
+  if (m.starts_with("s_cmp") || m.starts_with("s_bitcmp") ||
+      m.starts_with("s_store") || m.starts_with("s_buffer_store"))
+    return false;
+  llvm::SmallVector<llvm::StringRef, 4> ops;
+  operands.split(ops, ',');
+  auto names = [&](llvm::StringRef op) {
+    unsigned lo, hi;
+    return sgprRange(op, lo, hi) && lo <= reg && reg <= hi;
+  };
+  if (!ops.empty() && names(ops[0]))
+    return true;
+  bool secondDest =
+      m.starts_with("v_") && (m.contains("_co_") || m.contains("div_scale") ||
+                              m.contains("mad_u64") || m.contains("mad_i64"));
+  return secondDest && ops.size() > 1 && names(ops[1]);
+}
 
 /// The basic blocks of a kernel body (its lines from the kernel's label to
 /// .Lfunc_end): a block starts at a label or after a branch.
@@ -286,6 +340,7 @@ static std::vector<AsmBlock> buildBlocks(llvm::ArrayRef<llvm::StringRef> body) {
     llvm::StringRef operands = line.drop_front(mnemonic.size());
     AsmBlock &b = blocks.back();
     b.mnemonics.push_back(mnemonic);
+    b.operands.push_back(operands.trim());
     if (mnemonic.starts_with("s_cbranch_") || mnemonic == "s_branch") {
       b.target = operands.trim();
       b.fallsThrough = mnemonic != "s_branch";
@@ -310,14 +365,163 @@ static std::vector<AsmBlock> buildBlocks(llvm::ArrayRef<llvm::StringRef> body) {
   return blocks;
 }
 
+/// The trip count of the loop `loop` with header `header`, or 0 where it is
+/// not static. It is where the backend counts with an SGPR: one latch that
+/// ends in `s_cbranch_scc0/1 <header>` after `s_cmp[k]_<pred>_<i32|u32> sX,
+/// <literal>` (only instructions that leave SCC alone in between), the
+/// counter's one write in the loop `s_add/s_sub_<i32|u32> sX, sX, <literal>`
+/// (or s_addk_i32) before the compare in the latch, and `s_mov[k]_b32 sX,
+/// <literal>` on the one way in, before the header:
+///
+///   s_mov_b32 s2, -2          ; 8 trips: s2 = 6, 14, ..., 62
+/// .LBB0_20:
+///   ...
+///   s_add_i32 s2, s2, 8
+///   s_cmp_lt_u32 s2, 62
+///   s_cbranch_scc1 .LBB0_20
+static int64_t tripCount(const std::vector<AsmBlock> &blocks, unsigned header,
+                         const llvm::BitVector &loop) {
+  llvm::SmallVector<unsigned> latches, entries;
+  for (unsigned p : blocks[header].preds)
+    (loop.test(p) ? latches : entries).push_back(p);
+  if (latches.size() != 1 || entries.size() != 1)
+    return 0;
+  const AsmBlock &latch = blocks[latches[0]];
+  size_t n = latch.mnemonics.size();
+  if (n == 0 || latch.target != blocks[header].label)
+    return 0;
+  llvm::StringRef branch = latch.mnemonics[n - 1];
+  if (branch != "s_cbranch_scc1" && branch != "s_cbranch_scc0")
+    return 0;
+  // The compare: the last scalar instruction before the branch that is not
+  // s_waitcnt, s_nop or s_barrier (those leave SCC alone; VALU, LDS and
+  // memory instructions do too).
+  size_t cmp = n - 1;
+  while (cmp-- > 0) {
+    llvm::StringRef m = latch.mnemonics[cmp];
+    if (m.starts_with("s_") && !m.starts_with("s_waitcnt") && m != "s_nop" &&
+        m != "s_barrier")
+      break;
+  }
+  if (cmp >= n)
+    return 0;
+  llvm::StringRef predicate = latch.mnemonics[cmp];
+  if (!predicate.consume_front("s_cmpk_") && !predicate.consume_front("s_cmp_"))
+    return 0;
+  auto [pred, type] = predicate.split('_');
+  if (type != "u32" && type != "i32")
+    return 0;
+  auto [lhs, rhs] = latch.operands[cmp].split(',');
+  std::optional<unsigned> reg = sgpr(lhs);
+  std::optional<uint32_t> bound = literal(rhs);
+  if (!reg || !bound) {
+    // `s_cmp_gt_u32 62, s2` is `s2 < 62`.
+    reg = sgpr(rhs);
+    bound = literal(lhs);
+    static const std::pair<llvm::StringRef, llvm::StringRef> swapped[] = {
+        {"lt", "gt"}, {"gt", "lt"}, {"le", "ge"}, {"ge", "le"}};
+    for (const auto &[from, to] : swapped)
+      if (pred == from) {
+        pred = to;
+        break;
+      }
+  }
+  if (!reg || !bound)
+    return 0;
+  // The counter's one write in the loop: a step before the compare.
+  std::optional<uint32_t> step;
+  for (unsigned b : loop.set_bits())
+    for (size_t i = 0; i < blocks[b].mnemonics.size(); ++i) {
+      llvm::StringRef m = blocks[b].mnemonics[i];
+      if (!writesSgpr(m, blocks[b].operands[i], *reg))
+        continue;
+      if (step || b != latches[0] || i > cmp)
+        return 0;
+      llvm::SmallVector<llvm::StringRef, 3> ops;
+      blocks[b].operands[i].split(ops, ',');
+      std::optional<uint32_t> imm;
+      if (m == "s_addk_i32" && ops.size() == 2)
+        imm = literal(ops[1]);
+      else if (ops.size() == 3 && sgpr(ops[1]) == reg)
+        imm = literal(ops[2]);
+      else if (ops.size() == 3 && sgpr(ops[2]) == reg &&
+               m.starts_with("s_add_"))
+        imm = literal(ops[1]);
+      if (!imm)
+        return 0;
+      if (m == "s_add_i32" || m == "s_add_u32" || m == "s_addk_i32")
+        step = *imm;
+      else if (m == "s_sub_i32" || m == "s_sub_u32")
+        step = 0u - *imm;
+      else
+        return 0;
+    }
+  if (!step)
+    return 0;
+  // Its start: the last write before the header, on a chain of blocks with
+  // one predecessor each (so it is the value of every entry).
+  std::optional<uint32_t> start;
+  unsigned b = entries[0];
+  for (int hops = 0; !start && hops < 16; ++hops) {
+    const AsmBlock &block = blocks[b];
+    for (size_t i = block.mnemonics.size(); i-- > 0;) {
+      llvm::StringRef m = block.mnemonics[i];
+      if (!writesSgpr(m, block.operands[i], *reg))
+        continue;
+      auto [dst, value] = block.operands[i].split(',');
+      if (m != "s_mov_b32" && m != "s_movk_i32")
+        return 0;
+      start = literal(value);
+      if (!start)
+        return 0;
+      break;
+    }
+    if (!start && block.preds.size() != 1)
+      return 0;
+    if (!start)
+      b = block.preds[0];
+  }
+  if (!start)
+    return 0;
+  // Run the counter: the body runs once, then again while the branch goes
+  // back to the header.
+  auto holds = [&](uint32_t v) {
+    bool s = type == "i32";
+    int64_t x = s ? int64_t(int32_t(v)) : int64_t(v);
+    int64_t y = s ? int64_t(int32_t(*bound)) : int64_t(*bound);
+    if (pred == "lt")
+      return x < y;
+    if (pred == "le")
+      return x <= y;
+    if (pred == "gt")
+      return x > y;
+    if (pred == "ge")
+      return x >= y;
+    if (pred == "eq")
+      return x == y;
+    return x != y; // lg
+  };
+  if (pred != "lt" && pred != "le" && pred != "gt" && pred != "ge" &&
+      pred != "eq" && pred != "lg")
+    return 0;
+  uint32_t v = *start;
+  for (int64_t trips = 1; trips <= (1 << 20); ++trips) {
+    v += *step;
+    if (holds(v) != (branch == "s_cbranch_scc1"))
+      return trips;
+  }
+  return 0;
+}
+
 /// The outermost loops of a kernel body that hold multiply-accumulate
 /// instructions, most of them first: the first is taken for the KV loop,
 /// around the two GEMMs (a causal kernel may have a second, for the blocks on
 /// the diagonal). Loops are the natural loops of the control-flow graph (a
 /// branch to a block that dominates it closes a loop), so a block placed
 /// after a loop that jumps back into the kernel is not mistaken for one.
-/// Loops still nested in a candidate (dot loops the backend did not unroll)
-/// are counted once, with the rest of its body, and reported in `innerLoops`.
+/// Loops still nested in a candidate (dot and copy loops the backend did not
+/// unroll) count their trip count times where tripCount finds it, else once;
+/// they are listed in `inner`.
 static std::vector<fa::AmdgpuLoopStats>
 findMacLoops(llvm::ArrayRef<llvm::StringRef> body) {
   std::vector<AsmBlock> blocks = buildBlocks(body);
@@ -410,27 +614,40 @@ findMacLoops(llvm::ArrayRef<llvm::StringRef> body) {
     const llvm::BitVector &loop = loops.at(header);
     fa::AmdgpuLoopStats &stats = result.emplace_back();
     stats.header = blocks[header].label.str();
-    for (const auto &other : llvm::make_second_range(loops))
-      stats.innerLoops += contains(loop, other);
+    // Each block counts as often as it runs per iteration: the product of
+    // the trip counts of the inner loops around it (1 where not static).
+    std::vector<int64_t> runs(n, 1);
+    for (const auto &[innerHeader, inner] : loops) {
+      if (!contains(loop, inner))
+        continue;
+      int64_t trips = tripCount(blocks, innerHeader, inner);
+      stats.inner.push_back({blocks[innerHeader].label.str(), trips});
+      for (unsigned b : inner.set_bits())
+        runs[b] *= std::max<int64_t>(trips, 1);
+    }
     for (unsigned b : loop.set_bits()) {
+      int64_t w = runs[b];
       for (llvm::StringRef m : blocks[b].mnemonics) {
-        countClasses(m, stats.mix);
-        stats.macFlopsPerLane += macFlopsPerLane(m);
+        std::map<std::string, int64_t> once;
+        countClasses(m, once);
+        for (const auto &[name, count] : once)
+          stats.mix[name] += w * count;
+        stats.macFlopsPerLane += w * macFlopsPerLane(m);
         if (m.starts_with("v_")) {
-          ++stats.valu;
-          stats.dot2 += m.starts_with("v_dot2");
+          stats.valu += w;
+          stats.dot2 += m.starts_with("v_dot2") ? w : 0;
         } else if (m.starts_with("s_")) {
-          ++stats.salu;
-          stats.barriers += m == "s_barrier";
+          stats.salu += w;
+          stats.barriers += m == "s_barrier" ? w : 0;
         } else if (m.starts_with("ds_")) {
-          ++stats.lds;
+          stats.lds += w;
           int64_t bytes = fa::ldsBytesPerLane(m);
           bool read = m.starts_with("ds_read") || m.starts_with("ds_load");
-          (read ? stats.ldsReads : stats.ldsWrites) += bytes > 0;
-          (read ? stats.ldsReadBytes : stats.ldsWriteBytes) += bytes;
+          (read ? stats.ldsReads : stats.ldsWrites) += bytes > 0 ? w : 0;
+          (read ? stats.ldsReadBytes : stats.ldsWriteBytes) += w * bytes;
         } else if (m.starts_with("global_") || m.starts_with("buffer_") ||
                    m.starts_with("flat_")) {
-          ++stats.global;
+          stats.global += w;
         }
       }
     }
@@ -648,11 +865,27 @@ std::string fa::formatAmdgpuResources(const AmdgpuResources &r, int64_t threads,
   auto percent = [](int64_t part, int64_t whole) {
     return whole ? 100 * part / whole : 0;
   };
+  // `.LBB0_20 x8, .LBB0_16 x?`: inner loops and their trip counts.
+  auto innerLoops = [&](const AmdgpuLoopStats &loop) {
+    int64_t unknown = 0;
+    for (const AmdgpuInnerLoop &i : loop.inner) {
+      os << (&i == &loop.inner.front() ? "" : ",") << " " << i.header << " x";
+      if (i.trips)
+        os << i.trips;
+      else
+        os << "?";
+      unknown += i.trips == 0;
+    }
+    return unknown;
+  };
   os << "\n  KV loop body (per iteration, loop " << l.header;
-  if (l.innerLoops)
-    os << "; " << l.innerLoops
-       << (l.innerLoops == 1 ? " inner loop" : " inner loops")
-       << " not unrolled, counted once";
+  int64_t unknownTrips = 0;
+  if (!l.inner.empty()) {
+    os << "; inner loops";
+    unknownTrips = innerLoops(l);
+    if (unknownTrips)
+      os << "; x?: trip count not static, counted once";
+  }
   os << "): VALU " << l.valu << " (v_dot2 " << l.dot2 << " = "
      << percent(l.dot2, l.valu) << "% of VALU issue slots), SALU " << l.salu
      << ", LDS " << l.lds << " (reads " << l.ldsReads << ": " << l.ldsReadBytes
@@ -662,11 +895,16 @@ std::string fa::formatAmdgpuResources(const AmdgpuResources &r, int64_t threads,
   os << "  KV loop mix:";
   for (const auto &[name, count] : l.mix)
     os << " " << name << "=" << count;
-  for (const AmdgpuLoopStats &o : r.otherMacLoops)
+  for (const AmdgpuLoopStats &o : r.otherMacLoops) {
     os << "\n  another loop with multiply-accumulates (not estimated): "
        << o.header << ": VALU " << o.valu << " (v_dot2 " << o.dot2 << " = "
        << percent(o.dot2, o.valu) << "%), LDS " << o.lds << ", s_barrier "
-       << o.barriers << ", " << o.innerLoops << " inner loops";
+       << o.barriers;
+    if (!o.inner.empty()) {
+      os << "; inner loops";
+      innerLoops(o);
+    }
+  }
   Mi50Estimate e =
       estimateMi50Throughput(l, blockM, blockN, headDim, threads, waves);
   os << "\n  MI50 throughput (static estimate, docs/mi50-throughput-model.md): "
@@ -684,10 +922,13 @@ std::string fa::formatAmdgpuResources(const AmdgpuResources &r, int64_t threads,
      << "); an upper bound with latency hidden, occupancy (" << waves
      << " waves/SIMD) not modelled";
   if (e.macCoverage < 1)
-    os << "; not valid: the loop's multiply-accumulate instructions, each "
-          "counted once, do "
+    os << "; not valid: the loop's multiply-accumulate instructions, as "
+          "counted, do "
        << llvm::format("%.0f", 100 * e.macCoverage)
-       << "% of an iteration's FLOP (inner loops run several times), so the "
-          "bounds are too high";
+       << "% of an iteration's FLOP (inner loops run more often than "
+          "counted), so the bounds are too high";
+  else if (unknownTrips)
+    os << "; " << unknownTrips
+       << " inner loops counted once: too high by their further trips";
   return out;
 }

@@ -38,14 +38,21 @@ namespace mlir::fa {
 FailureOr<OwningOpRef<ModuleOp>> lowerToRocdl(ModuleOp module,
                                               unsigned indexBits, bool dot2);
 
+/// A loop nested in the KV loop (a dot or copy loop the backend did not
+/// unroll): its header and its trip count, 0 where that is not static.
+struct AmdgpuInnerLoop {
+  std::string header;
+  int64_t trips = 0;
+};
+
 /// The instructions of one iteration of a kernel's KV loop, counted in the
-/// assembly: every instruction of the loop body once (static counts).
+/// assembly: every instruction of the loop body once, those of an inner loop
+/// times its trip count (once where that is not static).
 struct AmdgpuLoopStats {
   /// The loop header's label (`.LBB0_42`).
   std::string header;
-  /// Loops nested inside it (not unrolled): their bodies are counted once,
-  /// although they run several times per iteration.
-  int64_t innerLoops = 0;
+  /// The loops nested inside it, in the order of the code.
+  std::vector<AmdgpuInnerLoop> inner;
   /// The instruction classes of AmdgpuResources::mix, in the loop only.
   std::map<std::string, int64_t> mix;
   /// All VALU (`v_*`) instructions and the v_dot2_f32_f16 among them.
@@ -60,7 +67,7 @@ struct AmdgpuLoopStats {
   int64_t global = 0;
   /// The FLOP per lane its multiply-accumulate instructions can do (v_dot2:
   /// 4, v_fma_mix: 2, ...): less than an iteration's GEMMs need means the
-  /// counts miss work (inner loops that run several times).
+  /// counts miss work (inner loops whose trip count is not static).
   int64_t macFlopsPerLane = 0;
 };
 
@@ -74,6 +81,9 @@ struct AmdgpuResources {
   /// The KV loop: the outermost loop with the most multiply-accumulate
   /// instructions (v_dot2, v_fma_mix, v_fmac, v_mac, v_pk_fma), if any.
   std::optional<AmdgpuLoopStats> kvLoop;
+  /// The other outermost loops with multiply-accumulate instructions (a
+  /// causal kernel's loop over the diagonal blocks), most of them first.
+  std::vector<AmdgpuLoopStats> otherMacLoops;
 };
 
 /// Parses the backend's assembly output (`.amdhsa_*` directives and the

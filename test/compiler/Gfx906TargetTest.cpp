@@ -88,7 +88,7 @@ TEST(Gfx906Target, CountsTheKvLoopBodyOnly) {
   ASSERT_TRUE(r.kvLoop.has_value());
   const AmdgpuLoopStats &l = *r.kvLoop;
   EXPECT_EQ(l.header, ".LBB0_1");
-  EXPECT_EQ(l.innerLoops, 0);
+  EXPECT_TRUE(l.inner.empty());
   // 3 v_dot2, 1 v_fma_mix, 1 v_exp: the prologue's v_fma_mix and the
   // epilogue's v_exp and v_fmac are outside.
   EXPECT_EQ(l.valu, 5);
@@ -168,7 +168,8 @@ TEST(Gfx906Target, ABackwardJumpThatIsNotALoopIsNotTheKvLoop) {
   EXPECT_EQ(kernels[0].kvLoop->dot2, 1);
 }
 
-TEST(Gfx906Target, CountsNestedLoopsOnceInsideTheOutermostLoop) {
+TEST(Gfx906Target, CountsInnerLoopsWithoutAStaticTripCountOnce) {
+  // Two inner loops that branch on VCC: their trip counts are not static.
   auto kernels =
       parseAmdgpuResources(kernelAssembly("\ts_mov_b32 s6, 0\n"
                                           ".LBB0_1:\n"
@@ -187,17 +188,188 @@ TEST(Gfx906Target, CountsNestedLoopsOnceInsideTheOutermostLoop) {
   ASSERT_TRUE(kernels[0].kvLoop.has_value());
   const AmdgpuLoopStats &l = *kernels[0].kvLoop;
   EXPECT_EQ(l.header, ".LBB0_1");
-  EXPECT_EQ(l.innerLoops, 2);
+  ASSERT_EQ(l.inner.size(), 2u);
+  EXPECT_EQ(l.inner[0].header, ".LBB0_2");
+  EXPECT_EQ(l.inner[0].trips, 0);
+  EXPECT_EQ(l.inner[1].header, ".LBB0_3");
+  EXPECT_EQ(l.inner[1].trips, 0);
   EXPECT_EQ(l.valu, 3);
   EXPECT_EQ(l.dot2, 1);
   EXPECT_EQ(l.mix.at("v_fma_mix"), 1);
   EXPECT_EQ(l.salu, 4);
   std::string text = formatAmdgpuResources(kernels[0], 256, 64, 64, 64);
-  EXPECT_NE(text.find("2 inner loops not unrolled, counted once"),
+  EXPECT_NE(text.find("inner loops .LBB0_2 x?, .LBB0_3 x?; x?: trip count "
+                      "not static, counted once"),
             std::string::npos)
       << text;
   // 1 v_dot2 and 1 v_fma_mix, counted once, cannot do a 64x64x64 iteration.
   EXPECT_NE(text.find("not valid"), std::string::npos) << text;
+}
+
+/// A KV loop (.LBB0_1) around a dot loop (.LBB0_2) that `init` enters and
+/// `latch` closes, with `extra` in the dot loop's body.
+static std::string dotLoopKernel(const std::string &init,
+                                 const std::string &latch,
+                                 const std::string &extra = "") {
+  return kernelAssembly("\ts_mov_b32 s6, 0\n"
+                        ".LBB0_1:\n"
+                        "\ts_barrier\n" +
+                        init +
+                        ".LBB0_2:\n"
+                        "\tds_read_b64 v[6:7], v8\n"
+                        "\tv_dot2_f32_f16 v20, v6, v7, v20\n" +
+                        extra + latch +
+                        "\tv_exp_f32_e32 v24, v24\n"
+                        "\ts_add_i32 s6, s6, 1\n"
+                        "\ts_cmp_lg_u32 s6, s7\n"
+                        "\ts_cbranch_scc1 .LBB0_1\n"
+                        "\ts_endpgm\n");
+}
+
+/// The dot loop's trip count as the KV loop's analysis finds it.
+static int64_t dotLoopTrips(const std::string &assembly) {
+  auto kernels = parseAmdgpuResources(assembly);
+  if (kernels.size() != 1 || !kernels[0].kvLoop ||
+      kernels[0].kvLoop->inner.size() != 1)
+    return -1;
+  return kernels[0].kvLoop->inner[0].trips;
+}
+
+TEST(Gfx906Target, CountsACountedInnerLoopTimesItsTripCount) {
+  // The backend's dot loops: s2 = 6, 14, ..., 62, so 8 trips.
+  auto kernels = parseAmdgpuResources(
+      dotLoopKernel("\ts_mov_b32 s2, -2\n", "\ts_add_i32 s2, s2, 8\n"
+                                            "\ts_waitcnt lgkmcnt(0)\n"
+                                            "\ts_cmp_lt_u32 s2, 62\n"
+                                            "\ts_cbranch_scc1 .LBB0_2\n"));
+  ASSERT_EQ(kernels.size(), 1u);
+  ASSERT_TRUE(kernels[0].kvLoop.has_value());
+  const AmdgpuLoopStats &l = *kernels[0].kvLoop;
+  EXPECT_EQ(l.header, ".LBB0_1");
+  ASSERT_EQ(l.inner.size(), 1u);
+  EXPECT_EQ(l.inner[0].header, ".LBB0_2");
+  EXPECT_EQ(l.inner[0].trips, 8);
+  // 8 x (v_dot2) + v_exp; 8 x 8 B of LDS reads; s_barrier, s_mov, 8 x 4
+  // in the dot loop, 3 in the latch.
+  EXPECT_EQ(l.valu, 9);
+  EXPECT_EQ(l.dot2, 8);
+  EXPECT_EQ(l.mix.at("v_dot2"), 8);
+  EXPECT_EQ(l.mix.at("ds_read"), 8);
+  EXPECT_EQ(l.ldsReads, 8);
+  EXPECT_EQ(l.ldsReadBytes, 64);
+  EXPECT_EQ(l.salu, 37);
+  EXPECT_EQ(l.macFlopsPerLane, 32);
+  // 8 x 4 FLOP x 64 lanes = 2048 = 4 x 8 x 8 x 8: exactly one iteration.
+  std::string text = formatAmdgpuResources(kernels[0], 64, 8, 8, 8);
+  EXPECT_NE(text.find("inner loops .LBB0_2 x8):"), std::string::npos) << text;
+  EXPECT_NE(text.find("VALU 9 (v_dot2 8 = 88% of VALU issue slots)"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("not valid"), std::string::npos) << text;
+  EXPECT_EQ(text.find("counted once"), std::string::npos) << text;
+}
+
+TEST(Gfx906Target, ReadsTripCountsOfTheCountedLoopForms) {
+  // Count up to an equality (branch back while not equal).
+  EXPECT_EQ(dotLoopTrips(dotLoopKernel("\ts_mov_b32 s2, 0\n",
+                                       "\ts_add_u32 s2, s2, 1\n"
+                                       "\ts_cmp_eq_u32 s2, 16\n"
+                                       "\ts_cbranch_scc0 .LBB0_2\n")),
+            16);
+  // Count down, signed, from a hex literal; s_movk and s_cmpk.
+  EXPECT_EQ(dotLoopTrips(dotLoopKernel("\ts_movk_i32 s2, 0x10\n",
+                                       "\ts_sub_i32 s2, s2, 1\n"
+                                       "\ts_cmpk_gt_i32 s2, 0\n"
+                                       "\ts_cbranch_scc1 .LBB0_2\n")),
+            16);
+  // The literal first: `62 > s2` is `s2 < 62`; s_addk.
+  EXPECT_EQ(dotLoopTrips(dotLoopKernel("\ts_mov_b32 s2, -2\n",
+                                       "\ts_addk_i32 s2, 0x8\n"
+                                       "\ts_cmp_gt_u32 62, s2\n"
+                                       "\ts_cbranch_scc1 .LBB0_2\n")),
+            8);
+  // The start set a block up, on a chain with one predecessor each.
+  EXPECT_EQ(dotLoopTrips(dotLoopKernel("\ts_mov_b32 s2, -2\n"
+                                       "\ts_branch .LBB0_9\n"
+                                       ".LBB0_9:\n"
+                                       "\tv_mov_b32_e32 v1, 0\n",
+                                       "\ts_add_i32 s2, s2, 8\n"
+                                       "\ts_cmp_lt_u32 s2, 62\n"
+                                       "\ts_cbranch_scc1 .LBB0_2\n")),
+            8);
+}
+
+TEST(Gfx906Target, LeavesTripCountsThatAreNotStaticUnknown) {
+  const std::string latch = "\ts_add_i32 s2, s2, 8\n"
+                            "\ts_cmp_lt_u32 s2, 62\n"
+                            "\ts_cbranch_scc1 .LBB0_2\n";
+  // The reference: 8 trips.
+  EXPECT_EQ(dotLoopTrips(dotLoopKernel("\ts_mov_b32 s2, -2\n", latch)), 8);
+  // The start comes from a register.
+  EXPECT_EQ(dotLoopTrips(dotLoopKernel("\ts_mov_b32 s2, s5\n", latch)), 0);
+  // Two ways in, with two starts.
+  EXPECT_EQ(dotLoopTrips(dotLoopKernel("\ts_mov_b32 s2, -2\n"
+                                       "\ts_cbranch_scc0 .LBB0_9\n"
+                                       "\ts_mov_b32 s2, 6\n"
+                                       ".LBB0_9:\n",
+                                       latch)),
+            0);
+  // The bound is a register.
+  EXPECT_EQ(dotLoopTrips(dotLoopKernel("\ts_mov_b32 s2, -2\n",
+                                       "\ts_add_i32 s2, s2, 8\n"
+                                       "\ts_cmp_lt_u32 s2, s9\n"
+                                       "\ts_cbranch_scc1 .LBB0_2\n")),
+            0);
+  // Something that writes SCC between the compare and the branch.
+  EXPECT_EQ(dotLoopTrips(dotLoopKernel("\ts_mov_b32 s2, -2\n",
+                                       "\ts_add_i32 s2, s2, 8\n"
+                                       "\ts_cmp_lt_u32 s2, 62\n"
+                                       "\ts_and_b32 s4, s4, 1\n"
+                                       "\ts_cbranch_scc1 .LBB0_2\n")),
+            0);
+  // The counter is also written in the loop: by an SALU instruction, or as
+  // a VALU carry-out.
+  EXPECT_EQ(dotLoopTrips(dotLoopKernel("\ts_mov_b32 s2, -2\n", latch,
+                                       "\ts_lshl_b32 s2, s2, 1\n")),
+            0);
+  EXPECT_EQ(
+      dotLoopTrips(dotLoopKernel("\ts_mov_b32 s2, -2\n", latch,
+                                 "\tv_add_co_u32_e64 v1, s[2:3], v1, v2\n")),
+      0);
+  // A loop that would not end (the counter steps away from the bound).
+  EXPECT_EQ(dotLoopTrips(dotLoopKernel("\ts_mov_b32 s2, 0\n",
+                                       "\ts_add_i32 s2, s2, 8\n"
+                                       "\ts_cmp_lg_u32 s2, 7\n"
+                                       "\ts_cbranch_scc1 .LBB0_2\n")),
+            0);
+}
+
+TEST(Gfx906Target, OfTwoLoopsWithMacsTheOneWithMoreIsTheKvLoop) {
+  // A causal kernel's two KV loops: the diagonal blocks' loop first, with
+  // fewer MACs here; the other is listed, not estimated.
+  auto kernels = parseAmdgpuResources(
+      kernelAssembly(".LBB0_1:\n"
+                     "\tv_dot2_f32_f16 v20, v6, v7, v20\n"
+                     "\tv_cndmask_b32_e32 v20, v20, v21, vcc\n"
+                     "\ts_cbranch_scc1 .LBB0_1\n"
+                     ".LBB0_2:\n"
+                     "\tv_dot2_f32_f16 v20, v6, v7, v20\n"
+                     "\tv_dot2_f32_f16 v21, v6, v7, v21\n"
+                     "\ts_cbranch_scc1 .LBB0_2\n"
+                     "\ts_endpgm\n"));
+  ASSERT_EQ(kernels.size(), 1u);
+  const AmdgpuResources &r = kernels[0];
+  ASSERT_TRUE(r.kvLoop.has_value());
+  EXPECT_EQ(r.kvLoop->header, ".LBB0_2");
+  EXPECT_EQ(r.kvLoop->dot2, 2);
+  ASSERT_EQ(r.otherMacLoops.size(), 1u);
+  EXPECT_EQ(r.otherMacLoops[0].header, ".LBB0_1");
+  EXPECT_EQ(r.otherMacLoops[0].valu, 2);
+  std::string text = formatAmdgpuResources(r, 64, 1, 1, 8);
+  EXPECT_NE(text.find("another loop with multiply-accumulates (not "
+                      "estimated): .LBB0_1: VALU 2 (v_dot2 1 = 50%)"),
+            std::string::npos)
+      << text;
 }
 
 TEST(Gfx906Target, SaysSoWhenThereIsNoKvLoop) {

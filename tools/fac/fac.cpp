@@ -224,6 +224,7 @@ static int build(ModuleOp source, const fa::PipelineOptions &options,
         if (a.kernel == r.kernel) {
           r.mix = a.mix;
           r.kvLoop = a.kvLoop;
+          r.otherMacLoops = a.otherMacLoops;
         }
   }
   return 0;
