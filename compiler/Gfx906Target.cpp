@@ -45,6 +45,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <tuple>
 
 using namespace mlir;
 
@@ -408,7 +409,9 @@ static int64_t tripCount(const std::vector<AsmBlock> &blocks, unsigned header,
   llvm::StringRef predicate = latch.mnemonics[cmp];
   if (!predicate.consume_front("s_cmpk_") && !predicate.consume_front("s_cmp_"))
     return 0;
-  auto [pred, type] = predicate.split('_');
+  // Plain locals, not structured bindings: the lambda below uses them.
+  llvm::StringRef pred, type;
+  std::tie(pred, type) = predicate.split('_');
   if (type != "u32" && type != "i32")
     return 0;
   auto [lhs, rhs] = latch.operands[cmp].split(',');
@@ -468,10 +471,9 @@ static int64_t tripCount(const std::vector<AsmBlock> &blocks, unsigned header,
       llvm::StringRef m = block.mnemonics[i];
       if (!writesSgpr(m, block.operands[i], *reg))
         continue;
-      auto [dst, value] = block.operands[i].split(',');
       if (m != "s_mov_b32" && m != "s_movk_i32")
         return 0;
-      start = literal(value);
+      start = literal(block.operands[i].split(',').second);
       if (!start)
         return 0;
       break;
@@ -514,9 +516,8 @@ static int64_t tripCount(const std::vector<AsmBlock> &blocks, unsigned header,
 }
 
 /// The outermost loops of a kernel body that hold multiply-accumulate
-/// instructions, most of them first: the first is taken for the KV loop,
-/// around the two GEMMs (a causal kernel may have a second, for the blocks on
-/// the diagonal). Loops are the natural loops of the control-flow graph (a
+/// instructions, the KV loop (around the two GEMMs) first and other versions
+/// of it after. Loops are the natural loops of the control-flow graph (a
 /// branch to a block that dominates it closes a loop), so a block placed
 /// after a loop that jumps back into the kernel is not mistaken for one.
 /// Loops still nested in a candidate (dot and copy loops the backend did not
@@ -595,22 +596,17 @@ findMacLoops(llvm::ArrayRef<llvm::StringRef> body) {
                      const llvm::BitVector &inner) {
     return outer != inner && !inner.test(outer);
   };
-  // The candidates: outermost loops with MACs, most MACs first (the first
-  // in the code on a tie).
-  std::vector<std::pair<int64_t, unsigned>> candidates;
+  // The candidates: outermost loops with MACs, in the order of the code.
+  llvm::SmallVector<unsigned> candidates;
   for (const auto &[header, loop] : loops) {
-    int64_t m = macs(loop);
     bool nested = llvm::any_of(
         loops, [&](const auto &other) { return contains(other.second, loop); });
-    if (m > 0 && !nested)
-      candidates.push_back({m, header});
+    if (macs(loop) > 0 && !nested)
+      candidates.push_back(header);
   }
-  llvm::stable_sort(candidates, [](const auto &x, const auto &y) {
-    return x.first > y.first;
-  });
 
   std::vector<fa::AmdgpuLoopStats> result;
-  for (unsigned header : llvm::make_second_range(candidates)) {
+  for (unsigned header : candidates) {
     const llvm::BitVector &loop = loops.at(header);
     fa::AmdgpuLoopStats &stats = result.emplace_back();
     stats.header = blocks[header].label.str();
@@ -652,6 +648,22 @@ findMacLoops(llvm::ArrayRef<llvm::StringRef> body) {
       }
     }
   }
+  // The KV loop first: the most MAC FLOP per iteration; of versions of one
+  // loop (fa versions the KV loop on copy alignment; a causal kernel may
+  // have one for the diagonal blocks), the one counted most completely
+  // (fewest inner loops without a static trip count: the vector copies',
+  // not the scalar fallback's), then the one with the fewest VALU (the
+  // unmasked one); then the first in the code.
+  auto unknownTrips = [](const fa::AmdgpuLoopStats &l) {
+    return llvm::count_if(l.inner, [](const auto &i) { return i.trips == 0; });
+  };
+  llvm::stable_sort(result, [&](const auto &x, const auto &y) {
+    if (x.macFlopsPerLane != y.macFlopsPerLane)
+      return x.macFlopsPerLane > y.macFlopsPerLane;
+    if (unknownTrips(x) != unknownTrips(y))
+      return unknownTrips(x) < unknownTrips(y);
+    return x.valu < y.valu;
+  });
   return result;
 }
 

@@ -78,11 +78,14 @@ struct AmdgpuResources {
   int64_t ldsBytes = 0, scratchBytes = 0, wavefrontSize = 0;
   /// Instruction classes counted in the kernel's code.
   std::map<std::string, int64_t> mix;
-  /// The KV loop: the outermost loop with the most multiply-accumulate
-  /// instructions (v_dot2, v_fma_mix, v_fmac, v_mac, v_pk_fma), if any.
+  /// The KV loop: of the outermost loops with multiply-accumulate
+  /// instructions (v_dot2, v_fma_mix, v_fmac, v_mac, v_pk_fma), the one with
+  /// the most MAC FLOP per iteration; on a tie, the one with the fewest inner
+  /// loops without a static trip count, then the fewest VALU instructions.
   std::optional<AmdgpuLoopStats> kvLoop;
-  /// The other outermost loops with multiply-accumulate instructions (a
-  /// causal kernel's loop over the diagonal blocks), most of them first.
+  /// The other outermost loops with multiply-accumulate instructions (other
+  /// versions of the KV loop: the scalar-copy fallback, a causal kernel's
+  /// diagonal blocks), in the same order.
   std::vector<AmdgpuLoopStats> otherMacLoops;
 };
 

@@ -336,6 +336,10 @@ TEST(Gfx906Target, LeavesTripCountsThatAreNotStaticUnknown) {
       dotLoopTrips(dotLoopKernel("\ts_mov_b32 s2, -2\n", latch,
                                  "\tv_add_co_u32_e64 v1, s[2:3], v1, v2\n")),
       0);
+  // The counter stepped twice (not the one step the analysis reads).
+  EXPECT_EQ(dotLoopTrips(dotLoopKernel("\ts_mov_b32 s2, -2\n",
+                                       "\ts_add_i32 s2, s2, 4\n" + latch)),
+            0);
   // A loop that would not end (the counter steps away from the bound).
   EXPECT_EQ(dotLoopTrips(dotLoopKernel("\ts_mov_b32 s2, 0\n",
                                        "\ts_add_i32 s2, s2, 8\n"
@@ -370,6 +374,45 @@ TEST(Gfx906Target, OfTwoLoopsWithMacsTheOneWithMoreIsTheKvLoop) {
                       "estimated): .LBB0_1: VALU 2 (v_dot2 1 = 50%)"),
             std::string::npos)
       << text;
+}
+
+TEST(Gfx906Target, OfTwoVersionsOfTheKvLoopTheOneCountedBestIsTheKvLoop) {
+  // Equal MACs. The first version copies with a loop whose trip count is
+  // not static (a scalar fallback): the second, with more VALU, is the KV
+  // loop.
+  auto versions = parseAmdgpuResources(
+      kernelAssembly(".LBB0_1:\n"
+                     "\tv_dot2_f32_f16 v20, v6, v7, v20\n"
+                     ".LBB0_2:\n"
+                     "\tglobal_load_ushort v3, v[4:5], off\n"
+                     "\ts_cbranch_vccnz .LBB0_2\n"
+                     "\ts_cbranch_scc1 .LBB0_1\n"
+                     ".LBB0_3:\n"
+                     "\tv_dot2_f32_f16 v20, v6, v7, v20\n"
+                     "\tglobal_load_dwordx4 v[8:11], v[4:5], off\n"
+                     "\tv_add_u32_e32 v4, 16, v4\n"
+                     "\ts_cbranch_scc1 .LBB0_3\n"
+                     "\ts_endpgm\n"));
+  ASSERT_EQ(versions.size(), 1u);
+  ASSERT_TRUE(versions[0].kvLoop.has_value());
+  EXPECT_EQ(versions[0].kvLoop->header, ".LBB0_3");
+  ASSERT_EQ(versions[0].otherMacLoops.size(), 1u);
+  EXPECT_EQ(versions[0].otherMacLoops[0].header, ".LBB0_1");
+
+  // Equal MACs and no inner loops: the one with fewer VALU (the unmasked
+  // one), although it comes second.
+  auto masked = parseAmdgpuResources(
+      kernelAssembly(".LBB0_1:\n"
+                     "\tv_dot2_f32_f16 v20, v6, v7, v20\n"
+                     "\tv_cndmask_b32_e32 v20, v20, v21, vcc\n"
+                     "\ts_cbranch_scc1 .LBB0_1\n"
+                     ".LBB0_2:\n"
+                     "\tv_dot2_f32_f16 v20, v6, v7, v20\n"
+                     "\ts_cbranch_scc1 .LBB0_2\n"
+                     "\ts_endpgm\n"));
+  ASSERT_EQ(masked.size(), 1u);
+  ASSERT_TRUE(masked[0].kvLoop.has_value());
+  EXPECT_EQ(masked[0].kvLoop->header, ".LBB0_2");
 }
 
 TEST(Gfx906Target, SaysSoWhenThereIsNoKvLoop) {
