@@ -2,7 +2,7 @@
 # Compiles what bench/gpu.sh runs on an NVIDIA GPU, where there is no LLVM:
 #   OUT/bench/attn_d{64,128}_{full,causal}.cubin   fa's kernels (f16, any B, H, L)
 #   OUT/e2e/plan.json + kernels                     the e2e suite for sm_90
-# usage: bench/build-kernels.sh BUILD_DIR OUT_DIR [fac options...]
+# usage: [BENCH_ONLY=1] bench/build-kernels.sh BUILD_DIR OUT_DIR [fac options...]
 set -euo pipefail
 build=$1 out=$2
 shift 2
@@ -21,5 +21,7 @@ for d in 64 128; do
       | grep '^ptxas:' || true
   done
 done
+# BENCH_ONLY=1: only the benchmark kernels (for an ablation variant).
+[ "${BENCH_ONLY:-0}" = 1 ] && exit 0
 python3 "$here/test/e2e/e2e_matrix.py" "$fac" - "$here/test/data/golden" \
   "$out/e2e/k" --target sm_90 --write-plan "$out/e2e/plan.json"

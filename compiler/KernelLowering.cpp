@@ -470,8 +470,7 @@ LogicalResult KernelLowering::lowerFor(scf::ForOp op) {
   // would keep the scalar path's addresses live across the whole loop.
   SmallVector<Value> sources;
   op.walk([&](CopyTileOp copy) {
-    if (vectorWidth(ldsBuffers[copy.getDest()].layout) &&
-        !llvm::is_contained(sources, copy.getSource()))
+    if (vectorWidth(copy) && !llvm::is_contained(sources, copy.getSource()))
       sources.push_back(copy.getSource());
   });
   if (sources.empty() || copyPath != CopyPath::Dynamic) {

@@ -68,9 +68,9 @@ private:
   /// One workgroup attribution per LDS storage (slot) of the grid.
   LogicalResult allocateLds();
   void copyTile(CopyTileOp op);
-  /// Elements per 16-byte vector copy of `layout`'s rows, or 0 when a row
-  /// is not a whole number of them.
-  int64_t vectorWidth(const LdsLayout &layout);
+  /// Source elements per 16-byte vector load of `op`'s rows, or 0 when a
+  /// row is not a whole number of them.
+  int64_t vectorWidth(CopyTileOp op);
   /// Whether `g`'s base and strides allow 16-byte vector copies (i1).
   Value vectorCopyOk(const Global &g);
   void writeTile(WriteTileOp op);
@@ -116,7 +116,7 @@ private:
   Value sizes[kNumSizes];          // B, Hq, Hkv, Lq, Lk as index
   DenseMap<Value, Global> globals; // tile-IR memref -> kernel buffer
   IRMapping scalars;
-  DenseMap<Value, Value> fragments; // tensor -> vector (registers)
+  DenseMap<Value, Value> fragments;   // tensor -> vector (registers)
   DenseMap<Value, LdsBuf> ldsBuffers; // fa.lds_buffer -> storage, layout
   /// How fa.copy_tile copies: decided per copy (a branch), or fixed by the
   /// version of a loop being lowered (lowerFor).

@@ -27,7 +27,19 @@ using namespace mlir::fa;
 void KernelLowering::copyRows(const Global &g, Value base, Value row0,
                               const LdsBuf &buf, int64_t width) {
   const LdsLayout &layout = buf.layout;
-  Type elt = layout.elementType;
+  // Loads are of the source's type; a widened buffer (16-bit source, f32
+  // in LDS) converts once here instead of in every product step.
+  Type elt = cast<MemRefType>(g.flat.getType()).getElementType();
+  Type ldsElt = layout.elementType;
+  auto widen = [&](Value v) -> Value {
+    if (ldsElt == elt)
+      return v;
+    Type to = isa<VectorType>(v.getType())
+                  ? Type(VectorType::get(
+                        cast<VectorType>(v.getType()).getShape(), ldsElt))
+                  : ldsElt;
+    return arith::ExtFOp::create(b, v.getLoc(), to, v);
+  };
   // A unit is `width` columns of one row, or of two rows for a
   // pair-interleaved buffer (stored interleaved: 2*width elements).
   const int64_t unitRows = layout.pairs ? 2 : 1;
@@ -37,7 +49,7 @@ void KernelLowering::copyRows(const Global &g, Value base, Value row0,
   const int64_t iters = (total + threads - 1) / threads;
   Value limit = rowLimit(g);
   auto vecType = VectorType::get({width}, elt);
-  const int64_t eltBytes = elt.getIntOrFloatBitWidth() / 8;
+  const int64_t eltBytes = ldsElt.getIntOrFloatBitWidth() / 8;
   // LDS stores are as aligned as the unit's start: a multiple of the
   // (pair-)row stride plus a multiple of the unit.
   const int64_t unitBytes = unitRows * width * eltBytes;
@@ -79,7 +91,7 @@ void KernelLowering::copyRows(const Global &g, Value base, Value row0,
                 eb, el, cast<TypedAttr>(eb.getZeroAttr(valueType)));
             scf::YieldOp::create(eb, el, zero);
           });
-      return load.getResult(0);
+      return widen(load.getResult(0));
     };
     auto emit = [&] {
       Value u = arith::DivUIOp::create(b, l, i, idx(perRow));
@@ -99,7 +111,7 @@ void KernelLowering::copyRows(const Global &g, Value base, Value row0,
       Value r = arith::MulIOp::create(b, l, u, idx(2));
       Value x = loadRow(r, c);
       Value y = loadRow(arith::AddIOp::create(b, l, r, idx(1)), c);
-      auto pairsType = VectorType::get({2 * width}, elt);
+      auto pairsType = VectorType::get({2 * width}, ldsElt);
       Value both;
       if (width == 1) {
         both =
@@ -133,9 +145,10 @@ void KernelLowering::copyRows(const Global &g, Value base, Value row0,
     scf::ForOp::create(b, loc, idx(0), idx(iters), idx(1), ValueRange{}, body);
 }
 
-int64_t KernelLowering::vectorWidth(const LdsLayout &layout) {
-  const int64_t width = 16 / (layout.elementType.getIntOrFloatBitWidth() / 8);
-  return layout.cols % width == 0 ? width : 0;
+int64_t KernelLowering::vectorWidth(CopyTileOp op) {
+  const int64_t width =
+      16 / (op.getSource().getType().getElementTypeBitWidth() / 8);
+  return ldsBuffers[op.getDest()].layout.cols % width == 0 ? width : 0;
 }
 
 Value KernelLowering::vectorCopyOk(const Global &g) {
@@ -172,7 +185,7 @@ void KernelLowering::copyTile(CopyTileOp op) {
                             arith::MulIOp::create(b, loc, h, g.sh)),
       arith::MulIOp::create(b, loc, row0, g.sl));
 
-  const int64_t width = vectorWidth(buf.layout);
+  const int64_t width = vectorWidth(op);
   if (width == 0 || copyPath == CopyPath::Scalar) {
     copyRows(g, base, row0, buf, 1);
     return;
@@ -199,6 +212,8 @@ void KernelLowering::writeTile(WriteTileOp op) {
     for (int64_t j = 0; j < cc; ++j) {
       Value v = vector::ExtractOp::create(b, loc, frag,
                                           ArrayRef<int64_t>{i * cc + j});
+      if (v.getType() != buf.layout.elementType)
+        v = arith::ExtFOp::create(b, loc, buf.layout.elementType, v);
       memref::StoreOp::create(b, loc, v, buf.mem,
                               ValueRange{ldsIndex(b, loc, buf, r, colOf(j))});
     }

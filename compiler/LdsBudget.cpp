@@ -117,7 +117,8 @@ mlir::fa::chooseTileConfig(const TargetDesc &target, int64_t headDim,
   std::tuple<int64_t, int64_t, bool, int64_t, int64_t> bestKey;
   for (int64_t bm : {128, 64, 32, 16}) {
     for (int64_t bn : {128, 64, 32, 16}) {
-      if (target.maxBlock && (bm > target.maxBlock || bn > target.maxBlock))
+      if ((target.maxBlockM && bm > target.maxBlockM) ||
+          (target.maxBlockN && bn > target.maxBlockN))
         continue;
       for (bool shared : {false, true}) {
         if (kvShared && *kvShared != shared)
@@ -125,11 +126,16 @@ mlir::fa::chooseTileConfig(const TargetDesc &target, int64_t headDim,
         TileConfig c{bm,    bn, waves, stages, reservedLdsPad(elementBytes),
                      shared};
         Budget b = computeBudget(target, c, headDim, elementBytes);
-        if (!b.fitsLds || !b.fitsRegs || !b.mappable)
+        // Where the register estimate does not bind (NVIDIA: ptxas
+        // judges), only LDS counts towards the occupancy goal.
+        if (!b.fitsLds || !b.mappable ||
+            (!b.fitsRegs && target.registerEstimateBinds))
           continue;
-        auto key =
-            std::make_tuple(std::min(b.wavesPerSimd, target.occupancyGoal),
-                            bm * bn, !shared, -std::abs(bm - bn), bm);
+        int64_t occupancy = target.registerEstimateBinds ? b.wavesPerSimd
+                            : b.ldsWavesPerSimd          ? b.ldsWavesPerSimd
+                                                         : target.occupancyGoal;
+        auto key = std::make_tuple(std::min(occupancy, target.occupancyGoal),
+                                   bm * bn, !shared, -std::abs(bm - bn), bm);
         if (!best || key > bestKey) {
           best = c;
           bestKey = key;
@@ -166,7 +172,9 @@ std::string mlir::fa::formatBudget(const TargetDesc &target,
                      (long long)target.ldsBytes);
   os << "  registers per thread (estimate): " << budget.regsPerThread << " of "
      << target.maxRegsPerLane << " -> " << budget.regWavesPerSimd
-     << " waves per SIMD (estimate)";
+     << " waves per SIMD (estimate)"
+     << (target.registerEstimateBinds ? ""
+                                      : "; not binding here, ptxas decides");
   if (budget.ldsWavesPerSimd)
     os << "\n  LDS allows " << budget.ldsWavesPerSimd << " waves per SIMD ("
        << target.ldsBytes / budget.ldsBytes << " workgroups per CU)";

@@ -92,7 +92,9 @@ def FaPromotePass : Pass<"fa-promote", "::mlir::ModuleOp"> {
     in registers (P) is written to a buffer of its own with
     `fa.write_tile`; `fa.tile_dot` becomes `fa.lds_dot`. With `kv_shared`
     in `#fa.tile`, K and V take turns in the slot "kv" and the second copy
-    moves to just before its first reader.
+    moves to just before its first reader. With `widen` (auto: on for
+    sm_90/sm_80) 16-bit tiles are stored in LDS as f32, converted once by
+    the copy instead of in every product step.
 
     Barriers are placed by a scan over the slots each op reads and writes
     (loops to a fixed point): a `gpu.barrier` goes before a read of a slot
@@ -102,6 +104,9 @@ def FaPromotePass : Pass<"fa-promote", "::mlir::ModuleOp"> {
   let options = [
     Option<"pairRhs", "pair-rhs", "bool", /*default=*/"true",
            "Store the right operand of P·V pair-interleaved (16-bit types)">,
+    Option<"widen", "widen", "std::string", /*default=*/"\"auto\"",
+           "Keep 16-bit tiles in LDS as f32: auto (the target's choice), "
+           "on or off">,
     Option<"remarks", "remarks", "bool", /*default=*/"false",
            "Emit a remark per grid with its buffers and barriers">
   ];

@@ -71,6 +71,7 @@ void fa::buildKernelPipeline(OpPassManager &pm,
   FaPromotePassOptions promote;
   promote.remarks = options.report;
   promote.pairRhs = options.pairRhs;
+  promote.widen = options.widenLds;
   pm.addPass(createFaPromotePass(promote));
   if (options.padLds) {
     FaPadLdsPassOptions pad;
@@ -105,6 +106,10 @@ struct FaPipelineCLOptions : public PassPipelineOptions<FaPipelineCLOptions> {
       *this, "pair-rhs",
       llvm::cl::desc("Store V pair-interleaved (fa-promote, default true)"),
       llvm::cl::init(true)};
+  Option<std::string> widenLds{
+      *this, "widen-lds",
+      llvm::cl::desc("16-bit tiles in LDS as f32: auto, on or off"),
+      llvm::cl::init("auto")};
   Option<std::string> testPlantBug{
       *this, "test-plant-bug",
       llvm::cl::desc("Test only: plant a bug (PlantedBugs.h)"),
@@ -128,6 +133,7 @@ void fa::registerFaPipelines() {
         options.padLds = cl.padLds;
         options.kvShared = cl.kvShared;
         options.pairRhs = cl.pairRhs;
+        options.widenLds = cl.widenLds;
         buildKernelPipeline(pm, options);
       });
 }

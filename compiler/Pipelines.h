@@ -30,6 +30,8 @@ struct PipelineOptions {
   std::string kvShared = "auto";
   /// V stored pair-interleaved for a two-element dot product (fa-promote).
   bool pairRhs = true;
+  /// 16-bit tiles kept in LDS as f32: auto (the target's), on, off.
+  std::string widenLds = "auto";
   /// Test only: a bug to plant (PlantedBugs.h), routed to its pass.
   std::string plantBug;
 };

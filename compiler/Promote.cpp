@@ -26,6 +26,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Passes.h"
+#include "compiler/Target.h"
 
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/raw_ostream.h"
@@ -164,6 +165,20 @@ static std::string roleName(scf::ForallOp grid, Value source) {
 LogicalResult FaPromotePass::promote(scf::ForallOp grid,
                                      TileConfigAttr config) {
   MLIRContext *ctx = grid.getContext();
+  const TargetDesc *target = lookupTarget(config.getTarget().getValue());
+  if (widen != "auto" && widen != "on" && widen != "off") {
+    grid.emitError() << "fa-promote: widen must be auto, on or off, got '"
+                     << widen << "'";
+    return failure();
+  }
+  const bool widenTiles =
+      widen == "on" || (widen == "auto" && target && target->widenLds);
+  // The type a tile of `t` is kept in, in LDS.
+  auto ldsType = [&](Type t) -> Type {
+    if (widenTiles && t.getIntOrFloatBitWidth() == 16)
+      return Float32Type::get(ctx);
+    return t;
+  };
   OpBuilder alloc(ctx);
   alloc.setInsertionPointToStart(grid.getBody());
   SmallVector<LoadTileOp> loads;
@@ -196,7 +211,7 @@ LogicalResult FaPromotePass::promote(scf::ForallOp grid,
     layout.rows = type.getDimSize(0);
     layout.cols = type.getDimSize(1);
     layout.pad = config.getLdsPad();
-    layout.elementType = type.getElementType();
+    layout.elementType = ldsType(type.getElementType());
     // Two keys in one 32-bit word, as a two-element dot product reads them.
     layout.pairs = pairRhs && rhsOnly && layout.rows % 2 == 0 &&
                    layout.elementType.getIntOrFloatBitWidth() == 16;
@@ -240,7 +255,7 @@ LogicalResult FaPromotePass::promote(scf::ForallOp grid,
       layout.rows = type.getDimSize(0);
       layout.cols = type.getDimSize(1);
       layout.pad = config.getLdsPad();
-      layout.elementType = type.getElementType();
+      layout.elementType = ldsType(type.getElementType());
       lhs = LdsBufferOp::create(alloc, dot.getLoc(), layout.type(ctx), "p",
                                 StringAttr());
       WriteTileOp::create(b, dot.getLoc(), dot.getLhs(), lhs);

@@ -45,9 +45,14 @@ struct TargetDesc {
   /// covered by another's arithmetic.
   int64_t occupancyGoal = 1;
   /// Largest BLOCK_M and BLOCK_N the chooser considers (0: no cap). On
-  /// sm_90 the register estimate (fitted to gfx906) does not bind; 64 is
-  /// what the H200 benchmark measured best once padded (bench/results).
-  int64_t maxBlock = 0;
+  /// sm_90 the register estimate (fitted to gfx906) does not bind; 128x64
+  /// is what the H200 benchmark measured best (bench/results run 6: +12-25%
+  /// over 64x64, ahead of 64x32 and a shared K/V slot).
+  int64_t maxBlockM = 0, maxBlockN = 0;
+  /// Keep 16-bit tiles in LDS as f32 (fa-promote widen=auto): the SIMT
+  /// products then convert nothing per step. For targets with LDS to spare
+  /// and no packed 16-bit dot product.
+  bool widenLds = false;
 };
 
 /// Returns the description of `name`, or null when unknown.

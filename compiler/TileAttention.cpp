@@ -252,6 +252,11 @@ FailureOr<TileConfig> FaTilePass::configFor(AttentionOp op,
   auto qType = op.getQuery().getType();
   Type elt = qType.getElementType();
   int64_t d = op.getHeadDim(), eltBytes = elt.getIntOrFloatBitWidth() / 8;
+  // Bytes per element in LDS: a target that widens 16-bit tiles keeps them
+  // as f32 there (fa-promote widen=auto).
+  const bool widened = t.widenLds && eltBytes == 2;
+  if (widened)
+    eltBytes = 4;
   std::string eltName;
   llvm::raw_string_ostream(eltName) << elt;
 
@@ -329,7 +334,10 @@ FailureOr<TileConfig> FaTilePass::configFor(AttentionOp op,
            << " registers per thread (estimate), " << t.name << " has "
            << t.maxRegsPerLane << "; shrink BLOCK_M before accepting spills";
   if (report)
-    op.emitRemark() << formatBudget(t, config, budget, d, eltName);
+    op.emitRemark() << formatBudget(t, config, budget, d, eltName)
+                    << (widened ? "\n  16-bit tiles are kept as f32 in LDS "
+                                  "(fa-promote widen=auto)"
+                                : "");
   return config;
 }
 

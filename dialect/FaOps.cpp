@@ -347,6 +347,12 @@ FailureOr<LdsLayout> mlir::fa::getLdsLayout(MemRefType type, std::string *why) {
   return l;
 }
 
+/// Whether values of `from` may be stored in an LDS buffer of `to`: the
+/// same type, or a 16-bit type widened to f32 (converted once, when stored).
+static bool storableAs(Type from, Type to) {
+  return from == to || ((from.isF16() || from.isBF16()) && to.isF32());
+}
+
 /// The layout of an LDS operand of `op`, or an error naming the operand.
 static FailureOr<LdsLayout> ldsOperand(Operation *op, StringRef name, Value v) {
   std::string why;
@@ -372,9 +378,9 @@ LogicalResult CopyTileOp::verify() {
   if (src.getRank() != 4)
     return emitOpError() << "source must be a rank-4 memref, got rank "
                          << src.getRank();
-  if (src.getElementType() != layout->elementType)
+  if (!storableAs(src.getElementType(), layout->elementType))
     return emitOpError() << "source element type " << src.getElementType()
-                         << " differs from the buffer's "
+                         << " cannot be stored in a buffer of "
                          << layout->elementType;
   if (src.getShape()[3] != layout->cols)
     return emitOpError() << "source rows have " << dimStr(src.getShape()[3])
@@ -391,7 +397,7 @@ LogicalResult WriteTileOp::verify() {
     return emitOpError() << "writes only row-major buffers";
   if (t.getRank() != 2 || t.getShape()[0] != layout->rows ||
       t.getShape()[1] != layout->cols ||
-      t.getElementType() != layout->elementType)
+      !storableAs(t.getElementType(), layout->elementType))
     return emitOpError() << "tile " << t << " does not match the buffer's "
                          << layout->rows << "x" << layout->cols << "x"
                          << layout->elementType;

@@ -279,7 +279,8 @@ def Fa_CopyTileOp : Fa_Op<"copy_tile"> {
     All threads of the workgroup together copy rows `[row, row + R)` of
     `source[batch, head]` (rank-4 `[B, H, L, D]`) into the LDS buffer
     `dest` in its layout. Rows at or past `L` become zero. Another thread
-    may read the result only after a barrier.
+    may read the result only after a barrier. A 16-bit source may be
+    stored in an f32 buffer (widened once here, not in every product step).
 
     ```mlir
     fa.copy_tile %k[%b, %h, %n0] to %kbuf
@@ -301,7 +302,8 @@ def Fa_WriteTileOp : Fa_Op<"write_tile"> {
   let summary = "Write a register tile to an LDS buffer";
   let description = [{
     Each thread writes the elements of `tile` it holds into `dest`. Used for
-    an operand of a tile product that was computed in registers (P).
+    an operand of a tile product that was computed in registers (P). A
+    16-bit tile may be written to an f32 buffer (widened).
 
     ```mlir
     fa.write_tile %p to %pbuf : tensor<64x64xf16>

@@ -38,8 +38,13 @@
 // REMARK-NEXT: p: pad 4
 // REMARK-NEXT: write of a register tile (element per lane), 2 B per lane: degree 2 -> 1
 // REMARK-NEXT: lhs of a product, row pairs (one per thread row), 4 B per lane: degree 2 -> 1
-// SM90: fa.lds_buffer "k" : memref<64x64xf16, strided<[66, 1]>
-// SM90: fa.tile = #fa.tile<target = "sm_90", {{.*}}lds_pad = 4>
+// sm_90 keeps 16-bit tiles as f32 in LDS (fa-promote widen=auto): the
+// f32 pair reads of K need one row of padding, V (down a column) none.
+// SM90: fa.lds_buffer "q" : memref<128x64xf32, strided<[64, 1]>
+// SM90-NEXT: fa.lds_buffer "k" : memref<64x64xf32, strided<[66, 1]>
+// SM90-NEXT: fa.lds_buffer "v" : memref<64x64xf32, strided<[64, 1]>
+// SM90-NEXT: fa.lds_buffer "p" : memref<128x64xf32, strided<[66, 1]>
+// SM90: fa.tile = #fa.tile<target = "sm_90", {{.*}}lds_pad = 2>
 // OCCUPANCY: remark: fa-pad-lds: gfx906 64 lanes per wave, thread grid 16x16, LDS 32768 -> 32768 bytes (2 waves per SIMD by LDS); not padded: k (would cut LDS occupancy to 1 waves per SIMD), q (would cut LDS occupancy to 1 waves per SIMD), p (would cut LDS occupancy to 1 waves per SIMD)
 // OCCUPANCY: rhs of a product (transposed), row pairs per thread column, 4 B per lane: degree 16 -> 16
 // OCCUPANCY: fa.lds_buffer "k" : memref<64x64xf16, strided<[64, 1]>

@@ -9,6 +9,11 @@
 // RUN: fa-opt %t/d64.mlir --fa-tile="target=gfx906 block-m=64 block-n=64 kv-shared=off" --fa-promote="remarks=true" -mlir-print-op-on-diagnostic=false 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
 // Only 16-bit types are stored in pairs (an f32 element is a word already).
 // RUN: fa-opt %t/f32.mlir --fa-tile="target=gfx906 block-m=32 block-n=32 kv-shared=off" --fa-promote | FileCheck %s --check-prefix=F32
+// Widened (the sm_90 default): 16-bit tiles kept as f32 in LDS, converted
+// once by the copy; V then needs no pairs.
+// RUN: fa-opt %t/d64.mlir --fa-tile="target=gfx906 block-m=64 block-n=64 kv-shared=off" --fa-promote="widen=on" | FileCheck %s --check-prefix=WIDEN
+// RUN: fa-opt %t/d64.mlir --fa-tile="target=sm_90" --fa-promote | FileCheck %s --check-prefix=WIDEN-AUTO
+// RUN: not fa-opt %t/d64.mlir --fa-tile="target=gfx906" --fa-promote="widen=yes" 2>&1 | FileCheck %s --check-prefix=WIDEN-BAD
 // Where it must not fire: a grid with no tile in LDS, IR without grids.
 // RUN: fa-opt %t/empty.mlir --fa-promote="remarks=true" -mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s --check-prefix=EMPTY
 // RUN: fa-opt %t/d64.mlir --fa-promote | FileCheck %s --check-prefix=UNTOUCHED
@@ -68,6 +73,14 @@
 // REMARK-NEXT: p: 64x64 f16, 8192 bytes, written from registers
 
 // F32: fa.lds_buffer "v" : memref<32x64xf32, strided<[64, 1]>, #gpu.address_space<workgroup>>
+
+// WIDEN: %[[Q:.+]] = fa.lds_buffer "q" : memref<64x64xf32, strided<[64, 1]>, #gpu.address_space<workgroup>>
+// WIDEN: fa.lds_buffer "v" : memref<64x64xf32, strided<[64, 1]>
+// WIDEN: fa.lds_buffer "p" : memref<64x64xf32
+// WIDEN: fa.copy_tile %arg0[{{.+}}] to %[[Q]] : memref<?x8x?x64xf16, strided<[?, ?, ?, 1], offset: ?>> to memref<64x64xf32
+// WIDEN: fa.write_tile %{{.+}} : tensor<64x64xf16> to memref<64x64xf32
+// WIDEN-AUTO: fa.lds_buffer "q" : memref<128x64xf32
+// WIDEN-BAD: error: fa-promote: widen must be auto, on or off, got 'yes'
 
 // EMPTY: remark: fa-promote: no tile lives in LDS; nothing to do
 

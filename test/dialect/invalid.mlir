@@ -261,3 +261,65 @@ func.func @tile_mask(%s: tensor<32x64xf16>, %i: index) {
   %m = fa.tile_mask %s rows(%i, %i) cols(%i, %i) : tensor<32x64xf16>
   return
 }
+
+// -----
+
+func.func @copy_narrowing(%src: memref<?x8x?x64xf32, strided<[?, ?, ?, 1], offset: ?>>, %i: index) {
+  %buf = fa.lds_buffer "k" : memref<64x64xf16, strided<[64, 1]>, #gpu.address_space<workgroup>>
+  // expected-error @+1 {{'fa.copy_tile' op source element type 'f32' cannot be stored in a buffer of 'f16'}}
+  fa.copy_tile %src[%i, %i, %i] to %buf : memref<?x8x?x64xf32, strided<[?, ?, ?, 1], offset: ?>> to memref<64x64xf16, strided<[64, 1]>, #gpu.address_space<workgroup>>
+  return
+}
+
+// -----
+
+func.func @lds_not_workgroup() {
+  // expected-error @+1 {{'fa.lds_buffer' op result: an LDS buffer must be in #gpu.address_space<workgroup>}}
+  %buf = fa.lds_buffer "k" : memref<64x64xf16>
+  return
+}
+
+// -----
+
+func.func @lds_stride_too_short() {
+  // expected-error @+1 {{'fa.lds_buffer' op result: a row-major LDS buffer needs strides [S, 1] with S >= 64}}
+  %buf = fa.lds_buffer "k" : memref<64x64xf16, strided<[32, 1]>, #gpu.address_space<workgroup>>
+  return
+}
+
+// -----
+
+func.func @lds_bad_pairs() {
+  // expected-error @+1 {{'fa.lds_buffer' op result: a pair-interleaved LDS buffer needs shape [R/2, C, 2] and strides [2S, 2, 1] with S >= 64}}
+  %buf = fa.lds_buffer "v" : memref<32x64x2xf16, strided<[64, 2, 1]>, #gpu.address_space<workgroup>>
+  return
+}
+
+// -----
+
+func.func @lds_dot_pairs_lhs() {
+  %a = fa.lds_buffer "v" : memref<32x64x2xf16, strided<[128, 2, 1]>, #gpu.address_space<workgroup>>
+  %b = fa.lds_buffer "k" : memref<64x64xf16, strided<[64, 1]>, #gpu.address_space<workgroup>>
+  // expected-error @+1 {{'fa.lds_dot' op lhs must be row-major}}
+  %s = fa.lds_dot %a, %b transpose_rhs : memref<32x64x2xf16, strided<[128, 2, 1]>, #gpu.address_space<workgroup>>, memref<64x64xf16, strided<[64, 1]>, #gpu.address_space<workgroup>> -> tensor<64x64xf32>
+  return
+}
+
+// -----
+
+func.func @lds_dot_mismatch() {
+  %a = fa.lds_buffer "q" : memref<64x32xf16, strided<[32, 1]>, #gpu.address_space<workgroup>>
+  %b = fa.lds_buffer "k" : memref<64x64xf16, strided<[64, 1]>, #gpu.address_space<workgroup>>
+  // expected-error @+1 {{'fa.lds_dot' op contraction mismatch: lhs has 32, rhs has 64}}
+  %s = fa.lds_dot %a, %b transpose_rhs : memref<64x32xf16, strided<[32, 1]>, #gpu.address_space<workgroup>>, memref<64x64xf16, strided<[64, 1]>, #gpu.address_space<workgroup>> -> tensor<64x64xf32>
+  return
+}
+
+// -----
+
+func.func @write_pairs(%t: tensor<64x64xf16>) {
+  %v = fa.lds_buffer "v" : memref<32x64x2xf16, strided<[128, 2, 1]>, #gpu.address_space<workgroup>>
+  // expected-error @+1 {{'fa.write_tile' op writes only row-major buffers}}
+  fa.write_tile %t to %v : tensor<64x64xf16> to memref<32x64x2xf16, strided<[128, 2, 1]>, #gpu.address_space<workgroup>>
+  return
+}

@@ -66,3 +66,26 @@ func.func @tile_ops(%m: memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>, 
 func.func @tile_config_attr() attributes {fa.tile = #fa.tile<target = "gfx906", block_m = 64, block_n = 64, waves = 4, wave_size = 64, stages = 1, lds_pad = 0>} {
   return
 }
+
+// Level 1b (memory level): buffers with their layouts, copies, products.
+// CHECK-LABEL: func.func @memory_level
+// CHECK: fa.lds_buffer "k" slot("kv") : memref<64x64xf16, strided<[66, 1]>, #gpu.address_space<workgroup>>
+// CHECK: fa.lds_buffer "v" slot("kv") : memref<32x64x2xf16, strided<[128, 2, 1]>, #gpu.address_space<workgroup>>
+// CHECK: fa.copy_tile %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}] to %{{.+}} : memref<?x8x?x64xf16, strided<[?, ?, ?, 1], offset: ?>> to memref<64x64xf32, strided<[64, 1]>, #gpu.address_space<workgroup>>
+// CHECK: fa.lds_dot %{{.+}}, %{{.+}} transpose_rhs
+// CHECK: fa.write_tile %{{.+}} to %{{.+}} : tensor<64x64xf16> to memref<64x64xf16, strided<[66, 1]>
+// CHECK: fa.lds_dot %{{.+}}, %{{.+}}, %{{.+}} : memref<64x64xf16, strided<[66, 1]>, #gpu.address_space<workgroup>>, memref<32x64x2xf16
+func.func @memory_level(%src: memref<?x8x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>, %i: index, %p: tensor<64x64xf16>, %acc: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  %k = fa.lds_buffer "k" slot("kv") : memref<64x64xf16, strided<[66, 1]>, #gpu.address_space<workgroup>>
+  %v = fa.lds_buffer "v" slot("kv") : memref<32x64x2xf16, strided<[128, 2, 1]>, #gpu.address_space<workgroup>>
+  %q = fa.lds_buffer "q" : memref<64x64xf32, strided<[64, 1]>, #gpu.address_space<workgroup>>
+  %pb = fa.lds_buffer "p" : memref<64x64xf16, strided<[66, 1]>, #gpu.address_space<workgroup>>
+  fa.copy_tile %src[%i, %i, %i] to %q : memref<?x8x?x64xf16, strided<[?, ?, ?, 1], offset: ?>> to memref<64x64xf32, strided<[64, 1]>, #gpu.address_space<workgroup>>
+  fa.copy_tile %src[%i, %i, %i] to %k : memref<?x8x?x64xf16, strided<[?, ?, ?, 1], offset: ?>> to memref<64x64xf16, strided<[66, 1]>, #gpu.address_space<workgroup>>
+  gpu.barrier
+  %s = fa.lds_dot %pb, %k transpose_rhs : memref<64x64xf16, strided<[66, 1]>, #gpu.address_space<workgroup>>, memref<64x64xf16, strided<[66, 1]>, #gpu.address_space<workgroup>> -> tensor<64x64xf32>
+  fa.write_tile %p to %pb : tensor<64x64xf16> to memref<64x64xf16, strided<[66, 1]>, #gpu.address_space<workgroup>>
+  gpu.barrier
+  %o = fa.lds_dot %pb, %v, %acc : memref<64x64xf16, strided<[66, 1]>, #gpu.address_space<workgroup>>, memref<32x64x2xf16, strided<[128, 2, 1]>, #gpu.address_space<workgroup>>, tensor<64x64xf32> -> tensor<64x64xf32>
+  return %o : tensor<64x64xf32>
+}

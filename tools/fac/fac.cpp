@@ -85,6 +85,11 @@ static cl::opt<bool> pairRhs(
     cl::desc("Store V pair-interleaved in LDS so that P·V reads two keys "
              "per 32-bit word (default; --pair-rhs=false for row-major)"),
     cl::init(true));
+static cl::opt<std::string> widenLds(
+    "widen-lds",
+    cl::desc("Keep f16/bf16 tiles in LDS as f32, converted once by the copy: "
+             "auto (default: on for sm_90/sm_80), on, off"),
+    cl::init("auto"));
 static cl::opt<std::string> dot2(
     "dot2",
     cl::desc("gfx906: v_dot2_f32_f16 for the Q·K^T products: auto (default: "
@@ -465,6 +470,7 @@ int main(int argc, char **argv) {
   options.padLds = padLds;
   options.kvShared = kvShared;
   options.pairRhs = pairRhs;
+  options.widenLds = widenLds;
   if (!testPlantBug.empty()) {
     const fa::PlantedBugInfo *bug = fa::lookupPlantedBug(testPlantBug);
     if (!bug)
