@@ -22,6 +22,7 @@
 
 #include "compiler/Gfx906Target.h"
 #include "compiler/DeviceModule.h"
+#include "compiler/KernelInfo.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -156,16 +157,22 @@ fa::lowerToRocdl(ModuleOp module, unsigned indexBits, bool dot2) {
   for (auto gm : work->getOps<gpu::GPUModuleOp>()) {
     if (dot2)
       useDot2(gm);
-    // Ask the register allocator for the seed's occupancy: 2 waves per SIMD
-    // (at most 128 VGPRs); whether it got there without spilling is read
-    // back from the code object.
-    // Only for 16-bit kernels: the f32 ones need more registers than that
-    // and would spill (their occupancy is left to the backend).
+    // Ask the register allocator for the seed's occupancy, 2 waves per SIMD
+    // (at most 128 VGPRs), where LDS allows it (two workgroups per CU) and
+    // the kernel is 16-bit: f32 kernels need more registers than that and
+    // would spill. Whether it got there without spilling is read back from
+    // the code object; elsewhere occupancy is left to the backend.
     gm.walk([&](gpu::GPUFuncOp f) {
       auto first = f.getNumArguments()
                        ? dyn_cast<MemRefType>(f.getArgumentTypes()[0])
                        : MemRefType();
-      if (f.isKernel() && first && first.getElementTypeBitWidth() == 16)
+      SmallVector<int64_t> offsets;
+      int64_t lds = layoutLds(f, offsets);
+      auto threads = f.getKnownBlockSize();
+      int64_t waves = threads ? (*threads)[0] / 64 : 4;
+      bool ldsAllows = lds == 0 || (65536 / lds) * waves / 4 >= 2;
+      if (f.isKernel() && first && first.getElementTypeBitWidth() == 16 &&
+          ldsAllows)
         f->setAttr("rocdl.waves_per_eu",
                    IntegerAttr::get(IntegerType::get(f.getContext(), 32), 2));
     });
