@@ -82,11 +82,9 @@ LogicalResult KernelLowering::allocateLds() {
   llvm::MapVector<StringRef, std::pair<Type, int64_t>> slots;
   SmallVector<LdsBufferOp> ops;
   WalkResult walk = grid.walk([&](LdsBufferOp op) {
+    // The verifier guarantees a layout.
     auto layout = getLdsLayout(op.getResult().getType());
-    if (failed(layout)) {
-      op.emitOpError() << "has no LDS layout";
-      return WalkResult::interrupt();
-    }
+    assert(succeeded(layout) && "fa.lds_buffer verifier admits only layouts");
     auto [it, inserted] = slots.insert(
         {op.getStorage(), {layout->elementType, layout->elements()}});
     if (!inserted) {
