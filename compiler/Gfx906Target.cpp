@@ -23,6 +23,7 @@
 #include "compiler/Gfx906Target.h"
 #include "compiler/DeviceModule.h"
 #include "compiler/KernelInfo.h"
+#include "compiler/LdsBudget.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -169,8 +170,9 @@ fa::lowerToRocdl(ModuleOp module, unsigned indexBits, bool dot2) {
       SmallVector<int64_t> offsets;
       int64_t lds = layoutLds(f, offsets);
       auto threads = f.getKnownBlockSize();
-      int64_t waves = threads ? (*threads)[0] / 64 : 4;
-      bool ldsAllows = lds == 0 || (65536 / lds) * waves / 4 >= 2;
+      bool ldsAllows =
+          lds == 0 || ldsWavesPerSimd(*lookupTarget("gfx906"), lds,
+                                      threads ? (*threads)[0] : 256) >= 2;
       if (f.isKernel() && first && first.getElementTypeBitWidth() == 16 &&
           ldsAllows)
         f->setAttr("rocdl.waves_per_eu",

@@ -199,7 +199,6 @@ void FaPadLdsPass::padGrid(scf::ForallOp grid, TileConfigAttr config,
                         << " was set explicitly; left as it is";
     return;
   }
-  Type elt = plans.front().second.layout.elementType;
   const int64_t d = plans.front().second.layout.cols;
   auto mapping = chooseThreadMapping(config.getBlockM(), config.getBlockN(), d,
                                      config.getThreads(), config.getWaveSize());
@@ -210,9 +209,8 @@ void FaPadLdsPass::padGrid(scf::ForallOp grid, TileConfigAttr config,
   model.lanes = std::min(model.lanes, config.getThreads());
 
   // Each buffer's own best padding: the smallest with its lowest worst
-  // degree (multiples of 2 elements keep pair and 16-byte-half alignment
-  // for 16-bit types; 4-byte alignment is all an f32 pair needs... but
-  // 8-byte pair loads need even strides, so 2 for f32 as well).
+  // degree, in multiples of 2 elements: pair loads (4 bytes for 16-bit
+  // types, 8 for f32) stay aligned.
   auto worstAt = [&](BufferPlan &p, int64_t pad, std::vector<int64_t> *out) {
     int64_t worst = 1;
     for (const LdsAccess &a : p.accesses) {
@@ -307,7 +305,6 @@ void FaPadLdsPass::padGrid(scf::ForallOp grid, TileConfigAttr config,
                     grid.getContext(), config.getTarget(), config.getBlockM(),
                     config.getBlockN(), config.getWaves(), config.getWaveSize(),
                     config.getStages(), maxPadChosen, config.getKvShared()));
-  (void)elt;
 }
 
 void FaPadLdsPass::runOnOperation() {

@@ -179,6 +179,16 @@ LogicalResult FaPromotePass::promote(scf::ForallOp grid,
       return Float32Type::get(ctx);
     return t;
   };
+  // The layout fa-promote gives a tile of `type`: #fa.tile's padding, its
+  // element type as kept in LDS.
+  auto layoutOf = [&](RankedTensorType type) {
+    LdsLayout layout;
+    layout.rows = type.getDimSize(0);
+    layout.cols = type.getDimSize(1);
+    layout.pad = config.getLdsPad();
+    layout.elementType = ldsType(type.getElementType());
+    return layout;
+  };
   OpBuilder alloc(ctx);
   alloc.setInsertionPointToStart(grid.getBody());
   SmallVector<LoadTileOp> loads;
@@ -207,11 +217,7 @@ LogicalResult FaPromotePass::promote(scf::ForallOp grid,
       rhsOnly &= use.getOperandNumber() == 1 && !dot.getTransposeRhs();
     }
     std::string name = roleName(grid, load.getSource());
-    LdsLayout layout;
-    layout.rows = type.getDimSize(0);
-    layout.cols = type.getDimSize(1);
-    layout.pad = config.getLdsPad();
-    layout.elementType = ldsType(type.getElementType());
+    LdsLayout layout = layoutOf(type);
     // Two keys in one 32-bit word, as a two-element dot product reads them.
     layout.pairs = pairRhs && rhsOnly && layout.rows % 2 == 0 &&
                    layout.elementType.getIntOrFloatBitWidth() == 16;
@@ -251,11 +257,7 @@ LogicalResult FaPromotePass::promote(scf::ForallOp grid,
       // An operand computed in registers (P) reaches the other threads of
       // its rows through LDS.
       auto type = dot.getLhs().getType();
-      LdsLayout layout;
-      layout.rows = type.getDimSize(0);
-      layout.cols = type.getDimSize(1);
-      layout.pad = config.getLdsPad();
-      layout.elementType = ldsType(type.getElementType());
+      LdsLayout layout = layoutOf(type);
       lhs = LdsBufferOp::create(alloc, dot.getLoc(), layout.type(ctx), "p",
                                 StringAttr());
       WriteTileOp::create(b, dot.getLoc(), dot.getLhs(), lhs);
