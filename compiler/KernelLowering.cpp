@@ -12,6 +12,9 @@
 //   fa.copy_tile    cooperative copy global -> LDS (KernelMemory.cpp):
 //                   16-byte vectors when the strides and the base are
 //                   aligned, scalars otherwise; rows past the end are zero
+//   fa.fetch_tile   the copy's global loads into a per-thread vector (the
+//                   units the thread would store; KernelMemory.cpp)
+//   fa.stage_tile   that vector stored into LDS in the buffer's layout
 //   fa.write_tile   each thread writes its fragment elements to LDS
 //   fa.lds_dot      a loop over the reduction dimension in pairs (the shape
 //                   of v_dot2_f32_f16): each thread loads its RM lhs pairs
@@ -471,6 +474,12 @@ LogicalResult KernelLowering::lowerFor(scf::ForOp op) {
     if (vectorWidth(copy) && !llvm::is_contained(sources, copy.getSource()))
       sources.push_back(copy.getSource());
   });
+  op.walk([&](FetchTileOp fetch) {
+    Type elt = fetch.getSource().getType().getElementType();
+    if (fetchShape(elt, ldsBuffers[fetch.getBuffer()].layout).width > 1 &&
+        !llvm::is_contained(sources, fetch.getSource()))
+      sources.push_back(fetch.getSource());
+  });
   if (sources.empty() || copyPath != CopyPath::Dynamic) {
     FailureOr<scf::ForOp> loop = lowerLoop(op, inits);
     if (mlir::failed(loop))
@@ -509,8 +518,8 @@ LogicalResult KernelLowering::lowerOp(Operation *op) {
               "before fa-lower-to-gpu";
   // The tile-op helpers below assume that every operand has a kernel-side
   // value; check first so that malformed IR gets a diagnostic.
-  if (isa<CopyTileOp, WriteTileOp, LdsDotOp, StoreTileOp, RowReduceOp,
-          RowBroadcastOp, TileMaskOp>(op)) {
+  if (isa<CopyTileOp, FetchTileOp, StageTileOp, WriteTileOp, LdsDotOp,
+          StoreTileOp, RowReduceOp, RowBroadcastOp, TileMaskOp>(op)) {
     for (OpOperand &operand : op->getOpOperands()) {
       Value v = operand.get();
       if (auto m = dyn_cast<MemRefType>(v.getType())) {
@@ -536,6 +545,14 @@ LogicalResult KernelLowering::lowerOp(Operation *op) {
   }
   if (auto copy = dyn_cast<CopyTileOp>(op)) {
     copyTile(copy);
+    return success();
+  }
+  if (auto fetch = dyn_cast<FetchTileOp>(op)) {
+    fragments[fetch.getResult()] = fetchTile(fetch);
+    return success();
+  }
+  if (auto stage = dyn_cast<StageTileOp>(op)) {
+    stageTile(stage);
     return success();
   }
   if (auto write = dyn_cast<WriteTileOp>(op)) {

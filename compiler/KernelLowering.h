@@ -73,6 +73,28 @@ private:
   int64_t vectorWidth(CopyTileOp op);
   /// Whether `g`'s base and strides allow 16-byte vector copies (i1).
   Value vectorCopyOk(const Global &g);
+  /// How a fetched tile is spread over the threads: units of `width`
+  /// columns of `unitRows` rows (two for a pair-interleaved buffer); thread
+  /// t holds units t, t + threads, ... (`iters` of them, `total` in all).
+  struct FetchShape {
+    int64_t unitRows, width, perRow, total, iters;
+  };
+  FetchShape fetchShape(Type sourceElt, const LdsLayout &layout);
+  /// fa.fetch_tile: the thread's units as one vector (FetchShape order).
+  Value fetchTile(FetchTileOp op);
+  Value fetchRows(FetchTileOp op, bool scalarLoads);
+  /// fa.stage_tile: the fetched units into LDS, in the buffer's layout.
+  void stageTile(StageTileOp op);
+  /// `width` elements of row `r` (tile-relative) from column `c`: one
+  /// 16-byte load, `width` scalar loads, or a scalar (width 1); zero past
+  /// the end or where `valid` (optional) is false.
+  Value loadUnitRow(const Global &g, Value base, Value row0, Value r, Value c,
+                    int64_t width, bool scalarLoads, Value valid = {});
+  /// Stores one unit (`rows`: one value per row of the unit) at unit row
+  /// `u`, column `c` of `buf`, widened to the buffer's type, two rows
+  /// interleaved for a pair-interleaved buffer.
+  void storeUnit(const LdsBuf &buf, Value u, Value c, ArrayRef<Value> rows,
+                 int64_t width);
   void writeTile(WriteTileOp op);
   void storeTile(StoreTileOp op);
   Value ldsDot(LdsDotOp op);

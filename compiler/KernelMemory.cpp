@@ -24,22 +24,102 @@ using namespace mlir::fa;
 // Memory: global <-> LDS <-> registers
 //===----------------------------------------------------------------------===//
 
+Value KernelLowering::loadUnitRow(const Global &g, Value base, Value row0,
+                                  Value r, Value c, int64_t width,
+                                  bool scalarLoads, Value valid) {
+  Type elt = cast<MemRefType>(g.flat.getType()).getElementType();
+  Type valueType = width == 1 ? elt : Type(VectorType::get({width}, elt));
+  Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                        arith::AddIOp::create(b, loc, row0, r),
+                                        rowLimit(g));
+  if (valid)
+    inRange = arith::AndIOp::create(b, loc, inRange, valid);
+  Value off = arith::AddIOp::create(
+      b, loc, base,
+      arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, r, g.sl), c));
+  auto load = scf::IfOp::create(
+      b, loc, inRange,
+      [&](OpBuilder &tb, Location tl) {
+        Value v;
+        if (width == 1) {
+          v = memref::LoadOp::create(tb, tl, g.flat, off);
+        } else if (!scalarLoads) {
+          v = vector::LoadOp::create(tb, tl, cast<VectorType>(valueType),
+                                     g.flat, off, false, llvm::MaybeAlign(16));
+        } else {
+          SmallVector<Value> elements;
+          for (int64_t e = 0; e < width; ++e)
+            elements.push_back(memref::LoadOp::create(
+                tb, tl, g.flat,
+                ValueRange{arith::AddIOp::create(
+                    tb, tl, off, arith::ConstantIndexOp::create(tb, tl, e))}));
+          v = vector::FromElementsOp::create(
+              tb, tl, cast<VectorType>(valueType), elements);
+        }
+        scf::YieldOp::create(tb, tl, v);
+      },
+      [&](OpBuilder &eb, Location el) {
+        Value zero = arith::ConstantOp::create(
+            eb, el, cast<TypedAttr>(eb.getZeroAttr(valueType)));
+        scf::YieldOp::create(eb, el, zero);
+      });
+  return load.getResult(0);
+}
+
+void KernelLowering::storeUnit(const LdsBuf &buf, Value u, Value c,
+                               ArrayRef<Value> rows, int64_t width) {
+  const LdsLayout &layout = buf.layout;
+  Type ldsElt = layout.elementType;
+  // A widened buffer (16-bit source, f32 in LDS) converts once here instead
+  // of in every product step.
+  SmallVector<Value> values;
+  for (Value v : rows) {
+    if (getElementTypeOrSelf(v.getType()) != ldsElt) {
+      Type to = isa<VectorType>(v.getType())
+                    ? Type(VectorType::get(
+                          cast<VectorType>(v.getType()).getShape(), ldsElt))
+                    : ldsElt;
+      v = arith::ExtFOp::create(b, loc, to, v);
+    }
+    values.push_back(v);
+  }
+  // LDS stores are as aligned as the unit's start: a multiple of the
+  // (pair-)row stride plus a multiple of the unit.
+  const int64_t unitRows = layout.pairs ? 2 : 1;
+  const int64_t eltBytes = ldsElt.getIntOrFloatBitWidth() / 8;
+  const int64_t unitBytes = unitRows * width * eltBytes;
+  const int64_t strideBytes = unitRows * layout.rowStride() * eltBytes;
+  llvm::MaybeAlign ldsAlign(
+      std::gcd(std::gcd<int64_t>(strideBytes, unitBytes), 16));
+  if (!layout.pairs) {
+    Value at = ldsIndex(b, loc, buf, u, c);
+    if (width == 1)
+      memref::StoreOp::create(b, loc, values[0], buf.mem, ValueRange{at});
+    else
+      vector::StoreOp::create(b, loc, values[0], buf.mem, ValueRange{at},
+                              false, ldsAlign);
+    return;
+  }
+  // Rows 2u and 2u+1, interleaved: x0 y0 x1 y1 ...
+  Value r = arith::MulIOp::create(b, loc, u, idx(2));
+  Value both;
+  if (width == 1) {
+    both = vector::FromElementsOp::create(
+        b, loc, VectorType::get({2}, ldsElt), ValueRange{values[0], values[1]});
+  } else {
+    SmallVector<int64_t> mask;
+    for (int64_t e = 0; e < width; ++e)
+      mask.append({e, width + e});
+    both = vector::ShuffleOp::create(b, loc, values[0], values[1], mask);
+  }
+  vector::StoreOp::create(b, loc, both, buf.mem,
+                          ValueRange{ldsIndex(b, loc, buf, r, c)}, false,
+                          ldsAlign);
+}
+
 void KernelLowering::copyRows(const Global &g, Value base, Value row0,
                               const LdsBuf &buf, int64_t width) {
   const LdsLayout &layout = buf.layout;
-  // Loads are of the source's type; a widened buffer (16-bit source, f32
-  // in LDS) converts once here instead of in every product step.
-  Type elt = cast<MemRefType>(g.flat.getType()).getElementType();
-  Type ldsElt = layout.elementType;
-  auto widen = [&](Value v) -> Value {
-    if (ldsElt == elt)
-      return v;
-    Type to = isa<VectorType>(v.getType())
-                  ? Type(VectorType::get(
-                        cast<VectorType>(v.getType()).getShape(), ldsElt))
-                  : ldsElt;
-    return arith::ExtFOp::create(b, v.getLoc(), to, v);
-  };
   // A unit is `width` columns of one row, or of two rows for a
   // pair-interleaved buffer (stored interleaved: 2*width elements).
   const int64_t unitRows = layout.pairs ? 2 : 1;
@@ -47,15 +127,6 @@ void KernelLowering::copyRows(const Global &g, Value base, Value row0,
   const int64_t total = layout.rows / unitRows * perRow;
   const int64_t threads = mapping.threads;
   const int64_t iters = (total + threads - 1) / threads;
-  Value limit = rowLimit(g);
-  auto vecType = VectorType::get({width}, elt);
-  const int64_t eltBytes = ldsElt.getIntOrFloatBitWidth() / 8;
-  // LDS stores are as aligned as the unit's start: a multiple of the
-  // (pair-)row stride plus a multiple of the unit.
-  const int64_t unitBytes = unitRows * width * eltBytes;
-  const int64_t strideBytes = unitRows * layout.rowStride() * eltBytes;
-  llvm::MaybeAlign ldsAlign(
-      std::gcd(std::gcd<int64_t>(strideBytes, unitBytes), 16));
   auto body = [&](OpBuilder &nb, Location l, Value it, ValueRange) {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
@@ -67,64 +138,18 @@ void KernelLowering::copyRows(const Global &g, Value base, Value row0,
             ? it
             : Value(arith::AddIOp::create(
                   b, l, tid, arith::MulIOp::create(b, l, it, idx(threads))));
-    // Row `r` (tile-relative), columns [c, c + width): zero past the end.
-    auto loadRow = [&](Value r, Value c) -> Value {
-      Value inRange =
-          arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt,
-                                arith::AddIOp::create(b, l, row0, r), limit);
-      Value off = arith::AddIOp::create(
-          b, l, base,
-          arith::AddIOp::create(b, l, arith::MulIOp::create(b, l, r, g.sl), c));
-      Type valueType = width == 1 ? elt : Type(vecType);
-      auto load = scf::IfOp::create(
-          b, l, inRange,
-          [&](OpBuilder &tb, Location tl) {
-            Value v = width == 1
-                          ? Value(memref::LoadOp::create(tb, tl, g.flat, off))
-                          : Value(vector::LoadOp::create(tb, tl, vecType,
-                                                         g.flat, off, false,
-                                                         llvm::MaybeAlign(16)));
-            scf::YieldOp::create(tb, tl, v);
-          },
-          [&](OpBuilder &eb, Location el) {
-            Value zero = arith::ConstantOp::create(
-                eb, el, cast<TypedAttr>(eb.getZeroAttr(valueType)));
-            scf::YieldOp::create(eb, el, zero);
-          });
-      return widen(load.getResult(0));
-    };
     auto emit = [&] {
       Value u = arith::DivUIOp::create(b, l, i, idx(perRow));
       Value c = arith::MulIOp::create(
           b, l, arith::RemUIOp::create(b, l, i, idx(perRow)), idx(width));
-      if (!layout.pairs) {
-        Value v = loadRow(u, c);
-        Value at = ldsIndex(b, l, buf, u, c);
-        if (width == 1)
-          memref::StoreOp::create(b, l, v, buf.mem, ValueRange{at});
-        else
-          vector::StoreOp::create(b, l, v, buf.mem, ValueRange{at}, false,
-                                  ldsAlign);
-        return;
-      }
-      // Rows 2u and 2u+1, interleaved: x0 y0 x1 y1 ...
-      Value r = arith::MulIOp::create(b, l, u, idx(2));
-      Value x = loadRow(r, c);
-      Value y = loadRow(arith::AddIOp::create(b, l, r, idx(1)), c);
-      auto pairsType = VectorType::get({2 * width}, ldsElt);
-      Value both;
-      if (width == 1) {
-        both =
-            vector::FromElementsOp::create(b, l, pairsType, ValueRange{x, y});
-      } else {
-        SmallVector<int64_t> mask;
-        for (int64_t e = 0; e < width; ++e)
-          mask.append({e, width + e});
-        both = vector::ShuffleOp::create(b, l, x, y, mask);
-      }
-      vector::StoreOp::create(b, l, both, buf.mem,
-                              ValueRange{ldsIndex(b, l, buf, r, c)}, false,
-                              ldsAlign);
+      SmallVector<Value> rows;
+      for (int64_t rr = 0; rr < unitRows; ++rr)
+        rows.push_back(loadUnitRow(
+            g, base, row0,
+            arith::AddIOp::create(
+                b, l, arith::MulIOp::create(b, l, u, idx(unitRows)), idx(rr)),
+            c, width, /*scalarLoads=*/false));
+      storeUnit(buf, u, c, rows, width);
     };
     if (total % threads == 0 || width == 1) {
       emit();
@@ -200,6 +225,119 @@ void KernelLowering::copyTile(CopyTileOp op) {
   copyRows(g, base, row0, buf, width);
   b.setInsertionPointToStart(ifOp.elseBlock());
   copyRows(g, base, row0, buf, 1);
+}
+
+KernelLowering::FetchShape KernelLowering::fetchShape(Type sourceElt,
+                                                     const LdsLayout &layout) {
+  FetchShape f;
+  f.unitRows = layout.pairs ? 2 : 1;
+  const int64_t vec = 16 / (sourceElt.getIntOrFloatBitWidth() / 8);
+  f.width = layout.cols % vec == 0 ? vec : 1;
+  f.perRow = layout.cols / f.width;
+  f.total = layout.rows / f.unitRows * f.perRow;
+  f.iters = (f.total + mapping.threads - 1) / mapping.threads;
+  return f;
+}
+
+Value KernelLowering::fetchRows(FetchTileOp op, bool scalarLoads) {
+  const Global &g = globals.lookup(op.getSource());
+  Type elt = op.getSource().getType().getElementType();
+  FetchShape f = fetchShape(elt, ldsBuffers[op.getBuffer()].layout);
+  Value bIdx = *scalar(op.getBatch()), h = *scalar(op.getHead()),
+        row0 = *scalar(op.getRow());
+  Value base = arith::AddIOp::create(
+      b, loc,
+      arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, bIdx, g.sb),
+                            arith::MulIOp::create(b, loc, h, g.sh)),
+      arith::MulIOp::create(b, loc, row0, g.sl));
+  const int64_t threads = mapping.threads;
+  auto type = VectorType::get({f.iters * f.unitRows * f.width}, elt);
+  Value all = arith::ConstantOp::create(
+      b, loc, cast<TypedAttr>(b.getZeroAttr(type)));
+  // Thread t holds units t, t + threads, ...: the units copyRows stores.
+  for (int64_t it = 0; it < f.iters; ++it) {
+    Value i = arith::AddIOp::create(b, loc, tid, idx(it * threads));
+    Value live = f.total % threads == 0
+                     ? Value()
+                     : Value(arith::CmpIOp::create(
+                           b, loc, arith::CmpIPredicate::ult, i, idx(f.total)));
+    Value u = arith::DivUIOp::create(b, loc, i, idx(f.perRow));
+    Value c = arith::MulIOp::create(
+        b, loc, arith::RemUIOp::create(b, loc, i, idx(f.perRow)),
+        idx(f.width));
+    for (int64_t rr = 0; rr < f.unitRows; ++rr) {
+      Value r = arith::AddIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, u, idx(f.unitRows)), idx(rr));
+      Value v = loadUnitRow(g, base, row0, r, c, f.width, scalarLoads, live);
+      int64_t at = (it * f.unitRows + rr) * f.width;
+      if (f.width == 1) {
+        all = vector::InsertOp::create(b, loc, v, all, ArrayRef<int64_t>{at});
+        continue;
+      }
+      // Elements [at, at + width) from v (shuffle indices past `all`).
+      SmallVector<int64_t> mask;
+      const int64_t n = type.getNumElements();
+      for (int64_t k = 0; k < n; ++k)
+        mask.push_back(k >= at && k < at + f.width ? n + k - at : k);
+      all = vector::ShuffleOp::create(b, loc, all, v, mask);
+    }
+  }
+  return all;
+}
+
+Value KernelLowering::fetchTile(FetchTileOp op) {
+  // The distribution is the vector path's whichever loads fill it, so that
+  // a fetch outside a loop versioned on alignment (the prologue) feeds
+  // either version.
+  Type elt = op.getSource().getType().getElementType();
+  FetchShape f = fetchShape(elt, ldsBuffers[op.getBuffer()].layout);
+  if (f.width == 1 || copyPath != CopyPath::Dynamic)
+    return fetchRows(op, f.width == 1 || copyPath == CopyPath::Scalar);
+  auto type = VectorType::get({f.iters * f.unitRows * f.width}, elt);
+  auto ifOp = scf::IfOp::create(b, loc, TypeRange{type},
+                                vectorCopyOk(globals.lookup(op.getSource())),
+                                /*withElseRegion=*/true);
+  for (bool scalarLoads : {false, true}) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(scalarLoads ? ifOp.elseBlock()
+                                           : ifOp.thenBlock());
+    scf::YieldOp::create(b, loc, fetchRows(op, scalarLoads));
+  }
+  return ifOp.getResult(0);
+}
+
+void KernelLowering::stageTile(StageTileOp op) {
+  const LdsBuf &buf = ldsBuffers[op.getDest()];
+  Value all = *fragment(op.getTile());
+  Type elt = cast<VectorType>(all.getType()).getElementType();
+  FetchShape f = fetchShape(elt, buf.layout);
+  const int64_t threads = mapping.threads;
+  for (int64_t it = 0; it < f.iters; ++it) {
+    Value i = arith::AddIOp::create(b, loc, tid, idx(it * threads));
+    Value u = arith::DivUIOp::create(b, loc, i, idx(f.perRow));
+    Value c = arith::MulIOp::create(
+        b, loc, arith::RemUIOp::create(b, loc, i, idx(f.perRow)),
+        idx(f.width));
+    OpBuilder::InsertionGuard guard(b);
+    if (f.total % threads != 0) {
+      Value live = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, i,
+                                         idx(f.total));
+      auto guardIf = scf::IfOp::create(b, loc, live, /*withElse=*/false);
+      b.setInsertionPointToStart(guardIf.thenBlock());
+    }
+    SmallVector<Value> rows;
+    for (int64_t rr = 0; rr < f.unitRows; ++rr) {
+      int64_t at = (it * f.unitRows + rr) * f.width;
+      rows.push_back(
+          f.width == 1
+              ? Value(vector::ExtractOp::create(b, loc, all,
+                                                ArrayRef<int64_t>{at}))
+              : Value(vector::ShuffleOp::create(
+                    b, loc, all, all,
+                    llvm::to_vector(llvm::seq<int64_t>(at, at + f.width)))));
+    }
+    storeUnit(buf, u, c, rows, f.width);
+  }
 }
 
 void KernelLowering::writeTile(WriteTileOp op) {

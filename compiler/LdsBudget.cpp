@@ -52,20 +52,26 @@ int64_t mlir::fa::reservedLdsPad(int64_t elementBytes) {
 
 Budget mlir::fa::computeBudget(const TargetDesc &target,
                                const TileConfig &config, int64_t headDim,
-                               int64_t elementBytes) {
+                               int64_t elementBytes, int64_t sourceBytes) {
   Budget b;
+  if (sourceBytes == 0)
+    sourceBytes = elementBytes;
   const int64_t bm = config.blockM, bn = config.blockN, d = headDim;
   const int64_t pad = config.ldsPad; // elements per LDS row
-  const int64_t st = config.stages;
-  const std::string x = " x" + std::to_string(st);
+  // A second stage is register-staged (fa-double-buffer): the tiles of
+  // block n+1 in flight, in the source type. With one K/V slot K and V are
+  // fetched one after the other; with two, together.
+  const int64_t kvTile = bn * d * sourceBytes;
+  const int64_t prefetch =
+      config.stages >= 2 ? kvTile * (config.kvShared ? 1 : 2) : 0;
   if (config.kvShared)
     b.terms = {{"Q block", true, bm * d * elementBytes},
-               {"K/V block (one slot)" + x, true, bn * d * elementBytes * st}};
+               {"K/V block (one slot)", true, bn * d * elementBytes}};
   else
     b.terms = {{"Q block", true, bm * d * elementBytes},
-               {"K block" + x, true, bn * d * elementBytes * st},
-               {"V block" + x, true, bn * d * elementBytes * st}};
-  const int64_t kvRows = bn * st * (config.kvShared ? 1 : 2);
+               {"K block", true, bn * d * elementBytes},
+               {"V block", true, bn * d * elementBytes}};
+  const int64_t kvRows = bn * (config.kvShared ? 1 : 2);
   b.terms.insert(b.terms.end(),
                  {
                      {"S block (f32)", false, bm * bn * 4},
@@ -74,6 +80,10 @@ Budget mlir::fa::computeBudget(const TargetDesc &target,
                      {"statistics m, l (f32)", false, 2 * bm * 4},
                      {"padding", true, pad * elementBytes * (bm + kvRows + bm)},
                  });
+  if (prefetch)
+    b.terms.push_back({config.kvShared ? "K or V block n+1 (in flight)"
+                                       : "K and V blocks n+1 (in flight)",
+                       false, prefetch});
   for (const BudgetTerm &t : b.terms)
     if (t.inLds)
       b.ldsBytes += t.bytes;
@@ -94,6 +104,9 @@ Budget mlir::fa::computeBudget(const TargetDesc &target,
     // report is the authority.
     int64_t live = m->rm * m->rn + m->rm * m->dc + 3 * m->rm + m->rn;
     b.regsPerThread = 2 * live + 8;
+    // The fetched tiles of the next block stay live across the products.
+    b.prefetchRegs = (prefetch + 4 * threads - 1) / (4 * threads);
+    b.regsPerThread += b.prefetchRegs;
     int64_t g = target.regGranule;
     b.regsPerThread = (b.regsPerThread + g - 1) / g * g;
     b.fitsRegs = b.regsPerThread <= target.maxRegsPerLane;
@@ -107,10 +120,20 @@ Budget mlir::fa::computeBudget(const TargetDesc &target,
   return b;
 }
 
+int64_t mlir::fa::creditedOccupancy(const TargetDesc &target,
+                                    const Budget &budget) {
+  // Where the register estimate does not bind (NVIDIA: ptxas judges), only
+  // LDS counts towards the occupancy goal.
+  int64_t occupancy = target.registerEstimateBinds ? budget.wavesPerSimd
+                      : budget.ldsWavesPerSimd     ? budget.ldsWavesPerSimd
+                                                   : target.occupancyGoal;
+  return std::min(occupancy, target.occupancyGoal);
+}
+
 std::optional<TileConfig>
 mlir::fa::chooseTileConfig(const TargetDesc &target, int64_t headDim,
                            int64_t elementBytes, int64_t stages, int64_t waves,
-                           std::optional<bool> kvShared) {
+                           std::optional<bool> kvShared, int64_t sourceBytes) {
   if (waves == 0)
     waves = std::max<int64_t>(1, 256 / target.waveSize);
   std::optional<TileConfig> best;
@@ -125,17 +148,12 @@ mlir::fa::chooseTileConfig(const TargetDesc &target, int64_t headDim,
           continue;
         TileConfig c{bm,    bn, waves, stages, reservedLdsPad(elementBytes),
                      shared};
-        Budget b = computeBudget(target, c, headDim, elementBytes);
-        // Where the register estimate does not bind (NVIDIA: ptxas
-        // judges), only LDS counts towards the occupancy goal.
+        Budget b = computeBudget(target, c, headDim, elementBytes, sourceBytes);
         if (!b.fitsLds || !b.mappable ||
             (!b.fitsRegs && target.registerEstimateBinds))
           continue;
-        int64_t occupancy = target.registerEstimateBinds ? b.wavesPerSimd
-                            : b.ldsWavesPerSimd          ? b.ldsWavesPerSimd
-                                                         : target.occupancyGoal;
-        auto key = std::make_tuple(std::min(occupancy, target.occupancyGoal),
-                                   bm * bn, !shared, -std::abs(bm - bn), bm);
+        auto key = std::make_tuple(creditedOccupancy(target, b), bm * bn,
+                                   !shared, -std::abs(bm - bn), bm);
         if (!best || key > bestKey) {
           best = c;
           bestKey = key;
@@ -159,6 +177,7 @@ std::string mlir::fa::formatBudget(const TargetDesc &target,
      << elementType << " BLOCK_M=" << config.blockM
      << " BLOCK_N=" << config.blockN << " waves=" << config.waves << " ("
      << config.waves * target.waveSize << " threads) stages=" << config.stages
+     << (config.stages >= 2 ? " (register-staged)" : "")
      << " lds_pad=" << config.ldsPad
      << (config.kvShared ? " (K and V share one LDS slot)" : "") << "\n";
   os << "  thread grid " << m.tr << "x" << m.tc << ", per thread " << m.rm
@@ -170,7 +189,10 @@ std::string mlir::fa::formatBudget(const TargetDesc &target,
                      "LDS total", "", (long long)budget.ldsBytes,
                      (int)(kLdsMargin * 100), (long long)budget.ldsWithMargin,
                      (long long)target.ldsBytes);
-  os << "  registers per thread (estimate): " << budget.regsPerThread << " of "
+  os << "  registers per thread (estimate): " << budget.regsPerThread;
+  if (budget.prefetchRegs)
+    os << " (" << budget.prefetchRegs << " hold block n+1: register-staged)";
+  os << " of "
      << target.maxRegsPerLane << " -> " << budget.regWavesPerSimd
      << " waves per SIMD (estimate)"
      << (target.registerEstimateBinds ? ""

@@ -8,6 +8,9 @@
 // + BM·d·O + statistics, plus padding, with a 10-20% margin. Each term is
 // accounted where the generated kernel keeps it: Q, K, V and P blocks in LDS;
 // S and O fragments and the statistics in registers (the register estimate).
+// The second stage is register-staged (fa-double-buffer): the K/V tiles of
+// block n+1 are in registers while block n is computed, so stages = 2 adds
+// registers, not LDS.
 // Tile selection, the over-budget error and the `report` table all come from
 // this one model.
 //
@@ -58,6 +61,7 @@ struct Budget {
   int64_t ldsBytes = 0;      ///< Sum of the LDS terms (with padding).
   int64_t ldsWithMargin = 0; ///< ldsBytes * (1 + margin), rounded up.
   int64_t regsPerThread = 0; ///< Estimate, 32-bit registers.
+  int64_t prefetchRegs = 0;  ///< Of which the second stage's fetched tiles.
   int64_t regWavesPerSimd = 0; ///< Occupancy the register estimate allows.
   /// Occupancy the LDS allows (AMD: a CU's LDS shared by its workgroups);
   /// 0 where LDS does not limit it in this model (NVIDIA).
@@ -71,9 +75,12 @@ struct Budget {
 /// seed's recommended gfx906 D=128 configuration (64x64) fits.
 constexpr double kLdsMargin = 0.10;
 
-/// Evaluates the model for one configuration.
+/// Evaluates the model for one configuration. `elementBytes` is the size
+/// of an element in LDS, `sourceBytes` (0: the same) in global memory,
+/// which is what the second stage holds in registers.
 Budget computeBudget(const TargetDesc &target, const TileConfig &config,
-                     int64_t headDim, int64_t elementBytes);
+                     int64_t headDim, int64_t elementBytes,
+                     int64_t sourceBytes = 0);
 
 /// Waves per SIMD that LDS alone allows on an AMD target (one CU shares
 /// `target.ldsBytes` among its workgroups, spread over 4 SIMDs), or 0 where
@@ -94,7 +101,12 @@ std::optional<TileConfig> chooseTileConfig(const TargetDesc &target,
                                            int64_t headDim,
                                            int64_t elementBytes, int64_t stages,
                                            int64_t waves,
-                                           std::optional<bool> kvShared = {});
+                                           std::optional<bool> kvShared = {},
+                                           int64_t sourceBytes = 0);
+
+/// The occupancy (waves per SIMD) the chooser credits `budget` with, up to
+/// the target's goal: the register estimate where it binds, else LDS.
+int64_t creditedOccupancy(const TargetDesc &target, const Budget &budget);
 
 /// The budget as a human-readable table (the `report` output).
 std::string formatBudget(const TargetDesc &target, const TileConfig &config,

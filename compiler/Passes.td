@@ -62,8 +62,10 @@ def FaTilePass : Pass<"fa-tile", "::mlir::ModuleOp"> {
            "Rows of K/V per inner-loop step (0: choose for the target)">,
     Option<"waves", "waves", "int64_t", /*default=*/"0",
            "Waves (warps) per workgroup (0: choose for the target)">,
-    Option<"stages", "stages", "int64_t", /*default=*/"1",
-           "K/V pipeline stages counted by the budget (1 or 2)">,
+    Option<"stages", "stages", "int64_t", /*default=*/"0",
+           "K/V pipeline stages: 2 (double-buffered, fa-double-buffer), 1, "
+           "or 0 (auto: 2 unless its registers cost occupancy or tile size, "
+           "with a remark)">,
     Option<"kvShared", "kv-shared", "std::string", /*default=*/"\"auto\"",
            "K and V in one LDS slot: auto (when that reaches the target's "
            "occupancy goal), on or off">,
@@ -111,6 +113,53 @@ def FaPromotePass : Pass<"fa-promote", "::mlir::ModuleOp"> {
            "Emit a remark per grid with its buffers and barriers">
   ];
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
+def FaDoubleBufferPass : Pass<"fa-double-buffer", "::mlir::ModuleOp"> {
+  let summary = "Software-pipeline the K/V loop: fetch block n+1 while block n is computed";
+  let description = [{
+    A pass over the memory level (run fa-promote first). In every tile grid
+    whose `#fa.tile` has `stages = 2`, each `fa.copy_tile` in the body of
+    an `scf.for` (the K/V loop) is split into `fa.fetch_tile` (global rows
+    into registers) and `fa.stage_tile` (those registers into LDS, where the
+    copy was). The fetch moves as early as the registers allow
+    (register-staged: gfx906 has no asynchronous global-to-LDS copy):
+
+    - the copies of the loop form groups (copies with no LDS read between
+      them); a group's fetch goes right after the previous group's stage,
+      so that its loads are in flight while that LDS data is used;
+    - the first group's fetch for block n+1 goes after the last group's
+      stage of block n and reaches the next iteration as an iteration
+      argument (`scf.for` iter_args); the prologue fetches block 0 before
+      the loop; in the last iteration the fetch's row is the source's
+      length, so that it loads nothing (the epilogue has no code of its
+      own).
+
+    With K and V in one slot (`kv_shared`) this fetches V while Q·Kᵀ and
+    the softmax run and K of the next block while P·V runs, one tile of
+    registers at a time; with separate slots both tiles of block n+1 are
+    fetched at the top of iteration n. Barriers are removed and placed again
+    by the memory level's slot scan (LdsSync.h).
+
+    Grids with `stages = 1`, and loops whose copies cannot be moved (a row
+    not computed from the induction variable by pure ops, a batch or head
+    index defined in the loop), are left single-buffered with a remark;
+    `#fa.tile` is set to `stages = 1` for the latter. Upstream
+    `scf::pipelineForLoop` peels the epilogue (a second copy of the whole
+    loop body, which is already versioned on copy alignment) or predicates
+    every op, and `memref::multiBuffer` builds the two-slot strategy, which
+    the gfx906 LDS budget has no room for at the tiles that keep 2 waves;
+    hence this small pass.
+  }];
+  let options = [
+    Option<"remarks", "remarks", "bool", /*default=*/"false",
+           "Emit a remark per grid: the strategy, what is fetched ahead, "
+           "the registers it holds">,
+    Option<"testPlantBug", "test-plant-bug", "std::string", /*default=*/"\"\"",
+           "Test only: plant a bug (PlantedBugs.h)">
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect"];
 }
 
 def FaPadLdsPass : Pass<"fa-pad-lds", "::mlir::ModuleOp"> {

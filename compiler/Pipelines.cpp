@@ -65,7 +65,7 @@ void fa::buildKernelPipeline(OpPassManager &pm,
   FaLowerToGpuPassOptions lower;
   if (bug && bug->pass == "fa-lower-to-gpu")
     lower.testPlantBug = options.plantBug;
-  else
+  else if (!bug || bug->pass != "fa-double-buffer")
     tile.testPlantBug = options.plantBug;
   pm.addPass(createFaTilePass(tile));
   FaPromotePassOptions promote;
@@ -78,6 +78,11 @@ void fa::buildKernelPipeline(OpPassManager &pm,
     pad.remarks = options.report;
     pm.addPass(createFaPadLdsPass(pad));
   }
+  FaDoubleBufferPassOptions buffer;
+  buffer.remarks = options.report;
+  if (bug && bug->pass == "fa-double-buffer")
+    buffer.testPlantBug = options.plantBug;
+  pm.addPass(createFaDoubleBufferPass(buffer));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addPass(createFaLowerToGpuPass(lower));
@@ -93,7 +98,10 @@ struct FaPipelineCLOptions : public PassPipelineOptions<FaPipelineCLOptions> {
   Option<int64_t> blockM{*this, "block-m", llvm::cl::init(0)};
   Option<int64_t> blockN{*this, "block-n", llvm::cl::init(0)};
   Option<int64_t> waves{*this, "waves", llvm::cl::init(0)};
-  Option<int64_t> stages{*this, "stages", llvm::cl::init(1)};
+  Option<int64_t> stages{
+      *this, "stages",
+      llvm::cl::desc("K/V stages: 0 (auto), 1, or 2 (double-buffered)"),
+      llvm::cl::init(0)};
   Option<bool> allowBf16{*this, "allow-bf16", llvm::cl::init(false)};
   Option<bool> padLds{*this, "pad-lds",
                       llvm::cl::desc("Run fa-pad-lds (default true)"),

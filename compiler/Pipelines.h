@@ -20,7 +20,7 @@ void registerFaDialects(DialectRegistry &registry);
 /// Options shared by `fac` and `fa-opt --fa-pipeline`.
 struct PipelineOptions {
   std::string target = "gfx906";
-  int64_t blockM = 0, blockN = 0, waves = 0, stages = 1;
+  int64_t blockM = 0, blockN = 0, waves = 0, stages = 0; // 0: auto
   bool allowBf16 = false;
   bool report = false;
   bool fuse = true;

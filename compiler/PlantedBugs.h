@@ -37,12 +37,15 @@ enum class PlantedBug {
   SwapKvStrides,     ///< K read with V's strides and V with K's
   OWithQStrides,     ///< O written with Q's strides
   LseStridesIgnored, ///< LSE written as if contiguous [B, Hq, Lq]
+  // fa-double-buffer (Level 1b)
+  PipelineNoBarrier, ///< a staged K/V tile overwrites its slot unsynchronised
 };
 
 struct PlantedBugInfo {
   PlantedBug bug;
   llvm::StringLiteral name;
-  /// The pass that plants it: "fa-tile" or "fa-lower-to-gpu".
+  /// The pass that plants it: "fa-tile", "fa-double-buffer" or
+  /// "fa-lower-to-gpu".
   llvm::StringLiteral pass;
   llvm::StringLiteral description;
 };

@@ -25,10 +25,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/LdsSync.h"
 #include "compiler/Passes.h"
 #include "compiler/Target.h"
 
-#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/raw_ostream.h"
 
 namespace mlir::fa {
@@ -38,103 +38,6 @@ namespace mlir::fa {
 
 using namespace mlir;
 using namespace mlir::fa;
-
-//===----------------------------------------------------------------------===//
-// Barrier placement
-//===----------------------------------------------------------------------===//
-
-namespace {
-/// LDS slots accessed since the last barrier.
-struct SyncState {
-  llvm::StringSet<> written, read;
-
-  void join(const SyncState &other) {
-    for (const auto &s : other.written)
-      written.insert(s.getKey());
-    for (const auto &s : other.read)
-      read.insert(s.getKey());
-  }
-  bool operator==(const SyncState &other) const {
-    auto same = [](const llvm::StringSet<> &a, const llvm::StringSet<> &b) {
-      if (a.size() != b.size())
-        return false;
-      for (const auto &s : a)
-        if (!b.contains(s.getKey()))
-          return false;
-      return true;
-    };
-    return same(written, other.written) && same(read, other.read);
-  }
-};
-} // namespace
-
-static StringRef storageOf(Value buffer) {
-  if (auto def = buffer.getDefiningOp<LdsBufferOp>())
-    return def.getStorage();
-  return "";
-}
-
-/// The LDS slots `op` reads and writes.
-static void ldsAccesses(Operation *op, SmallVectorImpl<StringRef> &reads,
-                        SmallVectorImpl<StringRef> &writes) {
-  if (auto copy = dyn_cast<CopyTileOp>(op))
-    writes.push_back(storageOf(copy.getDest()));
-  else if (auto write = dyn_cast<WriteTileOp>(op))
-    writes.push_back(storageOf(write.getDest()));
-  else if (auto dot = dyn_cast<LdsDotOp>(op))
-    reads.append({storageOf(dot.getLhs()), storageOf(dot.getRhs())});
-}
-
-/// Scans `block` from `state`; with `insert`, places the barriers the scan
-/// finds missing. Returns the state at the end of the block.
-static SyncState syncBlock(Block &block, SyncState state, bool insert,
-                           int64_t &barriers) {
-  for (Operation &op : llvm::make_early_inc_range(block)) {
-    if (isa<gpu::BarrierOp>(op)) {
-      state = SyncState();
-      continue;
-    }
-    if (auto loop = dyn_cast<scf::ForOp>(op)) {
-      // What one iteration leaves behind reaches the next one's start.
-      Block &body = *loop.getBody();
-      SyncState entry = state;
-      for (int i = 0; i < 8; ++i) {
-        int64_t ignored = 0;
-        SyncState next = state;
-        next.join(syncBlock(body, entry, false, ignored));
-        if (next == entry)
-          break;
-        entry = std::move(next);
-      }
-      // Zero iterations leave `state` as it was.
-      state.join(syncBlock(body, entry, insert, barriers));
-      continue;
-    }
-    for (Region &region : op.getRegions())
-      for (Block &inner : region)
-        state.join(syncBlock(inner, state, insert, barriers));
-    SmallVector<StringRef> reads, writes;
-    ldsAccesses(&op, reads, writes);
-    bool race = false;
-    for (StringRef w : writes)
-      race |= state.read.contains(w) || state.written.contains(w);
-    for (StringRef r : reads)
-      race |= state.written.contains(r);
-    if (race) {
-      if (insert) {
-        OpBuilder b(&op);
-        gpu::BarrierOp::create(b, op.getLoc());
-        ++barriers;
-      }
-      state = SyncState();
-    }
-    for (StringRef w : writes)
-      state.written.insert(w);
-    for (StringRef r : reads)
-      state.read.insert(r);
-  }
-  return state;
-}
 
 //===----------------------------------------------------------------------===//
 // Promotion
@@ -273,8 +176,7 @@ LogicalResult FaPromotePass::promote(scf::ForallOp grid,
   for (LoadTileOp load : loads)
     load.erase();
 
-  int64_t barriers = 0;
-  syncBlock(*grid.getBody(), SyncState(), /*insert=*/true, barriers);
+  int64_t barriers = placeLdsBarriers(*grid.getBody());
   if (remarks)
     grid.emitRemark() << "fa-promote: " << buffers.size()
                       << " loaded tiles in LDS, " << barriers

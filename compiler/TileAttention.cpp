@@ -254,6 +254,7 @@ FailureOr<TileConfig> FaTilePass::configFor(AttentionOp op,
   int64_t d = op.getHeadDim(), eltBytes = elt.getIntOrFloatBitWidth() / 8;
   // Bytes per element in LDS: a target that widens 16-bit tiles keeps them
   // as f32 there (fa-promote widen=auto).
+  const int64_t sourceBytes = eltBytes;
   const bool widened = t.widenLds && eltBytes == 2;
   if (widened)
     eltBytes = 4;
@@ -265,14 +266,9 @@ FailureOr<TileConfig> FaTilePass::configFor(AttentionOp op,
            << "bf16 is software-emulated on " << t.name
            << " (no native bf16 arithmetic): slow and lossy; use f16, or "
               "pass allow-bf16 to accept it";
-  // The budget model can count a second K/V stage, but no pass builds one
-  // yet: the kernel would allocate a single buffer while the budget and the
-  // manifest claimed two.
-  if (stages != 1)
-    return op.emitOpError()
-           << "stages=" << stages.getValue()
-           << " is not supported: double buffering is not implemented yet "
-              "and the kernel has one K/V buffer; use stages=1";
+  if (stages < 0 || stages > 2)
+    return op.emitOpError() << "stages must be 0 (auto), 1 or 2, got "
+                            << stages.getValue();
   if (kvShared != "auto" && kvShared != "on" && kvShared != "off")
     return op.emitOpError() << "kv-shared must be auto, on or off, got '"
                             << kvShared.getValue() << "'";
@@ -286,7 +282,24 @@ FailureOr<TileConfig> FaTilePass::configFor(AttentionOp op,
     std::optional<bool> shared;
     if (kvShared == "on" || kvShared == "off")
       shared = kvShared == "on";
-    auto chosen = chooseTileConfig(t, d, eltBytes, stages, waves, shared);
+    // stages=0: double-buffered unless that costs occupancy or tile size.
+    auto chosen = chooseTileConfig(t, d, eltBytes, stages ? stages : 2, waves,
+                                   shared, sourceBytes);
+    if (stages == 0) {
+      auto single =
+          chooseTileConfig(t, d, eltBytes, 1, waves, shared, sourceBytes);
+      auto worth = [&](const TileConfig &c) {
+        Budget b = computeBudget(t, c, d, eltBytes, sourceBytes);
+        return std::make_pair(creditedOccupancy(t, b), c.blockM * c.blockN);
+      };
+      if (single && (!chosen || worth(*chosen) < worth(*single))) {
+        op.emitRemark() << "fa-tile: single-buffered: double buffering "
+                           "would cost occupancy or tile size here ("
+                        << single->blockM << "x" << single->blockN
+                        << " with stages=1)";
+        chosen = single;
+      }
+    }
     if (!chosen)
       return op.emitOpError()
              << "no tile configuration for D=" << d << " " << eltName
@@ -297,7 +310,7 @@ FailureOr<TileConfig> FaTilePass::configFor(AttentionOp op,
     config.blockM = blockM ? blockM : blockN;
     config.blockN = blockN ? blockN : blockM;
     config.waves = waves ? waves : std::max<int64_t>(1, 256 / t.waveSize);
-    config.stages = stages;
+    config.stages = stages ? stages : 2;
     if (kvShared == "on") {
       config.kvShared = true;
     } else if (kvShared == "auto") {
@@ -312,7 +325,23 @@ FailureOr<TileConfig> FaTilePass::configFor(AttentionOp op,
     }
   }
 
-  Budget budget = computeBudget(t, config, d, eltBytes);
+  if (stages == 0 && config.stages == 2 && (blockM || blockN)) {
+    // Explicit tiles: double-buffered where the extra registers keep the
+    // occupancy of single buffering.
+    TileConfig single = config;
+    single.stages = 1;
+    Budget one = computeBudget(t, single, d, eltBytes, sourceBytes);
+    Budget two = computeBudget(t, config, d, eltBytes, sourceBytes);
+    if (t.registerEstimateBinds &&
+        (!two.fitsRegs || two.regWavesPerSimd < one.regWavesPerSimd)) {
+      op.emitRemark() << "fa-tile: single-buffered: the " << two.prefetchRegs
+                      << " registers per thread that hold K/V block n+1 "
+                         "would lower the occupancy (estimate "
+                      << two.regsPerThread << " registers)";
+      config = single;
+    }
+  }
+  Budget budget = computeBudget(t, config, d, eltBytes, sourceBytes);
   if (!budget.fitsLds)
     return op.emitOpError()
            << "BLOCK_M=" << config.blockM << " BLOCK_N=" << config.blockN
@@ -331,8 +360,15 @@ FailureOr<TileConfig> FaTilePass::configFor(AttentionOp op,
     return op.emitOpError()
            << "BLOCK_M=" << config.blockM << " BLOCK_N=" << config.blockN
            << " with D=" << d << " needs about " << budget.regsPerThread
-           << " registers per thread (estimate), " << t.name << " has "
-           << t.maxRegsPerLane << "; shrink BLOCK_M before accepting spills";
+           << " registers per thread (estimate"
+           << (budget.prefetchRegs
+                   ? ", " + std::to_string(budget.prefetchRegs) +
+                         " of them for double buffering"
+                   : std::string())
+           << "), " << t.name << " has " << t.maxRegsPerLane
+           << (budget.prefetchRegs ? "; use stages=1 or shrink BLOCK_M"
+                                   : "; shrink BLOCK_M before accepting "
+                                     "spills");
   if (report)
     op.emitRemark() << formatBudget(t, config, budget, d, eltName)
                     << (widened ? "\n  16-bit tiles are kept as f32 in LDS "

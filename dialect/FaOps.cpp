@@ -15,6 +15,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/TypeUtilities.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
 
 #include <cmath>
 
@@ -385,6 +386,64 @@ LogicalResult CopyTileOp::verify() {
   if (src.getShape()[3] != layout->cols)
     return emitOpError() << "source rows have " << dimStr(src.getShape()[3])
                          << " elements, the buffer's rows " << layout->cols;
+  return success();
+}
+
+LogicalResult FetchTileOp::verify() {
+  auto layout = ldsOperand(*this, "buffer", getBuffer());
+  if (failed(layout))
+    return failure();
+  auto src = getSource().getType();
+  if (src.getRank() != 4)
+    return emitOpError() << "source must be a rank-4 memref, got rank "
+                         << src.getRank();
+  if (!storableAs(src.getElementType(), layout->elementType))
+    return emitOpError() << "source element type " << src.getElementType()
+                         << " cannot be stored in a buffer of "
+                         << layout->elementType;
+  auto t = getResult().getType();
+  if (t.getRank() != 2 || t.getShape()[0] != layout->rows ||
+      t.getShape()[1] != layout->cols ||
+      t.getElementType() != src.getElementType() ||
+      src.getShape()[3] != layout->cols)
+    return emitOpError() << "result " << t << " must be the buffer's "
+                         << layout->rows << "x" << layout->cols
+                         << " tile of the source's rows ("
+                         << dimStr(src.getShape()[3]) << "x"
+                         << src.getElementType() << ")";
+  return success();
+}
+
+/// The fa.fetch_tile whose result reaches `v`, directly or through the
+/// iteration arguments of scf.for loops (every incoming value must agree).
+static FetchTileOp fetchOf(Value v, int depth = 0) {
+  if (depth > 8)
+    return {};
+  if (auto fetch = v.getDefiningOp<FetchTileOp>())
+    return fetch;
+  auto arg = dyn_cast<BlockArgument>(v);
+  auto loop = arg ? dyn_cast<LoopLikeOpInterface>(arg.getOwner()->getParentOp())
+                  : LoopLikeOpInterface();
+  OpOperand *in = loop ? loop.getTiedLoopInit(arg) : nullptr;
+  OpOperand *out = loop ? loop.getTiedLoopYieldedValue(arg) : nullptr;
+  if (!in || !out)
+    return {};
+  FetchTileOp init = fetchOf(in->get(), depth + 1);
+  FetchTileOp next = fetchOf(out->get(), depth + 1);
+  return init && next && init.getBuffer() == next.getBuffer() ? init
+                                                              : FetchTileOp();
+}
+
+LogicalResult StageTileOp::verify() {
+  if (failed(ldsOperand(*this, "dest", getDest())))
+    return failure();
+  FetchTileOp fetch = fetchOf(getTile());
+  if (!fetch)
+    return emitOpError() << "tile must come from fa.fetch_tile (directly or "
+                            "through scf.for iteration arguments)";
+  if (fetch.getBuffer() != getDest())
+    return emitOpError() << "tile was fetched for another buffer: its "
+                            "distribution over the threads is that buffer's";
   return success();
 }
 

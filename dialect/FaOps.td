@@ -298,6 +298,59 @@ def Fa_CopyTileOp : Fa_Op<"copy_tile"> {
   let hasVerifier = 1;
 }
 
+def Fa_FetchTileOp : Fa_Op<"fetch_tile"> {
+  let summary = "First half of a copy: global rows into registers, for a buffer";
+  let description = [{
+    The global-memory half of `fa.copy_tile` (fa-double-buffer splits the
+    copy so that the loads of K/V block n+1 are issued before block n is
+    computed): all threads of the workgroup together load rows
+    `[row, row + R)` of `source[batch, head]` into registers, distributed
+    over the threads as `fa.copy_tile` would store them into `buffer` (the
+    buffer only gives the distribution; it is not accessed). Rows at or past
+    `L` become zero without a load. The result may only be stored with
+    `fa.stage_tile` into the same buffer, directly or through the iteration
+    arguments of `scf.for` loops.
+
+    ```mlir
+    %t = fa.fetch_tile %k[%b, %h, %n1] for %kbuf
+        : memref<?x2x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>
+          for memref<64x64xf16, strided<[66, 1]>, #gpu.address_space<workgroup>>
+          -> tensor<64x64xf16>
+    ```
+  }];
+  let arguments = (ins Arg<AnyMemRef, "global source", [MemRead]>:$source,
+                       Index:$batch, Index:$head, Index:$row,
+                       AnyMemRef:$buffer);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $source `[` $batch `,` $head `,` $row `]` `for` $buffer attr-dict `:`
+    type($source) `for` type($buffer) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Fa_StageTileOp : Fa_Op<"stage_tile"> {
+  let summary = "Second half of a copy: fetched registers into LDS";
+  let description = [{
+    Each thread stores the part of `tile` it fetched (`fa.fetch_tile` for
+    this `dest`) into the LDS buffer, in the buffer's layout (a 16-bit tile
+    may be widened to an f32 buffer here). Another thread may read the
+    result only after a barrier. `fa.fetch_tile` then `fa.stage_tile` is
+    `fa.copy_tile`.
+
+    ```mlir
+    fa.stage_tile %t to %kbuf : tensor<64x64xf16>
+        to memref<64x64xf16, strided<[66, 1]>, #gpu.address_space<workgroup>>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$tile,
+                       Arg<AnyMemRef, "LDS destination", [MemWrite]>:$dest);
+  let assemblyFormat = [{
+    $tile `to` $dest attr-dict `:` type($tile) `to` type($dest)
+  }];
+  let hasVerifier = 1;
+}
+
 def Fa_WriteTileOp : Fa_Op<"write_tile"> {
   let summary = "Write a register tile to an LDS buffer";
   let description = [{

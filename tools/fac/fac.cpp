@@ -62,8 +62,12 @@ static cl::opt<int64_t> blockN("block-n", cl::desc("Rows of K/V per step"),
                                cl::init(0));
 static cl::opt<int64_t> waves("waves", cl::desc("Waves per workgroup"),
                               cl::init(0));
-static cl::opt<int64_t> stages("stages", cl::desc("K/V pipeline stages"),
-                               cl::init(1));
+static cl::opt<int64_t> stages(
+    "stages",
+    cl::desc("K/V pipeline stages: 2 double-buffers the K/V loop "
+             "(fa-double-buffer), 1 does not, 0 (default) chooses 2 unless "
+             "its registers would cost occupancy or tile size"),
+    cl::init(0));
 static cl::opt<unsigned> indexBits(
     "index-bits",
     cl::desc("Width of index arithmetic in gfx906 and sm_90 kernels: 32 "

@@ -1,0 +1,29 @@
+//===- LdsSync.h - Barriers between LDS accesses -------------*- C++ -*-===//
+//
+// Part of the fa project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The one place where the memory level gets its barriers: fa-promote runs it
+// after creating the buffers, fa-double-buffer again after moving the
+// copies. The scan treats the slot (fa.lds_buffer's storage) as one location.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FA_COMPILER_LDSSYNC_H
+#define FA_COMPILER_LDSSYNC_H
+
+#include "mlir/IR/Block.h"
+
+#include <cstdint>
+
+namespace mlir::fa {
+
+/// Places a gpu.barrier before every LDS access in `block` (and the blocks
+/// nested in it) that could race with an access since the previous barrier.
+/// Existing barriers are kept. Returns the number placed.
+int64_t placeLdsBarriers(Block &block);
+
+} // namespace mlir::fa
+
+#endif // FA_COMPILER_LDSSYNC_H
