@@ -83,6 +83,48 @@ static bool readsLds(Operation *op) {
   return reads;
 }
 
+static StringRef storageOf(Value buffer) {
+  auto def = buffer.getDefiningOp<LdsBufferOp>();
+  return def ? def.getStorage() : StringRef();
+}
+
+/// Whether `op` (or an op nested in it) reads or writes LDS storage `slot`.
+static bool touches(Operation *op, StringRef slot) {
+  bool found = false;
+  op->walk([&](Operation *inner) {
+    if (auto dot = dyn_cast<LdsDotOp>(inner))
+      found |= storageOf(dot.getLhs()) == slot ||
+               storageOf(dot.getRhs()) == slot;
+    else if (auto copy = dyn_cast<CopyTileOp>(inner))
+      found |= storageOf(copy.getDest()) == slot;
+    else if (auto write = dyn_cast<WriteTileOp>(inner))
+      found |= storageOf(write.getDest()) == slot;
+    else if (auto stage = dyn_cast<StageTileOp>(inner))
+      found |= storageOf(stage.getDest()) == slot;
+  });
+  return found;
+}
+
+/// Moves each copy of `body` down to just before the first op that uses its
+/// slot, so that the copies of tiles used at different times form different
+/// fetch groups (V's copy then sits before P·V, as fa-promote places it for
+/// a shared K/V slot).
+static void sinkCopies(Block &body) {
+  SmallVector<CopyTileOp> copies;
+  for (Operation &op : body)
+    if (auto copy = dyn_cast<CopyTileOp>(op))
+      copies.push_back(copy);
+  for (CopyTileOp copy : llvm::reverse(copies)) {
+    StringRef slot = storageOf(copy.getDest());
+    Operation *at = copy->getNextNode();
+    while (at && !at->hasTrait<OpTrait::IsTerminator>() && !touches(at, slot) &&
+           !isa<CopyTileOp>(at))
+      at = at->getNextNode();
+    if (at && at != copy->getNextNode())
+      copy->moveBefore(at);
+  }
+}
+
 static std::string bufferName(Value buffer) {
   auto def = buffer.getDefiningOp<LdsBufferOp>();
   return def ? def.getName().str() : "?";
@@ -102,6 +144,7 @@ private:
   void processGrid(scf::ForallOp grid, TileConfigAttr config);
 
   PlantedBug plantedBug = PlantedBug::None;
+  bool failed = false;
 };
 } // namespace
 
@@ -110,6 +153,13 @@ void FaDoubleBufferPass::pipeline(scf::ForOp loop, scf::ForallOp grid,
                                   int64_t threads, llvm::raw_ostream &os) {
   IRRewriter rw(loop.getContext());
   ArrayRef<CopyTileOp> first = groups.front();
+  // next-block: the first group of block n+1 is fetched in iteration n;
+  // in-block: it is copied in place and only later groups are fetched
+  // ahead (fewer registers live across the last group's products).
+  const bool carry = ahead == "next-block";
+  scf::ForOp newLoop = loop;
+  SmallVector<Value> carried;
+  if (carry) {
   // Prologue: the first group of block 0, before the loop.
   SmallVector<Value> inits;
   rw.setInsertionPoint(loop);
@@ -140,8 +190,10 @@ void FaDoubleBufferPass::pipeline(scf::ForOp loop, scf::ForallOp grid,
   auto replaced = cast<LoopLikeOpInterface>(loop.getOperation())
                       .replaceWithAdditionalYields(rw, inits, false,
                                                    nextFetches);
-  auto newLoop = cast<scf::ForOp>(replaced->getOperation());
-  auto carried = newLoop.getRegionIterArgs().take_back(first.size());
+  newLoop = cast<scf::ForOp>(replaced->getOperation());
+  for (BlockArgument arg : newLoop.getRegionIterArgs().take_back(first.size()))
+    carried.push_back(arg);
+  }
 
   // Every copy becomes a stage where it was; groups after the first fetch
   // right after the previous group's stages.
@@ -149,6 +201,10 @@ void FaDoubleBufferPass::pipeline(scf::ForOp loop, scf::ForallOp grid,
   Operation *previous = nullptr;
   for (auto [g, group] : llvm::enumerate(groups)) {
     SmallVector<Value> tiles;
+    if (g == 0 && !carry) {
+      previous = group.back();
+      continue;
+    }
     if (g == 0) {
       tiles.append(carried.begin(), carried.end());
     } else {
@@ -170,9 +226,13 @@ void FaDoubleBufferPass::pipeline(scf::ForOp loop, scf::ForallOp grid,
     }
     maxRegs = std::max(maxRegs, (bytes + 4 * threads - 1) / (4 * threads));
   }
-  os << "; in flight at most " << maxRegs
-     << " registers per thread; prologue fetch before the loop, the last "
-        "iteration fetches nothing\n";
+  os << "; in flight at most " << maxRegs << " registers per thread; ";
+  if (carry)
+    os << "the first group of block n+1 is fetched during block n (prologue "
+          "fetch before the loop, the last iteration fetches nothing)\n";
+  else
+    os << "in-block: the first group is copied in place, the others are "
+          "fetched while the earlier ones are used\n";
 }
 
 void FaDoubleBufferPass::processGrid(scf::ForallOp grid,
@@ -185,6 +245,13 @@ void FaDoubleBufferPass::processGrid(scf::ForallOp grid,
                                       stages, config.getLdsPad(),
                                       config.getKvShared()));
   };
+  if (ahead != "next-block" && ahead != "in-block") {
+    grid.emitError() << "fa-double-buffer: ahead must be next-block or "
+                        "in-block, got '"
+                     << ahead << "'";
+    failed = true;
+    return;
+  }
   if (config.getStages() != 2) {
     if (remarks)
       grid.emitRemark() << "fa-double-buffer: #fa.tile has stages = "
@@ -195,7 +262,9 @@ void FaDoubleBufferPass::processGrid(scf::ForallOp grid,
   SmallVector<std::pair<scf::ForOp, SmallVector<SmallVector<CopyTileOp>>>>
       loops;
   std::string why;
+  grid.walk([](gpu::BarrierOp barrier) { barrier.erase(); });
   grid.walk([&](scf::ForOp loop) {
+    sinkCopies(*loop.getBody());
     SmallVector<SmallVector<CopyTileOp>> groups;
     bool readSince = true;
     for (Operation &op : *loop.getBody()) {
@@ -223,18 +292,19 @@ void FaDoubleBufferPass::processGrid(scf::ForallOp grid,
     if (why.empty())
       why = "no scf.for copies tiles to LDS";
     setStages(1);
+    placeLdsBarriers(*grid.getBody());
     if (remarks)
       grid.emitRemark() << "fa-double-buffer: single-buffered: " << why;
     return;
   }
-  grid.walk([](gpu::BarrierOp barrier) { barrier.erase(); });
   std::string summary;
   llvm::raw_string_ostream os(summary);
   for (auto &[loop, groups] : loops) {
-    os << "  register-staged: " << groups.size()
+    os << "  register-staged, " << ahead.getValue() << ": " << groups.size()
        << " fetch group(s) in the loop: ";
     pipeline(loop, grid, groups, config.getThreads(), os);
   }
+  grid->setAttr("fa.fetch_ahead", StringAttr::get(grid.getContext(), ahead));
   int64_t barriers = placeLdsBarriers(*grid.getBody());
   if (plantedBug == PlantedBug::PipelineNoBarrier) {
     StageTileOp stage;
@@ -269,4 +339,6 @@ void FaDoubleBufferPass::runOnOperation() {
   });
   for (auto [grid, config] : grids)
     processGrid(grid, config);
+  if (failed)
+    signalPassFailure();
 }

@@ -51,6 +51,8 @@ FailureOr<std::vector<KernelInfo>> mlir::fa::collectKernels(ModuleOp module) {
     k.waveSize = tile.getWaveSize();
     k.ldsPad = tile.getLdsPad();
     k.stages = tile.getStages();
+    if (auto ahead = f->getAttrOfType<StringAttr>("fa.fetch_ahead"))
+      k.fetchAhead = ahead.str();
     SmallVector<int64_t> offsets;
     k.ldsBytes = layoutLds(f, offsets);
     k.scale = scale.getValueAsDouble();

@@ -26,6 +26,9 @@ struct KernelInfo {
   std::string name, target, dtype;
   int64_t headDim = 0, blockM = 0, blockN = 0, threads = 0, waveSize = 0;
   int64_t ldsBytes = 0, ldsPad = 0, stages = 1;
+  /// With stages = 2: fa-double-buffer's fetch distance (next-block,
+  /// in-block).
+  std::string fetchAhead;
   /// Shared memory passed at launch (sm_90: all of it is dynamic).
   int64_t dynamicLdsBytes = 0;
   /// Width of the kernel's index arithmetic (KernelAbi.h: 32 means every

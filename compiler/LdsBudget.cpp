@@ -58,12 +58,10 @@ Budget mlir::fa::computeBudget(const TargetDesc &target,
     sourceBytes = elementBytes;
   const int64_t bm = config.blockM, bn = config.blockN, d = headDim;
   const int64_t pad = config.ldsPad; // elements per LDS row
-  // A second stage is register-staged (fa-double-buffer): the tiles of
-  // block n+1 in flight, in the source type. With one K/V slot K and V are
-  // fetched one after the other; with two, together.
-  const int64_t kvTile = bn * d * sourceBytes;
-  const int64_t prefetch =
-      config.stages >= 2 ? kvTile * (config.kvShared ? 1 : 2) : 0;
+  // A second stage is register-staged (fa-double-buffer): one K or V tile
+  // of the next block in flight at a time (K is fetched while P·V runs, V
+  // while Q·Kᵀ runs), in the source type.
+  const int64_t prefetch = config.stages >= 2 ? bn * d * sourceBytes : 0;
   if (config.kvShared)
     b.terms = {{"Q block", true, bm * d * elementBytes},
                {"K/V block (one slot)", true, bn * d * elementBytes}};
@@ -81,9 +79,7 @@ Budget mlir::fa::computeBudget(const TargetDesc &target,
                      {"padding", true, pad * elementBytes * (bm + kvRows + bm)},
                  });
   if (prefetch)
-    b.terms.push_back({config.kvShared ? "K or V block n+1 (in flight)"
-                                       : "K and V blocks n+1 (in flight)",
-                       false, prefetch});
+    b.terms.push_back({"K or V block n+1", false, prefetch});
   for (const BudgetTerm &t : b.terms)
     if (t.inLds)
       b.ldsBytes += t.bytes;

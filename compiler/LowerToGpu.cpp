@@ -175,8 +175,17 @@ static LogicalResult lowerGrid(scf::ForallOp grid, gpu::GPUModuleOp gpuModule,
   kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), mb.getUnitAttr());
   kernel.setKnownBlockSizeAttr(DenseI32ArrayAttr::get(
       ctx, {static_cast<int32_t>(config.getThreads()), 1, 1}));
+  // The kernel records the stages it has: fa-tile's stages=2 is a request
+  // that fa-double-buffer carries out (fetches in the grid) or declines.
+  bool pipelined = false;
+  grid.walk([&](FetchTileOp) { pipelined = true; });
+  if (config.getStages() > 1 && !pipelined)
+    config = TileConfigAttr::get(
+        ctx, config.getTarget(), config.getBlockM(), config.getBlockN(),
+        config.getWaves(), config.getWaveSize(), 1, config.getLdsPad(),
+        config.getKvShared());
   kernel->setAttr("fa.tile", config);
-  for (StringRef attr : {"fa.scale", "fa.causal"})
+  for (StringRef attr : {"fa.scale", "fa.causal", "fa.fetch_ahead"})
     if (Attribute a = grid->getAttr(attr))
       kernel->setAttr(attr, a);
   kernel->setAttr("fa.has_lse", mb.getBoolAttr(roles[kLse] >= 0));

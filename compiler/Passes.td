@@ -135,6 +135,11 @@ def FaDoubleBufferPass : Pass<"fa-double-buffer", "::mlir::ModuleOp"> {
       length, so that it loads nothing (the epilogue has no code of its
       own).
 
+    With `ahead=in-block` the first group is left a copy (no iteration
+    argument) and only the later groups are fetched ahead: fewer registers
+    live across the last group's products, for kernels that would spill
+    otherwise (fac tries it before smaller tiles).
+
     With K and V in one slot (`kv_shared`) this fetches V while Q·Kᵀ and
     the softmax run and K of the next block while P·V runs, one tile of
     registers at a time; with separate slots both tiles of block n+1 are
@@ -155,6 +160,11 @@ def FaDoubleBufferPass : Pass<"fa-double-buffer", "::mlir::ModuleOp"> {
     Option<"remarks", "remarks", "bool", /*default=*/"false",
            "Emit a remark per grid: the strategy, what is fetched ahead, "
            "the registers it holds">,
+    Option<"ahead", "ahead", "std::string", /*default=*/"\"next-block\"",
+           "next-block (the first group of block n+1 is fetched during "
+           "block n) or in-block (the first group is copied in place, only "
+           "the later groups are fetched ahead: fewer registers live across "
+           "the products of the last group)">,
     Option<"testPlantBug", "test-plant-bug", "std::string", /*default=*/"\"\"",
            "Test only: plant a bug (PlantedBugs.h)">
   ];

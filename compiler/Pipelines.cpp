@@ -80,6 +80,7 @@ void fa::buildKernelPipeline(OpPassManager &pm,
   }
   FaDoubleBufferPassOptions buffer;
   buffer.remarks = options.report;
+  buffer.ahead = options.fetchAhead;
   if (bug && bug->pass == "fa-double-buffer")
     buffer.testPlantBug = options.plantBug;
   pm.addPass(createFaDoubleBufferPass(buffer));
@@ -118,6 +119,10 @@ struct FaPipelineCLOptions : public PassPipelineOptions<FaPipelineCLOptions> {
       *this, "widen-lds",
       llvm::cl::desc("16-bit tiles in LDS as f32: auto, on or off"),
       llvm::cl::init("auto")};
+  Option<std::string> fetchAhead{
+      *this, "fetch-ahead",
+      llvm::cl::desc("fa-double-buffer: next-block or in-block"),
+      llvm::cl::init("next-block")};
   Option<std::string> testPlantBug{
       *this, "test-plant-bug",
       llvm::cl::desc("Test only: plant a bug (PlantedBugs.h)"),
@@ -142,6 +147,7 @@ void fa::registerFaPipelines() {
         options.kvShared = cl.kvShared;
         options.pairRhs = cl.pairRhs;
         options.widenLds = cl.widenLds;
+        options.fetchAhead = cl.fetchAhead;
         buildKernelPipeline(pm, options);
       });
 }

@@ -32,6 +32,8 @@ struct PipelineOptions {
   bool pairRhs = true;
   /// 16-bit tiles kept in LDS as f32: auto (the target's), on, off.
   std::string widenLds = "auto";
+  /// fa-double-buffer's `ahead`: next-block or in-block.
+  std::string fetchAhead = "next-block";
   /// Test only: a bug to plant (PlantedBugs.h), routed to its pass.
   std::string plantBug;
 };

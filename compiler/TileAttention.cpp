@@ -327,13 +327,18 @@ FailureOr<TileConfig> FaTilePass::configFor(AttentionOp op,
 
   if (stages == 0 && config.stages == 2 && (blockM || blockN)) {
     // Explicit tiles: double-buffered where the extra registers keep the
-    // occupancy of single buffering.
+    // occupancy of single buffering (up to the target's goal).
     TileConfig single = config;
     single.stages = 1;
     Budget one = computeBudget(t, single, d, eltBytes, sourceBytes);
     Budget two = computeBudget(t, config, d, eltBytes, sourceBytes);
-    if (t.registerEstimateBinds &&
-        (!two.fitsRegs || two.regWavesPerSimd < one.regWavesPerSimd)) {
+    auto valid = [&](const Budget &b) {
+      return b.fitsLds && b.mappable && (b.fitsRegs || !t.registerEstimateBinds);
+    };
+    if (!valid(one)) {
+      config = single; // the errors below are about the tiles themselves
+    } else if (!valid(two) ||
+               creditedOccupancy(t, two) < creditedOccupancy(t, one)) {
       op.emitRemark() << "fa-tile: single-buffered: the " << two.prefetchRegs
                       << " registers per thread that hold K/V block n+1 "
                          "would lower the occupancy (estimate "

@@ -24,7 +24,7 @@
 // GFX906-NEXT: fa.lds_buffer "k" slot("kv") : memref<32x128xf16, strided<[130, 1]>, #gpu.address_space<workgroup>>
 // GFX906-NEXT: fa.lds_buffer "v" slot("kv") : memref<16x128x2xf16, strided<[256, 2, 1]>, #gpu.address_space<workgroup>>
 // GFX906-NEXT: fa.lds_buffer "p" : memref<64x32xf16, strided<[36, 1]>, #gpu.address_space<workgroup>>
-// GFX906: fa.tile = #fa.tile<target = "gfx906", block_m = 64, block_n = 32, waves = 4, wave_size = 64, stages = 1, lds_pad = 4, kv_shared = true>
+// GFX906: fa.tile = #fa.tile<target = "gfx906", block_m = 64, block_n = 32, waves = 4, wave_size = 64, stages = 2, lds_pad = 4, kv_shared = true>
 // REMARK: remark: fa-pad-lds: gfx906 64 lanes per wave, thread grid 16x16, LDS 28672 -> 29568 bytes (2 waves per SIMD by LDS)
 // REMARK-NEXT: q: pad 2
 // REMARK-NEXT: copy from global memory (16 B per lane), 16 B per lane: degree 1 -> 1

@@ -46,8 +46,18 @@
 // PLANT-UNKNOWN: error: unknown planted bug 'nonsense'; known: causal-bound-key, causal-bound-block, gqa-modulo, rescale-after, no-scale, no-ragged-mask, swap-kv-strides, o-with-q-strides, lse-strides-ignored
 // PLANT-OTHER-PASS: error: planted bug 'swap-kv-strides' is planted by fa-lower-to-gpu, not fa-tile
 
-// RUN: fa-opt %t/stages.mlir --fa-tile="stages=2" -verify-diagnostics
+// Stages: 0 (auto), 1 or 2. Auto double-buffers unless the registers that
+// hold block n+1 would cost occupancy (a remark says so); a forced stages=2
+// that does not fit is an error.
 // RUN: fa-opt %t/stages.mlir --fa-tile="stages=3" -verify-diagnostics
+// RUN: fa-opt %t/stages-auto.mlir --fa-tile="target=gfx906 block-m=32 block-n=64 waves=2 kv-shared=off" -verify-diagnostics | FileCheck %s --check-prefix=STAGES-AUTO
+// RUN: fa-opt %t/stages-forced.mlir --fa-tile="target=gfx906 block-m=64 block-n=64 waves=2 kv-shared=off stages=2" -verify-diagnostics
+// RUN: fa-opt %t/stages-forced.mlir --fa-tile="target=gfx906 block-m=64 block-n=64 waves=2 kv-shared=off stages=1" | FileCheck %s --check-prefix=STAGES-FORCED-ONE
+// STAGES-FORCED-ONE: stages = 1,
+// RUN: fa-opt %t/choice.mlir --fa-tile="target=gfx906 stages=1" | FileCheck %s --check-prefix=STAGES-ONE
+// STAGES-AUTO: stages = 1,
+// STAGES-ONE: block_m = 64, block_n = 64, waves = 4, wave_size = 64, stages = 1, lds_pad = 0, kv_shared = true
+// STAGES-ONE: block_m = 64, block_n = 32, waves = 4, wave_size = 64, stages = 1, lds_pad = 0, kv_shared = true
 // RUN: fa-opt %t/negative.mlir --fa-tile="block-m=-64" -verify-diagnostics
 // RUN: fa-opt %t/kv-shared.mlir --fa-tile="kv-shared=yes" -verify-diagnostics
 // RUN: fa-opt %t/unknown-target.mlir --fa-tile="target=gfx1234" -verify-diagnostics
@@ -118,7 +128,7 @@
 // CHECK: %[[LSE2:[^ ]+]] = arith.addf %[[LOOP]]#0, %[[LOG_L]]
 // CHECK: arith.mulf %[[LSE2]], %[[LN2]]
 // CHECK: fa.store_tile %{{.+}}, %[[LSE]][%[[B]], %[[H]], %[[M0]]] : tensor<64xf32>, memref<?x8x?xf32, strided<[?, ?, 1], offset: ?>>
-// CHECK-NEXT: } {{.*}}fa.causal, fa.scale = 1.250000e-01 : f32, fa.tile = #fa.tile<target = "gfx906", block_m = 64, block_n = 32, waves = 4, wave_size = 64, stages = 1, lds_pad = 0>, mapping = [#gpu.block<x>, #gpu.block<y>, #gpu.block<z>]}
+// CHECK-NEXT: } {{.*}}fa.causal, fa.scale = 1.250000e-01 : f32, fa.tile = #fa.tile<target = "gfx906", block_m = 64, block_n = 32, waves = 4, wave_size = 64, stages = 2, lds_pad = 0>, mapping = [#gpu.block<x>, #gpu.block<y>, #gpu.block<z>]}
 // CHECK-NEXT: return{{$}}
 func.func @causal_gqa_lse(%q: tensor<?x8x?x64xf16>, %k: tensor<?x2x?x64xf16>, %v: tensor<?x2x?x64xf16>) -> (tensor<?x8x?x64xf16>, tensor<?x8x?xf32>) {
   %o, %lse = fa.attention %q, %k, %v causal scale(0.125) : tensor<?x8x?x64xf16>, tensor<?x2x?x64xf16>, tensor<?x2x?x64xf16> -> tensor<?x8x?x64xf16>, tensor<?x8x?xf32>
@@ -195,49 +205,50 @@ func.func @no_attention(%x: tensor<4xf32>) -> tensor<4xf32> {
 // slot (25344) two fit, so the chooser shares the slot. At D=128 the largest
 // tile that reaches 2 waves is 64x32 with K and V shared.
 // GFX906-LABEL: func.func @d64
-// GFX906: fa.tile = #fa.tile<target = "gfx906", block_m = 64, block_n = 64, waves = 4, wave_size = 64, stages = 1, lds_pad = 0, kv_shared = true>
+// GFX906: fa.tile = #fa.tile<target = "gfx906", block_m = 64, block_n = 64, waves = 4, wave_size = 64, stages = 2, lds_pad = 0, kv_shared = true>
 // GFX906-LABEL: func.func @d128
-// GFX906: fa.tile = #fa.tile<target = "gfx906", block_m = 64, block_n = 32, waves = 4, wave_size = 64, stages = 1, lds_pad = 0, kv_shared = true>
+// GFX906: fa.tile = #fa.tile<target = "gfx906", block_m = 64, block_n = 32, waves = 4, wave_size = 64, stages = 2, lds_pad = 0, kv_shared = true>
 
-// GFX906-REPORT: remark: tile config for gfx906: D=64 f16 BLOCK_M=64 BLOCK_N=64 waves=4 (256 threads) stages=1 lds_pad=0 (K and V share one LDS slot)
+// GFX906-REPORT: remark: tile config for gfx906: D=64 f16 BLOCK_M=64 BLOCK_N=64 waves=4 (256 threads) stages=2 (register-staged) lds_pad=0 (K and V share one LDS slot)
 // GFX906-REPORT-NEXT: thread grid 16x16, per thread 4x4 of S and 4x4 of O
 // GFX906-REPORT-NEXT: Q block LDS 8192
-// GFX906-REPORT-NEXT: K/V block (one slot) x1 LDS 8192
+// GFX906-REPORT-NEXT: K/V block (one slot) LDS 8192
 // GFX906-REPORT-NEXT: S block (f32) registers 16384
 // GFX906-REPORT-NEXT: P block LDS 8192
 // GFX906-REPORT-NEXT: O block (f32) registers 16384
 // GFX906-REPORT-NEXT: statistics m, l (f32) registers 512
 // GFX906-REPORT-NEXT: padding LDS 0
+// GFX906-REPORT-NEXT: K or V block n+1 registers 8192
 // GFX906-REPORT-NEXT: LDS total 24576 (+10% margin = 27034 of 65536)
-// GFX906-REPORT-NEXT: registers per thread (estimate): 104 of 256 -> 2 waves per SIMD (estimate)
+// GFX906-REPORT-NEXT: registers per thread (estimate): 112 (8 hold block n+1: register-staged) of 256 -> 2 waves per SIMD (estimate)
 // GFX906-REPORT-NEXT: LDS allows 2 waves per SIMD (2 workgroups per CU)
-// GFX906-REPORT: remark: tile config for gfx906: D=128 f16 BLOCK_M=64 BLOCK_N=32 waves=4 (256 threads) stages=1 lds_pad=0 (K and V share one LDS slot)
+// GFX906-REPORT: remark: tile config for gfx906: D=128 f16 BLOCK_M=64 BLOCK_N=32 waves=4 (256 threads) stages=2 (register-staged) lds_pad=0 (K and V share one LDS slot)
 // GFX906-REPORT-NEXT: thread grid 16x16, per thread 4x2 of S and 4x8 of O
 // GFX906-REPORT-NEXT: Q block LDS 16384
-// GFX906-REPORT-NEXT: K/V block (one slot) x1 LDS 8192
+// GFX906-REPORT-NEXT: K/V block (one slot) LDS 8192
 // GFX906-REPORT-NEXT: S block (f32) registers 8192
 // GFX906-REPORT-NEXT: P block LDS 4096
 // GFX906-REPORT: LDS total 28672 (+10% margin = 31540 of 65536)
-// GFX906-REPORT-NEXT: registers per thread (estimate): 116 of 256 -> 2 waves per SIMD (estimate)
+// GFX906-REPORT-NEXT: registers per thread (estimate): 124 (8 hold block n+1: register-staged) of 256 -> 2 waves per SIMD (estimate)
 // GFX906-REPORT-NEXT: LDS allows 2 waves per SIMD (2 workgroups per CU)
 
 // kv-shared=off: the largest tiles with separate K and V slots that still
 // reach 2 waves per SIMD.
 // GFX906-OFF-LABEL: func.func @d64
-// GFX906-OFF: fa.tile = #fa.tile<target = "gfx906", block_m = 64, block_n = 32, waves = 4, wave_size = 64, stages = 1, lds_pad = 0>
+// GFX906-OFF: fa.tile = #fa.tile<target = "gfx906", block_m = 64, block_n = 32, waves = 4, wave_size = 64, stages = 2, lds_pad = 0>
 // GFX906-OFF-LABEL: func.func @d128
-// GFX906-OFF: fa.tile = #fa.tile<target = "gfx906", block_m = 32, block_n = 32, waves = 4, wave_size = 64, stages = 1, lds_pad = 0>
-// GFX906-OFF-REPORT: remark: tile config for gfx906: D=64 f16 BLOCK_M=64 BLOCK_N=32 waves=4 (256 threads) stages=1 lds_pad=0{{$}}
+// GFX906-OFF: fa.tile = #fa.tile<target = "gfx906", block_m = 32, block_n = 32, waves = 4, wave_size = 64, stages = 2, lds_pad = 0>
+// GFX906-OFF-REPORT: remark: tile config for gfx906: D=64 f16 BLOCK_M=64 BLOCK_N=32 waves=4 (256 threads) stages=2 (register-staged) lds_pad=0{{$}}
 // GFX906-OFF-REPORT-NEXT: thread grid
 // GFX906-OFF-REPORT-NEXT: Q block LDS 8192
-// GFX906-OFF-REPORT-NEXT: K block x1 LDS 4096
-// GFX906-OFF-REPORT-NEXT: V block x1 LDS 4096
+// GFX906-OFF-REPORT-NEXT: K block LDS 4096
+// GFX906-OFF-REPORT-NEXT: V block LDS 4096
 // GFX906-OFF-REPORT: LDS total 20480 (+10% margin = 22528 of 65536)
-// GFX906-OFF-REPORT-NEXT: registers per thread (estimate): 84 of 256 -> 3 waves per SIMD (estimate)
+// GFX906-OFF-REPORT-NEXT: registers per thread (estimate): 88 (4 hold block n+1: register-staged) of 256 -> 2 waves per SIMD (estimate)
 // GFX906-OFF-REPORT-NEXT: LDS allows 3 waves per SIMD (3 workgroups per CU)
-// GFX906-OFF-REPORT: remark: tile config for gfx906: D=128 f16 BLOCK_M=32 BLOCK_N=32 waves=4 (256 threads) stages=1 lds_pad=0{{$}}
+// GFX906-OFF-REPORT: remark: tile config for gfx906: D=128 f16 BLOCK_M=32 BLOCK_N=32 waves=4 (256 threads) stages=2 (register-staged) lds_pad=0{{$}}
 // GFX906-OFF-REPORT: LDS total 26624 (+10% margin = 29287 of 65536)
-// GFX906-OFF-REPORT-NEXT: registers per thread (estimate): 64 of 256 -> 4 waves per SIMD (estimate)
+// GFX906-OFF-REPORT-NEXT: registers per thread (estimate): 72 (8 hold block n+1: register-staged) of 256 -> 3 waves per SIMD (estimate)
 // GFX906-OFF-REPORT-NEXT: LDS allows 2 waves per SIMD (2 workgroups per CU)
 
 // kv-shared=on at D=64 is what auto chose; explicit tiles with kv-shared=auto
@@ -249,11 +260,11 @@ func.func @no_attention(%x: tensor<4xf32>) -> tensor<4xf32> {
 // GFX906-ON-LABEL: func.func @d128
 // GFX906-ON: fa.tile = #fa.tile<target = "gfx906", block_m = 64, block_n = 32, {{.*}}, kv_shared = true>
 // EXPLICIT-64-LABEL: func.func @d64
-// EXPLICIT-64: fa.tile = #fa.tile<target = "gfx906", block_m = 64, block_n = 64, waves = 4, wave_size = 64, stages = 1, lds_pad = 0, kv_shared = true>
+// EXPLICIT-64: fa.tile = #fa.tile<target = "gfx906", block_m = 64, block_n = 64, waves = 4, wave_size = 64, stages = 2, lds_pad = 0, kv_shared = true>
 // EXPLICIT-OFF-LABEL: func.func @d64
-// EXPLICIT-OFF: fa.tile = #fa.tile<target = "gfx906", block_m = 64, block_n = 64, waves = 4, wave_size = 64, stages = 1, lds_pad = 0>
+// EXPLICIT-OFF: fa.tile = #fa.tile<target = "gfx906", block_m = 64, block_n = 64, waves = 4, wave_size = 64, stages = 2, lds_pad = 0>
 // EXPLICIT-ON-LABEL: func.func @d64
-// EXPLICIT-ON: fa.tile = #fa.tile<target = "gfx906", block_m = 64, block_n = 32, waves = 4, wave_size = 64, stages = 1, lds_pad = 0, kv_shared = true>
+// EXPLICIT-ON: fa.tile = #fa.tile<target = "gfx906", block_m = 64, block_n = 32, waves = 4, wave_size = 64, stages = 2, lds_pad = 0, kv_shared = true>
 
 // sm_90 does not count LDS towards occupancy and its goal is 1 wave; the
 // chooser caps the blocks at 128x64 (the best measured on the H200, run 7),
@@ -261,27 +272,27 @@ func.func @no_attention(%x: tensor<4xf32>) -> tensor<4xf32> {
 // their own slots, and 16-bit tiles are budgeted as f32 (kept widened in
 // LDS).
 // SM90-LABEL: func.func @d64
-// SM90: fa.tile = #fa.tile<target = "sm_90", block_m = 128, block_n = 64, waves = 8, wave_size = 32, stages = 1, lds_pad = 0>
+// SM90: fa.tile = #fa.tile<target = "sm_90", block_m = 128, block_n = 64, waves = 8, wave_size = 32, stages = 2, lds_pad = 0>
 // SM90-LABEL: func.func @d128
-// SM90: fa.tile = #fa.tile<target = "sm_90", block_m = 128, block_n = 64, waves = 8, wave_size = 32, stages = 1, lds_pad = 0>
+// SM90: fa.tile = #fa.tile<target = "sm_90", block_m = 128, block_n = 64, waves = 8, wave_size = 32, stages = 2, lds_pad = 0>
 
-// SM90-REPORT: remark: tile config for sm_90: D=64 f16 BLOCK_M=128 BLOCK_N=64 waves=8 (256 threads) stages=1 lds_pad=0{{$}}
+// SM90-REPORT: remark: tile config for sm_90: D=64 f16 BLOCK_M=128 BLOCK_N=64 waves=8 (256 threads) stages=2 (register-staged) lds_pad=0{{$}}
 // SM90-REPORT-NEXT: thread grid 16x16, per thread 8x4 of S and 8x4 of O
 // SM90-REPORT-NEXT: Q block LDS 32768
 // SM90-REPORT: LDS total 98304 (+10% margin = 108135 of 232448)
-// SM90-REPORT-NEXT: registers per thread (estimate): 192 of 255 -> 1 waves per SIMD (estimate); not binding here, ptxas decides
+// SM90-REPORT-NEXT: registers per thread (estimate): 200 (8 hold block n+1: register-staged) of 255 -> 1 waves per SIMD (estimate); not binding here, ptxas decides
 // SM90-REPORT-NEXT: 16-bit tiles are kept as f32 in LDS (fa-promote widen=auto)
 // SM90-REPORT-NOT: LDS allows
-// SM90-REPORT: remark: tile config for sm_90: D=128 f16 BLOCK_M=128 BLOCK_N=64 waves=8 (256 threads) stages=1 lds_pad=0{{$}}
+// SM90-REPORT: remark: tile config for sm_90: D=128 f16 BLOCK_M=128 BLOCK_N=64 waves=8 (256 threads) stages=2 (register-staged) lds_pad=0{{$}}
 // SM90-REPORT-NEXT: thread grid 16x16, per thread 8x4 of S and 8x8 of O
 // SM90-REPORT-NEXT: Q block LDS 65536
-// SM90-REPORT-NEXT: K block x1 LDS 32768
-// SM90-REPORT-NEXT: V block x1 LDS 32768
+// SM90-REPORT-NEXT: K block LDS 32768
+// SM90-REPORT-NEXT: V block LDS 32768
 // SM90-REPORT-NEXT: S block (f32) registers 32768
 // SM90-REPORT-NEXT: P block LDS 32768
 // SM90-REPORT-NEXT: O block (f32) registers 65536
 // SM90-REPORT: LDS total 163840 (+10% margin = 180224 of 232448)
-// SM90-REPORT-NEXT: registers per thread (estimate): 256 of 255 -> 0 waves per SIMD (estimate); not binding here, ptxas decides
+// SM90-REPORT-NEXT: registers per thread (estimate): 272 (16 hold block n+1: register-staged) of 255 -> 0 waves per SIMD (estimate); not binding here, ptxas decides
 // SM90-REPORT-NOT: LDS allows
 
 
@@ -450,9 +461,30 @@ func.func @registers(%q: tensor<1x8x1024x64xf16>, %k: tensor<1x8x1024x64xf16>, %
 //--- stages.mlir
 
 func.func @stages(%q: tensor<1x8x128x64xf16>, %k: tensor<1x8x128x64xf16>, %v: tensor<1x8x128x64xf16>) -> tensor<1x8x128x64xf16> {
-  // expected-error-re @+1 {{'fa.attention' op stages={{[23]}} is not supported: double buffering is not implemented yet and the kernel has one K/V buffer; use stages=1}}
+  // expected-error @+1 {{'fa.attention' op stages must be 0 (auto), 1 or 2, got 3}}
   %o = fa.attention %q, %k, %v : tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16> -> tensor<1x8x128x64xf16>
   return %o : tensor<1x8x128x64xf16>
+}
+
+//--- stages-auto.mlir
+
+// f32 at D=64, 32x64 over 128 threads: single-buffered about 104 registers
+// (2 waves per SIMD); the 32 that would hold K or V of block n+1 make it
+// 136 (1 wave).
+func.func @stages_auto(%q: tensor<1x8x128x64xf32>, %k: tensor<1x8x128x64xf32>, %v: tensor<1x8x128x64xf32>) -> tensor<1x8x128x64xf32> {
+  // expected-remark @+1 {{fa-tile: single-buffered: the 32 registers per thread that hold K/V block n+1 would lower the occupancy (estimate 136 registers)}}
+  %o = fa.attention %q, %k, %v : tensor<1x8x128x64xf32>, tensor<1x8x128x64xf32>, tensor<1x8x128x64xf32> -> tensor<1x8x128x64xf32>
+  return %o : tensor<1x8x128x64xf32>
+}
+
+//--- stages-forced.mlir
+
+// f16 at D=128, 64x64 over 128 threads: 256 registers single-buffered (the
+// most a gfx906 lane has), 288 with K or V of block n+1.
+func.func @stages_forced(%q: tensor<1x8x128x128xf16>, %k: tensor<1x8x128x128xf16>, %v: tensor<1x8x128x128xf16>) -> tensor<1x8x128x128xf16> {
+  // expected-error @+1 {{'fa.attention' op BLOCK_M=64 BLOCK_N=64 with D=128 needs about 288 registers per thread (estimate, 32 of them for double buffering), gfx906 has 256; use stages=1 or shrink BLOCK_M}}
+  %o = fa.attention %q, %k, %v : tensor<1x8x128x128xf16>, tensor<1x8x128x128xf16>, tensor<1x8x128x128xf16> -> tensor<1x8x128x128xf16>
+  return %o : tensor<1x8x128x128xf16>
 }
 
 //--- negative.mlir

@@ -14,8 +14,12 @@ Sections, in the order they run (all with the LDS race checker on):
      tile size so that no case degenerates to one key;
   4. other head dimensions and layouts, explicit tile configurations;
   5. bf16 on the host target;
-  6. LDS padding (fa-pad-lds) on and off, D 64/80/128, causal, L around a
-     block;
+  6. K/V buffering (fa-double-buffer, --stages=2) and single buffering
+     (--stages=1) x LDS padding (fa-pad-lds) on and off x D 64/128 x causal x
+     L in {1, 63, 64, 65, 1000}, each also with Lq != Lk (one of them Lq > Lk:
+     causal rows that see no key), GQA; race checker on for every case (a
+     missing barrier in the pipelined loop is only visible to it); plus
+     padding on and off with the default stages at D 80;
   7. the independent golden vectors (test/data/golden).
 
 The same cases serve the mutation test (mutants.py): with a planted bug the
@@ -119,8 +123,10 @@ class Kernels:
         self.ext = {"host": ".so", "gfx906": ".hsaco"}.get(target, ".cubin")
         self.errors = {}
 
-    def get(self, dtype, d, causal, scale=None, tile=None, pad=True):
-        """(path of the .so, its manifest entry) or (None, error text)."""
+    def get(self, dtype, d, causal, scale=None, tile=None, pad=True,
+            stages=None):
+        """(path of the .so, its manifest entry) or (None, error text).
+        stages: None leaves fac's default (auto); 1 or 2 passes --stages."""
         name = f"attn_{dtype}_d{d}_{'causal' if causal else 'full'}"
         if scale is not None:
             name += f"_scale{scale}"
@@ -133,6 +139,9 @@ class Kernels:
         if not pad:
             name += "_nopad"
             options.append("--pad-lds=false")
+        if stages is not None:
+            name += f"_stages{stages}"
+            options.append(f"--stages={stages}")
         if self.plant_bug:
             options.append("--test-plant-bug=" + self.plant_bug)
         if dtype == "bf16":
@@ -242,21 +251,63 @@ def extra_cases(kernels):
                    ["--shape", shape, "--dist", dist, "--seed", str(n)])
 
 
-def padding_cases(kernels):
-    """fa-pad-lds on (the default) and off, D 64/80/128, causal on/off,
-    lengths around one block."""
+def buffering_lengths(bn):
+    """(Lq, Lk) pairs of the buffering section: each length square and with
+    an Lq != Lk partner; every partner but one short one spans several K/V
+    blocks (the pipelined loop runs), and two have Lq > Lk (causal rows that
+    see no key)."""
+    partner = {1: 2 * bn + 5,      # decode over several blocks, ragged last
+               63: 63 + 37,        # Lq < Lk, two blocks
+               64: 64 + bn + 1,    # Lk - Lq = 1 (mod BLOCK_N)
+               65: 28,             # Lq > Lk, one block: 37 empty causal rows
+               1000: 1000 - 37,    # Lq > Lk, many blocks: 37 empty rows
+               }
+    for length in (1, 63, 64, 65, 1000):
+        yield length, length
+        yield length, partner[length]
+
+
+def buffering_cases(kernels):
+    """K/V double buffering (--stages=2) and single buffering (--stages=1)
+    x LDS padding on/off x D 64/128 x causal on/off x buffering_lengths, f16,
+    GQA (Hq = 2 Hkv); every case with the LDS race checker. Then padding on/off with the
+    default stages at D 80 (the old padding section)."""
     n = 0
+    for stages in (2, 1):
+        for pad in (True, False):
+            for d in (64, 128):
+                for causal in (False, True):
+                    so, meta = kernels.get("f16", d, causal, pad=pad,
+                                           stages=stages)
+                    what = (f"f16 D={d} causal={int(causal)} "
+                            f"stages={stages} pad={'on' if pad else 'off'}")
+                    if so is None:
+                        yield Case("buffering", what, None, meta)
+                        continue
+                    if meta.get("stages", stages) != stages:
+                        yield Case("buffering", what, None,
+                                   f"manifest says stages={meta['stages']}")
+                        continue
+                    for lq, lk in buffering_lengths(meta["block_n"]):
+                        # L=1000 dominates the run time (the race checker
+                        # and the fp64 reference): GQA with fewer heads.
+                        heads = "2,1" if max(lq, lk) > 500 else "4,2"
+                        shape = f"1,{heads},{lq},{lk}"
+                        n += 1
+                        yield Case("buffering", f"{what} shape={shape}", so,
+                                   ["--shape", shape, "--seed", str(n),
+                                    "--check-races"])
     for pad in (True, False):
-        for d in (64, 80, 128):
-            for causal in (False, True):
-                so, meta = kernels.get("f16", d, causal, pad=pad)
-                for length in (1, 63, 64, 65, 300):
-                    shape = f"1,2,1,{length},{length}"
-                    n += 1
-                    yield Case("padding", f"f16 D={d} causal={int(causal)} "
-                               f"pad={'on' if pad else 'off'} shape={shape}",
-                               so, meta if so is None else
-                               ["--shape", shape, "--seed", str(n)])
+        for causal in (False, True):
+            so, meta = kernels.get("f16", 80, causal, pad=pad)
+            for length in (1, 63, 64, 65, 300):
+                shape = f"1,2,1,{length},{length}"
+                n += 1
+                yield Case("buffering", f"f16 D=80 causal={int(causal)} "
+                           f"stages=default pad={'on' if pad else 'off'} "
+                           f"shape={shape}", so, meta if so is None else
+                           ["--shape", shape, "--seed", str(n),
+                            "--check-races"])
 
 
 def golden_cases(kernels, golden):
@@ -303,7 +354,7 @@ def all_cases(kernels, golden):
     yield from stride_cases(kernels)
     yield from matrix_cases(kernels)
     yield from extra_cases(kernels)
-    yield from padding_cases(kernels)
+    yield from buffering_cases(kernels)
     yield from golden_cases(kernels, golden)
 
 
@@ -311,7 +362,8 @@ def run_case(fa_run, case, device="host"):
     """(passed, detail). A kernel that did not compile fails the case."""
     if case.kernel is None:
         return False, case.args
-    checks = ["--check-races"] if device == "host" else []
+    checks = ["--check-races"] if device == "host" and \
+        "--check-races" not in case.args else []
     p = subprocess.run([fa_run, case.kernel] + case.args + checks +
                        ["--device", device, "--json"],
                        capture_output=True, text=True)
