@@ -401,16 +401,15 @@ LogicalResult FetchTileOp::verify() {
     return emitOpError() << "source element type " << src.getElementType()
                          << " cannot be stored in a buffer of "
                          << layout->elementType;
-  auto t = getResult().getType();
-  if (t.getRank() != 2 || t.getShape()[0] != layout->rows ||
-      t.getShape()[1] != layout->cols ||
-      t.getElementType() != src.getElementType() ||
-      src.getShape()[3] != layout->cols)
-    return emitOpError() << "result " << t << " must be the buffer's "
-                         << layout->rows << "x" << layout->cols
-                         << " tile of the source's rows ("
-                         << dimStr(src.getShape()[3]) << "x"
-                         << src.getElementType() << ")";
+  if (src.getShape()[3] != layout->cols)
+    return emitOpError() << "source rows have " << dimStr(src.getShape()[3])
+                         << " elements, the buffer's rows " << layout->cols;
+  auto expected = RankedTensorType::get({layout->rows, layout->cols},
+                                        src.getElementType());
+  if (getResult().getType() != expected)
+    return emitOpError() << "result " << getResult().getType() << " must be "
+                         << expected
+                         << " (the buffer's tile, the source's element type)";
   return success();
 }
 

@@ -114,8 +114,17 @@ TEST(LdsBudgetTest, StagesAndPaddingCount) {
   const TargetDesc &t = *lookupTarget("gfx906");
   Budget one = computeBudget(t, TileConfig{64, 64, 4, 1, 0}, 64, 2);
   Budget two = computeBudget(t, TileConfig{64, 64, 4, 2, 0}, 64, 2);
-  // A second stage adds one more K and V block: 2 * 64 * 64 * 2 bytes.
-  EXPECT_EQ(two.ldsBytes - one.ldsBytes, 16384);
+  // A second stage is register-staged: no LDS, one K or V tile of block
+  // n+1 in registers (64 * 64 * 2 bytes over 256 threads: 8 registers).
+  EXPECT_EQ(two.ldsBytes, one.ldsBytes);
+  EXPECT_EQ(one.prefetchRegs, 0);
+  EXPECT_EQ(two.prefetchRegs, 8);
+  EXPECT_EQ(two.regsPerThread - one.regsPerThread, 8);
+  // In the source type: a widened (f32 in LDS) f16 tile holds 2 bytes per
+  // element in flight.
+  Budget widened = computeBudget(t, TileConfig{64, 64, 4, 2, 0}, 64, 4, 2);
+  EXPECT_EQ(widened.prefetchRegs, 8);
+  EXPECT_EQ(widened.ldsBytes, 2 * one.ldsBytes);
   Budget padded = computeBudget(t, TileConfig{64, 64, 4, 1, 2}, 64, 2);
   // 2 elements per row over Q (64) + K, V (2 x 64) + P (64) rows.
   EXPECT_EQ(padded.ldsBytes - one.ldsBytes, 2 * 2 * (64 + 128 + 64));
@@ -159,4 +168,21 @@ TEST(LdsBudgetTest, AutomaticChoice) {
   EXPECT_EQ(c->waves, 8); // 256 threads of 32-lane warps
   // Nothing fits: D = 1024 f32 needs more than 64 KiB even at 16x16.
   EXPECT_FALSE(chooseTileConfig(gfx906, 1024, 4, 1, 0));
+}
+
+TEST(LdsBudgetTest, DoubleBufferedChoiceKeepsTheTiles) {
+  // gfx906's defaults stay 64x64 (D=64) and 64x32 (D=128), one K/V slot,
+  // at 2 waves per SIMD with the registers that hold block n+1 counted.
+  const TargetDesc &gfx906 = *lookupTarget("gfx906");
+  for (auto [d, bn] : {std::pair<int64_t, int64_t>{64, 64}, {128, 32}}) {
+    auto c = chooseTileConfig(gfx906, d, 2, 2, 0);
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->blockM, 64);
+    EXPECT_EQ(c->blockN, bn);
+    EXPECT_EQ(c->stages, 2);
+    EXPECT_TRUE(c->kvShared);
+    Budget b = computeBudget(gfx906, *c, d, 2);
+    EXPECT_EQ(b.prefetchRegs, 8);
+    EXPECT_EQ(creditedOccupancy(gfx906, b), 2);
+  }
 }

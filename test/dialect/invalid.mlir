@@ -273,6 +273,59 @@ func.func @copy_narrowing(%src: memref<?x8x?x64xf32, strided<[?, ?, ?, 1], offse
 
 // -----
 
+func.func @fetch_wrong_shape(%src: memref<?x8x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>, %i: index) {
+  %buf = fa.lds_buffer "k" : memref<64x64xf16, strided<[64, 1]>, #gpu.address_space<workgroup>>
+  // expected-error @+1 {{'fa.fetch_tile' op result 'tensor<32x64xf16>' must be 'tensor<64x64xf16>' (the buffer's tile, the source's element type)}}
+  %t = fa.fetch_tile %src[%i, %i, %i] for %buf : memref<?x8x?x64xf16, strided<[?, ?, ?, 1], offset: ?>> for memref<64x64xf16, strided<[64, 1]>, #gpu.address_space<workgroup>> -> tensor<32x64xf16>
+  return
+}
+
+// -----
+
+func.func @fetch_narrowing(%src: memref<?x8x?x64xf32, strided<[?, ?, ?, 1], offset: ?>>, %i: index) {
+  %buf = fa.lds_buffer "k" : memref<64x64xf16, strided<[64, 1]>, #gpu.address_space<workgroup>>
+  // expected-error @+1 {{'fa.fetch_tile' op source element type 'f32' cannot be stored in a buffer of 'f16'}}
+  %t = fa.fetch_tile %src[%i, %i, %i] for %buf : memref<?x8x?x64xf32, strided<[?, ?, ?, 1], offset: ?>> for memref<64x64xf16, strided<[64, 1]>, #gpu.address_space<workgroup>> -> tensor<64x64xf32>
+  return
+}
+
+// -----
+
+func.func @stage_not_fetched(%t: tensor<64x64xf16>) {
+  %buf = fa.lds_buffer "k" : memref<64x64xf16, strided<[64, 1]>, #gpu.address_space<workgroup>>
+  // expected-error @+1 {{'fa.stage_tile' op tile must come from fa.fetch_tile (directly or through scf.for iteration arguments)}}
+  fa.stage_tile %t to %buf : tensor<64x64xf16> to memref<64x64xf16, strided<[64, 1]>, #gpu.address_space<workgroup>>
+  return
+}
+
+// -----
+
+func.func @stage_other_buffer(%src: memref<?x8x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>, %i: index) {
+  %k = fa.lds_buffer "k" : memref<64x64xf16, strided<[64, 1]>, #gpu.address_space<workgroup>>
+  %v = fa.lds_buffer "v" : memref<64x64xf16, strided<[64, 1]>, #gpu.address_space<workgroup>>
+  %t = fa.fetch_tile %src[%i, %i, %i] for %k : memref<?x8x?x64xf16, strided<[?, ?, ?, 1], offset: ?>> for memref<64x64xf16, strided<[64, 1]>, #gpu.address_space<workgroup>> -> tensor<64x64xf16>
+  // expected-error @+1 {{'fa.stage_tile' op tile was fetched for another buffer: its distribution over the threads is that buffer's}}
+  fa.stage_tile %t to %v : tensor<64x64xf16> to memref<64x64xf16, strided<[64, 1]>, #gpu.address_space<workgroup>>
+  return
+}
+
+// -----
+
+func.func @stage_loop_mixed(%src: memref<?x8x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>, %i: index, %other: tensor<64x64xf16>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %k = fa.lds_buffer "k" : memref<64x64xf16, strided<[64, 1]>, #gpu.address_space<workgroup>>
+  %t = fa.fetch_tile %src[%i, %i, %i] for %k : memref<?x8x?x64xf16, strided<[?, ?, ?, 1], offset: ?>> for memref<64x64xf16, strided<[64, 1]>, #gpu.address_space<workgroup>> -> tensor<64x64xf16>
+  %r = scf.for %j = %c0 to %i step %c1 iter_args(%a = %t) -> (tensor<64x64xf16>) {
+    // expected-error @+1 {{'fa.stage_tile' op tile must come from fa.fetch_tile (directly or through scf.for iteration arguments)}}
+    fa.stage_tile %a to %k : tensor<64x64xf16> to memref<64x64xf16, strided<[64, 1]>, #gpu.address_space<workgroup>>
+    scf.yield %other : tensor<64x64xf16>
+  }
+  return
+}
+
+// -----
+
 func.func @lds_not_workgroup() {
   // expected-error @+1 {{'fa.lds_buffer' op result: an LDS buffer must be in #gpu.address_space<workgroup>}}
   %buf = fa.lds_buffer "k" : memref<64x64xf16>

@@ -89,3 +89,23 @@ func.func @memory_level(%src: memref<?x8x?x64xf16, strided<[?, ?, ?, 1], offset:
   %o = fa.lds_dot %pb, %v, %acc : memref<64x64xf16, strided<[66, 1]>, #gpu.address_space<workgroup>>, memref<32x64x2xf16, strided<[128, 2, 1]>, #gpu.address_space<workgroup>>, tensor<64x64xf32> -> tensor<64x64xf32>
   return %o : tensor<64x64xf32>
 }
+
+// Level 1b, double-buffered: a copy split into fetch (registers) and stage
+// (LDS), the fetched tile carried by the loop.
+// CHECK-LABEL: func.func @pipelined
+// CHECK: %[[F:.+]] = fa.fetch_tile %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}] for %[[B:[^ ]+]] : memref<?x8x?x64xf16, strided<[?, ?, ?, 1], offset: ?>> for memref<64x64xf32, strided<[66, 1]>, #gpu.address_space<workgroup>> -> tensor<64x64xf16>
+// CHECK: scf.for {{.+}} iter_args(%[[T:.+]] = %[[F]])
+// CHECK: fa.stage_tile %[[T]] to %[[B]] : tensor<64x64xf16> to memref<64x64xf32, strided<[66, 1]>, #gpu.address_space<workgroup>>
+func.func @pipelined(%src: memref<?x8x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>, %i: index, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %k = fa.lds_buffer "k" : memref<64x64xf32, strided<[66, 1]>, #gpu.address_space<workgroup>>
+  %f = fa.fetch_tile %src[%i, %i, %c0] for %k : memref<?x8x?x64xf16, strided<[?, ?, ?, 1], offset: ?>> for memref<64x64xf32, strided<[66, 1]>, #gpu.address_space<workgroup>> -> tensor<64x64xf16>
+  %r = scf.for %j = %c0 to %n step %c1 iter_args(%t = %f) -> (tensor<64x64xf16>) {
+    gpu.barrier
+    fa.stage_tile %t to %k : tensor<64x64xf16> to memref<64x64xf32, strided<[66, 1]>, #gpu.address_space<workgroup>>
+    %next = fa.fetch_tile %src[%i, %i, %j] for %k : memref<?x8x?x64xf16, strided<[?, ?, ?, 1], offset: ?>> for memref<64x64xf32, strided<[66, 1]>, #gpu.address_space<workgroup>> -> tensor<64x64xf16>
+    scf.yield %next : tensor<64x64xf16>
+  }
+  return
+}
