@@ -16,6 +16,7 @@
 #include "compiler/LdsSync.h"
 #include "compiler/Passes.h"
 #include "compiler/PlantedBugs.h"
+#include "compiler/Target.h"
 
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
@@ -224,9 +225,13 @@ void FaDoubleBufferPass::pipeline(scf::ForOp loop, scf::ForallOp grid,
       os << (i ? " " : "") << bufferName(copy.getDest());
       rw.eraseOp(copy);
     }
-    maxRegs = std::max(maxRegs, (bytes + 4 * threads - 1) / (4 * threads));
+    if (threads > 0)
+      maxRegs = std::max(maxRegs, (bytes + 4 * threads - 1) / (4 * threads));
   }
-  os << "; in flight at most " << maxRegs << " registers per thread; ";
+  if (threads > 0)
+    os << "; in flight at most " << maxRegs << " registers per thread; ";
+  else
+    os << "; in flight in shared staging areas; ";
   if (carry)
     os << "the first group of block n+1 is fetched during block n (prologue "
           "fetch before the loop, the last iteration fetches nothing)\n";
@@ -300,9 +305,12 @@ void FaDoubleBufferPass::processGrid(scf::ForallOp grid,
   std::string summary;
   llvm::raw_string_ostream os(summary);
   for (auto &[loop, groups] : loops) {
-    os << "  register-staged, " << ahead.getValue() << ": " << groups.size()
+    const TargetDesc *target = lookupTarget(config.getTarget().getValue());
+    const bool async = target && target->asyncCopy;
+    os << "  " << (async ? "cp.async-staged" : "register-staged") << ", "
+       << ahead.getValue() << ": " << groups.size()
        << " fetch group(s) in the loop: ";
-    pipeline(loop, grid, groups, config.getThreads(), os);
+    pipeline(loop, grid, groups, async ? 0 : config.getThreads(), os);
   }
   grid->setAttr("fa.fetch_ahead", StringAttr::get(grid.getContext(), ahead));
   int64_t barriers = placeLdsBarriers(*grid.getBody());

@@ -114,6 +114,19 @@ LogicalResult KernelLowering::allocateLds() {
   for (LdsBufferOp op : ops)
     ldsBuffers[op.getResult()] = {storage.lookup(op.getStorage()),
                                   *getLdsLayout(op.getResult().getType())};
+  // cp.async: a staging area per fetched buffer, for 16-byte units.
+  if (target.asyncCopy)
+    grid.walk([&](FetchTileOp fetch) {
+      Type elt = fetch.getSource().getType().getElementType();
+      FetchShape f = fetchShape(elt, ldsBuffers[fetch.getBuffer()].layout);
+      if (f.width * elt.getIntOrFloatBitWidth() != 128 ||
+          staging.count(fetch.getBuffer()))
+        return;
+      staging[fetch.getBuffer()] = kernel.addWorkgroupAttribution(
+          MemRefType::get({f.iters * mapping.threads * f.unitRows * f.width},
+                          elt, MemRefLayoutAttrInterface(), space),
+          loc);
+    });
   return success();
 }
 
@@ -492,6 +505,7 @@ LogicalResult KernelLowering::lowerFor(scf::ForOp op) {
     Value ok = vectorCopyOk(globals.lookup(source));
     aligned = aligned ? Value(arith::AndIOp::create(b, loc, aligned, ok)) : ok;
   }
+
   auto ifOp = scf::IfOp::create(b, loc, ValueRange(inits).getTypes(), aligned,
                                 /*withElseRegion=*/true);
   for (CopyPath path : {CopyPath::Vector, CopyPath::Scalar}) {

@@ -140,6 +140,11 @@ private:
   IRMapping scalars;
   DenseMap<Value, Value> fragments;   // tensor -> vector (registers)
   DenseMap<Value, LdsBuf> ldsBuffers; // fa.lds_buffer -> storage, layout
+  /// Where the target copies asynchronously (cp.async): the shared staging
+  /// area of each buffer fetched by fa.fetch_tile (one unit per thread per
+  /// iteration, in FetchShape order).
+  DenseMap<Value, Value> staging;
+
   /// How fa.copy_tile copies: decided per copy (a branch), or fixed by the
   /// version of a loop being lowered (lowerFor).
   enum class CopyPath { Dynamic, Vector, Scalar } copyPath = CopyPath::Dynamic;

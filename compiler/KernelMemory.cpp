@@ -254,6 +254,90 @@ Value KernelLowering::fetchRows(FetchTileOp op, bool scalarLoads) {
   auto type = VectorType::get({f.iters * f.unitRows * f.width}, elt);
   Value all = arith::ConstantOp::create(
       b, loc, cast<TypedAttr>(b.getZeroAttr(type)));
+  if (Value stage = staging.lookup(op.getBuffer())) {
+    // Staged in shared memory: each unit goes to the thread's own staging
+    // slot, by cp.async where the copy is aligned (rows past the end read
+    // nothing and are zero-filled), by loads and a store otherwise. No
+    // register holds the tile across the products: the result is a
+    // placeholder that stage_tile does not read.
+    if (scalarLoads) {
+      // A loop LLVM keeps rolled (it starts at the thread id), so that the
+      // scalar loads' addresses are not all live at once.
+      scf::ForOp::create(
+          b, loc, tid, idx(f.iters * threads), idx(threads), ValueRange{},
+          [&](OpBuilder &nb, Location l, Value i, ValueRange) {
+            OpBuilder::InsertionGuard guard(b);
+            b.setInsertionPoint(nb.getInsertionBlock(),
+                                nb.getInsertionPoint());
+            Value u = arith::DivUIOp::create(b, l, i, idx(f.perRow));
+            Value c = arith::MulIOp::create(
+                b, l, arith::RemUIOp::create(b, l, i, idx(f.perRow)),
+                idx(f.width));
+            Value live = arith::CmpIOp::create(
+                b, l, arith::CmpIPredicate::ult, i, idx(f.total));
+            // Slot of unit (it, rr): ((it*unitRows + rr)*threads + tid)*width
+            // with it*threads = i - tid.
+            Value first = arith::AddIOp::create(
+                b, l,
+                arith::MulIOp::create(b, l, arith::SubIOp::create(b, l, i, tid),
+                                      idx(f.unitRows * f.width)),
+                arith::MulIOp::create(b, l, tid, idx(f.width)));
+            for (int64_t rr = 0; rr < f.unitRows; ++rr) {
+              Value r = arith::AddIOp::create(
+                  b, l, arith::MulIOp::create(b, l, u, idx(f.unitRows)),
+                  idx(rr));
+              Value v = loadUnitRow(g, base, row0, r, c, f.width, true, live);
+              Value slot = arith::AddIOp::create(
+                  b, l, first, idx(rr * threads * f.width));
+              vector::StoreOp::create(b, l, v, stage, ValueRange{slot}, false,
+                                      llvm::MaybeAlign(16));
+            }
+            scf::YieldOp::create(b, l);
+          });
+      return all;
+    }
+    SmallVector<Value> tokens;
+    for (int64_t it = 0; it < f.iters; ++it) {
+      Value i = arith::AddIOp::create(b, loc, tid, idx(it * threads));
+      Value u = arith::DivUIOp::create(b, loc, i, idx(f.perRow));
+      Value c = arith::MulIOp::create(
+          b, loc, arith::RemUIOp::create(b, loc, i, idx(f.perRow)),
+          idx(f.width));
+      for (int64_t rr = 0; rr < f.unitRows; ++rr) {
+        Value r = arith::AddIOp::create(
+            b, loc, arith::MulIOp::create(b, loc, u, idx(f.unitRows)),
+            idx(rr));
+        Value valid = arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::slt,
+            arith::AddIOp::create(b, loc, row0, r), rowLimit(g));
+        if (f.total % threads != 0)
+          valid = arith::AndIOp::create(
+              b, loc, valid,
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, i,
+                                    idx(f.total)));
+        Value off = arith::SelectOp::create(
+            b, loc, valid,
+            arith::AddIOp::create(
+                b, loc, base,
+                arith::AddIOp::create(
+                    b, loc, arith::MulIOp::create(b, loc, r, g.sl), c)),
+            idx(0));
+        Value count =
+            arith::SelectOp::create(b, loc, valid, idx(f.width), idx(0));
+        Value slot = idx(((it * f.unitRows + rr) * threads) * f.width);
+        slot = arith::AddIOp::create(
+            b, loc, slot, arith::MulIOp::create(b, loc, tid, idx(f.width)));
+        tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
+            b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), stage,
+            ValueRange{slot}, g.flat, ValueRange{off},
+            b.getIndexAttr(f.width), count, /*bypassL1=*/UnitAttr()));
+      }
+    }
+    if (!tokens.empty())
+      nvgpu::DeviceAsyncCreateGroupOp::create(
+          b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens);
+    return all;
+  }
   // Thread t holds units t, t + threads, ...: the units copyRows stores.
   for (int64_t it = 0; it < f.iters; ++it) {
     Value i = arith::AddIOp::create(b, loc, tid, idx(it * threads));
@@ -307,11 +391,15 @@ Value KernelLowering::fetchTile(FetchTileOp op) {
 }
 
 void KernelLowering::stageTile(StageTileOp op) {
+  Value stage = staging.lookup(op.getDest());
   const LdsBuf &buf = ldsBuffers[op.getDest()];
   Value all = *fragment(op.getTile());
   Type elt = cast<VectorType>(all.getType()).getElementType();
   FetchShape f = fetchShape(elt, buf.layout);
   const int64_t threads = mapping.threads;
+  const bool async = bool(stage);
+  if (async)
+    NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
   for (int64_t it = 0; it < f.iters; ++it) {
     Value i = arith::AddIOp::create(b, loc, tid, idx(it * threads));
     Value u = arith::DivUIOp::create(b, loc, i, idx(f.perRow));
@@ -328,6 +416,17 @@ void KernelLowering::stageTile(StageTileOp op) {
     SmallVector<Value> rows;
     for (int64_t rr = 0; rr < f.unitRows; ++rr) {
       int64_t at = (it * f.unitRows + rr) * f.width;
+      if (async) {
+        // The unit this thread's fetch wrote (a cp.async's is visible to
+        // it after the wait; no other thread reads it).
+        Value slot = arith::AddIOp::create(
+            b, loc, idx(((it * f.unitRows + rr) * threads) * f.width),
+            arith::MulIOp::create(b, loc, tid, idx(f.width)));
+        rows.push_back(vector::LoadOp::create(
+            b, loc, VectorType::get({f.width}, elt), stage, ValueRange{slot},
+            false, llvm::MaybeAlign(16)));
+        continue;
+      }
       rows.push_back(
           f.width == 1
               ? Value(vector::ExtractOp::create(b, loc, all,

@@ -78,7 +78,11 @@ Budget mlir::fa::computeBudget(const TargetDesc &target,
                      {"statistics m, l (f32)", false, 2 * bm * 4},
                      {"padding", true, pad * elementBytes * (bm + kvRows + bm)},
                  });
-  if (prefetch)
+  // Where copies are asynchronous (cp.async) the fetched K and V tiles wait
+  // in shared staging areas (one per buffer) instead of registers.
+  if (prefetch && target.asyncCopy)
+    b.terms.push_back({"K, V staging (cp.async)", true, 2 * prefetch});
+  else if (prefetch)
     b.terms.push_back({"K or V block n+1", false, prefetch});
   for (const BudgetTerm &t : b.terms)
     if (t.inLds)
@@ -101,7 +105,9 @@ Budget mlir::fa::computeBudget(const TargetDesc &target,
     int64_t live = m->rm * m->rn + m->rm * m->dc + 3 * m->rm + m->rn;
     b.regsPerThread = 2 * live + 8;
     // The fetched tiles of the next block stay live across the products.
-    b.prefetchRegs = (prefetch + 4 * threads - 1) / (4 * threads);
+    b.prefetchRegs = target.asyncCopy
+                         ? 0
+                         : (prefetch + 4 * threads - 1) / (4 * threads);
     b.regsPerThread += b.prefetchRegs;
     int64_t g = target.regGranule;
     b.regsPerThread = (b.regsPerThread + g - 1) / g * g;
@@ -173,7 +179,11 @@ std::string mlir::fa::formatBudget(const TargetDesc &target,
      << elementType << " BLOCK_M=" << config.blockM
      << " BLOCK_N=" << config.blockN << " waves=" << config.waves << " ("
      << config.waves * target.waveSize << " threads) stages=" << config.stages
-     << (config.stages >= 2 ? " (register-staged)" : "")
+     << (config.stages >= 2 ? (target.asyncCopy ? " (cp.async-staged)"
+                                                : " (register-staged)")
+         : target.defaultStages == 1
+             ? " (the target's default: stages=2 measured no faster)"
+             : "")
      << " lds_pad=" << config.ldsPad
      << (config.kvShared ? " (K and V share one LDS slot)" : "") << "\n";
   os << "  thread grid " << m.tr << "x" << m.tc << ", per thread " << m.rm

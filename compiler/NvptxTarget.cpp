@@ -20,7 +20,11 @@
 #include "compiler/NvptxTarget.h"
 #include "compiler/DeviceModule.h"
 
+#include "mlir/Conversion/LLVMCommon/TypeConverter.h"
+#include "mlir/Conversion/NVGPUToNVVM/NVGPUToNVVM.h"
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Transforms/DialectConversion.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -57,6 +61,35 @@ intrinsic(StringRef name) {
   };
 }
 
+/// The nvgpu ops of `gm` (the cp.async of fa-double-buffer's fetches) to
+/// NVVM, with the index width the rest of the lowering uses: the memref
+/// operands meet convert-gpu-to-nvvm's descriptors through casts that
+/// reconcile afterwards.
+static LogicalResult lowerNvgpu(gpu::GPUModuleOp gm, unsigned indexBits) {
+  bool any = false;
+  gm.walk([&](Operation *op) {
+    any |= isa<nvgpu::NVGPUDialect>(op->getDialect());
+  });
+  if (!any)
+    return success();
+  MLIRContext *ctx = gm.getContext();
+  LowerToLLVMOptions options(ctx);
+  options.overrideIndexBitwidth(indexBits);
+  LLVMTypeConverter converter(ctx, options);
+  nvgpu::populateCommonGPUTypeAndAttributeConversions(converter);
+  // Async tokens are group numbers (i32), as upstream's pass converts them.
+  converter.addConversion([](nvgpu::DeviceAsyncTokenType type) -> Type {
+    return IntegerType::get(type.getContext(), 32);
+  });
+  RewritePatternSet patterns(ctx);
+  populateNVGPUToNVVMConversionPatterns(converter, patterns);
+  ConversionTarget target(*ctx);
+  target.addLegalDialect<LLVM::LLVMDialect, NVVM::NVVMDialect>();
+  target.addIllegalDialect<nvgpu::NVGPUDialect>();
+  target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
+  return applyPartialConversion(gm, target, std::move(patterns));
+}
+
 FailureOr<OwningOpRef<ModuleOp>> fa::lowerToNvvm(ModuleOp module,
                                                  unsigned indexBits) {
   OwningOpRef<ModuleOp> work = module.clone();
@@ -85,6 +118,9 @@ FailureOr<OwningOpRef<ModuleOp>> fa::lowerToNvvm(ModuleOp module,
       op.erase();
     }
   }
+  for (auto gm : work->getOps<gpu::GPUModuleOp>())
+    if (failed(lowerNvgpu(gm, indexBits)))
+      return failure();
   PassManager pm(module.getContext());
   OpPassManager &gpu = pm.nest<gpu::GPUModuleOp>();
   gpu.addPass(createSCFToControlFlowPass());

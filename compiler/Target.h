@@ -53,6 +53,16 @@ struct TargetDesc {
   /// products then convert nothing per step. For targets with LDS to spare
   /// and no packed 16-bit dot product.
   bool widenLds = false;
+  /// Asynchronous global -> shared copies (cp.async, sm_80+): a fetched
+  /// K/V tile of fa-double-buffer waits in a shared staging area instead of
+  /// registers. gfx906 has none: its fetches are register-staged.
+  bool asyncCopy = false;
+  /// K/V stages fa-tile's stages=0 (auto) starts from. 2 on gfx906 (and
+  /// the host emulation of its kernel); 1 on NVIDIA, where the H200
+  /// measured double buffering no faster (bench/results run 12: within 1%
+  /// at D=128, slower at D=64): its L2 hides the K/V loads that the seed's
+  /// gfx906 does not, and the fetch costs registers or shared memory.
+  int64_t defaultStages = 2;
 };
 
 /// Returns the description of `name`, or null when unknown.

@@ -255,6 +255,7 @@ FailureOr<TileConfig> FaTilePass::configFor(AttentionOp op,
   // Bytes per element in LDS: a target that widens 16-bit tiles keeps them
   // as f32 there (fa-promote widen=auto).
   const int64_t sourceBytes = eltBytes;
+  const int64_t autoStages = t.defaultStages;
   const bool widened = t.widenLds && eltBytes == 2;
   if (widened)
     eltBytes = 4;
@@ -282,10 +283,11 @@ FailureOr<TileConfig> FaTilePass::configFor(AttentionOp op,
     std::optional<bool> shared;
     if (kvShared == "on" || kvShared == "off")
       shared = kvShared == "on";
-    // stages=0: double-buffered unless that costs occupancy or tile size.
-    auto chosen = chooseTileConfig(t, d, eltBytes, stages ? stages : 2, waves,
-                                   shared, sourceBytes);
-    if (stages == 0) {
+    // stages=0: double-buffered (where the target's default is) unless that
+    // costs occupancy or tile size.
+    auto chosen = chooseTileConfig(t, d, eltBytes, stages ? stages : autoStages,
+                                   waves, shared, sourceBytes);
+    if (stages == 0 && autoStages == 2) {
       auto single =
           chooseTileConfig(t, d, eltBytes, 1, waves, shared, sourceBytes);
       auto worth = [&](const TileConfig &c) {
@@ -310,7 +312,7 @@ FailureOr<TileConfig> FaTilePass::configFor(AttentionOp op,
     config.blockM = blockM ? blockM : blockN;
     config.blockN = blockN ? blockN : blockM;
     config.waves = waves ? waves : std::max<int64_t>(1, 256 / t.waveSize);
-    config.stages = stages ? stages : 2;
+    config.stages = stages ? stages : autoStages;
     if (kvShared == "on") {
       config.kvShared = true;
     } else if (kvShared == "auto") {

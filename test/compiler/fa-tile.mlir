@@ -272,18 +272,18 @@ func.func @no_attention(%x: tensor<4xf32>) -> tensor<4xf32> {
 // their own slots, and 16-bit tiles are budgeted as f32 (kept widened in
 // LDS).
 // SM90-LABEL: func.func @d64
-// SM90: fa.tile = #fa.tile<target = "sm_90", block_m = 128, block_n = 64, waves = 8, wave_size = 32, stages = 2, lds_pad = 0>
+// SM90: fa.tile = #fa.tile<target = "sm_90", block_m = 128, block_n = 64, waves = 8, wave_size = 32, stages = 1, lds_pad = 0>
 // SM90-LABEL: func.func @d128
-// SM90: fa.tile = #fa.tile<target = "sm_90", block_m = 128, block_n = 64, waves = 8, wave_size = 32, stages = 2, lds_pad = 0>
+// SM90: fa.tile = #fa.tile<target = "sm_90", block_m = 128, block_n = 64, waves = 8, wave_size = 32, stages = 1, lds_pad = 0>
 
-// SM90-REPORT: remark: tile config for sm_90: D=64 f16 BLOCK_M=128 BLOCK_N=64 waves=8 (256 threads) stages=2 (register-staged) lds_pad=0{{$}}
+// SM90-REPORT: remark: tile config for sm_90: D=64 f16 BLOCK_M=128 BLOCK_N=64 waves=8 (256 threads) stages=1 (the target's default: stages=2 measured no faster) lds_pad=0{{$}}
 // SM90-REPORT-NEXT: thread grid 16x16, per thread 8x4 of S and 8x4 of O
 // SM90-REPORT-NEXT: Q block LDS 32768
 // SM90-REPORT: LDS total 98304 (+10% margin = 108135 of 232448)
-// SM90-REPORT-NEXT: registers per thread (estimate): 200 (8 hold block n+1: register-staged) of 255 -> 1 waves per SIMD (estimate); not binding here, ptxas decides
+// SM90-REPORT-NEXT: registers per thread (estimate): 192 of 255 -> 1 waves per SIMD (estimate); not binding here, ptxas decides
 // SM90-REPORT-NEXT: 16-bit tiles are kept as f32 in LDS (fa-promote widen=auto)
 // SM90-REPORT-NOT: LDS allows
-// SM90-REPORT: remark: tile config for sm_90: D=128 f16 BLOCK_M=128 BLOCK_N=64 waves=8 (256 threads) stages=2 (register-staged) lds_pad=0{{$}}
+// SM90-REPORT: remark: tile config for sm_90: D=128 f16 BLOCK_M=128 BLOCK_N=64 waves=8 (256 threads) stages=1 (the target's default: stages=2 measured no faster) lds_pad=0{{$}}
 // SM90-REPORT-NEXT: thread grid 16x16, per thread 8x4 of S and 8x8 of O
 // SM90-REPORT-NEXT: Q block LDS 65536
 // SM90-REPORT-NEXT: K block LDS 32768
@@ -292,7 +292,7 @@ func.func @no_attention(%x: tensor<4xf32>) -> tensor<4xf32> {
 // SM90-REPORT-NEXT: P block LDS 32768
 // SM90-REPORT-NEXT: O block (f32) registers 65536
 // SM90-REPORT: LDS total 163840 (+10% margin = 180224 of 232448)
-// SM90-REPORT-NEXT: registers per thread (estimate): 272 (16 hold block n+1: register-staged) of 255 -> 0 waves per SIMD (estimate); not binding here, ptxas decides
+// SM90-REPORT-NEXT: registers per thread (estimate): 256 of 255 -> 0 waves per SIMD (estimate); not binding here, ptxas decides
 // SM90-REPORT-NOT: LDS allows
 
 
