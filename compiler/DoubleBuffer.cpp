@@ -37,8 +37,8 @@ static bool recomputable(Value v, scf::ForOp loop, int depth = 0) {
   if (v == loop.getInductionVar() || loop.isDefinedOutsideOfLoop(v))
     return true;
   Operation *def = v.getDefiningOp();
-  if (depth > 32 || !def || def->getBlock() != loop.getBody() ||
-      !isPure(def) || def->getNumRegions() != 0)
+  if (depth > 32 || !def || def->getBlock() != loop.getBody() || !isPure(def) ||
+      def->getNumRegions() != 0)
     return false;
   return llvm::all_of(def->getOperands(), [&](Value operand) {
     return recomputable(operand, loop, depth + 1);
@@ -47,8 +47,7 @@ static bool recomputable(Value v, scf::ForOp loop, int depth = 0) {
 
 /// Clones at `b` the body ops `v` depends on, with the induction variable
 /// taking the value `iv` (`recomputable(v)` must hold).
-static Value recompute(Value v, scf::ForOp loop, OpBuilder &b,
-                       IRMapping &map) {
+static Value recompute(Value v, scf::ForOp loop, OpBuilder &b, IRMapping &map) {
   if (Value mapped = map.lookupOrNull(v))
     return mapped;
   if (loop.isDefinedOutsideOfLoop(v))
@@ -72,8 +71,9 @@ static FetchTileOp fetchFor(CopyTileOp copy, scf::ForOp loop, OpBuilder &b,
   if (row)
     r = row(r);
   auto layout = getLdsLayout(cast<MemRefType>(copy.getDest().getType()));
-  auto type = RankedTensorType::get({layout->rows, layout->cols},
-                                    copy.getSource().getType().getElementType());
+  auto type =
+      RankedTensorType::get({layout->rows, layout->cols},
+                            copy.getSource().getType().getElementType());
   return FetchTileOp::create(b, copy.getLoc(), type, copy.getSource(), batch,
                              head, r, copy.getDest());
 }
@@ -94,8 +94,8 @@ static bool touches(Operation *op, StringRef slot) {
   bool found = false;
   op->walk([&](Operation *inner) {
     if (auto dot = dyn_cast<LdsDotOp>(inner))
-      found |= storageOf(dot.getLhs()) == slot ||
-               storageOf(dot.getRhs()) == slot;
+      found |=
+          storageOf(dot.getLhs()) == slot || storageOf(dot.getRhs()) == slot;
     else if (auto copy = dyn_cast<CopyTileOp>(inner))
       found |= storageOf(copy.getDest()) == slot;
     else if (auto write = dyn_cast<WriteTileOp>(inner))
@@ -161,39 +161,40 @@ void FaDoubleBufferPass::pipeline(scf::ForOp loop, scf::ForallOp grid,
   scf::ForOp newLoop = loop;
   SmallVector<Value> carried;
   if (carry) {
-  // Prologue: the first group of block 0, before the loop.
-  SmallVector<Value> inits;
-  rw.setInsertionPoint(loop);
-  for (CopyTileOp copy : first)
-    inits.push_back(fetchFor(copy, loop, rw, loop.getLowerBound()));
-  // The first group of block n+1, fetched after the last group's stage of
-  // block n. The last iteration asks for rows from L on: no loads.
-  Operation *lastCopy = groups.back().back();
-  auto nextFetches = [&](OpBuilder &b, Location l,
-                         ArrayRef<BlockArgument>) -> SmallVector<Value> {
-    b.setInsertionPointAfter(lastCopy);
-    // The body may already live in the new loop: recompute within it.
-    auto current = cast<scf::ForOp>(lastCopy->getParentOp());
-    Value next = arith::AddIOp::create(b, l, current.getInductionVar(),
-                                       current.getStep());
-    Value more = arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, next,
-                                       current.getUpperBound());
-    SmallVector<Value> fetched;
-    for (CopyTileOp copy : first) {
-      OpBuilder outside(grid);
-      Value len = memref::DimOp::create(outside, l, copy.getSource(), 2);
-      fetched.push_back(fetchFor(copy, current, b, next, [&](Value row) {
-        return arith::SelectOp::create(b, l, more, row, len).getResult();
-      }));
-    }
-    return fetched;
-  };
-  auto replaced = cast<LoopLikeOpInterface>(loop.getOperation())
-                      .replaceWithAdditionalYields(rw, inits, false,
-                                                   nextFetches);
-  newLoop = cast<scf::ForOp>(replaced->getOperation());
-  for (BlockArgument arg : newLoop.getRegionIterArgs().take_back(first.size()))
-    carried.push_back(arg);
+    // Prologue: the first group of block 0, before the loop.
+    SmallVector<Value> inits;
+    rw.setInsertionPoint(loop);
+    for (CopyTileOp copy : first)
+      inits.push_back(fetchFor(copy, loop, rw, loop.getLowerBound()));
+    // The first group of block n+1, fetched after the last group's stage of
+    // block n. The last iteration asks for rows from L on: no loads.
+    Operation *lastCopy = groups.back().back();
+    auto nextFetches = [&](OpBuilder &b, Location l,
+                           ArrayRef<BlockArgument>) -> SmallVector<Value> {
+      b.setInsertionPointAfter(lastCopy);
+      // The body may already live in the new loop: recompute within it.
+      auto current = cast<scf::ForOp>(lastCopy->getParentOp());
+      Value next = arith::AddIOp::create(b, l, current.getInductionVar(),
+                                         current.getStep());
+      Value more = arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, next,
+                                         current.getUpperBound());
+      SmallVector<Value> fetched;
+      for (CopyTileOp copy : first) {
+        OpBuilder outside(grid);
+        Value len = memref::DimOp::create(outside, l, copy.getSource(), 2);
+        fetched.push_back(fetchFor(copy, current, b, next, [&](Value row) {
+          return arith::SelectOp::create(b, l, more, row, len).getResult();
+        }));
+      }
+      return fetched;
+    };
+    auto replaced =
+        cast<LoopLikeOpInterface>(loop.getOperation())
+            .replaceWithAdditionalYields(rw, inits, false, nextFetches);
+    newLoop = cast<scf::ForOp>(replaced->getOperation());
+    for (BlockArgument arg :
+         newLoop.getRegionIterArgs().take_back(first.size()))
+      carried.push_back(arg);
   }
 
   // Every copy becomes a stage where it was; groups after the first fetch
@@ -211,8 +212,7 @@ void FaDoubleBufferPass::pipeline(scf::ForOp loop, scf::ForallOp grid,
     } else {
       rw.setInsertionPointAfter(previous);
       for (CopyTileOp copy : group)
-        tiles.push_back(
-            fetchFor(copy, newLoop, rw, newLoop.getInductionVar()));
+        tiles.push_back(fetchFor(copy, newLoop, rw, newLoop.getInductionVar()));
     }
     int64_t bytes = 0;
     os << (g ? " | " : "");
@@ -320,8 +320,7 @@ void FaDoubleBufferPass::processGrid(scf::ForallOp grid,
       if (!stage && isa<scf::ForOp>(op->getParentOp()))
         stage = op;
     });
-    if (auto barrier =
-            dyn_cast_or_null<gpu::BarrierOp>(stage->getPrevNode())) {
+    if (auto barrier = dyn_cast_or_null<gpu::BarrierOp>(stage->getPrevNode())) {
       barrier.erase();
       --barriers;
     }

@@ -68,6 +68,8 @@ private:
   /// One workgroup attribution per LDS storage (slot) of the grid.
   LogicalResult allocateLds();
   void copyTile(CopyTileOp op);
+  /// The element offset of row `row0` of `g[batch, head]`.
+  Value rowsBase(const Global &g, Value batch, Value head, Value row0);
   /// Source elements per 16-byte vector load of `op`'s rows, or 0 when a
   /// row is not a whole number of them.
   int64_t vectorWidth(CopyTileOp op);

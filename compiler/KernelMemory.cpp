@@ -96,16 +96,16 @@ void KernelLowering::storeUnit(const LdsBuf &buf, Value u, Value c,
     if (width == 1)
       memref::StoreOp::create(b, loc, values[0], buf.mem, ValueRange{at});
     else
-      vector::StoreOp::create(b, loc, values[0], buf.mem, ValueRange{at},
-                              false, ldsAlign);
+      vector::StoreOp::create(b, loc, values[0], buf.mem, ValueRange{at}, false,
+                              ldsAlign);
     return;
   }
   // Rows 2u and 2u+1, interleaved: x0 y0 x1 y1 ...
   Value r = arith::MulIOp::create(b, loc, u, idx(2));
   Value both;
   if (width == 1) {
-    both = vector::FromElementsOp::create(
-        b, loc, VectorType::get({2}, ldsElt), ValueRange{values[0], values[1]});
+    both = vector::FromElementsOp::create(b, loc, VectorType::get({2}, ldsElt),
+                                          ValueRange{values[0], values[1]});
   } else {
     SmallVector<int64_t> mask;
     for (int64_t e = 0; e < width; ++e)
@@ -198,17 +198,21 @@ Value KernelLowering::vectorCopyOk(const Global &g) {
   return arith::AndIOp::create(b, loc, stridesOk, addrOk);
 }
 
+Value KernelLowering::rowsBase(const Global &g, Value batch, Value head,
+                               Value row0) {
+  return arith::AddIOp::create(
+      b, loc,
+      arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, batch, g.sb),
+                            arith::MulIOp::create(b, loc, head, g.sh)),
+      arith::MulIOp::create(b, loc, row0, g.sl));
+}
+
 void KernelLowering::copyTile(CopyTileOp op) {
   const LdsBuf &buf = ldsBuffers[op.getDest()];
   const Global &g = globals.lookup(op.getSource());
 
-  Value bIdx = *scalar(op.getBatch()), h = *scalar(op.getHead()),
-        row0 = *scalar(op.getRow());
-  Value base = arith::AddIOp::create(
-      b, loc,
-      arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, bIdx, g.sb),
-                            arith::MulIOp::create(b, loc, h, g.sh)),
-      arith::MulIOp::create(b, loc, row0, g.sl));
+  Value row0 = *scalar(op.getRow());
+  Value base = rowsBase(g, *scalar(op.getBatch()), *scalar(op.getHead()), row0);
 
   const int64_t width = vectorWidth(op);
   if (width == 0 || copyPath == CopyPath::Scalar) {
@@ -228,7 +232,7 @@ void KernelLowering::copyTile(CopyTileOp op) {
 }
 
 KernelLowering::FetchShape KernelLowering::fetchShape(Type sourceElt,
-                                                     const LdsLayout &layout) {
+                                                      const LdsLayout &layout) {
   FetchShape f;
   f.unitRows = layout.pairs ? 2 : 1;
   const int64_t vec = 16 / (sourceElt.getIntOrFloatBitWidth() / 8);
@@ -243,17 +247,12 @@ Value KernelLowering::fetchRows(FetchTileOp op, bool scalarLoads) {
   const Global &g = globals.lookup(op.getSource());
   Type elt = op.getSource().getType().getElementType();
   FetchShape f = fetchShape(elt, ldsBuffers[op.getBuffer()].layout);
-  Value bIdx = *scalar(op.getBatch()), h = *scalar(op.getHead()),
-        row0 = *scalar(op.getRow());
-  Value base = arith::AddIOp::create(
-      b, loc,
-      arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, bIdx, g.sb),
-                            arith::MulIOp::create(b, loc, h, g.sh)),
-      arith::MulIOp::create(b, loc, row0, g.sl));
+  Value row0 = *scalar(op.getRow());
+  Value base = rowsBase(g, *scalar(op.getBatch()), *scalar(op.getHead()), row0);
   const int64_t threads = mapping.threads;
   auto type = VectorType::get({f.iters * f.unitRows * f.width}, elt);
-  Value all = arith::ConstantOp::create(
-      b, loc, cast<TypedAttr>(b.getZeroAttr(type)));
+  Value all =
+      arith::ConstantOp::create(b, loc, cast<TypedAttr>(b.getZeroAttr(type)));
   if (Value stage = staging.lookup(op.getBuffer())) {
     // Staged in shared memory: each unit goes to the thread's own staging
     // slot, by cp.async where the copy is aligned (rows past the end read
@@ -267,14 +266,13 @@ Value KernelLowering::fetchRows(FetchTileOp op, bool scalarLoads) {
           b, loc, tid, idx(f.iters * threads), idx(threads), ValueRange{},
           [&](OpBuilder &nb, Location l, Value i, ValueRange) {
             OpBuilder::InsertionGuard guard(b);
-            b.setInsertionPoint(nb.getInsertionBlock(),
-                                nb.getInsertionPoint());
+            b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
             Value u = arith::DivUIOp::create(b, l, i, idx(f.perRow));
             Value c = arith::MulIOp::create(
                 b, l, arith::RemUIOp::create(b, l, i, idx(f.perRow)),
                 idx(f.width));
-            Value live = arith::CmpIOp::create(
-                b, l, arith::CmpIPredicate::ult, i, idx(f.total));
+            Value live = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult,
+                                               i, idx(f.total));
             // Slot of unit (it, rr): ((it*unitRows + rr)*threads + tid)*width
             // with it*threads = i - tid.
             Value first = arith::AddIOp::create(
@@ -287,8 +285,8 @@ Value KernelLowering::fetchRows(FetchTileOp op, bool scalarLoads) {
                   b, l, arith::MulIOp::create(b, l, u, idx(f.unitRows)),
                   idx(rr));
               Value v = loadUnitRow(g, base, row0, r, c, f.width, true, live);
-              Value slot = arith::AddIOp::create(
-                  b, l, first, idx(rr * threads * f.width));
+              Value slot = arith::AddIOp::create(b, l, first,
+                                                 idx(rr * threads * f.width));
               vector::StoreOp::create(b, l, v, stage, ValueRange{slot}, false,
                                       llvm::MaybeAlign(16));
             }
@@ -305,8 +303,7 @@ Value KernelLowering::fetchRows(FetchTileOp op, bool scalarLoads) {
           idx(f.width));
       for (int64_t rr = 0; rr < f.unitRows; ++rr) {
         Value r = arith::AddIOp::create(
-            b, loc, arith::MulIOp::create(b, loc, u, idx(f.unitRows)),
-            idx(rr));
+            b, loc, arith::MulIOp::create(b, loc, u, idx(f.unitRows)), idx(rr));
         Value valid = arith::CmpIOp::create(
             b, loc, arith::CmpIPredicate::slt,
             arith::AddIOp::create(b, loc, row0, r), rowLimit(g));
@@ -329,8 +326,8 @@ Value KernelLowering::fetchRows(FetchTileOp op, bool scalarLoads) {
             b, loc, slot, arith::MulIOp::create(b, loc, tid, idx(f.width)));
         tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
             b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), stage,
-            ValueRange{slot}, g.flat, ValueRange{off},
-            b.getIndexAttr(f.width), count, /*bypassL1=*/UnitAttr()));
+            ValueRange{slot}, g.flat, ValueRange{off}, b.getIndexAttr(f.width),
+            count, /*bypassL1=*/UnitAttr()));
       }
     }
     if (!tokens.empty())
@@ -347,8 +344,7 @@ Value KernelLowering::fetchRows(FetchTileOp op, bool scalarLoads) {
                            b, loc, arith::CmpIPredicate::ult, i, idx(f.total)));
     Value u = arith::DivUIOp::create(b, loc, i, idx(f.perRow));
     Value c = arith::MulIOp::create(
-        b, loc, arith::RemUIOp::create(b, loc, i, idx(f.perRow)),
-        idx(f.width));
+        b, loc, arith::RemUIOp::create(b, loc, i, idx(f.perRow)), idx(f.width));
     for (int64_t rr = 0; rr < f.unitRows; ++rr) {
       Value r = arith::AddIOp::create(
           b, loc, arith::MulIOp::create(b, loc, u, idx(f.unitRows)), idx(rr));
@@ -404,8 +400,7 @@ void KernelLowering::stageTile(StageTileOp op) {
     Value i = arith::AddIOp::create(b, loc, tid, idx(it * threads));
     Value u = arith::DivUIOp::create(b, loc, i, idx(f.perRow));
     Value c = arith::MulIOp::create(
-        b, loc, arith::RemUIOp::create(b, loc, i, idx(f.perRow)),
-        idx(f.width));
+        b, loc, arith::RemUIOp::create(b, loc, i, idx(f.perRow)), idx(f.width));
     OpBuilder::InsertionGuard guard(b);
     if (f.total % threads != 0) {
       Value live = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, i,

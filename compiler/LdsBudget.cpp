@@ -105,9 +105,8 @@ Budget mlir::fa::computeBudget(const TargetDesc &target,
     int64_t live = m->rm * m->rn + m->rm * m->dc + 3 * m->rm + m->rn;
     b.regsPerThread = 2 * live + 8;
     // The fetched tiles of the next block stay live across the products.
-    b.prefetchRegs = target.asyncCopy
-                         ? 0
-                         : (prefetch + 4 * threads - 1) / (4 * threads);
+    b.prefetchRegs =
+        target.asyncCopy ? 0 : (prefetch + 4 * threads - 1) / (4 * threads);
     b.regsPerThread += b.prefetchRegs;
     int64_t g = target.regGranule;
     b.regsPerThread = (b.regsPerThread + g - 1) / g * g;
@@ -179,8 +178,8 @@ std::string mlir::fa::formatBudget(const TargetDesc &target,
      << elementType << " BLOCK_M=" << config.blockM
      << " BLOCK_N=" << config.blockN << " waves=" << config.waves << " ("
      << config.waves * target.waveSize << " threads) stages=" << config.stages
-     << (config.stages >= 2 ? (target.asyncCopy ? " (cp.async-staged)"
-                                                : " (register-staged)")
+     << (config.stages >= 2
+             ? (target.asyncCopy ? " (cp.async-staged)" : " (register-staged)")
          : target.defaultStages == 1
              ? " (the target's default: stages=2 measured no faster)"
              : "")
@@ -198,8 +197,7 @@ std::string mlir::fa::formatBudget(const TargetDesc &target,
   os << "  registers per thread (estimate): " << budget.regsPerThread;
   if (budget.prefetchRegs)
     os << " (" << budget.prefetchRegs << " hold block n+1: register-staged)";
-  os << " of "
-     << target.maxRegsPerLane << " -> " << budget.regWavesPerSimd
+  os << " of " << target.maxRegsPerLane << " -> " << budget.regWavesPerSimd
      << " waves per SIMD (estimate)"
      << (target.registerEstimateBinds ? ""
                                       : "; not binding here, ptxas decides");

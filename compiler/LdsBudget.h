@@ -58,10 +58,10 @@ struct BudgetTerm {
 
 struct Budget {
   std::vector<BudgetTerm> terms;
-  int64_t ldsBytes = 0;      ///< Sum of the LDS terms (with padding).
-  int64_t ldsWithMargin = 0; ///< ldsBytes * (1 + margin), rounded up.
-  int64_t regsPerThread = 0; ///< Estimate, 32-bit registers.
-  int64_t prefetchRegs = 0;  ///< Of which the second stage's fetched tiles.
+  int64_t ldsBytes = 0;        ///< Sum of the LDS terms (with padding).
+  int64_t ldsWithMargin = 0;   ///< ldsBytes * (1 + margin), rounded up.
+  int64_t regsPerThread = 0;   ///< Estimate, 32-bit registers.
+  int64_t prefetchRegs = 0;    ///< Of which the second stage's fetched tiles.
   int64_t regWavesPerSimd = 0; ///< Occupancy the register estimate allows.
   /// Occupancy the LDS allows (AMD: a CU's LDS shared by its workgroups);
   /// 0 where LDS does not limit it in this model (NVIDIA).
@@ -97,12 +97,10 @@ int64_t reservedLdsPad(int64_t elementBytes);
 /// highest occupancy up to the target's goal, then the largest BM*BN, then
 /// separate K/V slots, balanced, larger BM; or nothing. The budget reserves
 /// reservedLdsPad() per row so that fa-pad-lds has room.
-std::optional<TileConfig> chooseTileConfig(const TargetDesc &target,
-                                           int64_t headDim,
-                                           int64_t elementBytes, int64_t stages,
-                                           int64_t waves,
-                                           std::optional<bool> kvShared = {},
-                                           int64_t sourceBytes = 0);
+std::optional<TileConfig>
+chooseTileConfig(const TargetDesc &target, int64_t headDim,
+                 int64_t elementBytes, int64_t stages, int64_t waves,
+                 std::optional<bool> kvShared = {}, int64_t sourceBytes = 0);
 
 /// The occupancy (waves per SIMD) the chooser credits `budget` with, up to
 /// the target's goal: the register estimate where it binds, else LDS.

@@ -180,10 +180,10 @@ static LogicalResult lowerGrid(scf::ForallOp grid, gpu::GPUModuleOp gpuModule,
   bool pipelined = false;
   grid.walk([&](FetchTileOp) { pipelined = true; });
   if (config.getStages() > 1 && !pipelined)
-    config = TileConfigAttr::get(
-        ctx, config.getTarget(), config.getBlockM(), config.getBlockN(),
-        config.getWaves(), config.getWaveSize(), 1, config.getLdsPad(),
-        config.getKvShared());
+    config = TileConfigAttr::get(ctx, config.getTarget(), config.getBlockM(),
+                                 config.getBlockN(), config.getWaves(),
+                                 config.getWaveSize(), 1, config.getLdsPad(),
+                                 config.getKvShared());
   kernel->setAttr("fa.tile", config);
   for (StringRef attr : {"fa.scale", "fa.causal", "fa.fetch_ahead"})
     if (Attribute a = grid->getAttr(attr))

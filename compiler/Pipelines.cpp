@@ -34,8 +34,8 @@ void fa::registerFaDialects(DialectRegistry &registry) {
                   math::MathDialect, scf::SCFDialect, memref::MemRefDialect,
                   tensor::TensorDialect, vector::VectorDialect, gpu::GPUDialect,
                   ROCDL::ROCDLDialect, NVVM::NVVMDialect, LLVM::LLVMDialect,
-                  nvgpu::NVGPUDialect,
-                  cf::ControlFlowDialect, amdgpu::AMDGPUDialect>();
+                  nvgpu::NVGPUDialect, cf::ControlFlowDialect,
+                  amdgpu::AMDGPUDialect>();
   // The ConvertToLLVM interfaces that the gpu-to-rocdl/nvvm conversions use
   // for the ops inside kernels.
   arith::registerConvertArithToLLVMInterface(registry);

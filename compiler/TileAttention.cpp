@@ -268,8 +268,8 @@ FailureOr<TileConfig> FaTilePass::configFor(AttentionOp op,
            << " (no native bf16 arithmetic): slow and lossy; use f16, or "
               "pass allow-bf16 to accept it";
   if (stages < 0 || stages > 2)
-    return op.emitOpError() << "stages must be 0 (auto), 1 or 2, got "
-                            << stages.getValue();
+    return op.emitOpError()
+           << "stages must be 0 (auto), 1 or 2, got " << stages.getValue();
   if (kvShared != "auto" && kvShared != "on" && kvShared != "off")
     return op.emitOpError() << "kv-shared must be auto, on or off, got '"
                             << kvShared.getValue() << "'";
@@ -335,7 +335,8 @@ FailureOr<TileConfig> FaTilePass::configFor(AttentionOp op,
     Budget one = computeBudget(t, single, d, eltBytes, sourceBytes);
     Budget two = computeBudget(t, config, d, eltBytes, sourceBytes);
     auto valid = [&](const Budget &b) {
-      return b.fitsLds && b.mappable && (b.fitsRegs || !t.registerEstimateBinds);
+      return b.fitsLds && b.mappable &&
+             (b.fitsRegs || !t.registerEstimateBinds);
     };
     if (!valid(one)) {
       config = single; // the errors below are about the tiles themselves

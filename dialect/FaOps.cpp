@@ -371,41 +371,37 @@ LogicalResult LdsBufferOp::verify() {
   return ldsOperand(*this, "result", getResult());
 }
 
-LogicalResult CopyTileOp::verify() {
-  auto layout = ldsOperand(*this, "dest", getDest());
+/// The checks a copy from global rows into an LDS buffer shares with its
+/// first half (fa.fetch_tile): the buffer's layout, or failure.
+static FailureOr<LdsLayout> verifyCopySource(Operation *op, StringRef name,
+                                             MemRefType src, Value buffer) {
+  auto layout = ldsOperand(op, name, buffer);
   if (failed(layout))
     return failure();
-  auto src = getSource().getType();
   if (src.getRank() != 4)
-    return emitOpError() << "source must be a rank-4 memref, got rank "
-                         << src.getRank();
+    return op->emitOpError()
+           << "source must be a rank-4 memref, got rank " << src.getRank();
   if (!storableAs(src.getElementType(), layout->elementType))
-    return emitOpError() << "source element type " << src.getElementType()
-                         << " cannot be stored in a buffer of "
-                         << layout->elementType;
+    return op->emitOpError()
+           << "source element type " << src.getElementType()
+           << " cannot be stored in a buffer of " << layout->elementType;
   if (src.getShape()[3] != layout->cols)
-    return emitOpError() << "source rows have " << dimStr(src.getShape()[3])
-                         << " elements, the buffer's rows " << layout->cols;
-  return success();
+    return op->emitOpError() << "source rows have " << dimStr(src.getShape()[3])
+                             << " elements, the buffer's rows " << layout->cols;
+  return layout;
+}
+
+LogicalResult CopyTileOp::verify() {
+  return verifyCopySource(*this, "dest", getSource().getType(), getDest());
 }
 
 LogicalResult FetchTileOp::verify() {
-  auto layout = ldsOperand(*this, "buffer", getBuffer());
+  auto src = getSource().getType();
+  auto layout = verifyCopySource(*this, "buffer", src, getBuffer());
   if (failed(layout))
     return failure();
-  auto src = getSource().getType();
-  if (src.getRank() != 4)
-    return emitOpError() << "source must be a rank-4 memref, got rank "
-                         << src.getRank();
-  if (!storableAs(src.getElementType(), layout->elementType))
-    return emitOpError() << "source element type " << src.getElementType()
-                         << " cannot be stored in a buffer of "
-                         << layout->elementType;
-  if (src.getShape()[3] != layout->cols)
-    return emitOpError() << "source rows have " << dimStr(src.getShape()[3])
-                         << " elements, the buffer's rows " << layout->cols;
-  auto expected = RankedTensorType::get({layout->rows, layout->cols},
-                                        src.getElementType());
+  auto expected =
+      RankedTensorType::get({layout->rows, layout->cols}, src.getElementType());
   if (getResult().getType() != expected)
     return emitOpError() << "result " << getResult().getType() << " must be "
                          << expected

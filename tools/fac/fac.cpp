@@ -385,7 +385,7 @@ static int finish(Build &b, llvm::TargetMachine &tm,
                                                     k.blockN, k.headDim)
                        << "\n  K/V loop: "
                        << (k.stages > 1 ? "double-buffered, register-staged ("
-                                              "fetch-ahead=" +
+                                          "fetch-ahead=" +
                                               k.fetchAhead + ")"
                                         : std::string("single-buffered"))
                        << "\n";
