@@ -145,7 +145,7 @@ private:
   void processGrid(scf::ForallOp grid, TileConfigAttr config);
 
   PlantedBug plantedBug = PlantedBug::None;
-  bool failed = false;
+  bool badOption = false;
 };
 } // namespace
 
@@ -191,6 +191,8 @@ void FaDoubleBufferPass::pipeline(scf::ForOp loop, scf::ForallOp grid,
     auto replaced =
         cast<LoopLikeOpInterface>(loop.getOperation())
             .replaceWithAdditionalYields(rw, inits, false, nextFetches);
+    // scf.for always accepts more iteration arguments.
+    assert(succeeded(replaced) && "scf.for refused iteration arguments");
     newLoop = cast<scf::ForOp>(replaced->getOperation());
     for (BlockArgument arg :
          newLoop.getRegionIterArgs().take_back(first.size()))
@@ -254,7 +256,7 @@ void FaDoubleBufferPass::processGrid(scf::ForallOp grid,
     grid.emitError() << "fa-double-buffer: ahead must be next-block or "
                         "in-block, got '"
                      << ahead << "'";
-    failed = true;
+    badOption = true;
     return;
   }
   if (config.getStages() != 2) {
@@ -346,6 +348,6 @@ void FaDoubleBufferPass::runOnOperation() {
   });
   for (auto [grid, config] : grids)
     processGrid(grid, config);
-  if (failed)
+  if (badOption)
     signalPassFailure();
 }
