@@ -277,6 +277,14 @@ FailureOr<TileConfig> FaTilePass::configFor(AttentionOp op,
     return op.emitOpError()
            << "tile sizes must be positive, got block-m=" << blockM.getValue()
            << " block-n=" << blockN.getValue() << " waves=" << waves.getValue();
+  // No workgroup holds more (the budget's products stay far from overflow).
+  constexpr int64_t kMaxBlock = 1024, kMaxWaves = 64;
+  if (blockM > kMaxBlock || blockN > kMaxBlock || waves > kMaxWaves)
+    return op.emitOpError()
+           << "tile sizes must be at most " << kMaxBlock
+           << " rows (block-m, block-n) and " << kMaxWaves
+           << " waves, got block-m=" << blockM.getValue()
+           << " block-n=" << blockN.getValue() << " waves=" << waves.getValue();
 
   TileConfig config;
   if (blockM == 0 && blockN == 0) {

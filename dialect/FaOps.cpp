@@ -47,6 +47,14 @@ static LogicalResult checkOperand(Operation *op, StringRef name, Value value,
     return op->emitOpError()
            << name << " element type must be f16, f32 or bf16, got "
            << type.getElementType();
+  // [B, H, L, D]: a static head count or head dimension of 0 has no
+  // attention to compute (and would divide by zero below).
+  ArrayRef<int64_t> shape = type.getShape();
+  for (int64_t i : {int64_t(1), int64_t(3)})
+    if (i < rank && shape[i] == 0)
+      return op->emitOpError()
+             << name << (i == 1 ? " head count" : " head dimension")
+             << " must be positive, got 0";
   return success();
 }
 

@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -90,6 +91,12 @@ public:
   bool isHostEmulator() const override { return true; }
 
   Expected<uint64_t> allocate(size_t bytes) override {
+    // Rounding up to 256 must not wrap around to a tiny block.
+    if (bytes > SIZE_MAX - 255)
+      return Status::error(ErrorCode::OutOfMemory,
+                           "cannot allocate " + std::to_string(bytes) +
+                               " bytes of host memory (more than the address "
+                               "space holds)");
     size_t rounded = (bytes + 255) / 256 * 256;
     void *p = std::aligned_alloc(256, rounded);
     if (!p)

@@ -59,6 +59,7 @@
 // STAGES-ONE: block_m = 64, block_n = 64, waves = 4, wave_size = 64, stages = 1, lds_pad = 0, kv_shared = true
 // STAGES-ONE: block_m = 64, block_n = 32, waves = 4, wave_size = 64, stages = 1, lds_pad = 0, kv_shared = true
 // RUN: fa-opt %t/negative.mlir --fa-tile="block-m=-64" -verify-diagnostics
+// RUN: fa-opt %t/huge.mlir --fa-tile="block-m=4611686018427387904" -verify-diagnostics
 // RUN: fa-opt %t/kv-shared.mlir --fa-tile="kv-shared=yes" -verify-diagnostics
 // RUN: fa-opt %t/unknown-target.mlir --fa-tile="target=gfx1234" -verify-diagnostics
 
@@ -485,6 +486,15 @@ func.func @stages_forced(%q: tensor<1x8x128x128xf16>, %k: tensor<1x8x128x128xf16
   // expected-error @+1 {{'fa.attention' op BLOCK_M=64 BLOCK_N=64 with D=128 needs about 288 registers per thread (estimate, 32 of them for double buffering), gfx906 has 256; use stages=1 or shrink BLOCK_M}}
   %o = fa.attention %q, %k, %v : tensor<1x8x128x128xf16>, tensor<1x8x128x128xf16>, tensor<1x8x128x128xf16> -> tensor<1x8x128x128xf16>
   return %o : tensor<1x8x128x128xf16>
+}
+
+//--- huge.mlir
+
+// Used to overflow the budget's arithmetic ("LDS total -9223372036854760192").
+func.func @huge(%q: tensor<1x8x128x64xf16>, %k: tensor<1x8x128x64xf16>, %v: tensor<1x8x128x64xf16>) -> tensor<1x8x128x64xf16> {
+  // expected-error @+1 {{'fa.attention' op tile sizes must be at most 1024 rows (block-m, block-n) and 64 waves, got block-m=4611686018427387904 block-n=0 waves=0}}
+  %o = fa.attention %q, %k, %v : tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16> -> tensor<1x8x128x64xf16>
+  return %o : tensor<1x8x128x64xf16>
 }
 
 //--- negative.mlir

@@ -326,6 +326,40 @@ func.func @stage_loop_mixed(%src: memref<?x8x?x64xf16, strided<[?, ?, ?, 1], off
 
 // -----
 
+// Static head counts and head dimensions of 0 (they used to divide by zero
+// in the verifier).
+func.func @zero_heads(%q: tensor<1x0x16x64xf16>, %k: tensor<1x0x16x64xf16>, %v: tensor<1x0x16x64xf16>) -> tensor<1x0x16x64xf16> {
+  // expected-error @+1 {{'fa.attention' op query head count must be positive, got 0}}
+  %o = fa.attention %q, %k, %v : tensor<1x0x16x64xf16>, tensor<1x0x16x64xf16>, tensor<1x0x16x64xf16> -> tensor<1x0x16x64xf16>
+  return %o : tensor<1x0x16x64xf16>
+}
+
+// -----
+
+func.func @zero_kv_heads(%q: tensor<1x8x16x64xf16>, %k: tensor<1x0x16x64xf16>, %v: tensor<1x0x16x64xf16>) -> tensor<1x8x16x64xf16> {
+  // expected-error @+1 {{'fa.attention' op key head count must be positive, got 0}}
+  %o = fa.attention %q, %k, %v : tensor<1x8x16x64xf16>, tensor<1x0x16x64xf16>, tensor<1x0x16x64xf16> -> tensor<1x8x16x64xf16>
+  return %o : tensor<1x8x16x64xf16>
+}
+
+// -----
+
+func.func @matmul_zero_heads(%a: tensor<1x8x128x64xf16>, %b: tensor<1x0x128x64xf16>) -> tensor<1x8x128x128xf32> {
+  // expected-error @+1 {{'fa.matmul' op rhs head count must be positive, got 0}}
+  %s = fa.matmul %a, %b transpose_rhs : tensor<1x8x128x64xf16>, tensor<1x0x128x64xf16> -> tensor<1x8x128x128xf32>
+  return %s : tensor<1x8x128x128xf32>
+}
+
+// -----
+
+func.func @zero_head_dim(%q: tensor<1x8x16x0xf16>, %k: tensor<1x8x16x0xf16>, %v: tensor<1x8x16x0xf16>) -> tensor<1x8x16x0xf16> {
+  // expected-error @+1 {{'fa.attention' op query head dimension must be positive, got 0}}
+  %o = fa.attention %q, %k, %v : tensor<1x8x16x0xf16>, tensor<1x8x16x0xf16>, tensor<1x8x16x0xf16> -> tensor<1x8x16x0xf16>
+  return %o : tensor<1x8x16x0xf16>
+}
+
+// -----
+
 func.func @lds_not_workgroup() {
   // expected-error @+1 {{'fa.lds_buffer' op result: an LDS buffer must be in #gpu.address_space<workgroup>}}
   %buf = fa.lds_buffer "k" : memref<64x64xf16>

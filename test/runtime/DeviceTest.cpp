@@ -6,6 +6,7 @@
 
 #include "TestUtil.h"
 
+#include <cstdint>
 #include <cstring>
 #include <dlfcn.h>
 
@@ -111,6 +112,20 @@ TEST(DeviceTest, HipAbsentSaysWhy) {
                 s.message().find("found no AMD GPU") != std::string::npos ||
                 s.message().find("no hip launch backend") != std::string::npos)
         << s.toString();
+  }
+}
+
+TEST(BufferTest, HugeAllocationIsRefusedNotWrapped) {
+  // SIZE_MAX - 100 rounded up to the 256-byte granule used to wrap to 0 and
+  // "succeed"; a copy into it then corrupted the heap.
+  Device d = test::hostDevice();
+  for (size_t bytes : {SIZE_MAX, SIZE_MAX - 100, SIZE_MAX - 255}) {
+    Expected<Buffer> b = d.allocate(bytes);
+    ASSERT_FALSE(b.ok()) << bytes;
+    EXPECT_NE(b.status().message().find("cannot allocate " +
+                                        std::to_string(bytes) + " bytes"),
+              std::string::npos)
+        << b.status().toString();
   }
 }
 
