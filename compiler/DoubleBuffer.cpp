@@ -78,30 +78,18 @@ static FetchTileOp fetchFor(CopyTileOp copy, scf::ForOp loop, OpBuilder &b,
                              head, r, copy.getDest());
 }
 
-static bool readsLds(Operation *op) {
-  bool reads = false;
-  op->walk([&](LdsDotOp) { reads = true; });
-  return reads;
-}
-
-static StringRef storageOf(Value buffer) {
-  auto def = buffer.getDefiningOp<LdsBufferOp>();
-  return def ? def.getStorage() : StringRef();
-}
-
-/// Whether `op` (or an op nested in it) reads or writes LDS storage `slot`.
-static bool touches(Operation *op, StringRef slot) {
+/// Whether `op` or an op nested in it reads LDS (`slot`: that slot) or,
+/// with `orWrites`, also writes it.
+static bool usesLds(Operation *op, std::optional<StringRef> slot,
+                    bool orWrites) {
   bool found = false;
   op->walk([&](Operation *inner) {
-    if (auto dot = dyn_cast<LdsDotOp>(inner))
-      found |=
-          storageOf(dot.getLhs()) == slot || storageOf(dot.getRhs()) == slot;
-    else if (auto copy = dyn_cast<CopyTileOp>(inner))
-      found |= storageOf(copy.getDest()) == slot;
-    else if (auto write = dyn_cast<WriteTileOp>(inner))
-      found |= storageOf(write.getDest()) == slot;
-    else if (auto stage = dyn_cast<StageTileOp>(inner))
-      found |= storageOf(stage.getDest()) == slot;
+    SmallVector<StringRef> reads, writes;
+    ldsAccesses(inner, reads, writes);
+    if (!orWrites)
+      writes.clear();
+    for (StringRef s : llvm::concat<StringRef>(reads, writes))
+      found |= !slot || s == *slot;
   });
   return found;
 }
@@ -116,10 +104,10 @@ static void sinkCopies(Block &body) {
     if (auto copy = dyn_cast<CopyTileOp>(op))
       copies.push_back(copy);
   for (CopyTileOp copy : llvm::reverse(copies)) {
-    StringRef slot = storageOf(copy.getDest());
+    StringRef slot = ldsStorageOf(copy.getDest());
     Operation *at = copy->getNextNode();
-    while (at && !at->hasTrait<OpTrait::IsTerminator>() && !touches(at, slot) &&
-           !isa<CopyTileOp>(at))
+    while (at && !at->hasTrait<OpTrait::IsTerminator>() &&
+           !usesLds(at, slot, /*orWrites=*/true) && !isa<CopyTileOp>(at))
       at = at->getNextNode();
     if (at && at != copy->getNextNode())
       copy->moveBefore(at);
@@ -277,7 +265,7 @@ void FaDoubleBufferPass::processGrid(scf::ForallOp grid,
     for (Operation &op : *loop.getBody()) {
       auto copy = dyn_cast<CopyTileOp>(op);
       if (!copy) {
-        readSince |= readsLds(&op);
+        readSince |= usesLds(&op, std::nullopt, /*orWrites=*/false);
         continue;
       }
       if (!recomputable(copy.getBatch(), loop) ||

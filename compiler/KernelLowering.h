@@ -82,6 +82,12 @@ private:
     int64_t unitRows, width, perRow, total, iters;
   };
   FetchShape fetchShape(Type sourceElt, const LdsLayout &layout);
+  /// Unit `i`'s (unit) row and first column in the buffer.
+  std::pair<Value, Value> unitAt(Value i, const FetchShape &f);
+  /// Row `rr` of unit row `u` (tile-relative).
+  Value unitRow(Value u, int64_t rr, const FetchShape &f);
+  /// The staging element index of row `rr` of unit `i` of this thread.
+  Value stagingSlot(Value i, int64_t rr, const FetchShape &f);
   /// fa.fetch_tile: the thread's units as one vector (FetchShape order).
   Value fetchTile(FetchTileOp op);
   Value fetchRows(FetchTileOp op, bool scalarLoads);

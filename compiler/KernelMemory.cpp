@@ -171,9 +171,9 @@ void KernelLowering::copyRows(const Global &g, Value base, Value row0,
 }
 
 int64_t KernelLowering::vectorWidth(CopyTileOp op) {
-  const int64_t width =
-      16 / (op.getSource().getType().getElementTypeBitWidth() / 8);
-  return ldsBuffers[op.getDest()].layout.cols % width == 0 ? width : 0;
+  FetchShape f = fetchShape(op.getSource().getType().getElementType(),
+                            ldsBuffers[op.getDest()].layout);
+  return f.width > 1 ? f.width : 0;
 }
 
 Value KernelLowering::vectorCopyOk(const Global &g) {
@@ -243,6 +243,31 @@ KernelLowering::FetchShape KernelLowering::fetchShape(Type sourceElt,
   return f;
 }
 
+std::pair<Value, Value> KernelLowering::unitAt(Value i, const FetchShape &f) {
+  Value u = arith::DivUIOp::create(b, loc, i, idx(f.perRow));
+  Value c = arith::MulIOp::create(
+      b, loc, arith::RemUIOp::create(b, loc, i, idx(f.perRow)), idx(f.width));
+  return {u, c};
+}
+
+Value KernelLowering::unitRow(Value u, int64_t rr, const FetchShape &f) {
+  return arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, u, idx(f.unitRows)), idx(rr));
+}
+
+Value KernelLowering::stagingSlot(Value i, int64_t rr, const FetchShape &f) {
+  // Unit (it, rr) of thread tid, i = tid + it*threads, is at
+  // ((it*unitRows + rr)*threads + tid)*width: consecutive threads take
+  // consecutive 16-byte slots.
+  return arith::AddIOp::create(
+      b, loc,
+      arith::MulIOp::create(b, loc, arith::SubIOp::create(b, loc, i, tid),
+                            idx(f.unitRows * f.width)),
+      arith::AddIOp::create(b, loc,
+                            arith::MulIOp::create(b, loc, tid, idx(f.width)),
+                            idx(rr * mapping.threads * f.width)));
+}
+
 Value KernelLowering::fetchRows(FetchTileOp op, bool scalarLoads) {
   const Global &g = globals.lookup(op.getSource());
   Type elt = op.getSource().getType().getElementType();
@@ -267,27 +292,14 @@ Value KernelLowering::fetchRows(FetchTileOp op, bool scalarLoads) {
           [&](OpBuilder &nb, Location l, Value i, ValueRange) {
             OpBuilder::InsertionGuard guard(b);
             b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-            Value u = arith::DivUIOp::create(b, l, i, idx(f.perRow));
-            Value c = arith::MulIOp::create(
-                b, l, arith::RemUIOp::create(b, l, i, idx(f.perRow)),
-                idx(f.width));
+            auto [u, c] = unitAt(i, f);
             Value live = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult,
                                                i, idx(f.total));
-            // Slot of unit (it, rr): ((it*unitRows + rr)*threads + tid)*width
-            // with it*threads = i - tid.
-            Value first = arith::AddIOp::create(
-                b, l,
-                arith::MulIOp::create(b, l, arith::SubIOp::create(b, l, i, tid),
-                                      idx(f.unitRows * f.width)),
-                arith::MulIOp::create(b, l, tid, idx(f.width)));
             for (int64_t rr = 0; rr < f.unitRows; ++rr) {
-              Value r = arith::AddIOp::create(
-                  b, l, arith::MulIOp::create(b, l, u, idx(f.unitRows)),
-                  idx(rr));
-              Value v = loadUnitRow(g, base, row0, r, c, f.width, true, live);
-              Value slot = arith::AddIOp::create(b, l, first,
-                                                 idx(rr * threads * f.width));
-              vector::StoreOp::create(b, l, v, stage, ValueRange{slot}, false,
+              Value v = loadUnitRow(g, base, row0, unitRow(u, rr, f), c,
+                                    f.width, true, live);
+              vector::StoreOp::create(b, l, v, stage,
+                                      ValueRange{stagingSlot(i, rr, f)}, false,
                                       llvm::MaybeAlign(16));
             }
             scf::YieldOp::create(b, l);
@@ -297,13 +309,9 @@ Value KernelLowering::fetchRows(FetchTileOp op, bool scalarLoads) {
     SmallVector<Value> tokens;
     for (int64_t it = 0; it < f.iters; ++it) {
       Value i = arith::AddIOp::create(b, loc, tid, idx(it * threads));
-      Value u = arith::DivUIOp::create(b, loc, i, idx(f.perRow));
-      Value c = arith::MulIOp::create(
-          b, loc, arith::RemUIOp::create(b, loc, i, idx(f.perRow)),
-          idx(f.width));
+      auto [u, c] = unitAt(i, f);
       for (int64_t rr = 0; rr < f.unitRows; ++rr) {
-        Value r = arith::AddIOp::create(
-            b, loc, arith::MulIOp::create(b, loc, u, idx(f.unitRows)), idx(rr));
+        Value r = unitRow(u, rr, f);
         Value valid = arith::CmpIOp::create(
             b, loc, arith::CmpIPredicate::slt,
             arith::AddIOp::create(b, loc, row0, r), rowLimit(g));
@@ -321,9 +329,7 @@ Value KernelLowering::fetchRows(FetchTileOp op, bool scalarLoads) {
             idx(0));
         Value count =
             arith::SelectOp::create(b, loc, valid, idx(f.width), idx(0));
-        Value slot = idx(((it * f.unitRows + rr) * threads) * f.width);
-        slot = arith::AddIOp::create(
-            b, loc, slot, arith::MulIOp::create(b, loc, tid, idx(f.width)));
+        Value slot = stagingSlot(i, rr, f);
         tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
             b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), stage,
             ValueRange{slot}, g.flat, ValueRange{off}, b.getIndexAttr(f.width),
@@ -342,13 +348,10 @@ Value KernelLowering::fetchRows(FetchTileOp op, bool scalarLoads) {
                      ? Value()
                      : Value(arith::CmpIOp::create(
                            b, loc, arith::CmpIPredicate::ult, i, idx(f.total)));
-    Value u = arith::DivUIOp::create(b, loc, i, idx(f.perRow));
-    Value c = arith::MulIOp::create(
-        b, loc, arith::RemUIOp::create(b, loc, i, idx(f.perRow)), idx(f.width));
+    auto [u, c] = unitAt(i, f);
     for (int64_t rr = 0; rr < f.unitRows; ++rr) {
-      Value r = arith::AddIOp::create(
-          b, loc, arith::MulIOp::create(b, loc, u, idx(f.unitRows)), idx(rr));
-      Value v = loadUnitRow(g, base, row0, r, c, f.width, scalarLoads, live);
+      Value v = loadUnitRow(g, base, row0, unitRow(u, rr, f), c, f.width,
+                            scalarLoads, live);
       int64_t at = (it * f.unitRows + rr) * f.width;
       if (f.width == 1) {
         all = vector::InsertOp::create(b, loc, v, all, ArrayRef<int64_t>{at});
@@ -398,9 +401,7 @@ void KernelLowering::stageTile(StageTileOp op) {
     NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
   for (int64_t it = 0; it < f.iters; ++it) {
     Value i = arith::AddIOp::create(b, loc, tid, idx(it * threads));
-    Value u = arith::DivUIOp::create(b, loc, i, idx(f.perRow));
-    Value c = arith::MulIOp::create(
-        b, loc, arith::RemUIOp::create(b, loc, i, idx(f.perRow)), idx(f.width));
+    auto [u, c] = unitAt(i, f);
     OpBuilder::InsertionGuard guard(b);
     if (f.total % threads != 0) {
       Value live = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, i,
@@ -414,12 +415,9 @@ void KernelLowering::stageTile(StageTileOp op) {
       if (async) {
         // The unit this thread's fetch wrote (a cp.async's is visible to
         // it after the wait; no other thread reads it).
-        Value slot = arith::AddIOp::create(
-            b, loc, idx(((it * f.unitRows + rr) * threads) * f.width),
-            arith::MulIOp::create(b, loc, tid, idx(f.width)));
         rows.push_back(vector::LoadOp::create(
-            b, loc, VectorType::get({f.width}, elt), stage, ValueRange{slot},
-            false, llvm::MaybeAlign(16)));
+            b, loc, VectorType::get({f.width}, elt), stage,
+            ValueRange{stagingSlot(i, rr, f)}, false, llvm::MaybeAlign(16)));
         continue;
       }
       rows.push_back(

@@ -50,23 +50,22 @@ struct SyncState {
 };
 } // namespace
 
-static StringRef storageOf(Value buffer) {
+StringRef mlir::fa::ldsStorageOf(Value buffer) {
   if (auto def = buffer.getDefiningOp<LdsBufferOp>())
     return def.getStorage();
   return "";
 }
 
-/// The LDS slots `op` reads and writes.
-static void ldsAccesses(Operation *op, SmallVectorImpl<StringRef> &reads,
-                        SmallVectorImpl<StringRef> &writes) {
+void mlir::fa::ldsAccesses(Operation *op, SmallVectorImpl<StringRef> &reads,
+                           SmallVectorImpl<StringRef> &writes) {
   if (auto copy = dyn_cast<CopyTileOp>(op))
-    writes.push_back(storageOf(copy.getDest()));
+    writes.push_back(ldsStorageOf(copy.getDest()));
   else if (auto stage = dyn_cast<StageTileOp>(op))
-    writes.push_back(storageOf(stage.getDest()));
+    writes.push_back(ldsStorageOf(stage.getDest()));
   else if (auto write = dyn_cast<WriteTileOp>(op))
-    writes.push_back(storageOf(write.getDest()));
+    writes.push_back(ldsStorageOf(write.getDest()));
   else if (auto dot = dyn_cast<LdsDotOp>(op))
-    reads.append({storageOf(dot.getLhs()), storageOf(dot.getRhs())});
+    reads.append({ldsStorageOf(dot.getLhs()), ldsStorageOf(dot.getRhs())});
 }
 
 /// Scans `block` from `state`; with `insert`, places the barriers the scan

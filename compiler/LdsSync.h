@@ -14,10 +14,19 @@
 #define FA_COMPILER_LDSSYNC_H
 
 #include "mlir/IR/Block.h"
+#include "mlir/IR/Operation.h"
 
 #include <cstdint>
 
 namespace mlir::fa {
+
+/// The storage (slot, or own name) of an fa.lds_buffer value; "" otherwise.
+StringRef ldsStorageOf(Value buffer);
+
+/// The LDS slots `op` itself reads and writes (not those of nested ops):
+/// copies, stages and register-tile writes write; products read.
+void ldsAccesses(Operation *op, SmallVectorImpl<StringRef> &reads,
+                 SmallVectorImpl<StringRef> &writes);
 
 /// Places a gpu.barrier before every LDS access in `block` (and the blocks
 /// nested in it) that could race with an access since the previous barrier.
