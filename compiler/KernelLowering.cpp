@@ -656,6 +656,9 @@ LogicalResult KernelLowering::run() {
     g.sb = stride(3 * strideRole);
     g.sh = stride(3 * strideRole + 1);
     g.sl = r == kLse ? idx(1) : stride(3 * strideRole + 2);
+    auto argType = cast<MemRefType>(func.getArgument(roles[r]).getType());
+    if (argType.getRank() == 4)
+      g.cols = argType.getDimSize(3);
     if (bug == PlantedBug::LseStridesIgnored && r == kLse) {
       g.sh = sizes[3];
       g.sb = arith::MulIOp::create(b, loc, sizes[1], sizes[3]);

@@ -47,6 +47,7 @@ private:
     int role;
     Value flat;       // memref<?xT, strided<[1], offset: ?>>
     Value sb, sh, sl; // element strides (index)
+    int64_t cols = 0; // D (static); a wider tile's extra columns are zero
   };
 
   LogicalResult lowerBlock(Block &block);
@@ -96,8 +97,15 @@ private:
   /// `width` elements of row `r` (tile-relative) from column `c`: one
   /// 16-byte load, `width` scalar loads, or a scalar (width 1); zero past
   /// the end or where `valid` (optional) is false.
+  /// `tileCols` is the tile's width: columns at or past `g.cols` (a padded
+  /// head dimension) read as zero.
   Value loadUnitRow(const Global &g, Value base, Value row0, Value r, Value c,
-                    int64_t width, bool scalarLoads, Value valid = {});
+                    int64_t width, int64_t tileCols, bool scalarLoads,
+                    Value valid = {});
+  /// For a tile `tileCols` wide over `g`'s rows: whether the unit of
+  /// `width` columns at `c` lies before D (i1), or null where every unit
+  /// does, or where D is not a multiple of `width` (units across D).
+  Value columnsLeft(const Global &g, Value c, int64_t tileCols, int64_t width);
   /// Stores one unit (`rows`: one value per row of the unit) at unit row
   /// `u`, column `c` of `buf`, widened to the buffer's type, two rows
   /// interleaved for a pair-interleaved buffer.

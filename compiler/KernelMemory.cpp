@@ -24,9 +24,20 @@ using namespace mlir::fa;
 // Memory: global <-> LDS <-> registers
 //===----------------------------------------------------------------------===//
 
+Value KernelLowering::columnsLeft(const Global &g, Value c, int64_t tileCols,
+                                  int64_t width) {
+  if (tileCols <= g.cols || g.cols % width != 0)
+    return {};
+  if (bug == PlantedBug::PaddedColumnsRead && g.role != kO)
+    return {};
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, c,
+                               idx(g.cols));
+}
+
 Value KernelLowering::loadUnitRow(const Global &g, Value base, Value row0,
                                   Value r, Value c, int64_t width,
-                                  bool scalarLoads, Value valid) {
+                                  int64_t tileCols, bool scalarLoads,
+                                  Value valid) {
   Type elt = cast<MemRefType>(g.flat.getType()).getElementType();
   Type valueType = width == 1 ? elt : Type(VectorType::get({width}, elt));
   Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
@@ -34,25 +45,46 @@ Value KernelLowering::loadUnitRow(const Global &g, Value base, Value row0,
                                         rowLimit(g));
   if (valid)
     inRange = arith::AndIOp::create(b, loc, inRange, valid);
-  Value off = arith::AddIOp::create(
-      b, loc, base,
-      arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, r, g.sl), c));
+  // A tile wider than the rows (D padded): whole units past D read as zero;
+  // a unit across D is loaded element by element.
+  if (Value cOk = columnsLeft(g, c, tileCols, width))
+    inRange = arith::AndIOp::create(b, loc, inRange, cOk);
+  const bool straddles = tileCols > g.cols && g.cols % width != 0 &&
+                         bug != PlantedBug::PaddedColumnsRead;
+  Value rowStart = arith::MulIOp::create(b, loc, r, g.sl);
+  Value off = arith::AddIOp::create(b, loc, base,
+                                    arith::AddIOp::create(b, loc, rowStart, c));
   auto load = scf::IfOp::create(
       b, loc, inRange,
       [&](OpBuilder &tb, Location tl) {
         Value v;
         if (width == 1) {
           v = memref::LoadOp::create(tb, tl, g.flat, off);
-        } else if (!scalarLoads) {
+        } else if (!scalarLoads && !straddles) {
           v = vector::LoadOp::create(tb, tl, cast<VectorType>(valueType),
                                      g.flat, off, false, llvm::MaybeAlign(16));
         } else {
+          auto cst = [&](int64_t x) {
+            return arith::ConstantIndexOp::create(tb, tl, x);
+          };
+          Value zero = arith::ConstantOp::create(
+              tb, tl, cast<TypedAttr>(tb.getZeroAttr(elt)));
           SmallVector<Value> elements;
-          for (int64_t e = 0; e < width; ++e)
-            elements.push_back(memref::LoadOp::create(
-                tb, tl, g.flat,
-                ValueRange{arith::AddIOp::create(
-                    tb, tl, off, arith::ConstantIndexOp::create(tb, tl, e))}));
+          for (int64_t e = 0; e < width; ++e) {
+            Value at = arith::AddIOp::create(tb, tl, off, cst(e));
+            if (!straddles) {
+              elements.push_back(memref::LoadOp::create(tb, tl, g.flat, at));
+              continue;
+            }
+            // Past D: load the row's first element (it exists), use 0.
+            Value ok = arith::CmpIOp::create(
+                tb, tl, arith::CmpIPredicate::ult,
+                arith::AddIOp::create(tb, tl, c, cst(e)), cst(g.cols));
+            at = arith::SelectOp::create(
+                tb, tl, ok, at, arith::AddIOp::create(tb, tl, base, rowStart));
+            Value x = memref::LoadOp::create(tb, tl, g.flat, at);
+            elements.push_back(arith::SelectOp::create(tb, tl, ok, x, zero));
+          }
           v = vector::FromElementsOp::create(
               tb, tl, cast<VectorType>(valueType), elements);
         }
@@ -148,7 +180,7 @@ void KernelLowering::copyRows(const Global &g, Value base, Value row0,
             g, base, row0,
             arith::AddIOp::create(
                 b, l, arith::MulIOp::create(b, l, u, idx(unitRows)), idx(rr)),
-            c, width, /*scalarLoads=*/false));
+            c, width, layout.cols, /*scalarLoads=*/false));
       storeUnit(buf, u, c, rows, width);
     };
     if (total % threads == 0 || width == 1) {
@@ -271,6 +303,7 @@ Value KernelLowering::stagingSlot(Value i, int64_t rr, const FetchShape &f) {
 Value KernelLowering::fetchRows(FetchTileOp op, bool scalarLoads) {
   const Global &g = globals.lookup(op.getSource());
   Type elt = op.getSource().getType().getElementType();
+  const int64_t cols = ldsBuffers[op.getBuffer()].layout.cols;
   FetchShape f = fetchShape(elt, ldsBuffers[op.getBuffer()].layout);
   Value row0 = *scalar(op.getRow());
   Value base = rowsBase(g, *scalar(op.getBatch()), *scalar(op.getHead()), row0);
@@ -297,7 +330,7 @@ Value KernelLowering::fetchRows(FetchTileOp op, bool scalarLoads) {
                                                i, idx(f.total));
             for (int64_t rr = 0; rr < f.unitRows; ++rr) {
               Value v = loadUnitRow(g, base, row0, unitRow(u, rr, f), c,
-                                    f.width, true, live);
+                                    f.width, cols, true, live);
               vector::StoreOp::create(b, l, v, stage,
                                       ValueRange{stagingSlot(i, rr, f)}, false,
                                       llvm::MaybeAlign(16));
@@ -320,6 +353,18 @@ Value KernelLowering::fetchRows(FetchTileOp op, bool scalarLoads) {
               b, loc, valid,
               arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, i,
                                     idx(f.total)));
+        // Columns past D (a padded tile) are not read: the copy zero-fills
+        // them (the count is what is left of the row, at most the unit).
+        Value elementsLeft = idx(f.width);
+        if (cols > g.cols && bug != PlantedBug::PaddedColumnsRead) {
+          valid = arith::AndIOp::create(
+              b, loc, valid,
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, c,
+                                    idx(g.cols)));
+          elementsLeft = arith::MinUIOp::create(
+              b, loc, elementsLeft,
+              arith::SubIOp::create(b, loc, idx(g.cols), c));
+        }
         Value off = arith::SelectOp::create(
             b, loc, valid,
             arith::AddIOp::create(
@@ -328,7 +373,7 @@ Value KernelLowering::fetchRows(FetchTileOp op, bool scalarLoads) {
                     b, loc, arith::MulIOp::create(b, loc, r, g.sl), c)),
             idx(0));
         Value count =
-            arith::SelectOp::create(b, loc, valid, idx(f.width), idx(0));
+            arith::SelectOp::create(b, loc, valid, elementsLeft, idx(0));
         Value slot = stagingSlot(i, rr, f);
         tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
             b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), stage,
@@ -350,7 +395,7 @@ Value KernelLowering::fetchRows(FetchTileOp op, bool scalarLoads) {
                            b, loc, arith::CmpIPredicate::ult, i, idx(f.total)));
     auto [u, c] = unitAt(i, f);
     for (int64_t rr = 0; rr < f.unitRows; ++rr) {
-      Value v = loadUnitRow(g, base, row0, unitRow(u, rr, f), c, f.width,
+      Value v = loadUnitRow(g, base, row0, unitRow(u, rr, f), c, f.width, cols,
                             scalarLoads, live);
       int64_t at = (it * f.unitRows + rr) * f.width;
       if (f.width == 1) {
@@ -481,6 +526,14 @@ void KernelLowering::storeTile(StoreTileOp op) {
       Value off = type.getRank() == 1
                       ? rowBase
                       : Value(arith::AddIOp::create(b, loc, rowBase, colOf(j)));
+      // A padded tile's columns past D are not stored.
+      OpBuilder::InsertionGuard colGuard(b);
+      if (Value cOk = type.getRank() == 2
+                          ? columnsLeft(g, colOf(j), type.getDimSize(1), 1)
+                          : Value()) {
+        auto colIf = scf::IfOp::create(b, loc, cOk, /*withElse=*/false);
+        b.setInsertionPointToStart(colIf.thenBlock());
+      }
       memref::StoreOp::create(b, loc, v, g.flat, off);
     }
   }

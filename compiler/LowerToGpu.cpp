@@ -149,8 +149,15 @@ static LogicalResult lowerGrid(scf::ForallOp grid, gpu::GPUModuleOp gpuModule,
   auto qType = cast<MemRefType>(func.getArgument(roles[kQ]).getType());
   Type elt = qType.getElementType();
   int64_t headDim = qType.getShape()[3];
+  // The tiles' D: wider than D where fa-tile padded it for the thread grid
+  // (the output tile's columns).
+  int64_t tileHeadDim = headDim;
+  grid.walk([&](StoreTileOp store) {
+    if (store.getTile().getType().getRank() == 2)
+      tileHeadDim = store.getTile().getType().getDimSize(1);
+  });
   auto mapping =
-      chooseThreadMapping(config.getBlockM(), config.getBlockN(), headDim,
+      chooseThreadMapping(config.getBlockM(), config.getBlockN(), tileHeadDim,
                           config.getThreads(), config.getWaveSize());
   if (!mapping)
     return grid.emitOpError() << "tile config cannot be mapped to "

@@ -33,6 +33,9 @@ static const PlantedBugInfo kBugs[] = {
      "O is written with Q's strides"},
     {PlantedBug::LseStridesIgnored, "lse-strides-ignored", "fa-lower-to-gpu",
      "LSE is written as if it were contiguous"},
+    {PlantedBug::PaddedColumnsRead, "padded-columns-read", "fa-lower-to-gpu",
+     "the columns past D of a head dimension padded for the thread grid are "
+     "read from memory (the next row's elements) instead of zero-filled"},
     {PlantedBug::PipelineNoBarrier, "pipeline-no-barrier", "fa-double-buffer",
      "the barrier before the pipelined loop's first LDS store is removed, so "
      "block n+1 overwrites a slot other threads still read"},

@@ -37,6 +37,7 @@ enum class PlantedBug {
   SwapKvStrides,     ///< K read with V's strides and V with K's
   OWithQStrides,     ///< O written with Q's strides
   LseStridesIgnored, ///< LSE written as if contiguous [B, Hq, Lq]
+  PaddedColumnsRead, ///< a padded D's columns past D read from memory
   // fa-double-buffer (Level 1b)
   PipelineNoBarrier, ///< a staged K/V tile overwrites its slot unsynchronised
 };

@@ -56,8 +56,9 @@ namespace {
 class TileBuilder {
 public:
   TileBuilder(OpBuilder &b, Location loc, const TileConfig &config,
-              const TargetDesc &target, PlantedBug bug)
-      : b(b), loc(loc), config(config), target(target), bug(bug) {}
+              int64_t headDim, const TargetDesc &target, PlantedBug bug)
+      : b(b), loc(loc), config(config), headDim(headDim), target(target),
+        bug(bug) {}
 
   void build(AttentionOp op, Value q, Value k, Value v, Value o, Value lse);
 
@@ -80,6 +81,7 @@ private:
   OpBuilder &b;
   Location loc;
   TileConfig config;
+  int64_t headDim; ///< of the tiles: D, or D padded (tileHeadDim)
   const TargetDesc &target;
   PlantedBug bug; ///< test only: the bug to plant (PlantedBugs.h)
 };
@@ -87,7 +89,7 @@ private:
 
 void TileBuilder::build(AttentionOp op, Value q, Value k, Value v, Value o,
                         Value lse) {
-  const int64_t bm = config.blockM, bn = config.blockN, d = op.getHeadDim();
+  const int64_t bm = config.blockM, bn = config.blockN, d = headDim;
   Type elt = op.getQuery().getType().getElementType();
   const bool causal = op.getCausal();
   MLIRContext *ctx = b.getContext();
@@ -241,17 +243,46 @@ struct FaTilePass : public mlir::fa::impl::FaTilePassBase<FaTilePass> {
 
 private:
   FailureOr<TileConfig> configFor(AttentionOp op, const TargetDesc &t);
+  int64_t tileHeadDim(AttentionOp op, const TargetDesc &t);
   LogicalResult tileFunction(func::FuncOp func, const TargetDesc &t);
 
   PlantedBug plantedBug = PlantedBug::None;
 };
 } // namespace
 
+/// The head dimension of the tiles: D where a thread grid of the tiles
+/// (the given ones, or any the chooser tries) splits D's columns, else D
+/// rounded up to a multiple of 8 as FlashAttention does. The columns past
+/// D are zero in LDS and registers (the copies fill them so) and are never
+/// stored, so that Q·Kᵀ and P·V are those of D. D itself where padding
+/// would not make the tiles mappable either.
+int64_t FaTilePass::tileHeadDim(AttentionOp op, const TargetDesc &t) {
+  const int64_t d = op.getHeadDim();
+  const int64_t threads =
+      (waves ? waves : std::max<int64_t>(1, 256 / t.waveSize)) * t.waveSize;
+  SmallVector<int64_t> ms = {128, 64, 32, 16}, ns = ms;
+  if (blockM || blockN) {
+    ms = {blockM ? blockM : blockN};
+    ns = {blockN ? blockN : blockM};
+  }
+  auto mappable = [&](int64_t width) {
+    for (int64_t bm : ms)
+      for (int64_t bn : ns)
+        if (chooseThreadMapping(bm, bn, width, threads, t.waveSize))
+          return true;
+    return false;
+  };
+  const int64_t padded = llvm::alignTo(d, 8);
+  // Where the tiles themselves do not divide, padding would not help: the
+  // error names D as it is.
+  return mappable(d) || !mappable(padded) ? d : padded;
+}
+
 FailureOr<TileConfig> FaTilePass::configFor(AttentionOp op,
                                             const TargetDesc &t) {
   auto qType = op.getQuery().getType();
   Type elt = qType.getElementType();
-  int64_t d = op.getHeadDim(), eltBytes = elt.getIntOrFloatBitWidth() / 8;
+  int64_t eltBytes = elt.getIntOrFloatBitWidth() / 8;
   // Bytes per element in LDS: a target that widens 16-bit tiles keeps them
   // as f32 there (fa-promote widen=auto).
   const int64_t sourceBytes = eltBytes;
@@ -286,6 +317,23 @@ FailureOr<TileConfig> FaTilePass::configFor(AttentionOp op,
            << " waves, got block-m=" << blockM.getValue()
            << " block-n=" << blockN.getValue() << " waves=" << waves.getValue();
 
+  // D as the tiles have it, and as the messages name it.
+  const int64_t d = tileHeadDim(op, t);
+  std::string dName = std::to_string(op.getHeadDim());
+  if (d != op.getHeadDim()) {
+    dName += " (padded to " + std::to_string(d) + ")";
+    op.emitRemark() << "fa-tile: D=" << op.getHeadDim() << " padded to " << d
+                    << " in LDS and registers: no thread grid of "
+                    << (waves ? waves
+                              : std::max<int64_t>(1, 256 / t.waveSize)) *
+                           t.waveSize
+                    << " threads splits D=" << op.getHeadDim() << "; the "
+                    << d - op.getHeadDim()
+                    << (d - op.getHeadDim() == 1 ? " column past D is"
+                                                 : " columns past D are")
+                    << " zero and never stored";
+  }
+
   TileConfig config;
   if (blockM == 0 && blockN == 0) {
     std::optional<bool> shared;
@@ -312,7 +360,7 @@ FailureOr<TileConfig> FaTilePass::configFor(AttentionOp op,
     }
     if (!chosen)
       return op.emitOpError()
-             << "no tile configuration for D=" << d << " " << eltName
+             << "no tile configuration for D=" << dName << " " << eltName
              << " fits " << t.name << " (" << t.ldsBytes << " bytes of LDS, "
              << t.maxRegsPerLane << " registers per thread)";
     config = *chosen;
@@ -361,21 +409,21 @@ FailureOr<TileConfig> FaTilePass::configFor(AttentionOp op,
   if (!budget.fitsLds)
     return op.emitOpError()
            << "BLOCK_M=" << config.blockM << " BLOCK_N=" << config.blockN
-           << " with D=" << d << " " << eltName << " needs " << budget.ldsBytes
-           << " bytes of LDS (" << budget.ldsWithMargin << " with the "
-           << static_cast<int>(kLdsMargin * 100) << "% margin), " << t.name
-           << " has " << t.ldsBytes;
+           << " with D=" << dName << " " << eltName << " needs "
+           << budget.ldsBytes << " bytes of LDS (" << budget.ldsWithMargin
+           << " with the " << static_cast<int>(kLdsMargin * 100)
+           << "% margin), " << t.name << " has " << t.ldsBytes;
   if (!budget.mappable)
     return op.emitOpError()
            << "BLOCK_M=" << config.blockM << " BLOCK_N=" << config.blockN
-           << " D=" << d << " cannot be split over "
+           << " D=" << dName << " cannot be split over "
            << config.waves * t.waveSize << " threads (" << config.waves
            << " waves of " << t.waveSize << ", at most " << t.maxThreads
            << " threads)";
   if (!budget.fitsRegs && t.registerEstimateBinds)
     return op.emitOpError()
            << "BLOCK_M=" << config.blockM << " BLOCK_N=" << config.blockN
-           << " with D=" << d << " needs about " << budget.regsPerThread
+           << " with D=" << dName << " needs about " << budget.regsPerThread
            << " registers per thread (estimate"
            << (budget.prefetchRegs
                    ? ", " + std::to_string(budget.prefetchRegs) +
@@ -471,7 +519,7 @@ LogicalResult FaTilePass::tileFunction(func::FuncOp func, const TargetDesc &t) {
   for (auto [op, config] : llvm::zip(ops, configs)) {
     Value o = outArg.lookup(op.getOutput());
     Value lse = op.getLse() ? outArg.lookup(op.getLse()) : Value();
-    TileBuilder(b, op.getLoc(), config, t, plantedBug)
+    TileBuilder(b, op.getLoc(), config, tileHeadDim(op, t), t, plantedBug)
         .build(op, op.getQuery(), op.getKey(), op.getValue(), o, lse);
   }
   func::ReturnOp::create(b, ret.getLoc());

@@ -112,7 +112,9 @@ def Fa_LoadTileOp : Fa_Op<"load_tile", [
   let summary = "Load a block of rows of one (batch, head) slice";
   let description = [{
     Reads rows `[row, row + R)` of `source[batch, head]` (a rank-4 memref
-    `[B, H, L, D]`) into an `R x D` tile. Rows at or past `L` read as zero.
+    `[B, H, L, D]`) into an `R x C` tile, `C >= D`. Rows at or past `L`, and
+    columns at or past `D` (a head dimension padded for the thread mapping),
+    read as zero.
 
     ```mlir
     %t = fa.load_tile %k[%b, %h, %n0]
@@ -136,7 +138,7 @@ def Fa_StoreTileOp : Fa_Op<"store_tile", [
     Writes an `R x D` tile to rows `[row, row + R)` of `dest[batch, head]`
     (rank-4 memref `[B, H, L, D]`), or an `R` tile to `dest[batch, head,
     row : row + R]` (rank-3 memref `[B, H, L]`). Rows at or past `L` are not
-    written.
+    written, nor are the columns of a wider tile at or past `D`.
 
     ```mlir
     fa.store_tile %o, %out[%b, %h, %m0]
@@ -278,7 +280,8 @@ def Fa_CopyTileOp : Fa_Op<"copy_tile"> {
   let description = [{
     All threads of the workgroup together copy rows `[row, row + R)` of
     `source[batch, head]` (rank-4 `[B, H, L, D]`) into the LDS buffer
-    `dest` in its layout. Rows at or past `L` become zero. Another thread
+    `dest` in its layout. Rows at or past `L` become zero, and so do the
+    columns of a wider buffer at or past `D`. Another thread
     may read the result only after a barrier. A 16-bit source may be
     stored in an f32 buffer (widened once here, not in every product step).
 

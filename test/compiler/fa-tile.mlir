@@ -29,6 +29,11 @@
 // RUN: fa-opt %t/no-fit.mlir --fa-tile -verify-diagnostics
 // RUN: fa-opt %t/too-many-threads.mlir --fa-tile="block-m=64 block-n=64 waves=32" -verify-diagnostics
 // RUN: fa-opt %t/not-divisible.mlir --fa-tile="block-m=24 block-n=24" -verify-diagnostics
+// An odd D: no thread grid of 256 threads splits 59 columns, so the tiles
+// are 64 wide (the memrefs stay 59); an even D is left as it is.
+// RUN: fa-opt %t/padded-d.mlir --fa-tile 2>&1 | FileCheck %s --check-prefix=PADDED
+// RUN: fa-opt %t/padded-d.mlir --fa-tile="block-m=64 block-n=16 waves=1" 2>&1 | FileCheck %s --check-prefix=PADDED-ONE-WAVE
+// RUN: fa-opt %t/padded-d.mlir --fa-tile="block-m=24 block-n=24" -verify-diagnostics -split-input-file
 // RUN: fa-opt %t/registers.mlir --fa-tile="target=gfx906 block-m=128 block-n=32 waves=1" -verify-diagnostics
 // On sm_90 the estimate does not bind: ptxas judges (fac reports its spills).
 // RUN: fa-opt %t/registers-sm90.mlir --fa-tile="target=sm_90 block-m=128 block-n=32 waves=1" | FileCheck %s --check-prefix=SM90-REGS
@@ -521,4 +526,33 @@ module {
     %o = fa.attention %q, %k, %v : tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16> -> tensor<1x8x128x64xf16>
     return %o : tensor<1x8x128x64xf16>
   }
+}
+
+//--- padded-d.mlir
+
+// PADDED: remark: fa-tile: D=59 padded to 64 in LDS and registers: no thread grid of 256 threads splits D=59; the 5 columns past D are zero and never stored
+// PADDED-LABEL: func.func @odd
+// PADDED: fa.load_tile %{{.*}} : memref<1x4x100x59xf16, {{.*}}> -> tensor<{{[0-9]+}}x64xf16>
+// PADDED: fa.load_tile %{{.*}} : memref<1x4x100x59xf16, {{.*}}> -> tensor<{{[0-9]+}}x64xf16>
+// PADDED: fa.tile_dot {{.*}} -> tensor<{{[0-9]+}}x64xf32>
+// PADDED: fa.store_tile %{{.*}} : tensor<{{[0-9]+}}x64xf16>, memref<1x4x100x59xf16
+// PADDED-NOT: padded
+// PADDED-LABEL: func.func @even
+// PADDED: fa.store_tile %{{.*}} : tensor<{{[0-9]+}}x58xf16>, memref<1x4x100x58xf16
+// One wave of 64 threads splits 59 columns over single lanes (tc = 1):
+// nothing to pad.
+// PADDED-ONE-WAVE-NOT: padded
+// PADDED-ONE-WAVE: fa.store_tile %{{.*}} : tensor<64x59xf16>, memref<1x4x100x59xf16
+func.func @odd(%q: tensor<1x4x100x59xf16>, %k: tensor<1x4x100x59xf16>, %v: tensor<1x4x100x59xf16>) -> tensor<1x4x100x59xf16> {
+  // expected-error @+1 {{'fa.attention' op BLOCK_M=24 BLOCK_N=24 D=59 cannot be split over 256 threads (4 waves of 64, at most 1024 threads)}}
+  %o = fa.attention %q, %k, %v : tensor<1x4x100x59xf16>, tensor<1x4x100x59xf16>, tensor<1x4x100x59xf16> -> tensor<1x4x100x59xf16>
+  return %o : tensor<1x4x100x59xf16>
+}
+
+// -----
+
+func.func @even(%q: tensor<1x4x100x58xf16>, %k: tensor<1x4x100x58xf16>, %v: tensor<1x4x100x58xf16>) -> tensor<1x4x100x58xf16> {
+  // expected-error @+1 {{'fa.attention' op BLOCK_M=24 BLOCK_N=24 D=58 cannot be split over 256 threads (4 waves of 64, at most 1024 threads)}}
+  %o = fa.attention %q, %k, %v : tensor<1x4x100x58xf16>, tensor<1x4x100x58xf16>, tensor<1x4x100x58xf16> -> tensor<1x4x100x58xf16>
+  return %o : tensor<1x4x100x58xf16>
 }

@@ -12,7 +12,8 @@ Sections, in the order they run (all with the LDS race checker on):
      x lengths {1, 17, 100, 257} x both input distributions (every pair of
      factor values at least once); Lq != Lk pairings are chosen from the
      tile size so that no case degenerates to one key;
-  4. other head dimensions and layouts, explicit tile configurations;
+  4. other head dimensions and layouts, explicit tile configurations; head
+     dimensions no thread grid splits (odd D, padded to a multiple of 8);
   5. bf16 on the host target;
   6. K/V buffering (fa-double-buffer, --stages=2) and single buffering
      (--stages=1) x LDS padding (fa-pad-lds) on and off x D 64/128 x causal x
@@ -92,6 +93,24 @@ EXTRA = [
     ("f16", 64, True, "2,8,2,100,77", ["--layout", "blhd"]),
     ("f16", 64, True, "2,8,2,100,77", ["--row-pad", "1"]),
     ("f32", 128, False, "1,4,2,65,130", ["--layout", "blhd", "--row-pad", "3"]),
+]
+# Head dimensions no thread grid splits (odd D): fa-tile pads D to a
+# multiple of 8 in LDS and registers, the copies zero the columns past D and
+# the O store skips them. Rows padded to a 16-byte multiple take the vector
+# copy path with a unit across D (f16 D=59 + 5, f32 D=57 + 3, where f32's
+# last unit lies wholly past D); both buffering modes.
+HEAD_DIMS = [
+    ("f16", 1, False, "1,2,1,33,40", [], None),
+    ("f32", 1, True, "1,2,2,70,90", [], None),
+    ("f16", 33, True, "2,4,2,65,100", [], None),
+    ("f16", 59, False, "1,4,2,113,203", [], 1),
+    ("f16", 59, True, "1,4,2,113,203", ["--row-pad", "5"], 2),
+    ("f16", 59, False, "1,2,1,130,70", ["--row-pad", "5"], 1),
+    ("f32", 57, False, "1,2,1,90,70", ["--row-pad", "3"], None),
+    ("f32", 57, True, "1,2,1,90,133", [], 1),
+    ("f16", 111, True, "1,2,2,200,257", [], None),
+    ("f32", 111, False, "1,2,1,64,65", ["--layout", "blhd"], None),
+    ("f16", 255, True, "1,2,1,64,65", [], None),
 ]
 # Explicit tile configurations (block-m, block-n, waves): other thread grids
 # than the automatic choice, down to one wave and 16x16 tiles.
@@ -251,6 +270,17 @@ def extra_cases(kernels):
                    ["--shape", shape, "--dist", dist, "--seed", str(n)])
 
 
+def head_dim_cases(kernels):
+    for n, (dtype, d, causal, shape, extra, stages) in enumerate(HEAD_DIMS):
+        so, meta = kernels.get(dtype, d, causal, stages=stages)
+        yield Case("head dims", f"{dtype} D={d} causal={int(causal)} "
+                   f"shape={shape} stages={stages or 'auto'} "
+                   f"{' '.join(extra)}", so,
+                   meta if so is None else
+                   ["--shape", shape, "--seed", str(n),
+                    "--dist", ("normal", "outliers")[n % 2]] + extra)
+
+
 def buffering_lengths(bn):
     """(Lq, Lk) pairs of the buffering section: each length square and with
     an Lq != Lk partner; every partner but one short one spans several K/V
@@ -354,6 +384,7 @@ def all_cases(kernels, golden):
     yield from stride_cases(kernels)
     yield from matrix_cases(kernels)
     yield from extra_cases(kernels)
+    yield from head_dim_cases(kernels)
     yield from buffering_cases(kernels)
     yield from golden_cases(kernels, golden)
 
