@@ -4,11 +4,14 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// This file implements the layout-to-stride rules and shape printing.
+// This file implements the layout-to-stride rules (overflow-checked) and
+// shape printing.
 //
 //===----------------------------------------------------------------------===//
 
 #include "fa/AttentionShape.h"
+
+#include <algorithm>
 
 using namespace fa;
 
@@ -30,19 +33,39 @@ std::optional<TensorLayout> fa::parseTensorLayout(std::string_view name) {
   return std::nullopt;
 }
 
+/// The value, or INT64_MAX when it overflowed.
+static int64_t saturate(std::optional<int64_t> v) { return v ? *v : INT64_MAX; }
+
 TensorStrides TensorPlacement::strides(int64_t heads, int64_t rows,
                                        int64_t headDim) const {
-  const int64_t rowLen = headDim + rowPad;
+  const int64_t rowLen = saturate(checkedAdd(headDim, rowPad));
   TensorStrides t;
   if (order == TensorLayout::Bhld) {
     t.row = rowLen;
-    t.head = rows * rowLen;
+    t.head = saturate(checkedMul(rows, rowLen));
   } else {
     t.head = rowLen;
-    t.row = heads * rowLen;
+    t.row = saturate(checkedMul(heads, rowLen));
   }
-  t.batch = heads * rows * rowLen;
+  t.batch = saturate(checkedProduct({heads, rows, rowLen}));
   return t;
+}
+
+std::optional<int64_t> fa::tensorSpan(int64_t batch, int64_t heads,
+                                      int64_t rows, int64_t headDim,
+                                      const TensorStrides &strides) {
+  if (batch < 1 || heads < 1 || rows < 1 || headDim < 1)
+    return std::nullopt;
+  std::optional<int64_t> b = checkedMul(batch - 1, strides.batch);
+  std::optional<int64_t> h = checkedMul(heads - 1, strides.head);
+  std::optional<int64_t> r = checkedMul(rows - 1, strides.row);
+  std::optional<int64_t> all = checkedMul(batch, strides.batch);
+  if (!b || !h || !r || !all)
+    return std::nullopt;
+  std::optional<int64_t> last = checkedSum({*b, *h, *r, headDim});
+  if (!last)
+    return std::nullopt;
+  return std::max(*last, *all);
 }
 
 AttentionLayout AttentionLayout::uniform(TensorLayout order, int64_t rowPad) {
@@ -101,7 +124,7 @@ AttentionStrides AttentionStrides::fromLayout(const AttentionShape &shape,
   s.k = layout.k.strides(shape.headsKv, shape.seqK, headDim);
   s.v = layout.v.strides(shape.headsKv, shape.seqK, headDim);
   s.o = layout.o.strides(shape.headsQ, shape.seqQ, headDim);
-  s.lseHead = shape.seqQ + layout.lsePad;
-  s.lseBatch = shape.headsQ * s.lseHead;
+  s.lseHead = saturate(checkedAdd(shape.seqQ, layout.lsePad));
+  s.lseBatch = saturate(checkedMul(shape.headsQ, s.lseHead));
   return s;
 }

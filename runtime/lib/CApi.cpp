@@ -5,13 +5,17 @@
 //===----------------------------------------------------------------------===//
 //
 // This file implements fa_runtime.h over the C++ classes. Errors are kept
-// per thread for fa_last_error().
+// per thread for fa_last_error(). Every entry that can fail runs inside
+// `guarded`, which turns an exception into an error code and message: none
+// may unwind into a C caller.
 //
 //===----------------------------------------------------------------------===//
 
 #include "fa/Module.h"
 #include "fa/fa_runtime.h"
 
+#include <exception>
+#include <new>
 #include <string>
 
 using namespace fa;
@@ -26,11 +30,63 @@ struct fa_module {
   Module module;
 };
 
+#define FA_CHECK_CODE(name, code)                                              \
+  static_assert(name == static_cast<int>(ErrorCode::code),                     \
+                #name " differs from fa::ErrorCode::" #code);
+FA_CHECK_CODE(FA_ERROR_INVALID_ARGUMENT, InvalidArgument)
+FA_CHECK_CODE(FA_ERROR_NOT_FOUND, NotFound)
+FA_CHECK_CODE(FA_ERROR_UNAVAILABLE, Unavailable)
+FA_CHECK_CODE(FA_ERROR_UNSUPPORTED, Unsupported)
+FA_CHECK_CODE(FA_ERROR_CORRUPT_CODE_OBJECT, CorruptCodeObject)
+FA_CHECK_CODE(FA_ERROR_MANIFEST, ManifestError)
+FA_CHECK_CODE(FA_ERROR_LOAD_FAILED, LoadFailed)
+FA_CHECK_CODE(FA_ERROR_OUT_OF_MEMORY, OutOfMemory)
+FA_CHECK_CODE(FA_ERROR_IO, IoError)
+FA_CHECK_CODE(FA_ERROR_LAUNCH_FAILED, LaunchFailed)
+FA_CHECK_CODE(FA_ERROR_RACE_DETECTED, RaceDetected)
+FA_CHECK_CODE(FA_ERROR_BARRIER_DIVERGENCE, BarrierDivergence)
+FA_CHECK_CODE(FA_ERROR_INTERNAL, Internal)
+#undef FA_CHECK_CODE
+
 static thread_local std::string lastError;
+/// Set instead of lastError when storing the message itself ran out of
+/// memory.
+static thread_local const char *lastErrorFallback = nullptr;
 
 static fa_status report(const Status &s) {
-  lastError = s.ok() ? std::string() : s.toString();
+  lastErrorFallback = nullptr;
+  try {
+    lastError = s.ok() ? std::string() : s.toString();
+  } catch (...) {
+    lastError.clear();
+    lastErrorFallback = "out of memory while recording an error";
+  }
   return static_cast<fa_status>(s.code());
+}
+
+/// Runs `entry` (returning an fa_status), turning any exception it raises
+/// into an error code with a message.
+template <typename Entry> static fa_status guarded(Entry &&entry) noexcept {
+  try {
+    try {
+      return entry();
+    } catch (const std::bad_alloc &e) {
+      return report(
+          Status::error(ErrorCode::OutOfMemory,
+                        std::string("out of memory (") + e.what() + ")"));
+    } catch (const std::exception &e) {
+      return report(Status::error(ErrorCode::Internal,
+                                  std::string("internal error: ") + e.what()));
+    } catch (...) {
+      return report(Status::error(ErrorCode::Internal,
+                                  "internal error: unknown exception"));
+    }
+  } catch (...) {
+    // Building the message itself failed.
+    lastError.clear();
+    lastErrorFallback = "out of memory";
+    return static_cast<fa_status>(ErrorCode::OutOfMemory);
+  }
 }
 
 static fa_status nullArgument(const char *what) {
@@ -38,16 +94,20 @@ static fa_status nullArgument(const char *what) {
                               std::string(what) + " is null"));
 }
 
-const char *fa_last_error(void) { return lastError.c_str(); }
+const char *fa_last_error(void) {
+  return lastErrorFallback ? lastErrorFallback : lastError.c_str();
+}
 
 fa_status fa_device_open(const char *spec, fa_device **out) {
-  if (!spec || !out)
-    return nullArgument(!spec ? "device name" : "output handle");
-  Expected<Device> d = Device::open(spec);
-  if (!d)
-    return report(d.status());
-  *out = new fa_device{d.take()};
-  return report(Status::success());
+  return guarded([&]() -> fa_status {
+    if (!spec || !out)
+      return nullArgument(!spec ? "device name" : "output handle");
+    Expected<Device> d = Device::open(spec);
+    if (!d)
+      return report(d.status());
+    *out = new fa_device{d.take()};
+    return report(Status::success());
+  });
 }
 
 void fa_device_close(fa_device *device) { delete device; }
@@ -57,13 +117,15 @@ const char *fa_device_name(const fa_device *device) {
 }
 
 fa_status fa_buffer_alloc(fa_device *device, size_t bytes, fa_buffer **out) {
-  if (!device || !out)
-    return nullArgument(!device ? "device" : "output handle");
-  Expected<Buffer> b = device->device.allocate(bytes);
-  if (!b)
-    return report(b.status());
-  *out = new fa_buffer{b.take()};
-  return report(Status::success());
+  return guarded([&]() -> fa_status {
+    if (!device || !out)
+      return nullArgument(!device ? "device" : "output handle");
+    Expected<Buffer> b = device->device.allocate(bytes);
+    if (!b)
+      return report(b.status());
+    *out = new fa_buffer{b.take()};
+    return report(Status::success());
+  });
 }
 
 void fa_buffer_free(fa_buffer *buffer) { delete buffer; }
@@ -74,56 +136,66 @@ size_t fa_buffer_size(const fa_buffer *buffer) {
 
 fa_status fa_buffer_write(fa_buffer *buffer, size_t offset, const void *src,
                           size_t bytes) {
-  if (!buffer || !src)
-    return nullArgument(!buffer ? "buffer" : "source");
-  return report(buffer->buffer.copyFromHost(src, bytes, offset));
+  return guarded([&]() -> fa_status {
+    if (!buffer || !src)
+      return nullArgument(!buffer ? "buffer" : "source");
+    return report(buffer->buffer.copyFromHost(src, bytes, offset));
+  });
 }
 
 fa_status fa_buffer_read(const fa_buffer *buffer, size_t offset, void *dst,
                          size_t bytes) {
-  if (!buffer || !dst)
-    return nullArgument(!buffer ? "buffer" : "destination");
-  return report(buffer->buffer.copyToHost(dst, bytes, offset));
+  return guarded([&]() -> fa_status {
+    if (!buffer || !dst)
+      return nullArgument(!buffer ? "buffer" : "destination");
+    return report(buffer->buffer.copyToHost(dst, bytes, offset));
+  });
 }
 
 fa_status fa_module_load(fa_device *device, const char *path, fa_module **out) {
-  if (!device || !path || !out)
-    return nullArgument(!device ? "device" : !path ? "path" : "output handle");
-  Expected<Module> m = Module::load(device->device, path);
-  if (!m)
-    return report(m.status());
-  *out = new fa_module{m.take()};
-  return report(Status::success());
+  return guarded([&]() -> fa_status {
+    if (!device || !path || !out)
+      return nullArgument(!device ? "device"
+                          : !path ? "path"
+                                  : "output handle");
+    Expected<Module> m = Module::load(device->device, path);
+    if (!m)
+      return report(m.status());
+    *out = new fa_module{m.take()};
+    return report(Status::success());
+  });
 }
 
 void fa_module_unload(fa_module *module) { delete module; }
 
 fa_status fa_module_launch(fa_module *module, const char *kernel,
                            const fa_attention_args *a) {
-  if (!module || !a)
-    return nullArgument(!module ? "module" : "arguments");
-  Expected<Kernel> k = module->module.kernel(kernel ? kernel : "");
-  if (!k)
-    return report(k.status());
-  AttentionArgs args;
-  args.q = a->q ? &a->q->buffer : nullptr;
-  args.k = a->k ? &a->k->buffer : nullptr;
-  args.v = a->v ? &a->v->buffer : nullptr;
-  args.o = a->o ? &a->o->buffer : nullptr;
-  args.lse = a->lse ? &a->lse->buffer : nullptr;
-  args.shape = {a->batch, a->heads_q, a->heads_kv, a->seq_q, a->seq_k};
-  if (a->strides) {
-    const int64_t *s = a->strides;
-    AttentionStrides st;
-    st.q = {s[0], s[1], s[2]};
-    st.k = {s[3], s[4], s[5]};
-    st.v = {s[6], s[7], s[8]};
-    st.o = {s[9], s[10], s[11]};
-    st.lseBatch = s[12];
-    st.lseHead = s[13];
-    args.strides = st;
-  }
-  LaunchOptions options;
-  options.checkRaces = a->check_races != 0;
-  return report(k->launch(args, options));
+  return guarded([&]() -> fa_status {
+    if (!module || !a)
+      return nullArgument(!module ? "module" : "arguments");
+    Expected<Kernel> k = module->module.kernel(kernel ? kernel : "");
+    if (!k)
+      return report(k.status());
+    AttentionArgs args;
+    args.q = a->q ? &a->q->buffer : nullptr;
+    args.k = a->k ? &a->k->buffer : nullptr;
+    args.v = a->v ? &a->v->buffer : nullptr;
+    args.o = a->o ? &a->o->buffer : nullptr;
+    args.lse = a->lse ? &a->lse->buffer : nullptr;
+    args.shape = {a->batch, a->heads_q, a->heads_kv, a->seq_q, a->seq_k};
+    if (a->strides) {
+      const int64_t *s = a->strides;
+      AttentionStrides st;
+      st.q = {s[0], s[1], s[2]};
+      st.k = {s[3], s[4], s[5]};
+      st.v = {s[6], s[7], s[8]};
+      st.o = {s[9], s[10], s[11]};
+      st.lseBatch = s[12];
+      st.lseHead = s[13];
+      args.strides = st;
+    }
+    LaunchOptions options;
+    options.checkRaces = a->check_races != 0;
+    return report(k->launch(args, options));
+  });
 }

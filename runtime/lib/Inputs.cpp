@@ -72,8 +72,12 @@ static void fill(std::vector<float> &out, size_t n, DType dtype,
 
 AttentionData fa::generateInputs(const AttentionProblem &problem, DType dtype,
                                  Distribution dist, uint64_t seed) {
-  Sampler sampler(seed);
   AttentionData data;
+  // Empty for a problem checkShape refuses: its sizes may not even fit in
+  // size_t (checkProblem then reports the shape).
+  if (!checkShape(problem).ok())
+    return data;
+  Sampler sampler(seed);
   fill(data.q, problem.qElements(), dtype, dist, sampler);
   fill(data.k, problem.kvElements(), dtype, dist, sampler);
   fill(data.v, problem.kvElements(), dtype, dist, sampler);

@@ -17,36 +17,59 @@
 #include "fa/Half.h"
 
 #include <cmath>
+#include <cstdint>
 #include <limits>
+#include <optional>
+#include <utility>
 
 using namespace fa;
 using namespace fa::detail;
 
+/// `count` as a size_t; SIZE_MAX when it overflowed (checkShape refuses such
+/// problems, so only an unchecked problem sees it).
+static size_t elementCount(std::optional<int64_t> count) {
+  return count ? size_t(*count) : SIZE_MAX;
+}
+
 size_t AttentionProblem::qElements() const {
-  return size_t(shape.batch * shape.headsQ * shape.seqQ * headDim);
+  return elementCount(
+      checkedProduct({shape.batch, shape.headsQ, shape.seqQ, headDim}));
 }
 
 size_t AttentionProblem::kvElements() const {
-  return size_t(shape.batch * shape.headsKv * shape.seqK * headDim);
+  return elementCount(
+      checkedProduct({shape.batch, shape.headsKv, shape.seqK, headDim}));
 }
 
 size_t AttentionProblem::lseElements() const {
-  return size_t(shape.batch * shape.headsQ * shape.seqQ);
+  return elementCount(checkedProduct({shape.batch, shape.headsQ, shape.seqQ}));
 }
 
 Status fa::checkShape(const AttentionProblem &p) {
   const AttentionShape &s = p.shape;
+  const std::string what = "invalid attention problem: " + s.toString() +
+                           " D=" + std::to_string(p.headDim);
   if (s.batch < 1 || s.headsQ < 1 || s.headsKv < 1 || s.seqQ < 1 ||
       s.seqK < 1 || p.headDim < 1)
     return Status::error(ErrorCode::InvalidArgument,
-                         "invalid attention problem: " + s.toString() +
-                             " D=" + std::to_string(p.headDim) +
-                             " (all must be at least 1)");
+                         what + " (all must be at least 1)");
   if (s.headsQ % s.headsKv != 0)
     return Status::error(
         ErrorCode::InvalidArgument,
         "invalid attention problem: Hq (" + std::to_string(s.headsQ) +
             ") is not a multiple of Hkv (" + std::to_string(s.headsKv) + ")");
+  // Every tensor, in the widest element type anything stores it in (the
+  // fp64 reference), must have a byte size that int64 holds.
+  const std::pair<const char *, std::optional<int64_t>> tensors[] = {
+      {"Q and O (B*Hq*Lq*D elements)",
+       checkedProduct({s.batch, s.headsQ, s.seqQ, p.headDim, 8})},
+      {"K and V (B*Hkv*Lk*D elements)",
+       checkedProduct({s.batch, s.headsKv, s.seqK, p.headDim, 8})}};
+  for (const auto &[name, bytes] : tensors)
+    if (!bytes)
+      return Status::error(ErrorCode::InvalidArgument,
+                           what + ": the byte size of " + name +
+                               " overflows 64 bits");
   return Status::success();
 }
 

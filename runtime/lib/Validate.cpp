@@ -18,6 +18,8 @@
 #include <cstdio>
 #include <cstring>
 #include <optional>
+#include <thread>
+#include <unistd.h>
 
 using namespace fa;
 
@@ -70,13 +72,15 @@ struct Placement {
   TensorStrides strides;
   size_t elem = 0;
 
-  /// Bytes of the device buffer: batch x the batch stride (so padding after
-  /// the last row is there too), at least one past the last element.
-  size_t deviceBytes() const {
-    int64_t last = (batch - 1) * strides.batch + (heads - 1) * strides.head +
-                   (rows - 1) * strides.row + d;
-    return size_t(std::max(last, batch * strides.batch)) * elem;
+  /// Elements of the device buffer: batch x the batch stride (so padding
+  /// after the last row is there too), at least one past the last element;
+  /// nothing when that overflows.
+  std::optional<int64_t> span() const {
+    return tensorSpan(batch, heads, rows, d, strides);
   }
+  /// Bytes of the device buffer; only for a placement whose span() and its
+  /// byte size fit (validationMemory checked them).
+  size_t deviceBytes() const { return size_t(*span()) * elem; }
   template <typename F> void forEachRow(F f) const {
     for (int64_t b = 0; b < batch; ++b)
       for (int64_t h = 0; h < heads; ++h)
@@ -134,11 +138,11 @@ struct DeviceTensors {
   AttentionStrides strides;
   Placement qPlace, kPlace, vPlace, oPlace, lsePlace;
 
-  Status create(const Device &device, const KernelInfo &kernel,
-                const AttentionProblem &p, const AttentionData &data,
-                const AttentionLayout &layout) {
+  /// The strides and placements of `p`'s tensors in `layout`.
+  void place(const AttentionProblem &p, DType dtype,
+             const AttentionLayout &layout) {
     const AttentionShape &sh = p.shape;
-    size_t elem = dtypeBytes(kernel.dtype);
+    size_t elem = dtypeBytes(dtype);
     strides = AttentionStrides::fromLayout(sh, p.headDim, layout);
     qPlace = {sh.batch, sh.headsQ, sh.seqQ, p.headDim, strides.q, elem};
     kPlace = {sh.batch, sh.headsKv, sh.seqK, p.headDim, strides.k, elem};
@@ -151,6 +155,14 @@ struct DeviceTensors {
                 sh.seqQ,
                 {strides.lseBatch, strides.lseHead, 0},
                 sizeof(float)};
+  }
+
+  /// Allocates and fills the buffers; call place() and check
+  /// validationMemory first.
+  Status create(const Device &device, const KernelInfo &kernel,
+                const AttentionProblem &p, const AttentionData &data,
+                const AttentionLayout &layout) {
+    place(p, kernel.dtype, layout);
     auto upload = [&](std::optional<Buffer> &slot,
                       const std::vector<uint8_t> &bytes) -> Status {
       Expected<Buffer> b = device.allocate(bytes.size());
@@ -205,6 +217,126 @@ struct DeviceTensors {
 };
 } // namespace
 
+/// Bytes that `place` spans, or nothing on overflow.
+static std::optional<int64_t> spanBytes(const Placement &place) {
+  std::optional<int64_t> span = place.span();
+  return span ? checkedMul(*span, int64_t(place.elem)) : std::nullopt;
+}
+
+Expected<ValidationMemory> fa::validationMemory(const AttentionProblem &p,
+                                                DType dtype, bool hasLse,
+                                                const AttentionLayout &layout) {
+  auto overflow = [&](const std::string &what) {
+    return Status::error(ErrorCode::InvalidArgument,
+                         "invalid attention problem: " + p.shape.toString() +
+                             " D=" + std::to_string(p.headDim) + " with " +
+                             layout.toString() + ": " + what +
+                             " overflows 64 bits");
+  };
+  if (Status s = checkShape(p); !s.ok())
+    return s;
+  // checkShape bounds each element count by INT64_MAX / 8.
+  const int64_t q = int64_t(p.qElements()), kv = int64_t(p.kvElements()),
+                lse = int64_t(p.lseElements());
+  const int64_t elem = int64_t(dtypeBytes(dtype));
+  DeviceTensors t;
+  t.place(p, dtype, layout);
+  const std::pair<const char *, const Placement *> tensors[] = {
+      {"Q", &t.qPlace},
+      {"K", &t.kPlace},
+      {"V", &t.vPlace},
+      {"O", &t.oPlace},
+      {"LSE", hasLse ? &t.lsePlace : nullptr}};
+  // Buffers are rounded up to 256 bytes (the host allocator's alignment).
+  int64_t device = 0, staging = 0, lseBytes = 0;
+  for (const auto &[name, place] : tensors) {
+    if (!place)
+      continue;
+    std::optional<int64_t> bytes = spanBytes(*place);
+    std::optional<int64_t> sum =
+        bytes ? checkedSum({device, *bytes, 256}) : std::nullopt;
+    if (!sum)
+      return overflow(std::string("the device buffer of ") + name);
+    device = *sum;
+    if (place == &t.lsePlace) {
+      lseBytes = *bytes;
+      continue;
+    }
+    // A tensor goes up as its dense encoding plus the device-layout copy.
+    int64_t dense =
+        int64_t(place == &t.qPlace || place == &t.oPlace ? q : kv) * elem;
+    std::optional<int64_t> copy = checkedAdd(dense, *bytes);
+    if (!copy)
+      return overflow(std::string("the staging copy of ") + name);
+    staging = std::max(staging, *copy);
+  }
+  // Every term below is at most 8 x an element count or a device buffer,
+  // each bounded above; the sums are checked.
+  const int64_t oBytes = *spanBytes(t.oPlace);
+  const int64_t threads =
+      std::max<int64_t>(1, std::thread::hardware_concurrency());
+  std::optional<int64_t> inputs = checkedSum({4 * q, 4 * kv, 4 * kv, staging});
+  std::optional<int64_t> rowScratch =
+      checkedProduct({threads, p.shape.seqK, 8});
+  std::optional<int64_t> references =
+      rowScratch
+          ? checkedSum({oBytes, elem * q, oBytes / 8, 4 * q, // O read back
+                        lseBytes, 4 * lse, 4 * lse,          // LSE read back
+                        8 * q, 8 * q, 8 * lse,               // fp64 reference
+                        4 * q, 4 * lse,                      // naive reference
+                        *rowScratch})
+          : std::nullopt;
+  if (!inputs || !references)
+    return overflow("the host memory");
+  ValidationMemory m;
+  m.deviceBytes = uint64_t(device);
+  m.inputBytes = uint64_t(*inputs);
+  m.referenceBytes = uint64_t(*references);
+  return m;
+}
+
+uint64_t fa::hostMemoryAvailable() {
+  if (FILE *f = std::fopen("/proc/meminfo", "r")) {
+    char line[256];
+    unsigned long long kib = 0;
+    bool found = false;
+    while (!found && std::fgets(line, sizeof(line), f))
+      found = std::sscanf(line, "MemAvailable: %llu kB", &kib) == 1;
+    std::fclose(f);
+    if (found && kib <= UINT64_MAX / 1024)
+      return uint64_t(kib) * 1024;
+  }
+  long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGESIZE);
+  if (pages > 0 && pageSize > 0 &&
+      uint64_t(pages) <= UINT64_MAX / uint64_t(pageSize))
+    return uint64_t(pages) * uint64_t(pageSize);
+  return 0;
+}
+
+Status fa::checkMemory(const Device &device, const AttentionProblem &p,
+                       uint64_t hostBytes, uint64_t deviceBytes) {
+  const uint64_t available = hostMemoryAvailable();
+  const bool shared = device.isHostEmulator();
+  const uint64_t needed =
+      shared ? (hostBytes > UINT64_MAX - deviceBytes ? UINT64_MAX
+                                                     : hostBytes + deviceBytes)
+             : hostBytes;
+  if (available == 0 || needed <= available)
+    return Status::success();
+  std::string detail = shared
+                           ? " (device buffers " + std::to_string(deviceBytes) +
+                                 " + inputs, copies and CPU references " +
+                                 std::to_string(hostBytes) + ")"
+                           : " (inputs, copies and CPU references)";
+  return Status::error(ErrorCode::OutOfMemory,
+                       "attention problem " + p.shape.toString() +
+                           " D=" + std::to_string(p.headDim) + " needs " +
+                           std::to_string(needed) + " bytes of host memory" +
+                           detail + ", the host has " +
+                           std::to_string(available) + " bytes available")
+      .withDevice(device.name());
+}
+
 static double maxAbs(const std::vector<float> &values) {
   double m = 0;
   for (float x : values)
@@ -226,7 +358,7 @@ Expected<ValidationReport> fa::validateKernel(const Kernel &kernel,
   r.dtype = info.dtype;
 
   AttentionData generated;
-  const AttentionData *data;
+  const AttentionData *data = nullptr;
   if (opts.golden) {
     if (Status s = checkGoldenMatchesKernel(*opts.golden, info); !s.ok())
       return s;
@@ -242,16 +374,29 @@ Expected<ValidationReport> fa::validateKernel(const Kernel &kernel,
     r.problem.scale = info.scale;
     r.dist = opts.dist;
     r.seed = opts.seed;
-    if (Status s = checkShape(r.problem); !s.ok())
-      return s;
+  }
+  if (Status s = checkShape(r.problem); !s.ok())
+    return s;
+  if (Status s = checkLayout(opts.layout); !s.ok())
+    return s;
+  // Sizes are checked for overflow, and the memory needed against what there
+  // is, before anything large is allocated.
+  Expected<ValidationMemory> memory =
+      validationMemory(r.problem, info.dtype, info.hasLse, opts.layout);
+  if (!memory)
+    return memory.takeStatus();
+  if (Status s = checkMemory(device, r.problem,
+                             memory->inputBytes + memory->referenceBytes,
+                             memory->deviceBytes);
+      !s.ok())
+    return s;
+  if (!opts.golden) {
     generated = generateInputs(r.problem, info.dtype, opts.dist, opts.seed);
     data = &generated;
   }
   if (Status s = checkProblem(r.problem, *data); !s.ok())
     return s;
 
-  if (Status s = checkLayout(opts.layout); !s.ok())
-    return s;
   DeviceTensors t;
   if (Status s = t.create(device, info, r.problem, *data, opts.layout); !s.ok())
     return s;
@@ -335,7 +480,13 @@ Expected<BenchResult> fa::benchmarkKernel(const Kernel &kernel,
   const KernelInfo &info = kernel.info();
   Device device = kernel.device();
   AttentionProblem p{shape, info.headDim, info.causal, info.scale};
-  if (Status s = checkShape(p); !s.ok())
+  Expected<ValidationMemory> memory =
+      validationMemory(p, info.dtype, info.hasLse, AttentionLayout());
+  if (!memory)
+    return memory.takeStatus();
+  if (Status s =
+          checkMemory(device, p, memory->inputBytes, memory->deviceBytes);
+      !s.ok())
     return s;
   AttentionData data = generateInputs(p, info.dtype, Distribution::Normal, 0);
   DeviceTensors t;

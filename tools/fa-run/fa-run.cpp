@@ -4,23 +4,26 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// fa-run is a thin main over the runtime library: it opens a device, loads a
+// fa-run is a thin main over the runtime library (its argument parser is
+// RunOptions.cpp, callable on its own): it opens a device, loads a
 // code object with its manifest, runs the kernel on seeded random inputs (or
 // a golden case), validates the output against the fp64 and naive
 // references, and optionally times it.
 //
 // Exit status: 0 validation passed, 1 validation failed (including LDS races
-// and barrier divergence), 2 usage, load or launch-argument errors.
+// and barrier divergence), 2 usage, load or launch-argument errors, and
+// "fa-run: internal error" for an exception (none escapes main).
 //
 //===----------------------------------------------------------------------===//
 
+#include "RunOptions.h"
 #include "fa/Runtime.h"
 
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
+#include <exception>
+#include <new>
 #include <optional>
 #include <string>
 #include <utility>
@@ -30,272 +33,11 @@ using namespace fa;
 
 namespace {
 
-const char *usage =
-    "usage: fa-run CODE_OBJECT [options]\n"
-    "\n"
-    "Loads CODE_OBJECT and its manifest CODE_OBJECT.json, runs the kernel and\n"
-    "validates its output against an fp64 reference and a naive\n"
-    "same-precision reference. dtype, head dimension, causal and scale come\n"
-    "from the manifest.\n"
-    "\n"
-    "options:\n"
-    "  --shape B,Hq,Hkv,Lq,Lk  problem sizes (required unless --golden)\n"
-    "  --dist normal|outliers  input distribution (default normal);\n"
-    "                          outliers = N(0,1) + N(0,100)*Bernoulli(0.001)\n"
-    "  --seed N                input seed (default 0)\n"
-    "  --layout bhld|blhd      memory order of Q, K, V and O (default bhld)\n"
-    "  --layout T=L[,T=L...]   per tensor: T is q, k, v or o, L bhld or blhd\n"
-    "  --row-pad N             N unused elements after each row of D of Q, K,\n"
-    "                          V and O (non-contiguous strides; default 0)\n"
-    "  --row-pad T=N[,T=N...]  per tensor (q, k, v, o), N in [0, 4096]\n"
-    "  --lse-pad N             N unused elements after each head's Lq LSE\n"
-    "                          values (LSE head stride Lq+N; default 0)\n"
-    "  --distinct-strides      different strides for every tensor: q=bhld\n"
-    "                          pad 1, k=blhd pad 2, v=bhld pad 3, o=blhd pad\n"
-    "                          5, LSE pad 7; layout options apply in order,\n"
-    "                          so later ones change single tensors\n"
-    "  --device NAME           auto, host, hip[:N], cuda[:N] (default auto)\n"
-    "  --kernel NAME           kernel of the module (default: the first)\n"
-    "  --reference auto|cpu|device\n"
-    "                          where the fp64 and naive references run: the\n"
-    "                          CPU, or a kernel compiled with NVRTC/hiprtc on\n"
-    "                          the GPU; auto (default) uses the GPU for\n"
-    "                          problems over 2e10 FLOPs (4*B*Hq*Lq*Lk*D)\n"
-    "  --golden DIR            run a golden case (test/data/golden/<case>)\n"
-    "                          instead of random inputs\n"
-    "  --check-races           host: check LDS accesses for races\n"
-    "  --poison-lds            host: fill LDS with NaN bytes, not zeros\n"
-    "  --bench N               also time N launches after a warm-up\n"
-    "  --json                  print one JSON object instead of a table\n"
-    "  --help                  show this text\n"
-    "\n"
-    "exit status: 0 pass, 1 validation failure, 2 usage or load error\n";
-
-struct Options {
-  std::string path;
-  std::string device = "auto";
-  std::string kernel;
-  std::string golden;
-  bool haveShape = false;
-  AttentionShape shape;
-  Distribution dist = Distribution::Normal;
-  uint64_t seed = 0;
-  bool checkRaces = false;
-  bool poisonLds = false;
-  AttentionLayout layout;
-  int bench = 0;
-  bool json = false;
-  ReferenceKind reference = ReferenceKind::Auto;
-};
+using Options = RunOptions;
 
 int fail(const std::string &message) {
   std::fprintf(stderr, "fa-run: error: %s\n", message.c_str());
   return 2;
-}
-
-bool parseInt(const std::string &text, int64_t min, int64_t &out) {
-  if (text.empty() || text[0] == '-' || text[0] == '+')
-    return false;
-  errno = 0;
-  char *end;
-  long long v = std::strtoll(text.c_str(), &end, 10);
-  if (errno || *end || v < min)
-    return false;
-  out = v;
-  return true;
-}
-
-bool parseShape(const std::string &text, AttentionShape &shape) {
-  int64_t *fields[] = {&shape.batch, &shape.headsQ, &shape.headsKv, &shape.seqQ,
-                       &shape.seqK};
-  size_t start = 0;
-  for (int i = 0; i < 5; ++i) {
-    size_t comma = text.find(',', start);
-    if ((i < 4) != (comma != std::string::npos))
-      return false;
-    std::string part = text.substr(start, comma - start);
-    if (!parseInt(part, 1, *fields[i]))
-      return false;
-    start = comma + 1;
-  }
-  return true;
-}
-
-/// Splits "q=a,k=b" into (tensor, value) pairs, each tensor once; on error
-/// returns false with `why` set.
-bool parseTensorList(const std::string &text,
-                     std::vector<std::pair<std::string, std::string>> &out,
-                     std::string &why) {
-  size_t start = 0;
-  while (true) {
-    size_t comma = text.find(',', start);
-    std::string item = text.substr(start, comma - start);
-    size_t eq = item.find('=');
-    if (eq == std::string::npos) {
-      why = "expected TENSOR=VALUE, got '" + item + "'";
-      return false;
-    }
-    std::string name = item.substr(0, eq);
-    if (name != "q" && name != "k" && name != "v" && name != "o") {
-      why = "unknown tensor '" + name + "' (expected q, k, v or o" +
-            (name == "lse" ? "; LSE has --lse-pad)" : ")");
-      return false;
-    }
-    for (const auto &[seen, value] : out)
-      if (seen == name) {
-        why = "tensor '" + name + "' given twice";
-        return false;
-      }
-    out.emplace_back(name, item.substr(eq + 1));
-    if (comma == std::string::npos)
-      return true;
-    start = comma + 1;
-  }
-}
-
-/// Applies "--layout VALUE" to `layout`.
-bool parseLayoutOption(const std::string &text, AttentionLayout &layout,
-                       std::string &why) {
-  if (text.find('=') == std::string::npos) {
-    std::optional<TensorLayout> order = parseTensorLayout(text);
-    if (!order) {
-      why = "expected bhld or blhd";
-      return false;
-    }
-    layout.q.order = layout.k.order = layout.v.order = layout.o.order = *order;
-    return true;
-  }
-  std::vector<std::pair<std::string, std::string>> items;
-  if (!parseTensorList(text, items, why))
-    return false;
-  AttentionLayout updated = layout;
-  for (const auto &[name, value] : items) {
-    std::optional<TensorLayout> order = parseTensorLayout(value);
-    if (!order) {
-      why = "layout of " + name + " is '" + value + "', expected bhld or blhd";
-      return false;
-    }
-    updated.find(name)->order = *order;
-  }
-  layout = updated;
-  return true;
-}
-
-/// Applies "--row-pad VALUE" to `layout`.
-bool parseRowPadOption(const std::string &text, AttentionLayout &layout,
-                       std::string &why) {
-  const std::string range =
-      "an element count in [0, " + std::to_string(maxLayoutPad) + "]";
-  int64_t n;
-  if (text.find('=') == std::string::npos) {
-    if (!parseInt(text, 0, n) || n > maxLayoutPad) {
-      why = "expected " + range;
-      return false;
-    }
-    layout.q.rowPad = layout.k.rowPad = layout.v.rowPad = layout.o.rowPad = n;
-    return true;
-  }
-  std::vector<std::pair<std::string, std::string>> items;
-  if (!parseTensorList(text, items, why))
-    return false;
-  AttentionLayout updated = layout;
-  for (const auto &[name, value] : items) {
-    if (!parseInt(value, 0, n) || n > maxLayoutPad) {
-      why = "padding of " + name + " is '" + value + "', expected " + range;
-      return false;
-    }
-    updated.find(name)->rowPad = n;
-  }
-  layout = updated;
-  return true;
-}
-
-/// Parses argv into `o`; returns -1 to go on, else the exit status.
-int parseArgs(int argc, char **argv, Options &o) {
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto value = [&](std::string &out) {
-      if (i + 1 >= argc)
-        return false;
-      out = argv[++i];
-      return true;
-    };
-    std::string v;
-    int64_t n;
-    if (a == "--help" || a == "-h") {
-      std::fputs(usage, stdout);
-      return 0;
-    } else if (a == "--json") {
-      o.json = true;
-    } else if (a == "--check-races") {
-      o.checkRaces = true;
-    } else if (a == "--poison-lds") {
-      o.poisonLds = true;
-    } else if (a == "--shape") {
-      if (!value(v) || !parseShape(v, o.shape))
-        return fail("bad --shape '" + v +
-                    "': expected B,Hq,Hkv,Lq,Lk (five positive integers)");
-      o.haveShape = true;
-    } else if (a == "--dist") {
-      std::optional<Distribution> d;
-      if (!value(v) || !(d = parseDistribution(v)))
-        return fail("bad --dist '" + v + "': expected normal or outliers");
-      o.dist = *d;
-    } else if (a == "--seed") {
-      if (!value(v) || !parseInt(v, 0, n))
-        return fail("bad --seed '" + v + "': expected a non-negative integer");
-      o.seed = uint64_t(n);
-    } else if (a == "--layout" || a == "--row-pad") {
-      std::string why = "needs a value";
-      bool ok =
-          value(v) && (a == "--layout" ? parseLayoutOption(v, o.layout, why)
-                                       : parseRowPadOption(v, o.layout, why));
-      if (!ok)
-        return fail("bad " + a + " '" + v + "': " + why);
-    } else if (a == "--lse-pad") {
-      if (!value(v) || !parseInt(v, 0, n) || n > maxLayoutPad)
-        return fail("bad --lse-pad '" + v +
-                    "': expected an element count in [0, " +
-                    std::to_string(maxLayoutPad) + "]");
-      o.layout.lsePad = n;
-    } else if (a == "--distinct-strides") {
-      o.layout = AttentionLayout::distinct();
-    } else if (a == "--bench") {
-      if (!value(v) || !parseInt(v, 1, n) || n > 1000000)
-        return fail("bad --bench '" + v + "': expected a count >= 1");
-      o.bench = int(n);
-    } else if (a == "--device") {
-      if (!value(o.device))
-        return fail("--device needs a value");
-    } else if (a == "--reference") {
-      std::optional<ReferenceKind> r;
-      if (!value(v) || !(r = parseReferenceKind(v)))
-        return fail("bad --reference '" + v +
-                    "': expected auto, cpu or device");
-      o.reference = *r;
-    } else if (a == "--kernel") {
-      if (!value(o.kernel))
-        return fail("--kernel needs a value");
-    } else if (a == "--golden") {
-      if (!value(o.golden))
-        return fail("--golden needs a folder");
-    } else if (!a.empty() && a[0] == '-') {
-      return fail("unknown option '" + a + "' (see --help)");
-    } else if (o.path.empty()) {
-      o.path = a;
-    } else {
-      return fail("more than one code object given ('" + o.path + "', '" + a +
-                  "')");
-    }
-  }
-  if (o.path.empty())
-    return fail("no code object given (see --help)");
-  if (!o.haveShape && o.golden.empty())
-    return fail("--shape B,Hq,Hkv,Lq,Lk or --golden DIR is required");
-  if (o.haveShape && !o.golden.empty())
-    return fail("--shape and --golden exclude each other (a golden case has "
-                "its own shape)");
-  return -1;
 }
 
 std::string fmt(const char *format, double x) {
@@ -473,13 +215,8 @@ bool isKernelFault(const Status &s) {
          s.code() == ErrorCode::LaunchFailed;
 }
 
-} // namespace
-
-int main(int argc, char **argv) {
-  Options o;
-  if (int rc = parseArgs(argc, argv, o); rc >= 0)
-    return rc;
-
+/// fa-run after its arguments are parsed; returns the exit status.
+int run(const Options &o) {
   // `auto` picks a device that runs the code object's target; a manifest
   // that cannot be read here is reported by Module::load below.
   std::string target;
@@ -547,4 +284,29 @@ int main(int argc, char **argv) {
   else
     printTable(o, *device, kernel->info(), *report, bench ? &*bench : nullptr);
   return report->verdict.pass ? 0 : 1;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  // Nothing escapes: an exception here (std::bad_alloc when memory runs out
+  // after the runtime's checks said it would fit) is reported, not aborted.
+  try {
+    Expected<Options> options = parseRunOptions(argc, argv);
+    if (!options)
+      return fail(options.status().message());
+    if (options->help) {
+      std::fputs(runUsage(), stdout);
+      return 0;
+    }
+    return run(*options);
+  } catch (const std::bad_alloc &e) {
+    std::fprintf(stderr, "fa-run: internal error: out of memory (%s)\n",
+                 e.what());
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "fa-run: internal error: %s\n", e.what());
+  } catch (...) {
+    std::fprintf(stderr, "fa-run: internal error: unknown exception\n");
+  }
+  return 2;
 }

@@ -40,6 +40,8 @@
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Transforms/Utils/Cloning.h"
 
+#include <exception>
+
 using namespace mlir;
 namespace cl = llvm::cl;
 
@@ -420,7 +422,8 @@ static int finish(Build &b, llvm::TargetMachine &tm,
   return writeFile(outputFile + ".json", manifest);
 }
 
-int main(int argc, char **argv) {
+/// fac's driver; main adds only the exception barrier.
+static int runFac(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   // Needs no input file, so it is answered before the required positional
   // argument is checked.
@@ -603,4 +606,17 @@ int main(int argc, char **argv) {
     }
   }
   return finish(result, **tm, sourceText);
+}
+
+int main(int argc, char **argv) {
+  // Nothing escapes main: an exception from our code (the LLVM libraries are
+  // built without them) is reported, not an abort.
+  try {
+    return runFac(argc, argv);
+  } catch (const std::exception &e) {
+    llvm::errs() << "fac: internal error: " << e.what() << "\n";
+  } catch (...) {
+    llvm::errs() << "fac: internal error: unknown exception\n";
+  }
+  return 1;
 }

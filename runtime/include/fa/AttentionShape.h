@@ -9,6 +9,9 @@
 // K and V are [B,Hkv,Lk,D], LSE is [B,Hq,Lq]; the innermost stride is 1.
 // Every tensor has its own strides: AttentionLayout describes a memory layout
 // per tensor (dimension order and row padding) and turns it into strides.
+// Sizes and strides come from users and files, so every product and sum of
+// them here is overflow-checked (checkedMul / checkedAdd): a shape whose
+// sizes do not fit in int64 is refused, never wrapped around.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,11 +19,48 @@
 #define FA_ATTENTIONSHAPE_H
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
 
 namespace fa {
+
+/// a * b, or nothing when the product does not fit in int64.
+inline std::optional<int64_t> checkedMul(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_mul_overflow(a, b, &r))
+    return std::nullopt;
+  return r;
+}
+
+/// a + b, or nothing when the sum does not fit in int64.
+inline std::optional<int64_t> checkedAdd(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r))
+    return std::nullopt;
+  return r;
+}
+
+/// The product of `factors`, or nothing when it (or a partial product)
+/// does not fit in int64.
+inline std::optional<int64_t>
+checkedProduct(std::initializer_list<int64_t> factors) {
+  int64_t r = 1;
+  for (int64_t f : factors)
+    if (__builtin_mul_overflow(r, f, &r))
+      return std::nullopt;
+  return r;
+}
+
+/// The sum of `terms`, or nothing when a partial sum does not fit in int64.
+inline std::optional<int64_t> checkedSum(std::initializer_list<int64_t> terms) {
+  int64_t r = 0;
+  for (int64_t t : terms)
+    if (__builtin_add_overflow(r, t, &r))
+      return std::nullopt;
+  return r;
+}
 
 struct AttentionShape {
   int64_t batch = 1;
@@ -58,9 +98,19 @@ struct TensorPlacement {
   TensorLayout order = TensorLayout::Bhld;
   int64_t rowPad = 0;
 
-  /// Strides of a [*, heads, rows, headDim] tensor laid out this way.
+  /// Strides of a [*, heads, rows, headDim] tensor laid out this way. A
+  /// stride that overflows int64 is INT64_MAX (no buffer is that large, so
+  /// a launch with it is refused); tensorSpan says so without a launch.
   TensorStrides strides(int64_t heads, int64_t rows, int64_t headDim) const;
 };
+
+/// Elements a [batch, heads, rows, headDim] tensor with `strides` (innermost
+/// stride 1) spans: one past its last element, and at least batch x the
+/// batch stride (so padding after the last row counts). Nothing when that
+/// overflows int64 or a size is below 1.
+std::optional<int64_t> tensorSpan(int64_t batch, int64_t heads, int64_t rows,
+                                  int64_t headDim,
+                                  const TensorStrides &strides);
 
 /// Memory layouts of all five tensors of one attention call. LSE is always
 /// [B, Hq, Lq] with unit stride along Lq; `lsePad` unused elements follow

@@ -34,7 +34,9 @@ const char *distributionName(Distribution dist);
 std::optional<Distribution> parseDistribution(std::string_view name);
 
 /// Q, then K, then V drawn from one generator seeded with `seed`, each value
-/// rounded to `dtype`.
+/// rounded to `dtype`. Empty when checkShape(problem) fails. Allocates
+/// 4 * (qElements + 2 * kvElements) bytes: check a large problem's memory
+/// first (validateKernel does, see checkValidationMemory).
 AttentionData generateInputs(const AttentionProblem &problem, DType dtype,
                              Distribution dist, uint64_t seed);
 

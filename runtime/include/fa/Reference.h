@@ -42,6 +42,7 @@ struct AttentionProblem {
   bool causal = false;
   double scale = 0;
 
+  // Element counts; SIZE_MAX when one overflows (checkShape refuses that).
   size_t qElements() const;   ///< B*Hq*Lq*D (also O)
   size_t kvElements() const;  ///< B*Hkv*Lk*D (each of K, V)
   size_t lseElements() const; ///< B*Hq*Lq
@@ -62,7 +63,9 @@ template <typename T> struct AttentionResult {
   std::vector<T> magnitude;
 };
 
-/// InvalidArgument unless all sizes and D are positive and Hkv divides Hq.
+/// InvalidArgument unless all sizes and D are positive, Hkv divides Hq, and
+/// each tensor's size in bytes as fp64 fits in int64 (so element counts and
+/// byte sizes computed from a checked problem cannot overflow).
 Status checkShape(const AttentionProblem &problem);
 
 /// checkShape, and the data has the sizes the problem implies.

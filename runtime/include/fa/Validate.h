@@ -75,13 +75,43 @@ constexpr int64_t maxLayoutPad = 4096;
 /// InvalidArgument unless every padding of `layout` is in [0, maxLayoutPad].
 Status checkLayout(const AttentionLayout &layout);
 
+/// Bytes that validating one problem allocates.
+struct ValidationMemory {
+  /// The device buffers: Q, K, V, O and LSE as laid out (with padding).
+  uint64_t deviceBytes = 0;
+  /// Host: the inputs (floats) and the staging copy of the largest tensor.
+  uint64_t inputBytes = 0;
+  /// Host: the outputs read back, and the references' results (the fp64
+  /// reference with its magnitudes, the naive one) and row scratch.
+  uint64_t referenceBytes = 0;
+};
+
+/// What validateKernel allocates for `problem` (already checkShape'd) with
+/// `layout` (already checkLayout'd) in `dtype`; InvalidArgument naming the
+/// tensor when a size overflows 64 bits.
+Expected<ValidationMemory> validationMemory(const AttentionProblem &problem,
+                                            DType dtype, bool hasLse,
+                                            const AttentionLayout &layout);
+
+/// Bytes of memory the host has available: MemAvailable of /proc/meminfo,
+/// else physical memory (sysconf); 0 when neither is known.
+uint64_t hostMemoryAvailable();
+
+/// OutOfMemory unless `hostBytes` of host memory and `deviceBytes` of
+/// `device` memory fit, naming the bytes needed and available: on the host
+/// emulator both come from host memory; a GPU's own memory is left to its
+/// allocator, which fails cleanly. Checked before allocating anything large.
+Status checkMemory(const Device &device, const AttentionProblem &problem,
+                   uint64_t hostBytes, uint64_t deviceBytes);
+
 /// Fails with InvalidArgument naming both sides unless the golden case has
 /// the kernel's dtype, head dimension, causal flag and scale.
 Status checkGoldenMatchesKernel(const GoldenCase &golden,
                                 const KernelInfo &kernel);
 
 /// Runs `kernel` once on its device and validates the result. An error means
-/// the kernel could not be run or validated (bad arguments, launch failure,
+/// the kernel could not be run or validated (bad arguments, a problem whose
+/// sizes overflow or that needs more memory than there is, launch failure,
 /// race, divergence); a failed validation is a report with verdict.pass false.
 Expected<ValidationReport> validateKernel(const Kernel &kernel,
                                           const ValidationOptions &options);

@@ -9,6 +9,9 @@
  * returns FA_OK (0) or an error code (the values of fa::ErrorCode); the
  * message of the calling thread's last error is fa_last_error(). Handles are
  * owned by the caller and released with the matching *_free / *_close call.
+ * No C++ exception crosses this interface: one raised inside a call becomes
+ * FA_ERROR_OUT_OF_MEMORY (std::bad_alloc) or FA_ERROR_INTERNAL with its
+ * message.
  *
  *===----------------------------------------------------------------------===*/
 
@@ -24,6 +27,20 @@ extern "C" {
 
 typedef int fa_status;
 #define FA_OK 0
+/* The error codes: fa::ErrorCode (fa/Status.h) in the same order. */
+#define FA_ERROR_INVALID_ARGUMENT 1
+#define FA_ERROR_NOT_FOUND 2
+#define FA_ERROR_UNAVAILABLE 3
+#define FA_ERROR_UNSUPPORTED 4
+#define FA_ERROR_CORRUPT_CODE_OBJECT 5
+#define FA_ERROR_MANIFEST 6
+#define FA_ERROR_LOAD_FAILED 7
+#define FA_ERROR_OUT_OF_MEMORY 8
+#define FA_ERROR_IO 9
+#define FA_ERROR_LAUNCH_FAILED 10
+#define FA_ERROR_RACE_DETECTED 11
+#define FA_ERROR_BARRIER_DIVERGENCE 12
+#define FA_ERROR_INTERNAL 13
 
 typedef struct fa_device fa_device;
 typedef struct fa_buffer fa_buffer;

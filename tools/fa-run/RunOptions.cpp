@@ -1,0 +1,295 @@
+//===- RunOptions.cpp - fa-run's command line -----------------------------===//
+//
+// Part of the fa project.
+//
+//===----------------------------------------------------------------------===//
+//
+// This file implements fa-run's argument parser. Numbers are decimal digits
+// only (no sign, space or suffix) and are range-checked while they are read,
+// so an out-of-range value is an error, never a wrapped one.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RunOptions.h"
+
+#include <optional>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+using namespace fa;
+
+static const char *usage =
+    "usage: fa-run CODE_OBJECT [options]\n"
+    "\n"
+    "Loads CODE_OBJECT and its manifest CODE_OBJECT.json, runs the kernel and\n"
+    "validates its output against an fp64 reference and a naive\n"
+    "same-precision reference. dtype, head dimension, causal and scale come\n"
+    "from the manifest.\n"
+    "\n"
+    "options:\n"
+    "  --shape B,Hq,Hkv,Lq,Lk  problem sizes (required unless --golden)\n"
+    "  --dist normal|outliers  input distribution (default normal);\n"
+    "                          outliers = N(0,1) + N(0,100)*Bernoulli(0.001)\n"
+    "  --seed N                input seed (default 0)\n"
+    "  --layout bhld|blhd      memory order of Q, K, V and O (default bhld)\n"
+    "  --layout T=L[,T=L...]   per tensor: T is q, k, v or o, L bhld or blhd\n"
+    "  --row-pad N             N unused elements after each row of D of Q, K,\n"
+    "                          V and O (non-contiguous strides; default 0)\n"
+    "  --row-pad T=N[,T=N...]  per tensor (q, k, v, o), N in [0, 4096]\n"
+    "  --lse-pad N             N unused elements after each head's Lq LSE\n"
+    "                          values (LSE head stride Lq+N; default 0)\n"
+    "  --distinct-strides      different strides for every tensor: q=bhld\n"
+    "                          pad 1, k=blhd pad 2, v=bhld pad 3, o=blhd pad\n"
+    "                          5, LSE pad 7; layout options apply in order,\n"
+    "                          so later ones change single tensors\n"
+    "  --device NAME           auto, host, hip[:N], cuda[:N] (default auto)\n"
+    "  --kernel NAME           kernel of the module (default: the first)\n"
+    "  --reference auto|cpu|device\n"
+    "                          where the fp64 and naive references run: the\n"
+    "                          CPU, or a kernel compiled with NVRTC/hiprtc on\n"
+    "                          the GPU; auto (default) uses the GPU for\n"
+    "                          problems over 2e10 FLOPs (4*B*Hq*Lq*Lk*D)\n"
+    "  --golden DIR            run a golden case (test/data/golden/<case>)\n"
+    "                          instead of random inputs\n"
+    "  --check-races           host: check LDS accesses for races\n"
+    "  --poison-lds            host: fill LDS with NaN bytes, not zeros\n"
+    "  --bench N               also time N launches after a warm-up\n"
+    "  --json                  print one JSON object instead of a table\n"
+    "  --help                  show this text\n"
+    "\n"
+    "A problem whose sizes overflow 64 bits, or that needs more memory than\n"
+    "the host has, is refused before anything is allocated.\n"
+    "\n"
+    "exit status: 0 pass, 1 validation failure, 2 usage, load or other error\n";
+
+const char *fa::runUsage() { return usage; }
+
+static Status usageError(const std::string &message) {
+  return Status::error(ErrorCode::InvalidArgument, message);
+}
+
+/// The decimal integer `text` if it is one in [min, max], else why not,
+/// naming `what` ("Lk '-1' is not a positive integer", "'99999999999999999999'
+/// is larger than 9223372036854775807" when `what` is empty).
+static std::optional<std::string> parseInteger(std::string_view text,
+                                               int64_t min, int64_t max,
+                                               int64_t &out,
+                                               const std::string &what = "") {
+  const std::string kind = min >= 1   ? "a positive integer"
+                           : min == 0 ? "a non-negative integer"
+                                      : "an integer";
+  if (text.empty())
+    return (what.empty() ? std::string("value") : what) +
+           " is empty, expected " + kind;
+  const std::string subject =
+      (what.empty() ? "" : what + " ") + "'" + std::string(text) + "'";
+  int64_t value = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9')
+      return subject + " is not " + kind;
+    if (__builtin_mul_overflow(value, int64_t(10), &value) ||
+        __builtin_add_overflow(value, int64_t(c - '0'), &value) || value > max)
+      return subject + " is larger than " + std::to_string(max);
+  }
+  if (value < min)
+    return subject + " is less than " + std::to_string(min);
+  out = value;
+  return std::nullopt;
+}
+
+/// "B,Hq,Hkv,Lq,Lk": five integers of at least 1; on error, why.
+static std::optional<std::string> parseShape(const std::string &text,
+                                             AttentionShape &shape) {
+  static const char *const names[] = {"B", "Hq", "Hkv", "Lq", "Lk"};
+  int64_t *fields[] = {&shape.batch, &shape.headsQ, &shape.headsKv, &shape.seqQ,
+                       &shape.seqK};
+  std::vector<std::string_view> parts;
+  std::string_view rest = text;
+  while (true) {
+    size_t comma = rest.find(',');
+    parts.push_back(rest.substr(0, comma));
+    if (comma == std::string_view::npos)
+      break;
+    rest.remove_prefix(comma + 1);
+  }
+  if (parts.size() != 5)
+    return "expected B,Hq,Hkv,Lq,Lk (five positive integers), got " +
+           std::to_string(parts.size()) +
+           (parts.size() == 1 ? " field" : " fields");
+  for (int i = 0; i < 5; ++i)
+    if (std::optional<std::string> why =
+            parseInteger(parts[i], 1, INT64_MAX, *fields[i], names[i]))
+      return why;
+  return std::nullopt;
+}
+
+/// Splits "q=a,k=b" into (tensor, value) pairs, each tensor once; on error,
+/// why.
+static std::optional<std::string>
+parseTensorList(const std::string &text,
+                std::vector<std::pair<std::string, std::string>> &out) {
+  size_t start = 0;
+  while (true) {
+    size_t comma = text.find(',', start);
+    std::string item = text.substr(start, comma - start);
+    size_t eq = item.find('=');
+    if (eq == std::string::npos)
+      return "expected TENSOR=VALUE, got '" + item + "'";
+    std::string name = item.substr(0, eq);
+    if (name != "q" && name != "k" && name != "v" && name != "o")
+      return "unknown tensor '" + name + "' (expected q, k, v or o" +
+             (name == "lse" ? "; LSE has --lse-pad)" : ")");
+    for (const auto &[seen, value] : out)
+      if (seen == name)
+        return "tensor '" + name + "' given twice";
+    out.emplace_back(name, item.substr(eq + 1));
+    if (comma == std::string::npos)
+      return std::nullopt;
+    start = comma + 1;
+  }
+}
+
+/// Applies "--layout VALUE" to `layout`; on error, why.
+static std::optional<std::string> parseLayoutOption(const std::string &text,
+                                                    AttentionLayout &layout) {
+  if (text.find('=') == std::string::npos) {
+    std::optional<TensorLayout> order = parseTensorLayout(text);
+    if (!order)
+      return std::string("expected bhld or blhd");
+    layout.q.order = layout.k.order = layout.v.order = layout.o.order = *order;
+    return std::nullopt;
+  }
+  std::vector<std::pair<std::string, std::string>> items;
+  if (std::optional<std::string> why = parseTensorList(text, items))
+    return why;
+  AttentionLayout updated = layout;
+  for (const auto &[name, value] : items) {
+    std::optional<TensorLayout> order = parseTensorLayout(value);
+    if (!order)
+      return "layout of " + name + " is '" + value + "', expected bhld or blhd";
+    updated.find(name)->order = *order;
+  }
+  layout = updated;
+  return std::nullopt;
+}
+
+/// Applies "--row-pad VALUE" to `layout`; on error, why.
+static std::optional<std::string> parseRowPadOption(const std::string &text,
+                                                    AttentionLayout &layout) {
+  const std::string range =
+      "an element count in [0, " + std::to_string(maxLayoutPad) + "]";
+  int64_t n;
+  if (text.find('=') == std::string::npos) {
+    if (parseInteger(text, 0, maxLayoutPad, n))
+      return "expected " + range;
+    layout.q.rowPad = layout.k.rowPad = layout.v.rowPad = layout.o.rowPad = n;
+    return std::nullopt;
+  }
+  std::vector<std::pair<std::string, std::string>> items;
+  if (std::optional<std::string> why = parseTensorList(text, items))
+    return why;
+  AttentionLayout updated = layout;
+  for (const auto &[name, value] : items) {
+    if (parseInteger(value, 0, maxLayoutPad, n))
+      return "padding of " + name + " is '" + value + "', expected " + range;
+    updated.find(name)->rowPad = n;
+  }
+  layout = updated;
+  return std::nullopt;
+}
+
+Expected<RunOptions> fa::parseRunOptions(int argc, const char *const *argv) {
+  RunOptions o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i] ? argv[i] : "";
+    // The option's value; false when it is the last argument.
+    std::string v;
+    auto value = [&] {
+      if (i + 1 >= argc || !argv[i + 1])
+        return false;
+      v = argv[++i];
+      return true;
+    };
+    auto bad = [&](const std::string &why) {
+      return usageError("bad " + a + " '" + v + "': " + why);
+    };
+    const bool takesValue = a == "--shape" || a == "--dist" || a == "--seed" ||
+                            a == "--layout" || a == "--row-pad" ||
+                            a == "--lse-pad" || a == "--bench" ||
+                            a == "--device" || a == "--reference" ||
+                            a == "--kernel" || a == "--golden";
+    if (takesValue && !value())
+      return usageError(a + " needs a value");
+    int64_t n;
+    if (a == "--help" || a == "-h") {
+      o.help = true;
+      return o;
+    } else if (a == "--json") {
+      o.json = true;
+    } else if (a == "--check-races") {
+      o.checkRaces = true;
+    } else if (a == "--poison-lds") {
+      o.poisonLds = true;
+    } else if (a == "--shape") {
+      if (std::optional<std::string> why = parseShape(v, o.shape))
+        return bad(*why);
+      o.haveShape = true;
+    } else if (a == "--dist") {
+      std::optional<Distribution> d = parseDistribution(v);
+      if (!d)
+        return bad("expected normal or outliers");
+      o.dist = *d;
+    } else if (a == "--seed") {
+      if (std::optional<std::string> why = parseInteger(v, 0, INT64_MAX, n))
+        return bad(*why);
+      o.seed = uint64_t(n);
+    } else if (a == "--layout") {
+      if (std::optional<std::string> why = parseLayoutOption(v, o.layout))
+        return bad(*why);
+    } else if (a == "--row-pad") {
+      if (std::optional<std::string> why = parseRowPadOption(v, o.layout))
+        return bad(*why);
+    } else if (a == "--lse-pad") {
+      if (parseInteger(v, 0, maxLayoutPad, n))
+        return bad("expected an element count in [0, " +
+                   std::to_string(maxLayoutPad) + "]");
+      o.layout.lsePad = n;
+    } else if (a == "--distinct-strides") {
+      o.layout = AttentionLayout::distinct();
+    } else if (a == "--bench") {
+      if (parseInteger(v, 1, maxBenchRepetitions, n))
+        return bad("expected a count in [1, " +
+                   std::to_string(maxBenchRepetitions) + "]");
+      o.bench = int(n);
+    } else if (a == "--device") {
+      o.device = v;
+    } else if (a == "--reference") {
+      std::optional<ReferenceKind> r = parseReferenceKind(v);
+      if (!r)
+        return bad("expected auto, cpu or device");
+      o.reference = *r;
+    } else if (a == "--kernel") {
+      o.kernel = v;
+    } else if (a == "--golden") {
+      o.golden = v;
+    } else if (!a.empty() && a[0] == '-') {
+      return usageError("unknown option '" + a + "' (see --help)");
+    } else if (o.path.empty()) {
+      if (a.empty())
+        return usageError("empty code object path");
+      o.path = a;
+    } else {
+      return usageError("more than one code object given ('" + o.path + "', '" +
+                        a + "')");
+    }
+  }
+  if (o.path.empty())
+    return usageError("no code object given (see --help)");
+  if (!o.haveShape && o.golden.empty())
+    return usageError("--shape B,Hq,Hkv,Lq,Lk or --golden DIR is required");
+  if (o.haveShape && !o.golden.empty())
+    return usageError("--shape and --golden exclude each other (a golden "
+                      "case has its own shape)");
+  return o;
+}

@@ -1,0 +1,55 @@
+//===- RunOptions.h - fa-run's command line ---------------------*- C++ -*-===//
+//
+// Part of the fa project.
+//
+//===----------------------------------------------------------------------===//
+//
+// fa-run's options and their parser, apart from main so that other programs
+// (a fuzzer, tests) can call the parser: it neither prints nor exits, and
+// every malformed argument is an InvalidArgument status whose message names
+// the option and the value.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FA_TOOLS_FA_RUN_RUNOPTIONS_H
+#define FA_TOOLS_FA_RUN_RUNOPTIONS_H
+
+#include "fa/Runtime.h"
+
+#include <cstdint>
+#include <string>
+
+namespace fa {
+
+struct RunOptions {
+  /// --help was given: print runUsage() and stop (nothing else is checked).
+  bool help = false;
+  std::string path;
+  std::string device = "auto";
+  std::string kernel;
+  std::string golden;
+  bool haveShape = false;
+  AttentionShape shape;
+  Distribution dist = Distribution::Normal;
+  uint64_t seed = 0;
+  bool checkRaces = false;
+  bool poisonLds = false;
+  AttentionLayout layout;
+  int bench = 0;
+  bool json = false;
+  ReferenceKind reference = ReferenceKind::Auto;
+};
+
+/// The largest --bench count.
+constexpr int64_t maxBenchRepetitions = 1000000;
+
+/// fa-run's --help text.
+const char *runUsage();
+
+/// Parses fa-run's arguments (argv[0] is the program and is skipped). Every
+/// error is InvalidArgument with a message for "fa-run: error: ...".
+Expected<RunOptions> parseRunOptions(int argc, const char *const *argv);
+
+} // namespace fa
+
+#endif // FA_TOOLS_FA_RUN_RUNOPTIONS_H
