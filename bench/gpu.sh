@@ -7,10 +7,22 @@
 #      kernels (D 64 and 128, causal on and off);
 #   3. bench/bench.py: fa vs PyTorch SDPA / eager / fp32 SGEMM.
 # usage: bench/gpu.sh KERNELS_DIR RESULTS_DIR   (KERNELS_DIR from build-kernels.sh)
+# The runtime needs nlohmann-json's headers, which the GPU machine lacks:
+# copy them here first and carry the folder with the kernels,
+#   mkdir -p build-deps/include && cp -r /usr/include/nlohmann build-deps/include/
+# (build-* is git-ignored). FA_NLOHMANN_INCLUDE_DIR names another folder
+# holding nlohmann/json.hpp; without either, CMake looks for an installed
+# nlohmann_json package.
 set -uo pipefail
 kernels=$1 results=$2
 mkdir -p "$results"
-cmake -S runtime -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release > "$results/cmake.log" 2>&1
+nlohmann=${FA_NLOHMANN_INCLUDE_DIR:-}
+if [ -z "$nlohmann" ] && [ -f build-deps/include/nlohmann/json.hpp ]; then
+  nlohmann=$PWD/build-deps/include
+fi
+cmake -S runtime -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  ${nlohmann:+-DFA_NLOHMANN_INCLUDE_DIR="$nlohmann"} > "$results/cmake.log" 2>&1 \
+  || { tail -30 "$results/cmake.log"; exit 1; }
 ninja -C build-gpu fa-run >> "$results/cmake.log" 2>&1 || { tail -30 "$results/cmake.log"; exit 1; }
 farun=$(find build-gpu -name fa-run -type f -perm -u+x | head -1)
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$results/gpu.txt"

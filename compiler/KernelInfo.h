@@ -18,6 +18,7 @@
 #include "mlir/IR/BuiltinOps.h"
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace mlir::fa {
@@ -37,8 +38,9 @@ struct KernelInfo {
   float scale = 0;
   bool causal = false, hasLse = false;
   std::vector<int64_t> staticSizes; // B, Hq, Hkv, Lq, Lk; -1 = dynamic
-  /// The backend's resource figures as a JSON object, where it has them.
-  std::string resourcesJson;
+  /// The backend's resource figures (manifest `resources`), where it has
+  /// them: name and value, in the order written.
+  std::vector<std::pair<std::string, int64_t>> resources;
 };
 
 /// Byte offsets of the kernel's workgroup attributions (16-byte aligned, in

@@ -4,9 +4,10 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Writes `<code object>.json` (docs/manifest.md): the ABI, target, tile
-// config, compiler version and hashes that make a code object launchable
-// without the compiler.
+// Fills the runtime's manifest (runtime/include/fa/Manifest.h, the one
+// writer and the one FNV-1a hash; docs/manifest.md) from the compiler's
+// kernel facts: the ABI, target, tile config, compiler version and hashes
+// that make a code object launchable without the compiler.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,28 +17,23 @@
 #include "compiler/KernelInfo.h"
 
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
 
 #include <string>
 #include <vector>
 
 namespace mlir::fa {
 
-/// FNV-1a 64 of `bytes`, formatted "fnv1a64:%016x".
-std::string fnv1a64(llvm::StringRef bytes);
-
-/// The `resources` object of a kernel entry (compile-time figures).
-std::string renderResourcesJson(int64_t vgprs, int64_t sgprs,
-                                int64_t vgprSpills, int64_t sgprSpills,
-                                int64_t scratchBytes, int64_t wavesPerSimd);
-
-/// The manifest JSON text.
-std::string renderManifest(llvm::StringRef target,
-                           llvm::StringRef codeObjectFile,
-                           llvm::StringRef format,
-                           llvm::StringRef codeObjectBytes,
-                           llvm::StringRef sourceText,
-                           const std::vector<KernelInfo> &kernels,
-                           llvm::StringRef symbolSuffix);
+/// The manifest JSON text of `codeObjectBytes` (written as
+/// `codeObjectFile`), compiled from `sourceText`. Fails when the text would
+/// not read back as written: a file name that is not UTF-8 (JSON text is),
+/// or a kernel fact outside what the runtime accepts.
+llvm::Expected<std::string>
+renderManifest(llvm::StringRef target, llvm::StringRef codeObjectFile,
+               llvm::StringRef format, llvm::StringRef codeObjectBytes,
+               llvm::StringRef sourceText,
+               const std::vector<KernelInfo> &kernels,
+               llvm::StringRef symbolSuffix);
 
 } // namespace mlir::fa
 

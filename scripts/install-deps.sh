@@ -7,7 +7,7 @@ packages=(
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools clang-22 lld-22
   libclang-rt-22-dev
   libamdhip64-dev rocm-device-libs
-  cmake ninja-build g++ make libgtest-dev python3
+  cmake ninja-build g++ make libgtest-dev nlohmann-json3-dev python3
 )
 
 missing=()

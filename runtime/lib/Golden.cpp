@@ -10,8 +10,8 @@
 
 #include "fa/Golden.h"
 #include "Files.h"
+#include "JsonParse.h"
 #include "fa/Half.h"
-#include "fa/Json.h"
 
 using namespace fa;
 using namespace fa::detail;
@@ -49,30 +49,29 @@ Expected<GoldenCase> fa::loadGoldenCase(const std::string &folderIn) {
   Expected<std::vector<uint8_t>> text = readFileBytes(metaPath, "golden meta");
   if (!text)
     return text.takeStatus();
-  Expected<JsonValue> meta = parseJson(std::string_view(
+  Expected<Json> meta = parseJson(std::string_view(
       reinterpret_cast<const char *>(text->data()), text->size()));
   if (!meta)
     return metaError(metaPath, meta.status().message());
-  if (!meta->isObject())
+  if (!meta->is_object())
     return metaError(metaPath, "expected a JSON object");
 
   GoldenCase c;
   c.folder = folderIn;
   auto str = [&](const char *key, std::string &out) -> Status {
-    const JsonValue *v = meta->find(key);
-    if (!v || !v->isString())
+    const Json *v = jsonFind(*meta, key);
+    if (!v || !v->is_string())
       return metaError(metaPath,
                        std::string("'") + key + "' missing or not a string");
-    out = v->getString();
+    out = v->get<std::string>();
     return Status::success();
   };
   auto integer = [&](const char *key, int64_t &out, int64_t min) -> Status {
-    const JsonValue *v = meta->find(key);
-    if (!v || !v->isInteger() || v->getInteger() < min)
+    const Json *v = jsonFind(*meta, key);
+    if (!v || !jsonInteger(*v, out) || out < min)
       return metaError(metaPath, std::string("'") + key +
                                      "' missing or not an integer >= " +
                                      std::to_string(min));
-    out = v->getInteger();
     return Status::success();
   };
   std::string dtype, dist;
@@ -98,24 +97,24 @@ Expected<GoldenCase> fa::loadGoldenCase(const std::string &folderIn) {
   if (!parsedDist)
     return metaError(metaPath, "unknown dist '" + dist + "'");
   c.dist = *parsedDist;
-  const JsonValue *causal = meta->find("causal");
-  const JsonValue *scale = meta->find("scale");
-  if (!causal || !causal->isBool())
+  const Json *causal = jsonFind(*meta, "causal");
+  const Json *scale = jsonFind(*meta, "scale");
+  if (!causal || !causal->is_boolean())
     return metaError(metaPath, "'causal' missing or not a boolean");
-  if (!scale || !scale->isNumber() || !(scale->getNumber() > 0))
+  if (!scale || !scale->is_number() || !(scale->get<double>() > 0))
     return metaError(metaPath, "'scale' missing or not a positive number");
-  c.problem.causal = causal->getBool();
-  c.problem.scale = scale->getNumber();
+  c.problem.causal = causal->get<bool>();
+  c.problem.scale = scale->get<double>();
   if (s.headsQ % s.headsKv != 0)
     return metaError(metaPath, "Hq (" + std::to_string(s.headsQ) +
                                    ") is not a multiple of Hkv (" +
                                    std::to_string(s.headsKv) + ")");
 
   // File names default to the documented ones; meta.json may name others.
-  const JsonValue *files = meta->find("files");
+  const Json *files = jsonFind(*meta, "files");
   auto file = [&](const char *key, const char *fallback) {
-    const JsonValue *v = files ? files->find(key) : nullptr;
-    return folder + (v && v->isString() ? v->getString() : fallback);
+    const Json *v = files ? jsonFind(*files, key) : nullptr;
+    return folder + (v && v->is_string() ? v->get<std::string>() : fallback);
   };
   const AttentionProblem &p = c.problem;
   struct {

@@ -10,13 +10,14 @@
 //===----------------------------------------------------------------------===//
 
 #include "fa/Manifest.h"
-#include "fa/Json.h"
+#include "JsonParse.h"
 
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
 
 using namespace fa;
+using namespace fa::detail;
 
 uint64_t fa::fnv1a64(const void *data, size_t bytes) {
   const auto *p = static_cast<const uint8_t *>(data);
@@ -34,12 +35,6 @@ std::string fa::formatFnv1a64(uint64_t hash) {
   return buf;
 }
 
-static std::string formatNumber(double x) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%g", x);
-  return buf;
-}
-
 static bool isHashSpelling(const std::string &s) {
   if (s.size() != 24 || s.compare(0, 8, "fnv1a64:") != 0)
     return false;
@@ -49,11 +44,13 @@ static bool isHashSpelling(const std::string &s) {
   return true;
 }
 
+static const char *const staticSizeNames[5] = {"B", "Hq", "Hkv", "Lq", "Lk"};
+
 namespace {
 /// Reads typed fields of one JSON object, naming `path.field` in errors.
 class FieldReader {
 public:
-  FieldReader(const JsonValue &object, std::string path)
+  FieldReader(const Json &object, std::string path)
       : object(object), path(std::move(path)) {}
 
   Status error(const std::string &field, const std::string &what) const {
@@ -61,67 +58,71 @@ public:
                          "manifest field '" + path + field + "': " + what);
   }
 
-  Status get(const std::string &field, const JsonValue *&out,
-             JsonValue::Kind kind, bool required = true) const {
-    out = object.find(field);
+  /// Member `field` of JSON type `kind` (a sample value: Json::object(),
+  /// 0, "", false, Json::array()); nullptr in `out` if absent and optional.
+  Status get(const std::string &field, const Json *&out, const Json &kind,
+             bool required = true) const {
+    out = jsonFind(object, field);
     if (!out)
       return required ? error(field, "missing") : Status::success();
-    if (out->kind() != kind)
-      return error(field, std::string("expected ") + JsonValue::kindName(kind) +
-                              ", got " + JsonValue::kindName(out->kind()));
+    bool same =
+        kind.is_number() ? out->is_number() : out->type() == kind.type();
+    if (!same)
+      return error(field, std::string("expected ") + jsonKindName(kind) +
+                              ", got " + jsonKindName(*out));
     return Status::success();
   }
 
   Status getString(const std::string &field, std::string &out,
                    bool required = true) const {
-    const JsonValue *v;
-    if (Status s = get(field, v, JsonValue::Kind::String, required); !s.ok())
+    const Json *v;
+    if (Status s = get(field, v, "", required); !s.ok())
       return s;
     if (v)
-      out = v->getString();
+      out = v->get<std::string>();
     return Status::success();
   }
 
   Status getBool(const std::string &field, bool &out) const {
-    const JsonValue *v;
-    if (Status s = get(field, v, JsonValue::Kind::Bool); !s.ok())
+    const Json *v;
+    if (Status s = get(field, v, false); !s.ok())
       return s;
-    out = v->getBool();
+    out = v->get<bool>();
     return Status::success();
   }
 
-  /// An integer in [minValue, maxValue].
+  /// An integer in [minValue, maxValue]; left alone if absent and optional.
   Status getInt(const std::string &field, int64_t &out, int64_t minValue,
-                int64_t maxValue) const {
-    const JsonValue *v;
-    if (Status s = get(field, v, JsonValue::Kind::Number); !s.ok())
+                int64_t maxValue, bool required = true) const {
+    const Json *v;
+    if (Status s = get(field, v, 0, required); !s.ok() || !v)
       return s;
-    if (!v->isInteger())
-      return error(field,
-                   "expected an integer, got " + formatNumber(v->getNumber()));
-    out = v->getInteger();
-    if (out < minValue || out > maxValue)
-      return error(field, std::to_string(out) + " is outside [" +
+    int64_t value;
+    if (!jsonInteger(*v, value) && v->is_number_float())
+      return error(field, "expected an integer, got " + jsonDump(*v));
+    if (!jsonInteger(*v, value) || value < minValue || value > maxValue)
+      return error(field, jsonDump(*v) + " is outside [" +
                               std::to_string(minValue) + ", " +
                               std::to_string(maxValue) + "]");
+    out = value;
     return Status::success();
   }
 
 private:
-  const JsonValue &object;
+  const Json &object;
   std::string path;
 };
 } // namespace
 
-static Status parseKernel(const JsonValue &value, size_t index, KernelInfo &k) {
+static Status parseKernel(const Json &value, size_t index, KernelInfo &k) {
   std::string path = "kernels[" + std::to_string(index) + "].";
-  if (!value.isObject())
+  if (!value.is_object())
     return Status::error(ErrorCode::ManifestError,
                          "manifest field '" + path.substr(0, path.size() - 1) +
                              "': expected an object");
   FieldReader r(value, path);
   std::string dtype;
-  const JsonValue *scale;
+  const Json *scale;
   Status s;
   if (!(s = r.getString("name", k.name)).ok() ||
       !(s = r.getString("symbol", k.symbol)).ok() ||
@@ -129,13 +130,19 @@ static Status parseKernel(const JsonValue &value, size_t index, KernelInfo &k) {
       !(s = r.getString("dtype", dtype)).ok() ||
       !(s = r.getInt("head_dim", k.headDim, 1, 4096)).ok() ||
       !(s = r.getBool("causal", k.causal)).ok() ||
-      !(s = r.get("scale", scale, JsonValue::Kind::Number)).ok() ||
+      !(s = r.get("scale", scale, 0.0)).ok() ||
       !(s = r.getBool("has_lse", k.hasLse)).ok() ||
       !(s = r.getInt("block_m", k.blockM, 1, 1 << 16)).ok() ||
       !(s = r.getInt("block_n", k.blockN, 1, 1 << 16)).ok() ||
       !(s = r.getInt("threads", k.threads, 1, 1 << 16)).ok() ||
       !(s = r.getInt("wave_size", k.waveSize, 1, 1024)).ok() ||
-      !(s = r.getInt("lds_bytes", k.ldsBytes, 0, int64_t(1) << 32)).ok())
+      !(s = r.getInt("lds_bytes", k.ldsBytes, 0, int64_t(1) << 32)).ok() ||
+      !(s = r.getInt("dynamic_lds_bytes", k.dynamicLdsBytes, 0,
+                     int64_t(1) << 32, /*required=*/false))
+           .ok() ||
+      !(s = r.getInt("index_bits", k.indexBits, 32, 64, false)).ok() ||
+      !(s = r.getInt("lds_pad", k.ldsPad, 0, 1 << 16, false)).ok() ||
+      !(s = r.getInt("stages", k.stages, 1, 16, false)).ok())
     return s;
   if (k.name.empty())
     return r.error("name", "empty");
@@ -146,47 +153,48 @@ static Status parseKernel(const JsonValue &value, size_t index, KernelInfo &k) {
     return r.error("dtype", "unknown element type '" + dtype +
                                 "' (expected f16, bf16 or f32)");
   k.dtype = *parsed;
-  if (value.find("dynamic_lds_bytes") &&
-      !(s = r.getInt("dynamic_lds_bytes", k.dynamicLdsBytes, 0,
-                     int64_t(1) << 32))
-           .ok())
-    return s;
-  if (value.find("index_bits") &&
-      !(s = r.getInt("index_bits", k.indexBits, 32, 64)).ok())
-    return s;
   if (k.indexBits != 32 && k.indexBits != 64)
     return Status::error(ErrorCode::InvalidArgument,
                          "index_bits must be 32 or 64, got " +
                              std::to_string(k.indexBits));
-  const JsonValue *fixed;
-  if (!(s = r.get("static_sizes", fixed, JsonValue::Kind::Object,
-                  /*required=*/false))
-           .ok())
+  const Json *fixed, *resources;
+  if (!(s = r.get("static_sizes", fixed, Json::object(), false)).ok() ||
+      !(s = r.get("resources", resources, Json::object(), false)).ok())
     return s;
   if (fixed) {
     FieldReader sizes(*fixed, path + "static_sizes.");
-    const char *names[] = {"B", "Hq", "Hkv", "Lq", "Lk"};
     for (int i = 0; i < 5; ++i)
-      if (!(s = sizes.getInt(names[i], k.staticSizes[i], -1, INT32_MAX)).ok())
+      if (!(s = sizes.getInt(staticSizeNames[i], k.staticSizes[i], -1,
+                             INT32_MAX))
+               .ok())
         return s;
   }
-  k.scale = scale->getNumber();
+  if (resources) {
+    FieldReader figures(*resources, path + "resources.");
+    for (auto it = resources->begin(); it != resources->end(); ++it) {
+      int64_t figure;
+      if (!(s = figures.getInt(it.key(), figure, 0, INT64_MAX)).ok())
+        return s;
+      k.resources.emplace_back(it.key(), figure);
+    }
+  }
+  k.scale = scale->get<double>();
   if (!(k.scale > 0) || !std::isfinite(k.scale))
-    return r.error("scale", "must be a positive finite number, got " +
-                                formatNumber(k.scale));
+    return r.error("scale",
+                   "must be a positive finite number, got " + jsonDump(*scale));
   return Status::success();
 }
 
 Expected<Manifest> fa::parseManifest(std::string_view json) {
-  Expected<JsonValue> doc = parseJson(json);
+  Expected<Json> doc = parseJson(json);
   if (!doc)
     return doc.takeStatus().prepend("malformed manifest JSON");
-  if (!doc->isObject())
+  if (!doc->is_object())
     return Status::error(ErrorCode::ManifestError,
                          "manifest must be a JSON object");
   Manifest m;
   FieldReader top(*doc, "");
-  const JsonValue *code, *kernels;
+  const Json *code, *kernels;
   Status s;
   if (!(s = top.getInt("fa_manifest_version", m.version, 0, INT32_MAX)).ok())
     return s;
@@ -197,8 +205,8 @@ Expected<Manifest> fa::parseManifest(std::string_view json) {
   if (!(s = top.getString("compiler", m.compiler, false)).ok() ||
       !(s = top.getString("source_hash", m.sourceHash, false)).ok() ||
       !(s = top.getString("target", m.target)).ok() ||
-      !(s = top.get("code_object", code, JsonValue::Kind::Object)).ok() ||
-      !(s = top.get("kernels", kernels, JsonValue::Kind::Array)).ok())
+      !(s = top.get("code_object", code, Json::object())).ok() ||
+      !(s = top.get("kernels", kernels, Json::array())).ok())
     return s;
   if (m.target.empty())
     return top.error("target", "empty");
@@ -213,14 +221,14 @@ Expected<Manifest> fa::parseManifest(std::string_view json) {
   m.codeObjectBytes = uint64_t(bytes);
   if (!isHashSpelling(m.codeObjectHash))
     return co.error("hash", "expected \"fnv1a64:\" and 16 lowercase hex "
-                            "digits, got \"" +
-                                m.codeObjectHash + "\"");
+                            "digits, got " +
+                                jsonDump(m.codeObjectHash));
 
-  if (kernels->getArray().empty())
+  if (kernels->empty())
     return top.error("kernels", "empty: a code object needs one kernel");
-  for (size_t i = 0; i < kernels->getArray().size(); ++i) {
+  for (size_t i = 0; i < kernels->size(); ++i) {
     KernelInfo k;
-    if (Status ks = parseKernel(kernels->getArray()[i], i, k); !ks.ok())
+    if (Status ks = parseKernel((*kernels)[i], i, k); !ks.ok())
       return ks;
     for (const KernelInfo &other : m.kernels)
       if (other.name == k.name)
@@ -230,55 +238,72 @@ Expected<Manifest> fa::parseManifest(std::string_view json) {
   return m;
 }
 
-std::string fa::formatManifest(const Manifest &m) {
-  char scale[64];
-  std::string out = "{\n";
-  out += "  \"fa_manifest_version\": " + std::to_string(m.version) + ",\n";
-  out += "  \"compiler\": " + jsonQuote(m.compiler) + ",\n";
-  out += "  \"source_hash\": " + jsonQuote(m.sourceHash) + ",\n";
-  out += "  \"target\": " + jsonQuote(m.target) + ",\n";
-  out += "  \"code_object\": {\n";
-  out += "    \"file\": " + jsonQuote(m.codeObjectFile) + ",\n";
-  out += "    \"format\": " + jsonQuote(m.codeObjectFormat) + ",\n";
-  out += "    \"bytes\": " + std::to_string(m.codeObjectBytes) + ",\n";
-  out += "    \"hash\": " + jsonQuote(m.codeObjectHash) + "\n";
-  out += "  },\n";
-  out += "  \"kernels\": [";
-  for (size_t i = 0; i < m.kernels.size(); ++i) {
-    const KernelInfo &k = m.kernels[i];
-    std::snprintf(scale, sizeof(scale), "%.17g", k.scale);
-    out += i ? ",\n    {\n" : "\n    {\n";
-    out += "      \"name\": " + jsonQuote(k.name) + ",\n";
-    out += "      \"symbol\": " + jsonQuote(k.symbol) + ",\n";
-    out += "      \"abi_version\": " + std::to_string(k.abiVersion) + ",\n";
-    out += "      \"dtype\": " + jsonQuote(dtypeName(k.dtype)) + ",\n";
-    out += "      \"head_dim\": " + std::to_string(k.headDim) + ",\n";
-    out += std::string("      \"causal\": ") + (k.causal ? "true" : "false") +
-           ",\n";
-    out += std::string("      \"scale\": ") + scale + ",\n";
-    out += std::string("      \"has_lse\": ") + (k.hasLse ? "true" : "false") +
-           ",\n";
-    out += "      \"block_m\": " + std::to_string(k.blockM) + ",\n";
-    out += "      \"block_n\": " + std::to_string(k.blockN) + ",\n";
-    out += "      \"threads\": " + std::to_string(k.threads) + ",\n";
-    out += "      \"wave_size\": " + std::to_string(k.waveSize) + ",\n";
-    out += "      \"lds_bytes\": " + std::to_string(k.ldsBytes) + ",\n";
-    if (k.dynamicLdsBytes > 0)
-      out +=
-          "      \"dynamic_lds_bytes\": " + std::to_string(k.dynamicLdsBytes) +
-          ",\n";
-    if (k.indexBits != 64)
-      out += "      \"index_bits\": " + std::to_string(k.indexBits) + ",\n";
-    out += "      \"static_sizes\": {";
-    const char *names[] = {"B", "Hq", "Hkv", "Lq", "Lk"};
-    for (int d = 0; d < 5; ++d)
-      out += std::string(d ? ", " : "") + "\"" + names[d] +
-             "\": " + std::to_string(k.staticSizes[d]);
-    out += "}\n";
-    out += "    }";
+/// The documented layout: one member per line down to the kernel entries,
+/// containers below that (static_sizes, resources) on one line.
+static void printManifestJson(const Json &value, int depth, std::string &out) {
+  if (!value.is_structured() || value.empty()) {
+    out += jsonDump(value);
+    return;
   }
-  out += "\n  ]\n}\n";
-  return out;
+  bool oneLine = depth >= 3, object = value.is_object();
+  out += object ? '{' : '[';
+  for (auto it = value.begin(); it != value.end(); ++it) {
+    if (it != value.begin())
+      out += oneLine ? ", " : ",";
+    if (!oneLine)
+      out += "\n" + std::string(2 * depth + 2, ' ');
+    if (object)
+      out += jsonDump(it.key()) + ": ";
+    printManifestJson(*it, depth + 1, out);
+  }
+  if (!oneLine)
+    out += "\n" + std::string(2 * depth, ' ');
+  out += object ? '}' : ']';
+}
+
+std::string fa::formatManifest(const Manifest &m) {
+  Json kernels = Json::array();
+  for (const KernelInfo &k : m.kernels) {
+    Json sizes = Json::object(), resources = Json::object();
+    for (int i = 0; i < 5; ++i)
+      sizes[staticSizeNames[i]] = k.staticSizes[i];
+    for (const auto &[name, figure] : k.resources)
+      resources[name] = figure;
+    Json entry = {{"name", k.name},
+                  {"symbol", k.symbol},
+                  {"abi_version", k.abiVersion},
+                  {"dtype", dtypeName(k.dtype)},
+                  {"head_dim", k.headDim},
+                  {"causal", k.causal},
+                  {"scale", k.scale},
+                  {"has_lse", k.hasLse},
+                  {"block_m", k.blockM},
+                  {"block_n", k.blockN},
+                  {"threads", k.threads},
+                  {"wave_size", k.waveSize},
+                  {"lds_bytes", k.ldsBytes},
+                  {"dynamic_lds_bytes", k.dynamicLdsBytes},
+                  {"index_bits", k.indexBits},
+                  {"lds_pad", k.ldsPad},
+                  {"stages", k.stages},
+                  {"static_sizes", sizes}};
+    if (!k.resources.empty())
+      entry["resources"] = resources;
+    kernels.push_back(std::move(entry));
+  }
+  Json doc = {{"fa_manifest_version", m.version},
+              {"compiler", m.compiler},
+              {"source_hash", m.sourceHash},
+              {"target", m.target},
+              {"code_object",
+               {{"file", m.codeObjectFile},
+                {"format", m.codeObjectFormat},
+                {"bytes", m.codeObjectBytes},
+                {"hash", m.codeObjectHash}}},
+              {"kernels", std::move(kernels)}};
+  std::string out;
+  printManifestJson(doc, 0, out);
+  return out + "\n";
 }
 
 Status fa::checkCodeObjectIdentity(const Manifest &m,

@@ -276,7 +276,13 @@ TEST(DynamicLdsTest, ManifestFieldIsOptional) {
   Manifest m = test::fixtureManifest("attn_f32");
   EXPECT_EQ(m.kernels[0].dynamicLdsBytes, 0);
   std::string text = formatManifest(m);
-  EXPECT_EQ(text.find("dynamic_lds_bytes"), std::string::npos);
+  // Written always (as fac does), read as 0 when absent.
+  size_t field = text.find("\"dynamic_lds_bytes\": 0,\n");
+  ASSERT_NE(field, std::string::npos);
+  Expected<Manifest> absent =
+      parseManifest(text.substr(0, field) + text.substr(field + 24));
+  FA_ASSERT_OK(absent);
+  EXPECT_EQ(absent->kernels[0].dynamicLdsBytes, 0);
 
   m.kernels[0].dynamicLdsBytes = 100000;
   text = formatManifest(m);

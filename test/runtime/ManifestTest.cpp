@@ -6,11 +6,14 @@
 
 #include "TestUtil.h"
 
+#include <clocale>
+#include <cstdlib>
+
 using namespace fa;
 
 namespace {
 
-/// The example of docs/manifest.md.
+/// The example of docs/manifest.md, required fields only.
 const char *docExample = R"({
   "fa_manifest_version": 1,
   "compiler": "fac 0.1.0",
@@ -78,16 +81,178 @@ TEST(ManifestTest, ParsesTheDocumentedExample) {
   EXPECT_EQ(k.threads, 256);
   EXPECT_EQ(k.waveSize, 64);
   EXPECT_EQ(k.ldsBytes, 33280);
+  // Optional fields take their defaults.
+  EXPECT_EQ(k.dynamicLdsBytes, 0);
+  EXPECT_EQ(k.indexBits, 64);
+  EXPECT_EQ(k.ldsPad, 0);
+  EXPECT_EQ(k.stages, 1);
+  EXPECT_EQ(k.staticSizes[0], -1);
+  EXPECT_TRUE(k.resources.empty());
+}
+
+/// A manifest with every field away from its default; strings that need
+/// escaping.
+Manifest everyField() {
+  Manifest m;
+  m.compiler = "fac \"0.1\" \\ test \x01";
+  m.sourceHash = formatFnv1a64(42);
+  m.target = "gfx906";
+  m.codeObjectFile = "we\"ird\\na\xc3\xafve \xe2\x82\xac.hsaco";
+  m.codeObjectFormat = "hsaco";
+  m.codeObjectBytes = (uint64_t(1) << 40) + 3;
+  m.codeObjectHash = formatFnv1a64(0xfedcba9876543210ull);
+  for (int i = 0; i < 2; ++i) {
+    KernelInfo k;
+    k.name = "k\"" + std::to_string(i);
+    k.symbol = k.name + "_host";
+    k.abiVersion = 3;
+    k.dtype = i ? DType::BF16 : DType::F16;
+    k.headDim = 111;
+    k.causal = i == 0;
+    k.scale = 0.08838834764831843 + i; // needs all 17 digits
+    k.hasLse = i == 1;
+    k.blockM = 128;
+    k.blockN = 32;
+    k.threads = 512;
+    k.waveSize = 32;
+    k.ldsBytes = 4096;
+    k.dynamicLdsBytes = 165376;
+    k.indexBits = 32;
+    k.ldsPad = 8;
+    k.stages = 2;
+    int64_t sizes[5] = {2, 8, 2, -1, 4096};
+    std::copy(sizes, sizes + 5, k.staticSizes);
+    k.resources = {{"vgprs", 128}, {"sgprs", 40}, {"scratch_bytes", 0}};
+    m.kernels.push_back(k);
+  }
+  return m;
+}
+
+void expectSameManifest(const Manifest &a, const Manifest &b) {
+  EXPECT_EQ(a.version, b.version);
+  EXPECT_EQ(a.compiler, b.compiler);
+  EXPECT_EQ(a.sourceHash, b.sourceHash);
+  EXPECT_EQ(a.target, b.target);
+  EXPECT_EQ(a.codeObjectFile, b.codeObjectFile);
+  EXPECT_EQ(a.codeObjectFormat, b.codeObjectFormat);
+  EXPECT_EQ(a.codeObjectBytes, b.codeObjectBytes);
+  EXPECT_EQ(a.codeObjectHash, b.codeObjectHash);
+  ASSERT_EQ(a.kernels.size(), b.kernels.size());
+  for (size_t i = 0; i < a.kernels.size(); ++i) {
+    const KernelInfo &x = a.kernels[i], &y = b.kernels[i];
+    EXPECT_EQ(x.name, y.name);
+    EXPECT_EQ(x.symbol, y.symbol);
+    EXPECT_EQ(x.abiVersion, y.abiVersion);
+    EXPECT_EQ(x.dtype, y.dtype);
+    EXPECT_EQ(x.headDim, y.headDim);
+    EXPECT_EQ(x.causal, y.causal);
+    EXPECT_EQ(x.scale, y.scale); // bit-exact
+    EXPECT_EQ(x.hasLse, y.hasLse);
+    EXPECT_EQ(x.blockM, y.blockM);
+    EXPECT_EQ(x.blockN, y.blockN);
+    EXPECT_EQ(x.threads, y.threads);
+    EXPECT_EQ(x.waveSize, y.waveSize);
+    EXPECT_EQ(x.ldsBytes, y.ldsBytes);
+    EXPECT_EQ(x.dynamicLdsBytes, y.dynamicLdsBytes);
+    EXPECT_EQ(x.indexBits, y.indexBits);
+    EXPECT_EQ(x.ldsPad, y.ldsPad);
+    EXPECT_EQ(x.stages, y.stages);
+    for (int d = 0; d < 5; ++d)
+      EXPECT_EQ(x.staticSizes[d], y.staticSizes[d]) << d;
+    EXPECT_EQ(x.resources, y.resources);
+  }
 }
 
 TEST(ManifestTest, WriteThenReadIsIdentity) {
-  Expected<Manifest> m = parseManifest(docExample);
-  FA_ASSERT_OK(m);
-  m->kernels[0].scale = 0.08838834764831843; // needs all 17 digits
-  Expected<Manifest> again = parseManifest(formatManifest(*m));
+  Manifest m = everyField();
+  std::string text = formatManifest(m);
+  Expected<Manifest> again = parseManifest(text);
   FA_ASSERT_OK(again);
-  EXPECT_EQ(formatManifest(*again), formatManifest(*m));
-  EXPECT_EQ(again->kernels[0].scale, 0.08838834764831843);
+  expectSameManifest(*again, m);
+  EXPECT_EQ(formatManifest(*again), text);
+}
+
+// The documented layout: one member per line, static_sizes and resources
+// on one line (fac's lit tests check it).
+TEST(ManifestTest, WritesTheDocumentedLayout) {
+  Manifest m = everyField();
+  m.kernels.resize(1);
+  std::string text = formatManifest(m);
+  EXPECT_EQ(text.rfind("{\n  \"fa_manifest_version\": 1,\n  \"compiler\": "
+                       "\"fac \\\"0.1\\\" \\\\ test \\u0001\",\n",
+                       0),
+            0u)
+      << text;
+  EXPECT_NE(text.find("\n  \"code_object\": {\n    \"file\": "
+                      "\"we\\\"ird\\\\na\xc3\xafve \xe2\x82\xac.hsaco\",\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\n  \"kernels\": [\n    {\n      \"name\": "),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\n      \"scale\": 0.08838834764831843,\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\n      \"static_sizes\": {\"B\": 2, \"Hq\": 8, "
+                      "\"Hkv\": 2, \"Lq\": -1, \"Lk\": 4096},\n      "
+                      "\"resources\": {\"vgprs\": 128, \"sgprs\": 40, "
+                      "\"scratch_bytes\": 0}\n    }\n  ]\n}\n"),
+            std::string::npos)
+      << text;
+}
+
+/// Sets LC_NUMERIC to a locale whose decimal point is ',' while it lives.
+/// When none is installed it builds de_DE with localedef (libc-bin; the
+/// sources come with Debian's `locales`) into a scratch LOCPATH.
+class CommaDecimalLocale {
+public:
+  CommaDecimalLocale() {
+    saved = std::setlocale(LC_NUMERIC, nullptr);
+    if (trySet())
+      return;
+    std::string cmd = "localedef -i de_DE -f UTF-8 '" +
+                      dir.file("de_DE.UTF-8") + "' >/dev/null 2>&1";
+    if (std::system(cmd.c_str()) != 0)
+      return;
+    setenv("LOCPATH", dir.path().c_str(), 1);
+    trySet();
+  }
+  ~CommaDecimalLocale() {
+    std::setlocale(LC_NUMERIC, saved.c_str());
+    unsetenv("LOCPATH");
+  }
+  bool active() const { return std::localeconv()->decimal_point[0] == ','; }
+
+private:
+  bool trySet() {
+    for (const char *name : {"de_DE.UTF-8", "de_DE.utf8", "fr_FR.UTF-8",
+                             "fr_FR.utf8", "ru_RU.UTF-8", "de_DE"})
+      if (std::setlocale(LC_NUMERIC, name) && active())
+        return true;
+    return false;
+  }
+  test::ScratchDir dir;
+  std::string saved;
+};
+
+// A program embedding the runtime may run under any locale; "0.125" must
+// not read as 0 nor be written as "0,125".
+TEST(ManifestTest, IndependentOfTheNumericLocale) {
+  Manifest m = everyField();
+  std::string inC = formatManifest(m);
+  CommaDecimalLocale comma;
+  if (!comma.active())
+    GTEST_SKIP() << "no locale with a decimal comma available";
+  char probe[16];
+  std::snprintf(probe, sizeof(probe), "%g", 0.5);
+  ASSERT_STREQ(probe, "0,5"); // the locale is in force
+  EXPECT_EQ(formatManifest(m), inC);
+  Expected<Manifest> back = parseManifest(inC);
+  FA_ASSERT_OK(back);
+  expectSameManifest(*back, m);
+  Expected<Manifest> doc = parseManifest(docExample);
+  FA_ASSERT_OK(doc);
+  EXPECT_EQ(doc->kernels[0].scale, 0.125);
 }
 
 TEST(ManifestTest, NamesTheBadField) {
@@ -117,6 +282,24 @@ TEST(ManifestTest, NamesTheBadField) {
                             "crc32:01234567\"\n  },")),
             "manifest field 'code_object.hash': expected \"fnv1a64:\" and 16 "
             "lowercase hex digits, got \"crc32:01234567\"");
+  EXPECT_EQ(errorOf(replace(doc, "\"threads\": 256",
+                            "\"threads\": 9223372036854775808")),
+            "manifest field 'kernels[0].threads': 9223372036854775808 is "
+            "outside [1, 65536]");
+  EXPECT_EQ(errorOf(replace(doc, "\"bytes\": 16384", "\"bytes\": 1e30")),
+            "manifest field 'code_object.bytes': expected an integer, got "
+            "1e+30");
+  EXPECT_EQ(errorOf(replace(doc, "\"lds_bytes\": 33280",
+                            "\"lds_bytes\": 33280, \"resources\": "
+                            "{\"vgprs\": \"many\"}")),
+            "manifest field 'kernels[0].resources.vgprs': expected a number, "
+            "got a string");
+  EXPECT_EQ(errorOf(replace(doc, "\"lds_bytes\": 33280",
+                            "\"lds_bytes\": 33280, \"stages\": 0")),
+            "manifest field 'kernels[0].stages': 0 is outside [1, 16]");
+  EXPECT_EQ(errorOf(replace(doc, "\"has_lse\": false",
+                            "\"has_lse\": false, \"causal\": false")),
+            "malformed manifest JSON: duplicate key \"causal\"");
   EXPECT_EQ(errorOf(replace(doc, "\"fa_manifest_version\": 1",
                             "\"fa_manifest_version\": 2")),
             "manifest field 'fa_manifest_version': version 2 is not supported "
@@ -137,8 +320,9 @@ TEST(ManifestTest, RejectsStructuralProblems) {
                             "'attention_kernel'");
   EXPECT_EQ(errorOf("[1, 2]"), "manifest must be a JSON object");
   EXPECT_EQ(errorOf("{\"fa_manifest_version\": 1,"),
-            "malformed manifest JSON: line 1, column 27: expected a string "
-            "key");
+            "malformed manifest JSON: line 1, column 27: syntax error while "
+            "parsing object key - unexpected end of input; expected string "
+            "literal");
 }
 
 TEST(ManifestTest, Fnv1a64KnownVectors) {

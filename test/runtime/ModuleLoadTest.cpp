@@ -91,8 +91,9 @@ TEST(ModuleLoadTest, MalformedManifest) {
   Expected<Module> m = Module::load(test::hostDevice(), dir.file("attn.so"));
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.status().code(), ErrorCode::ManifestError);
-  EXPECT_EQ(m.status().message(), "malformed manifest JSON: line 1, column "
-                                  "27: expected a string key");
+  EXPECT_EQ(m.status().message(),
+            "malformed manifest JSON: line 1, column 27: syntax error while "
+            "parsing object key - unexpected ','; expected string literal");
   EXPECT_EQ(m.status().file(), dir.file("attn.so.json"));
 }
 

@@ -334,12 +334,11 @@ static int finishNvidia(Build &b, const std::string &sourceText) {
         if (r.kernel != k.name)
           continue;
         int64_t blocks = fa::nvidiaBlocksPerSm(r, k.threads, b.dynamicShared);
-        k.resourcesJson =
-            "{\"registers\": " + std::to_string(r.registers) +
-            ", \"spill_store_bytes\": " + std::to_string(r.spillStoreBytes) +
-            ", \"spill_load_bytes\": " + std::to_string(r.spillLoadBytes) +
-            ", \"stack_bytes\": " + std::to_string(r.stackBytes) +
-            ", \"blocks_per_sm_estimate\": " + std::to_string(blocks) + "}";
+        k.resources = {{"registers", r.registers},
+                       {"spill_store_bytes", r.spillStoreBytes},
+                       {"spill_load_bytes", r.spillLoadBytes},
+                       {"stack_bytes", r.stackBytes},
+                       {"blocks_per_sm_estimate", blocks}};
         if (report)
           llvm::outs() << "ptxas: kernel " << k.name << " (" << target
                        << "): " << r.registers << " registers, spills "
@@ -352,12 +351,14 @@ static int finishNvidia(Build &b, const std::string &sourceText) {
   } else if (report) {
     llvm::outs() << "ptxas not found: writing PTX, no resource figures\n";
   }
-  if (int rc = writeFile(outputFile, code))
-    return rc;
-  std::string manifest =
+  llvm::Expected<std::string> manifest =
       fa::renderManifest(target, llvm::sys::path::filename(outputFile), format,
                          code, sourceText, b.kernels, "");
-  return writeFile(outputFile + ".json", manifest);
+  if (!manifest)
+    return fail(llvm::toString(manifest.takeError()));
+  if (int rc = writeFile(outputFile, code))
+    return rc;
+  return writeFile(outputFile + ".json", *manifest);
 }
 
 /// Writes what --emit asks for, or the code object and its manifest.
@@ -379,9 +380,13 @@ static int finish(Build &b, llvm::TargetMachine &tm,
   for (fa::KernelInfo &k : b.kernels)
     for (const fa::AmdgpuResources &r : b.resources)
       if (r.kernel == k.name) {
-        k.resourcesJson = fa::renderResourcesJson(
-            r.vgprs, r.sgprs, r.vgprSpills, r.sgprSpills, r.scratchBytes,
-            fa::gfx906WavesPerSimd(r, k.threads));
+        k.resources = {
+            {"vgprs", r.vgprs},
+            {"sgprs", r.sgprs},
+            {"vgpr_spills", r.vgprSpills},
+            {"sgpr_spills", r.sgprSpills},
+            {"scratch_bytes", r.scratchBytes},
+            {"waves_per_simd_estimate", fa::gfx906WavesPerSimd(r, k.threads)}};
         if (report)
           llvm::outs() << fa::formatAmdgpuResources(r, k.threads, k.blockM,
                                                     k.blockN, k.headDim)
@@ -415,11 +420,15 @@ static int finish(Build &b, llvm::TargetMachine &tm,
     return fail("cannot read back " + outputFile + ": " +
                 linked.getError().message());
   bool host = target == "host";
-  std::string manifest = fa::renderManifest(
+  llvm::Expected<std::string> manifest = fa::renderManifest(
       target, llvm::sys::path::filename(outputFile),
       host ? "elf-shared-object" : "hsaco", (*linked)->getBuffer(), sourceText,
       b.kernels, host ? "_host" : "");
-  return writeFile(outputFile + ".json", manifest);
+  if (!manifest) {
+    llvm::sys::fs::remove(outputFile); // no code object without its manifest
+    return fail(llvm::toString(manifest.takeError()));
+  }
+  return writeFile(outputFile + ".json", *manifest);
 }
 
 /// fac's driver; main adds only the exception barrier.

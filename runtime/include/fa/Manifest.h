@@ -8,7 +8,8 @@
 // to launch each kernel of a code object without the compiler: target, the
 // code object's size and FNV-1a hash, and per kernel its ABI version, element
 // type, head dimension, causal flag, scale, LSE output and tile/launch sizes.
-// This header reads, checks and writes it.
+// This header reads, checks and writes it; fac fills a Manifest and writes it
+// with formatManifest, so there is one writer and one hash.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,6 +22,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace fa {
@@ -53,6 +55,13 @@ struct KernelInfo {
   /// Sizes fixed at compile time, in the order B, Hq, Hkv, Lq, Lk; -1 where
   /// the kernel takes any size (manifest field `static_sizes`, optional).
   int64_t staticSizes[5] = {-1, -1, -1, -1, -1};
+  /// Informational compile-time facts (optional fields): the largest LDS row
+  /// padding in bytes (`lds_pad`), the K/V pipeline depth (`stages`), and the
+  /// backend's resource figures in its own names and order (`resources`,
+  /// e.g. gfx906 "vgprs", sm_90 "registers"), all integers.
+  int64_t ldsPad = 0;
+  int64_t stages = 1;
+  std::vector<std::pair<std::string, int64_t>> resources;
 };
 
 /// A parsed manifest.
@@ -80,6 +89,8 @@ std::string formatFnv1a64(uint64_t hash);
 Expected<Manifest> parseManifest(std::string_view json);
 
 /// Writes `manifest` as JSON in the documented layout (fac and tests use it).
+/// Strings are escaped; bytes that are not valid UTF-8 become U+FFFD (JSON
+/// text is UTF-8), which a caller can detect by reading the text back.
 std::string formatManifest(const Manifest &manifest);
 
 /// Checks that `codeObject` is the file the manifest describes (bytes and
