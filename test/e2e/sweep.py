@@ -34,7 +34,7 @@ must be served), as is any crash, any fa-run failure or error.
 
 usage: sweep.py FAC FA_RUN WORK_DIR [--count N] [--seed S] [--kernels K]
                 [--d-set mult8|all|D,D,...] [--budget W] [--jobs J]
-                [--summary FILE.json] [--race-every N]
+                [--summary FILE.json] [--log FILE.jsonl] [--race-every N]
        sweep.py --markdown FILE.json   (the summary's tables in Markdown)
 Exit 0 when every shape passes, 1 otherwise. Prints a worst-case table.
 """
@@ -491,6 +491,8 @@ def main():
                     help="LDS race checker on every Nth shape if small "
                          "(0: never)")
     ap.add_argument("--summary", help="write the summary as JSON here")
+    ap.add_argument("--log", help="append each shape's result as one JSON "
+                    "line here as it finishes (a partial run stays useful)")
     args = ap.parse_args()
 
     kernels_n = args.kernels or max(min(args.count // 4, 4 * len(args.d_set)),
@@ -519,6 +521,16 @@ def main():
             run_case(args.fa_run, compiler, c)
             with lock:
                 progress[0] += 1
+                if log:
+                    used = c.kernel_used or c.spec
+                    log.write(json.dumps({
+                        "case": c.index, "result": c.result,
+                        "kernel": used.name(), "fac_options": used.options(),
+                        "fa_run_args": c.fa_run_args(), "detail": c.detail,
+                        "metrics": c.report.get("metrics"),
+                        "naive_metrics": c.report.get("naive_metrics"),
+                        "checks": c.report.get("checks")}) + "\n")
+                    log.flush()
                 if c.result == "fail":
                     print(f"  FAIL #{c.index} {c.spec.name()} "
                           f"shape={','.join(map(str, c.shape))} "
@@ -529,8 +541,11 @@ def main():
                     print(f"  {progress[0]}/{len(cases)} shapes, "
                           f"{time.time() - start:.0f} s", flush=True)
 
+    log = open(args.log, "a") if args.log else None
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         list(pool.map(run_group, by_kernel.values()))
+    if log:
+        log.close()
     elapsed = time.time() - start
 
     passed = [c for c in cases if c.result == "pass"]
