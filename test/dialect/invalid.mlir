@@ -273,6 +273,25 @@ func.func @copy_narrowing(%src: memref<?x8x?x64xf32, strided<[?, ?, ?, 1], offse
 
 // -----
 
+// A buffer may be wider than the source rows (a padded head dimension), not
+// narrower.
+func.func @copy_narrower(%src: memref<?x8x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>, %i: index) {
+  %buf = fa.lds_buffer "k" : memref<64x56xf16, strided<[56, 1]>, #gpu.address_space<workgroup>>
+  // expected-error @+1 {{'fa.copy_tile' op source rows have 64 elements, the buffer's rows 56}}
+  fa.copy_tile %src[%i, %i, %i] to %buf : memref<?x8x?x64xf16, strided<[?, ?, ?, 1], offset: ?>> to memref<64x56xf16, strided<[56, 1]>, #gpu.address_space<workgroup>>
+  return
+}
+
+// -----
+
+func.func @store_dynamic_d(%t: tensor<32x64xf16>, %m: memref<?x?x?x?xf16>, %i: index) {
+  // expected-error @+1 {{'fa.store_tile' op tile has 64 columns, memref rows have ?}}
+  fa.store_tile %t, %m[%i, %i, %i] : tensor<32x64xf16>, memref<?x?x?x?xf16>
+  return
+}
+
+// -----
+
 func.func @fetch_wrong_shape(%src: memref<?x8x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>, %i: index) {
   %buf = fa.lds_buffer "k" : memref<64x64xf16, strided<[64, 1]>, #gpu.address_space<workgroup>>
   // expected-error @+1 {{'fa.fetch_tile' op result 'tensor<32x64xf16>' must be 'tensor<64x64xf16>' (the buffer's tile, the source's element type)}}

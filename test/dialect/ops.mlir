@@ -40,6 +40,10 @@ func.func @unfused(%q: tensor<?x8x?x64xf16>, %k: tensor<?x2x?x64xf16>, %v: tenso
 func.func @tile_ops(%m: memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>, %lse: memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>, %i: index) {
   // CHECK: fa.load_tile %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] : memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>> -> tensor<32x64xf16>
   %t = fa.load_tile %m[%i, %i, %i] : memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>> -> tensor<32x64xf16>
+  // A tile wider than the rows (D padded for the thread grid; the extra
+  // columns read as zero).
+  // CHECK: fa.load_tile %{{.*}} : memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>> -> tensor<32x72xf16>
+  %wide = fa.load_tile %m[%i, %i, %i] : memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>> -> tensor<32x72xf16>
   // CHECK: fa.tile_dot %{{.*}}, %{{.*}} transpose_rhs : tensor<32x64xf16>, tensor<32x64xf16> -> tensor<32x32xf32>
   %s = fa.tile_dot %t, %t transpose_rhs : tensor<32x64xf16>, tensor<32x64xf16> -> tensor<32x32xf32>
   // CHECK: fa.tile_mask %{{.*}} rows(%{{.*}}, %{{.*}}) cols(%{{.*}}, %{{.*}}) causal : tensor<32x32xf32>
