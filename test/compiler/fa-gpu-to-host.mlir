@@ -7,6 +7,7 @@
 // Nothing to lower, or a gpu op the emulator has no callback for.
 // RUN: fa-opt %t/no-kernels.mlir --fa-gpu-to-host -verify-diagnostics
 // RUN: fa-opt %t/unsupported.mlir --fa-gpu-to-host -verify-diagnostics
+// RUN: fa-opt %t/not-fa.mlir --fa-gpu-to-host -verify-diagnostics
 
 //--- attention.mlir
 
@@ -39,18 +40,19 @@
 // CHECK-NEXT: %[[VLDS:[^ ]+]] = llvm.getelementptr %[[LDS]][12288] : (!llvm.ptr) -> !llvm.ptr, i8
 // CHECK-NEXT: %[[PLDS:[^ ]+]] = llvm.getelementptr %[[LDS]][16384] : (!llvm.ptr) -> !llvm.ptr, i8
 //
-// Thread and block ids are env fields 5 and 6.
-// CHECK: llvm.getelementptr %[[ENV]][0, 5, 0] : (!llvm.ptr) -> !llvm.ptr, !llvm.struct<(ptr, ptr, ptr, ptr, ptr, array<3 x i32>, array<3 x i32>, array<3 x i32>, array<3 x i32>, i32)>
-// CHECK: llvm.getelementptr %[[ENV]][0, 6, 0]
-// CHECK: llvm.getelementptr %[[ENV]][0, 6, 1]
-// CHECK: llvm.getelementptr %[[ENV]][0, 6, 2]
+// env fields are read at their byte offsets in KernelAbi.h's fa_host_env
+// (offsetof): thread_id at 40, block_id at 52.
+// CHECK: llvm.getelementptr %[[ENV]][40] : (!llvm.ptr) -> !llvm.ptr, i8
+// CHECK: llvm.getelementptr %[[ENV]][52] : (!llvm.ptr) -> !llvm.ptr, i8
+// CHECK: llvm.getelementptr %[[ENV]][56] : (!llvm.ptr) -> !llvm.ptr, i8
+// CHECK: llvm.getelementptr %[[ENV]][60] : (!llvm.ptr) -> !llvm.ptr, i8
 //
-// Every LDS access first reports itself through env->lds_access (field 4):
-// (emu, address, bytes, is_write). Here the 16-byte store of the Q copy.
-// CHECK: %[[HOOK_P:[^ ]+]] = llvm.getelementptr %[[ENV]][0, 4]
+// Every LDS access first reports itself through env->lds_access (byte 32):
+// (emu (byte 0), address, bytes, is_write). Here the 16-byte store of the Q
+// copy.
+// CHECK: %[[HOOK_P:[^ ]+]] = llvm.getelementptr %[[ENV]][32]
 // CHECK-NEXT: %[[HOOK:[^ ]+]] = llvm.load %[[HOOK_P]] : !llvm.ptr -> !llvm.ptr
-// CHECK-NEXT: %[[EMU_P:[^ ]+]] = llvm.getelementptr %[[ENV]][0, 0]
-// CHECK-NEXT: %[[EMU:[^ ]+]] = llvm.load %[[EMU_P]] : !llvm.ptr -> !llvm.ptr
+// CHECK-NEXT: %[[EMU:[^ ]+]] = llvm.load %[[ENV]] : !llvm.ptr -> !llvm.ptr
 // CHECK-NEXT: llvm.call %[[HOOK]](%[[EMU]], %{{[^,]+}}, %[[C16_I32]], %[[C1_I32]]) : !llvm.ptr, (!llvm.ptr, !llvm.ptr, i32, i32) -> ()
 // CHECK-NOT: llvm.call
 // CHECK: %[[QW:[^ ]+]] = llvm.getelementptr {{.*}}%[[LDS]][%{{[^]]+}}] : (!llvm.ptr, i64) -> !llvm.ptr, f16
@@ -118,7 +120,7 @@
 
 // The exported entry: `void <kernel>_host(const uint64_t *args,
 // fa_host_env *env)` reads the 44 ABI words, takes the LDS block from
-// env->lds (field 1) and calls the body.
+// env->lds (byte 8) and calls the body.
 // CHECK-LABEL: llvm.func @causal_lse_kernel_host
 // CHECK-SAME: (%[[ARGS:[^:]+]]: !llvm.ptr, %[[HENV:[^:]+]]: !llvm.ptr) {
 // CHECK-NEXT: %[[W0P:[^ ]+]] = llvm.getelementptr %[[ARGS]][0] : (!llvm.ptr) -> !llvm.ptr, i64
@@ -126,7 +128,7 @@
 // CHECK-NEXT: %[[QALLOC:[^ ]+]] = llvm.inttoptr %[[W0]] : i64 to !llvm.ptr
 // CHECK-COUNT-43: llvm.load %{{[^ ]+}} : !llvm.ptr -> i64
 // CHECK-NOT: llvm.getelementptr %[[ARGS]]
-// CHECK: %[[LDS_P:[^ ]+]] = llvm.getelementptr %[[HENV]][1] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
+// CHECK: %[[LDS_P:[^ ]+]] = llvm.getelementptr %[[HENV]][8] : (!llvm.ptr) -> !llvm.ptr, i8
 // CHECK-NEXT: %[[HLDS:[^ ]+]] = llvm.load %[[LDS_P]] : !llvm.ptr -> !llvm.ptr
 // CHECK-DAG: %[[SIZE:[^ ]+]] = llvm.mlir.constant(20480 : i64) : i64
 // CHECK: llvm.call @causal_lse_kernel_body(%[[QALLOC]], {{.*}}, %[[HLDS]], %[[HLDS]], %{{[^,]+}}, %[[SIZE]], %{{[^,]+}}, %[[HENV]])
@@ -151,9 +153,22 @@ module {
 
 module attributes {gpu.container_module} {
   gpu.module @fa_kernels {
-    gpu.func @k(%out: memref<?xi32>) kernel {
+    gpu.func @k(%out: memref<?xi32>) kernel attributes {fa.head_dim = 64 : i64, fa.scale = 1.250000e-01 : f32, fa.static_sizes = array<i64: -1, -1, -1, -1, -1>, fa.tile = #fa.tile<target = "host", block_m = 64, block_n = 64, waves = 4, wave_size = 64, stages = 1, lds_pad = 0>} {
       // expected-error @+1 {{'gpu.lane_id' op is not supported by the host emulation target}}
       %lane = gpu.lane_id
+      gpu.return
+    }
+  }
+}
+
+//--- not-fa.mlir
+
+// The fa_host_info record needs the kernel's fa.* attributes (what fac's
+// manifest says too).
+module attributes {gpu.container_module} {
+  gpu.module @fa_kernels {
+    // expected-error @+1 {{'gpu.func' op is not an fa kernel (missing fa.* attributes)}}
+    gpu.func @k(%out: memref<?xi32>) kernel {
       gpu.return
     }
   }
