@@ -233,7 +233,7 @@ Status findMetadataNote(const std::vector<uint8_t> &b, const uint8_t *&desc,
     return Status::error(ErrorCode::CorruptCodeObject,
                          "code object's program header entries are " +
                              std::to_string(h.e_phentsize) +
-                             " bytes, ELF64 program headers are " +
+                             " bytes, ELF64 program header entries are " +
                              std::to_string(sizeof(Elf64_Phdr)));
   uint64_t tableEnd = h.e_phoff + uint64_t(h.e_phnum) * sizeof(Elf64_Phdr);
   if (h.e_phnum && (tableEnd < h.e_phoff || tableEnd > b.size()))

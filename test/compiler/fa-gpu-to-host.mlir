@@ -66,11 +66,10 @@
 // CHECK: %[[KW:[^ ]+]] = llvm.getelementptr {{.*}}%[[KLDS]][%{{[^]]+}}] : (!llvm.ptr, i64) -> !llvm.ptr, f16
 // CHECK-NEXT: llvm.store %{{[^,]+}}, %[[KW]] {{.*}}: vector<8xf16>, !llvm.ptr
 //
-// gpu.barrier: an indirect call through env->barrier (field 2).
-// CHECK-NEXT: %[[BAR_P:[^ ]+]] = llvm.getelementptr %[[ENV]][0, 2]
+// gpu.barrier: an indirect call through env->barrier (byte 16).
+// CHECK-NEXT: %[[BAR_P:[^ ]+]] = llvm.getelementptr %[[ENV]][16] : (!llvm.ptr) -> !llvm.ptr, i8
 // CHECK-NEXT: %[[BAR:[^ ]+]] = llvm.load %[[BAR_P]] : !llvm.ptr -> !llvm.ptr
-// CHECK-NEXT: %[[EMU_P2:[^ ]+]] = llvm.getelementptr %[[ENV]][0, 0]
-// CHECK-NEXT: %[[EMU2:[^ ]+]] = llvm.load %[[EMU_P2]] : !llvm.ptr -> !llvm.ptr
+// CHECK-NEXT: %[[EMU2:[^ ]+]] = llvm.load %[[ENV]] : !llvm.ptr -> !llvm.ptr
 // CHECK-NEXT: llvm.call %[[BAR]](%[[EMU2]]) : !llvm.ptr, (!llvm.ptr) -> ()
 //
 // The V copy after that barrier (last iteration's P·V read V's slot): V is
@@ -91,12 +90,11 @@
 // CHECK: %[[KR:[^ ]+]] = llvm.getelementptr {{.*}}%[[KLDS]][%{{[^]]+}}] : (!llvm.ptr, i64) -> !llvm.ptr, f16
 // CHECK-NEXT: llvm.load %[[KR]] {{.*}}: !llvm.ptr -> vector<2xf16>
 //
-// gpu.shuffle: env->shuffle (field 3) on the f32's bits, with the offset,
+// gpu.shuffle: env->shuffle (byte 24) on the f32's bits, with the offset,
 // the wave width and the mode (0: xor).
-// CHECK: %[[SH_P:[^ ]+]] = llvm.getelementptr %[[ENV]][0, 3]
+// CHECK: %[[SH_P:[^ ]+]] = llvm.getelementptr %[[ENV]][24] : (!llvm.ptr) -> !llvm.ptr, i8
 // CHECK-NEXT: %[[SH:[^ ]+]] = llvm.load %[[SH_P]] : !llvm.ptr -> !llvm.ptr
-// CHECK-NEXT: llvm.getelementptr %[[ENV]][0, 0]
-// CHECK-NEXT: %[[EMU3:[^ ]+]] = llvm.load
+// CHECK-NEXT: %[[EMU3:[^ ]+]] = llvm.load %[[ENV]] : !llvm.ptr -> !llvm.ptr
 // CHECK-NEXT: %[[BITS:[^ ]+]] = llvm.call %[[SH]](%[[EMU3]], %{{[^,]+}}, %[[C8_I32]], %[[C64_I32]], %[[C0_I32]]) : !llvm.ptr, (!llvm.ptr, i32, i32, i32, i32) -> i32
 // CHECK-NEXT: llvm.bitcast %[[BITS]] : i32 to f32
 //
@@ -134,6 +132,13 @@
 // CHECK: llvm.call @causal_lse_kernel_body(%[[QALLOC]], {{.*}}, %[[HLDS]], %[[HLDS]], %{{[^,]+}}, %[[SIZE]], %{{[^,]+}}, %[[HENV]])
 // CHECK-NEXT: llvm.return
 // CHECK-NOT: llvm.func
+//
+// The record the runtime checks the manifest against: fa_host_info as 12
+// words (KernelAbi.h): ABI version 1 | 96-byte record << 32, 44 words |
+// 96-byte env << 32, 20480 bytes of LDS, 256 threads | wave 64 << 32, f16
+// (2) | D 64 << 32, block_m 64 | block_n 32 << 32, has_lse 1 | 64-bit
+// indices << 32, static sizes (-1, 8, 2, -1, -1).
+// CHECK: llvm.mlir.global external constant @causal_lse_kernel_host_info(dense<[412316860417, 412316860460, 20480, 274877907200, 274877906946, 137438953536, 274877906945, -1, 8, 2, -1, -1]> : tensor<12xi64>) {{{.*}}alignment = 8 : i64} : !llvm.array<12 x i64>
 func.func @causal_lse(%q: tensor<?x8x?x64xf16>, %k: tensor<?x2x?x64xf16>, %v: tensor<?x2x?x64xf16>) -> (tensor<?x8x?x64xf16>, tensor<?x8x?xf32>) {
   %o, %lse = fa.attention %q, %k, %v causal scale(0.125) : tensor<?x8x?x64xf16>, tensor<?x2x?x64xf16>, tensor<?x2x?x64xf16> -> tensor<?x8x?x64xf16>, tensor<?x8x?xf32>
   return %o, %lse : tensor<?x8x?x64xf16>, tensor<?x8x?xf32>
