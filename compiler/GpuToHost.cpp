@@ -17,7 +17,13 @@
 //      is preceded by a call to env->lds_access (the race checker's hook);
 //   3. the module is lowered to the LLVM dialect;
 //   4. an exported entry `void <kernel>_host(const uint64_t *args,
-//      fa_host_env *env)` unpacks the ABI's 44 words and calls the body.
+//      fa_host_env *env)` unpacks the ABI's 44 words and calls the body
+//      (whose parameter list is checked first), and an exported constant
+//      `fa_host_info <kernel>_host_info` records what the kernel was compiled
+//      with, so that the runtime need not trust the manifest.
+//
+// KernelAbi.h is the one definition of the ABI: env fields are addressed by
+// offsetof, the suffixes and word counts are its constants.
 //
 // The gpu.module and the host-side launch functions are removed: the
 // resulting module holds only the emulation entry points.
@@ -36,6 +42,9 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
 
+#include <cstddef>
+#include <cstring>
+
 namespace mlir::fa {
 #define GEN_PASS_DEF_FAGPUTOHOSTPASS
 #include "compiler/Passes.h.inc"
@@ -45,40 +54,42 @@ using namespace mlir;
 using namespace mlir::fa;
 
 namespace {
-/// fa_host_env field indices (KernelAbi.h, in order).
-enum EnvField {
-  kEmu = 0,
-  kLds = 1,
-  kBarrier = 2,
-  kShuffle = 3,
-  kLdsAccess = 4,
-  kThreadId = 5,
-  kBlockId = 6,
-  kBlockDim = 7,
-  kGridDim = 8,
-  kWaveSize = 9
+/// The fa_host_env fields the kernel reads, by byte offset: KernelAbi.h is
+/// the one definition of the layout (LP64, static_asserted there).
+enum EnvField : int32_t {
+  kEmu = offsetof(fa_host_env, emu),
+  kLds = offsetof(fa_host_env, lds),
+  kBarrier = offsetof(fa_host_env, barrier),
+  kShuffle = offsetof(fa_host_env, shuffle),
+  kLdsAccess = offsetof(fa_host_env, lds_access),
+  kThreadId = offsetof(fa_host_env, thread_id),
+  kBlockId = offsetof(fa_host_env, block_id),
+  kBlockDim = offsetof(fa_host_env, block_dim),
+  kGridDim = offsetof(fa_host_env, grid_dim),
+  kWaveSize = offsetof(fa_host_env, wave_size),
 };
+// The loads below read pointers as !llvm.ptr and the dim3 and wave size
+// fields as i32.
+static_assert(sizeof(fa_host_env::thread_id[0]) == 4 &&
+                  sizeof(fa_host_env::block_id[0]) == 4 &&
+                  sizeof(fa_host_env::block_dim[0]) == 4 &&
+                  sizeof(fa_host_env::grid_dim[0]) == 4 &&
+                  sizeof(fa_host_env::wave_size) == 4,
+              "fa_host_env's id fields are read as i32");
 
 class HostKernelBuilder {
 public:
-  HostKernelBuilder(MLIRContext *ctx) : ctx(ctx), b(ctx) {
-    auto i32 = IntegerType::get(ctx, 32);
-    auto ptr = LLVM::LLVMPointerType::get(ctx);
-    auto dim3 = LLVM::LLVMArrayType::get(i32, 3);
-    envType = LLVM::LLVMStructType::getLiteral(
-        ctx, {ptr, ptr, ptr, ptr, ptr, dim3, dim3, dim3, dim3, i32});
-  }
+  HostKernelBuilder(MLIRContext *ctx) : ctx(ctx), b(ctx) {}
 
   LogicalResult outline(gpu::GPUFuncOp kernel, ModuleOp module);
 
 private:
   Value envField(Location loc, Value env, EnvField f, Type type,
                  std::optional<int> element = std::nullopt) {
-    SmallVector<LLVM::GEPArg> idx = {0, static_cast<int32_t>(f)};
-    if (element)
-      idx.push_back(*element);
+    int32_t offset = f + (element ? *element * int32_t(sizeof(uint32_t)) : 0);
     auto ptrType = LLVM::LLVMPointerType::get(ctx);
-    Value addr = LLVM::GEPOp::create(b, loc, ptrType, envType, env, idx);
+    Value addr = LLVM::GEPOp::create(b, loc, ptrType, b.getI8Type(), env,
+                                     ArrayRef<LLVM::GEPArg>{offset});
     return LLVM::LoadOp::create(b, loc, type, addr);
   }
   Value callback(Location loc, Value env, EnvField f, Type result,
@@ -103,7 +114,6 @@ private:
 
   MLIRContext *ctx;
   OpBuilder b;
-  Type envType;
 };
 } // namespace
 
@@ -279,6 +289,82 @@ LogicalResult HostKernelBuilder::outline(gpu::GPUFuncOp kernel,
   return success();
 }
 
+/// Checks that the lowered body takes what buildEntry passes: the ABI words
+/// (each buffer as allocated and aligned pointer, offset, size, stride; then
+/// the sizes and strides), the LDS block as one more such memref, and env.
+static LogicalResult checkBodyParameters(LLVM::LLVMFuncOp body) {
+  auto params = body.getFunctionType().getParams();
+  MLIRContext *ctx = body.getContext();
+  Type ptr = LLVM::LLVMPointerType::get(ctx), i64 = IntegerType::get(ctx, 64);
+  SmallVector<Type> expected;
+  auto memref = [&] { expected.append({ptr, ptr, i64, i64, i64}); };
+  for (int i = 0; i < FA_ABI_NUM_BUFFERS; ++i)
+    memref();
+  expected.append(FA_ABI_NUM_SIZES + FA_ABI_NUM_STRIDES, i64);
+  static_assert(FA_ABI_NUM_BUFFERS * 5 + FA_ABI_NUM_SIZES +
+                        FA_ABI_NUM_STRIDES ==
+                    FA_ABI_NUM_WORDS,
+                "a buffer is one memref descriptor of 5 words");
+  memref(); // the LDS block
+  expected.push_back(ptr);
+  if (params.size() != expected.size())
+    return body.emitError()
+           << "internal error: lowered kernel body takes " << params.size()
+           << " parameters, the host ABI passes " << expected.size() << " ("
+           << FA_ABI_NUM_WORDS << " ABI words, the LDS descriptor's 5, env)";
+  for (auto [i, pair] : llvm::enumerate(llvm::zip(params, expected)))
+    if (std::get<0>(pair) != std::get<1>(pair))
+      return body.emitError()
+             << "internal error: lowered kernel body's parameter " << i
+             << " is " << std::get<0>(pair) << ", the host ABI passes "
+             << std::get<1>(pair);
+  return success();
+}
+
+/// The fa_host_info record of `k` (KernelAbi.h), whose LDS size is what the
+/// body addresses.
+static fa_host_info hostInfo(const KernelInfo &k, int64_t ldsBytes) {
+  fa_host_info info = {};
+  info.abi_version = FA_ABI_VERSION;
+  info.info_bytes = sizeof(fa_host_info);
+  info.num_words = FA_ABI_NUM_WORDS;
+  info.env_bytes = sizeof(fa_host_env);
+  info.lds_bytes = uint64_t(ldsBytes);
+  info.threads = uint32_t(k.threads);
+  info.wave_size = uint32_t(k.waveSize);
+  info.dtype = k.dtype == "f16"    ? FA_HOST_DTYPE_F16
+               : k.dtype == "bf16" ? FA_HOST_DTYPE_BF16
+                                   : FA_HOST_DTYPE_F32;
+  info.head_dim = uint32_t(k.headDim);
+  info.block_m = uint32_t(k.blockM);
+  info.block_n = uint32_t(k.blockN);
+  info.has_lse = k.hasLse ? 1 : 0;
+  info.index_bits = 64; // the host lowering keeps 64-bit indices
+  for (int i = 0; i < 5; ++i)
+    info.static_sizes[i] =
+        i < int(k.staticSizes.size()) ? k.staticSizes[i] : int64_t(-1);
+  return info;
+}
+
+/// Exports `info` as `const fa_host_info <name>`: sizeof(fa_host_info) / 8
+/// 64-bit words, laid out as this (LP64, little-endian) host lays it out.
+static void buildInfo(OpBuilder &b, ModuleOp module, Location loc,
+                      StringRef name, const fa_host_info &info) {
+  constexpr size_t kWords = sizeof(fa_host_info) / sizeof(uint64_t);
+  uint64_t words[kWords];
+  std::memcpy(words, &info, sizeof(info));
+  SmallVector<APInt> values;
+  for (uint64_t w : words)
+    values.push_back(APInt(64, w));
+  auto i64 = b.getI64Type();
+  auto attr = DenseElementsAttr::get(
+      RankedTensorType::get({int64_t(kWords)}, i64), values);
+  b.setInsertionPointToEnd(module.getBody());
+  LLVM::GlobalOp::create(b, loc, LLVM::LLVMArrayType::get(i64, kWords),
+                         /*isConstant=*/true, LLVM::Linkage::External, name,
+                         attr, /*alignment=*/8);
+}
+
 /// After lowering to LLVM: `void <kernel>_host(const uint64_t *args,
 /// fa_host_env *env)` unpacking the ABI words and the LDS descriptor.
 static void buildEntry(OpBuilder &b, LLVM::LLVMFuncOp body, StringRef entryName,
@@ -305,8 +391,9 @@ static void buildEntry(OpBuilder &b, LLVM::LLVMFuncOp body, StringRef entryName,
       word = LLVM::IntToPtrOp::create(b, loc, ptrType, word);
     operands.push_back(word);
   }
-  Value ldsAddr = LLVM::GEPOp::create(b, loc, ptrType, ptrType, env,
-                                      ArrayRef<LLVM::GEPArg>{1});
+  Value ldsAddr = LLVM::GEPOp::create(
+      b, loc, ptrType, b.getI8Type(), env,
+      ArrayRef<LLVM::GEPArg>{int32_t(offsetof(fa_host_env, lds))});
   Value lds = LLVM::LoadOp::create(b, loc, ptrType, ldsAddr);
   auto c = [&](int64_t v) {
     return LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(v));
@@ -332,13 +419,28 @@ struct FaGpuToHostPass
                             "(run fa-lower-to-gpu first)";
       return signalPassFailure();
     }
+    // What the manifest will say about each kernel (fac reads it with the
+    // same function), for the fa_host_info records.
+    FailureOr<std::vector<KernelInfo>> infos = collectKernels(module);
+    if (failed(infos))
+      return signalPassFailure();
+    struct Entry {
+      std::string body, entry;
+      KernelInfo info;
+    };
+    std::vector<Entry> entries;
     HostKernelBuilder builder(&getContext());
-    SmallVector<std::pair<std::string, std::string>> entries;
     for (gpu::GPUFuncOp kernel : kernels) {
+      const KernelInfo *info = nullptr;
+      for (const KernelInfo &k : *infos)
+        if (k.name == kernel.getName())
+          info = &k;
+      assert(info && "collectKernels reads every kernel");
       if (failed(builder.outline(kernel, module)))
         return signalPassFailure();
       entries.push_back({(kernel.getName() + "_body").str(),
-                         (kernel.getName() + "_host").str()});
+                         (kernel.getName() + FA_HOST_ENTRY_SUFFIX).str(),
+                         *info});
     }
     // Only the emulation entry points remain: drop the device modules and
     // the host-side launch functions that refer to them.
@@ -357,9 +459,9 @@ struct FaGpuToHostPass
     for (auto f : module.getOps<func::FuncOp>())
       if (auto a = f->getAttrOfType<IntegerAttr>("fa.lds_bytes"))
         ldsBytes[f.getName()] = a.getInt();
-    SmallVector<std::pair<std::string, int64_t>> sizes;
-    for (auto &[bodyName, entryName] : entries)
-      sizes.push_back({bodyName, ldsBytes.lookup(bodyName)});
+    SmallVector<int64_t> sizes;
+    for (const Entry &e : entries)
+      sizes.push_back(ldsBytes.lookup(e.body));
 
     OpPassManager pm("builtin.module");
     // bf16 <-> f32 conversions as integer ops: x86-64 has no bf16
@@ -383,14 +485,18 @@ struct FaGpuToHostPass
       return signalPassFailure();
 
     OpBuilder b(&getContext());
-    for (auto [i, entry] : llvm::enumerate(entries)) {
-      auto body = module.lookupSymbol<LLVM::LLVMFuncOp>(entry.first);
+    for (auto [i, e] : llvm::enumerate(entries)) {
+      auto body = module.lookupSymbol<LLVM::LLVMFuncOp>(e.body);
       if (!body) {
-        module.emitError() << "lowered kernel body '" << entry.first
+        module.emitError() << "lowered kernel body '" << e.body
                            << "' is missing";
         return signalPassFailure();
       }
-      buildEntry(b, body, entry.second, sizes[i].second);
+      if (failed(checkBodyParameters(body)))
+        return signalPassFailure();
+      buildEntry(b, body, e.entry, sizes[i]);
+      buildInfo(b, module, body.getLoc(), e.entry + FA_HOST_INFO_SUFFIX,
+                hostInfo(e.info, sizes[i]));
     }
   }
 };

@@ -102,6 +102,11 @@ struct ModuleState {
   std::unique_ptr<LoadedCode> code;
 };
 
+/// Nothing if the manifest's kernel `k` is the kernel whose code object
+/// exports `info` (the facts memory safety depends on: LDS size, threads,
+/// element type, head dimension, ...), else an error naming both values.
+Status checkHostInfo(const KernelInfo &k, const fa_host_info &info);
+
 /// The host emulator backend.
 Expected<std::shared_ptr<Backend>> openHostBackend();
 

@@ -19,7 +19,8 @@
 //   Loading: cuModuleLoadDataEx with the JIT's error and info logs (PTX is
 //            passed NUL-terminated; a cubin as is), cuModuleGetFunction per
 //            kernel, cuFuncGetAttribute for registers, static shared memory
-//            and the function's thread limit; cuFuncSetAttribute
+//            and the function's thread limit (a manifest below the former
+//            or above the latter is refused); cuFuncSetAttribute
 //            (MAX_DYNAMIC_SHARED_SIZE_BYTES) for the manifest's
 //            dynamic_lds_bytes.
 //   Launch:  cuLaunchKernel on the context's default stream with the ABI
@@ -240,11 +241,20 @@ public:
   Status synchronize() override;
   Expected<std::unique_ptr<LoadedCode>>
   loadCode(const Manifest &manifest, const std::vector<uint8_t> &bytes,
-           const std::string &displayName) override;
+           const std::string &displayName) override {
+    return load(manifest, bytes, displayName, /*faKernels=*/true);
+  }
+  /// Loads `bytes`; with `faKernels`, refuses a manifest that disagrees
+  /// with the functions' own attributes (the kernels fac compiles).
+  Expected<std::unique_ptr<LoadedCode>> load(const Manifest &manifest,
+                                             const std::vector<uint8_t> &bytes,
+                                             const std::string &displayName,
+                                             bool faKernels);
   Expected<std::unique_ptr<LoadedCode>>
   loadRawCode(const std::vector<uint8_t> &bytes, const std::string &format,
               const std::string &symbol, int64_t threads) override {
-    // The manifest loadCode checks against, describing the one kernel.
+    // The manifest load checks against, describing the one kernel (its
+    // shared memory is the run-time compiler's business).
     Manifest m;
     m.target = targets_.front();
     m.codeObjectFormat = format;
@@ -253,7 +263,8 @@ public:
     k.threads = threads;
     k.waveSize = 32;
     m.kernels.push_back(k);
-    return loadCode(m, bytes, "<run-time compiled " + symbol + ">");
+    return load(m, bytes, "<run-time compiled " + symbol + ">",
+                /*faKernels=*/false);
   }
 
   /// A failed call `call` with result `rc`, while doing `what`.
@@ -423,9 +434,8 @@ static Status checkPtxText(const std::vector<uint8_t> &bytes) {
 }
 
 Expected<std::unique_ptr<LoadedCode>>
-CudaBackend::loadCode(const Manifest &manifest,
-                      const std::vector<uint8_t> &bytes,
-                      const std::string &displayName) {
+CudaBackend::load(const Manifest &manifest, const std::vector<uint8_t> &bytes,
+                  const std::string &displayName, bool faKernels) {
   const std::string &format = manifest.codeObjectFormat;
   if (format != "ptx" && format != "cubin")
     return Status::error(ErrorCode::Unsupported,
@@ -536,6 +546,18 @@ CudaBackend::loadCode(const Manifest &manifest,
                         a.name,
                     "cuFuncGetAttribute", rc)
             .withKernel(k.name);
+    // The manifest must describe this function: it sizes nothing the
+    // function allocates itself, but the limits below are checked with it.
+    if (faKernels && int64_t(f.staticShared) > k.ldsBytes)
+      return Status::error(
+                 ErrorCode::ManifestError,
+                 "kernel '" + k.name + "': the manifest says lds_bytes " +
+                     std::to_string(k.ldsBytes) +
+                     ", the function's static shared memory "
+                     "(CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES) is " +
+                     std::to_string(f.staticShared) +
+                     " (the manifest does not describe this code object)")
+          .withKernel(k.name);
     // The function's own figures are the truth; the manifest's lds_bytes
     // may round differently.
     uint64_t staticShared =

@@ -20,7 +20,9 @@
 //            oversized zeroed buffer and the name is found by its spelling
 //            (findGcnArchName, Vendor.h), so no offset is assumed.
 //   Memory:  hipMalloc (then zeroed), hipFree, hipMemcpyHtoD / hipMemcpyDtoH.
-//   Loading: hipModuleLoadData (an hsaco: an ELF file for EM_AMDGPU),
+//   Loading: the manifest checked against the hsaco's AMDGPU metadata
+//            (AmdgpuMetadata.h: LDS size, wave size, kernarg layout,
+//            workgroup limit), hipModuleLoadData (an ELF file for EM_AMDGPU),
 //            hipModuleGetFunction per kernel, hipFuncGetAttribute (optional)
 //            for registers and static LDS.
 //   Launch:  hipModuleLaunchKernel with the 44 ABI words as the packed
@@ -34,6 +36,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "AmdgpuMetadata.h"
 #include "Backend.h"
 #include "Vendor.h"
 
@@ -214,11 +217,14 @@ public:
   Status synchronize() override;
   Expected<std::unique_ptr<LoadedCode>>
   loadCode(const Manifest &manifest, const std::vector<uint8_t> &bytes,
-           const std::string &displayName) override;
+           const std::string &displayName) override {
+    return load(manifest, bytes, displayName, /*faKernels=*/true);
+  }
   Expected<std::unique_ptr<LoadedCode>>
   loadRawCode(const std::vector<uint8_t> &bytes, const std::string &format,
               const std::string &symbol, int64_t threads) override {
-    // The manifest loadCode checks against, describing the one kernel.
+    // The manifest load checks against, describing the one kernel; its
+    // LDS size and parameters are the run-time compiler's, not fa's ABI.
     Manifest m;
     m.target = gcnArchBase(gcnArchName);
     m.codeObjectFormat = format;
@@ -227,8 +233,15 @@ public:
     k.threads = threads;
     k.waveSize = warpSize;
     m.kernels.push_back(k);
-    return loadCode(m, bytes, "<run-time compiled " + symbol + ">");
+    return load(m, bytes, "<run-time compiled " + symbol + ">",
+                /*faKernels=*/false);
   }
+  /// Loads `bytes`; with `faKernels`, after checking the manifest against
+  /// the code object's AMDGPU metadata (the kernels fac compiles).
+  Expected<std::unique_ptr<LoadedCode>> load(const Manifest &manifest,
+                                             const std::vector<uint8_t> &bytes,
+                                             const std::string &displayName,
+                                             bool faKernels);
 
   Status fail(ErrorCode code, const std::string &what, const char *call,
               hipError_t rc, const std::string &hint = {}) const {
@@ -396,9 +409,8 @@ Status HipBackend::synchronize() {
 }
 
 Expected<std::unique_ptr<LoadedCode>>
-HipBackend::loadCode(const Manifest &manifest,
-                     const std::vector<uint8_t> &bytes,
-                     const std::string &displayName) {
+HipBackend::load(const Manifest &manifest, const std::vector<uint8_t> &bytes,
+                 const std::string &displayName, bool faKernels) {
   if (manifest.codeObjectFormat != "hsaco")
     return Status::error(ErrorCode::Unsupported,
                          "a hip device loads 'hsaco' code objects, the "
@@ -411,6 +423,11 @@ HipBackend::loadCode(const Manifest &manifest,
                              ", " + gcnArchName + ": " + *why);
   if (Status s = checkGpuElf(bytes, /*EM_AMDGPU=*/224, "AMDGPU"); !s.ok())
     return s;
+  // The GPU sizes LDS and reads kernel arguments as the code object says:
+  // the manifest the runtime packs and checks limits by must agree.
+  if (faKernels)
+    if (Status s = checkAmdgpuCodeObject(manifest, bytes); !s.ok())
+      return s;
   for (const KernelInfo &k : manifest.kernels)
     if (k.waveSize != warpSize)
       return Status::error(ErrorCode::Unsupported,

@@ -10,7 +10,11 @@
 // a damaged file gets a precise message, then the verified bytes are loaded
 // with dlopen from a private temporary copy, so what runs is exactly what was
 // hashed. Each kernel's
-// `<name>_host` symbol (the manifest's `symbol`) is resolved at load time.
+// `<name>_host` symbol (the manifest's `symbol`) is resolved at load time,
+// with the `<name>_host_info` record next to it: the manifest is a sidecar
+// anyone can edit, so every field of it that memory safety depends on (LDS
+// size, threads, element type, head dimension, ...) must match the record
+// the compiler put into the code object, or the load is refused.
 //
 //===----------------------------------------------------------------------===//
 
@@ -164,6 +168,24 @@ static Status checkElf(const std::vector<uint8_t> &b) {
     return corrupt("code object is for ELF machine " +
                    std::to_string(h.e_machine) + ", this host is " +
                    hostMachineName + " (" + std::to_string(hostMachine) + ")");
+  // The tables are read as arrays of Elf64_Phdr / Elf64_Shdr: an entry size
+  // other than theirs would read past each entry (or past the table).
+  auto entrySize = [&](const char *table, uint64_t n, uint64_t entry,
+                       uint64_t expected) -> Status {
+    if (n && entry != expected)
+      return corrupt("code object's " + std::string(table) + " entries are " +
+                     std::to_string(entry) + " bytes, ELF64 " + table +
+                     " entries are " + std::to_string(expected));
+    return Status::success();
+  };
+  if (Status s = entrySize("program header", h.e_phnum, h.e_phentsize,
+                           sizeof(Elf64_Phdr));
+      !s.ok())
+    return s;
+  if (Status s = entrySize("section header", h.e_shnum, h.e_shentsize,
+                           sizeof(Elf64_Shdr));
+      !s.ok())
+    return s;
   auto within = [&](const char *table, uint64_t off, uint64_t n,
                     uint64_t entry) -> Status {
     uint64_t end = off + n * entry;
@@ -185,14 +207,100 @@ static Status checkElf(const std::vector<uint8_t> &b) {
   // Every loadable segment's file bytes must be present.
   for (uint16_t i = 0; i < h.e_phnum; ++i) {
     Elf64_Phdr ph;
-    std::memcpy(&ph, b.data() + h.e_phoff + uint64_t(i) * h.e_phentsize,
+    std::memcpy(&ph, b.data() + h.e_phoff + uint64_t(i) * sizeof(ph),
                 sizeof(ph));
-    if (ph.p_type == PT_LOAD && ph.p_offset + ph.p_filesz > b.size())
-      return corrupt(
-          "code object is truncated: segment " + std::to_string(i) +
-          " ends at byte " + std::to_string(ph.p_offset + ph.p_filesz) +
-          " but the file has " + std::to_string(b.size()) + " bytes");
+    uint64_t end = ph.p_offset + ph.p_filesz;
+    if (ph.p_type == PT_LOAD && (end < ph.p_offset || end > b.size()))
+      return corrupt("code object is truncated: segment " + std::to_string(i) +
+                     " ends at byte " + std::to_string(end) +
+                     " but the file has " + std::to_string(b.size()) +
+                     " bytes");
   }
+  return Status::success();
+}
+
+static const char *hostDTypeName(uint32_t dtype) {
+  switch (dtype) {
+  case FA_HOST_DTYPE_F32:
+    return "f32";
+  case FA_HOST_DTYPE_F16:
+    return "f16";
+  case FA_HOST_DTYPE_BF16:
+    return "bf16";
+  }
+  return nullptr;
+}
+
+Status fa::detail::checkHostInfo(const KernelInfo &k,
+                                 const fa_host_info &info) {
+  auto abi = [&](const std::string &what, uint64_t code, uint64_t runtime) {
+    return Status::error(ErrorCode::Unsupported,
+                         "kernel '" + k.name + "': the code object's " + what +
+                             " is " + std::to_string(code) +
+                             ", this runtime's is " + std::to_string(runtime) +
+                             " (compiled for another kernel ABI; rebuild it "
+                             "with this fac)");
+  };
+  // The ABI first: the rest of the record means nothing without it.
+  if (info.abi_version != FA_ABI_VERSION)
+    return abi("kernel ABI version", info.abi_version, FA_ABI_VERSION);
+  if (info.info_bytes != sizeof(fa_host_info))
+    return abi("fa_host_info size", info.info_bytes, sizeof(fa_host_info));
+  if (info.num_words != FA_ABI_NUM_WORDS)
+    return abi("ABI word count", info.num_words, FA_ABI_NUM_WORDS);
+  if (info.env_bytes != sizeof(fa_host_env))
+    return abi("fa_host_env size", info.env_bytes, sizeof(fa_host_env));
+
+  auto mismatch = [&](const std::string &field, const std::string &manifest,
+                      const std::string &code) {
+    return Status::error(ErrorCode::ManifestError,
+                         "kernel '" + k.name + "': the manifest says " + field +
+                             " " + manifest + ", the code object says " + code +
+                             " (the manifest does not describe this code "
+                             "object)");
+  };
+  auto number = [&](const char *field, int64_t manifest,
+                    int64_t code) -> Status {
+    if (manifest != code)
+      return mismatch(field, std::to_string(manifest), std::to_string(code));
+    return Status::success();
+  };
+  const char *dtype = hostDTypeName(info.dtype);
+  if (!dtype)
+    return Status::error(ErrorCode::CorruptCodeObject,
+                         "kernel '" + k.name +
+                             "': the code object's fa_host_info has unknown "
+                             "element type " +
+                             std::to_string(info.dtype));
+  if (dtypeName(k.dtype) != std::string(dtype))
+    return mismatch("dtype", dtypeName(k.dtype), dtype);
+  const std::pair<const char *, std::pair<int64_t, int64_t>> fields[] = {
+      {"lds_bytes", {k.ldsBytes, int64_t(info.lds_bytes)}},
+      {"threads", {k.threads, info.threads}},
+      {"wave_size", {k.waveSize, info.wave_size}},
+      {"head_dim", {k.headDim, info.head_dim}},
+      {"block_m", {k.blockM, info.block_m}},
+      {"block_n", {k.blockN, info.block_n}},
+      {"index_bits", {k.indexBits, info.index_bits}},
+  };
+  for (const auto &[field, values] : fields)
+    if (Status s = number(field, values.first, values.second); !s.ok())
+      return s;
+  if (k.hasLse != (info.has_lse != 0))
+    return mismatch("has_lse", k.hasLse ? "true" : "false",
+                    info.has_lse ? "true" : "false");
+  auto sizes = [](const int64_t *s) {
+    std::string text = "[";
+    for (int i = 0; i < 5; ++i)
+      text += (i ? ", " : "") + std::to_string(s[i]);
+    return text + "]";
+  };
+  for (int i = 0; i < 5; ++i)
+    if (k.staticSizes[i] != info.static_sizes[i])
+      return mismatch("static_sizes", sizes(k.staticSizes),
+                      sizes(info.static_sizes));
+  if (k.dynamicLdsBytes != 0)
+    return number("dynamic_lds_bytes", k.dynamicLdsBytes, 0);
   return Status::success();
 }
 
@@ -293,6 +401,27 @@ HostBackend::loadCode(const Manifest &manifest,
           .withCall("dlsym", "")
           .withKernel(k.name)
           .withLog("dlsym: " + why);
+    }
+    // What the code was compiled with, checked before it can run.
+    std::string infoSymbol = k.symbol + FA_HOST_INFO_SUFFIX;
+    ::dlerror();
+    const auto *info =
+        static_cast<const fa_host_info *>(::dlsym(handle, infoSymbol.c_str()));
+    if (!info) {
+      const char *err = ::dlerror();
+      std::string why = err ? err : "symbol is null";
+      ::dlclose(handle);
+      return Status::error(ErrorCode::CorruptCodeObject,
+                           "code object has no fa_host_info for kernel '" +
+                               k.name + "' (symbol '" + infoSymbol +
+                               "'); rebuild it with this fac")
+          .withCall("dlsym", "")
+          .withKernel(k.name)
+          .withLog("dlsym: " + why);
+    }
+    if (Status s = checkHostInfo(k, *info); !s.ok()) {
+      ::dlclose(handle);
+      return std::move(s).withKernel(k.name);
     }
     entries.push_back(reinterpret_cast<fa_host_kernel_fn>(sym));
   }

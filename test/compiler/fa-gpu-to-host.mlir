@@ -7,6 +7,7 @@
 // Nothing to lower, or a gpu op the emulator has no callback for.
 // RUN: fa-opt %t/no-kernels.mlir --fa-gpu-to-host -verify-diagnostics
 // RUN: fa-opt %t/unsupported.mlir --fa-gpu-to-host -verify-diagnostics
+// RUN: fa-opt %t/not-fa.mlir --fa-gpu-to-host -verify-diagnostics
 
 //--- attention.mlir
 
@@ -39,18 +40,19 @@
 // CHECK-NEXT: %[[VLDS:[^ ]+]] = llvm.getelementptr %[[LDS]][12288] : (!llvm.ptr) -> !llvm.ptr, i8
 // CHECK-NEXT: %[[PLDS:[^ ]+]] = llvm.getelementptr %[[LDS]][16384] : (!llvm.ptr) -> !llvm.ptr, i8
 //
-// Thread and block ids are env fields 5 and 6.
-// CHECK: llvm.getelementptr %[[ENV]][0, 5, 0] : (!llvm.ptr) -> !llvm.ptr, !llvm.struct<(ptr, ptr, ptr, ptr, ptr, array<3 x i32>, array<3 x i32>, array<3 x i32>, array<3 x i32>, i32)>
-// CHECK: llvm.getelementptr %[[ENV]][0, 6, 0]
-// CHECK: llvm.getelementptr %[[ENV]][0, 6, 1]
-// CHECK: llvm.getelementptr %[[ENV]][0, 6, 2]
+// env fields are read at their byte offsets in KernelAbi.h's fa_host_env
+// (offsetof): thread_id at 40, block_id at 52.
+// CHECK: llvm.getelementptr %[[ENV]][40] : (!llvm.ptr) -> !llvm.ptr, i8
+// CHECK: llvm.getelementptr %[[ENV]][52] : (!llvm.ptr) -> !llvm.ptr, i8
+// CHECK: llvm.getelementptr %[[ENV]][56] : (!llvm.ptr) -> !llvm.ptr, i8
+// CHECK: llvm.getelementptr %[[ENV]][60] : (!llvm.ptr) -> !llvm.ptr, i8
 //
-// Every LDS access first reports itself through env->lds_access (field 4):
-// (emu, address, bytes, is_write). Here the 16-byte store of the Q copy.
-// CHECK: %[[HOOK_P:[^ ]+]] = llvm.getelementptr %[[ENV]][0, 4]
+// Every LDS access first reports itself through env->lds_access (byte 32):
+// (emu (byte 0), address, bytes, is_write). Here the 16-byte store of the Q
+// copy.
+// CHECK: %[[HOOK_P:[^ ]+]] = llvm.getelementptr %[[ENV]][32]
 // CHECK-NEXT: %[[HOOK:[^ ]+]] = llvm.load %[[HOOK_P]] : !llvm.ptr -> !llvm.ptr
-// CHECK-NEXT: %[[EMU_P:[^ ]+]] = llvm.getelementptr %[[ENV]][0, 0]
-// CHECK-NEXT: %[[EMU:[^ ]+]] = llvm.load %[[EMU_P]] : !llvm.ptr -> !llvm.ptr
+// CHECK-NEXT: %[[EMU:[^ ]+]] = llvm.load %[[ENV]] : !llvm.ptr -> !llvm.ptr
 // CHECK-NEXT: llvm.call %[[HOOK]](%[[EMU]], %{{[^,]+}}, %[[C16_I32]], %[[C1_I32]]) : !llvm.ptr, (!llvm.ptr, !llvm.ptr, i32, i32) -> ()
 // CHECK-NOT: llvm.call
 // CHECK: %[[QW:[^ ]+]] = llvm.getelementptr {{.*}}%[[LDS]][%{{[^]]+}}] : (!llvm.ptr, i64) -> !llvm.ptr, f16
@@ -64,11 +66,10 @@
 // CHECK: %[[KW:[^ ]+]] = llvm.getelementptr {{.*}}%[[KLDS]][%{{[^]]+}}] : (!llvm.ptr, i64) -> !llvm.ptr, f16
 // CHECK-NEXT: llvm.store %{{[^,]+}}, %[[KW]] {{.*}}: vector<8xf16>, !llvm.ptr
 //
-// gpu.barrier: an indirect call through env->barrier (field 2).
-// CHECK-NEXT: %[[BAR_P:[^ ]+]] = llvm.getelementptr %[[ENV]][0, 2]
+// gpu.barrier: an indirect call through env->barrier (byte 16).
+// CHECK-NEXT: %[[BAR_P:[^ ]+]] = llvm.getelementptr %[[ENV]][16] : (!llvm.ptr) -> !llvm.ptr, i8
 // CHECK-NEXT: %[[BAR:[^ ]+]] = llvm.load %[[BAR_P]] : !llvm.ptr -> !llvm.ptr
-// CHECK-NEXT: %[[EMU_P2:[^ ]+]] = llvm.getelementptr %[[ENV]][0, 0]
-// CHECK-NEXT: %[[EMU2:[^ ]+]] = llvm.load %[[EMU_P2]] : !llvm.ptr -> !llvm.ptr
+// CHECK-NEXT: %[[EMU2:[^ ]+]] = llvm.load %[[ENV]] : !llvm.ptr -> !llvm.ptr
 // CHECK-NEXT: llvm.call %[[BAR]](%[[EMU2]]) : !llvm.ptr, (!llvm.ptr) -> ()
 //
 // The V copy after that barrier (last iteration's P·V read V's slot): V is
@@ -89,12 +90,11 @@
 // CHECK: %[[KR:[^ ]+]] = llvm.getelementptr {{.*}}%[[KLDS]][%{{[^]]+}}] : (!llvm.ptr, i64) -> !llvm.ptr, f16
 // CHECK-NEXT: llvm.load %[[KR]] {{.*}}: !llvm.ptr -> vector<2xf16>
 //
-// gpu.shuffle: env->shuffle (field 3) on the f32's bits, with the offset,
+// gpu.shuffle: env->shuffle (byte 24) on the f32's bits, with the offset,
 // the wave width and the mode (0: xor).
-// CHECK: %[[SH_P:[^ ]+]] = llvm.getelementptr %[[ENV]][0, 3]
+// CHECK: %[[SH_P:[^ ]+]] = llvm.getelementptr %[[ENV]][24] : (!llvm.ptr) -> !llvm.ptr, i8
 // CHECK-NEXT: %[[SH:[^ ]+]] = llvm.load %[[SH_P]] : !llvm.ptr -> !llvm.ptr
-// CHECK-NEXT: llvm.getelementptr %[[ENV]][0, 0]
-// CHECK-NEXT: %[[EMU3:[^ ]+]] = llvm.load
+// CHECK-NEXT: %[[EMU3:[^ ]+]] = llvm.load %[[ENV]] : !llvm.ptr -> !llvm.ptr
 // CHECK-NEXT: %[[BITS:[^ ]+]] = llvm.call %[[SH]](%[[EMU3]], %{{[^,]+}}, %[[C8_I32]], %[[C64_I32]], %[[C0_I32]]) : !llvm.ptr, (!llvm.ptr, i32, i32, i32, i32) -> i32
 // CHECK-NEXT: llvm.bitcast %[[BITS]] : i32 to f32
 //
@@ -118,7 +118,7 @@
 
 // The exported entry: `void <kernel>_host(const uint64_t *args,
 // fa_host_env *env)` reads the 44 ABI words, takes the LDS block from
-// env->lds (field 1) and calls the body.
+// env->lds (byte 8) and calls the body.
 // CHECK-LABEL: llvm.func @causal_lse_kernel_host
 // CHECK-SAME: (%[[ARGS:[^:]+]]: !llvm.ptr, %[[HENV:[^:]+]]: !llvm.ptr) {
 // CHECK-NEXT: %[[W0P:[^ ]+]] = llvm.getelementptr %[[ARGS]][0] : (!llvm.ptr) -> !llvm.ptr, i64
@@ -126,12 +126,19 @@
 // CHECK-NEXT: %[[QALLOC:[^ ]+]] = llvm.inttoptr %[[W0]] : i64 to !llvm.ptr
 // CHECK-COUNT-43: llvm.load %{{[^ ]+}} : !llvm.ptr -> i64
 // CHECK-NOT: llvm.getelementptr %[[ARGS]]
-// CHECK: %[[LDS_P:[^ ]+]] = llvm.getelementptr %[[HENV]][1] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
+// CHECK: %[[LDS_P:[^ ]+]] = llvm.getelementptr %[[HENV]][8] : (!llvm.ptr) -> !llvm.ptr, i8
 // CHECK-NEXT: %[[HLDS:[^ ]+]] = llvm.load %[[LDS_P]] : !llvm.ptr -> !llvm.ptr
 // CHECK-DAG: %[[SIZE:[^ ]+]] = llvm.mlir.constant(20480 : i64) : i64
 // CHECK: llvm.call @causal_lse_kernel_body(%[[QALLOC]], {{.*}}, %[[HLDS]], %[[HLDS]], %{{[^,]+}}, %[[SIZE]], %{{[^,]+}}, %[[HENV]])
 // CHECK-NEXT: llvm.return
 // CHECK-NOT: llvm.func
+//
+// The record the runtime checks the manifest against: fa_host_info as 12
+// words (KernelAbi.h): ABI version 1 | 96-byte record << 32, 44 words |
+// 96-byte env << 32, 20480 bytes of LDS, 256 threads | wave 64 << 32, f16
+// (2) | D 64 << 32, block_m 64 | block_n 32 << 32, has_lse 1 | 64-bit
+// indices << 32, static sizes (-1, 8, 2, -1, -1).
+// CHECK: llvm.mlir.global external constant @causal_lse_kernel_host_info(dense<[412316860417, 412316860460, 20480, 274877907200, 274877906946, 137438953536, 274877906945, -1, 8, 2, -1, -1]> : tensor<12xi64>) {{{.*}}alignment = 8 : i64} : !llvm.array<12 x i64>
 func.func @causal_lse(%q: tensor<?x8x?x64xf16>, %k: tensor<?x2x?x64xf16>, %v: tensor<?x2x?x64xf16>) -> (tensor<?x8x?x64xf16>, tensor<?x8x?xf32>) {
   %o, %lse = fa.attention %q, %k, %v causal scale(0.125) : tensor<?x8x?x64xf16>, tensor<?x2x?x64xf16>, tensor<?x2x?x64xf16> -> tensor<?x8x?x64xf16>, tensor<?x8x?xf32>
   return %o, %lse : tensor<?x8x?x64xf16>, tensor<?x8x?xf32>
@@ -151,9 +158,22 @@ module {
 
 module attributes {gpu.container_module} {
   gpu.module @fa_kernels {
-    gpu.func @k(%out: memref<?xi32>) kernel {
+    gpu.func @k(%out: memref<?xi32>) kernel attributes {fa.head_dim = 64 : i64, fa.scale = 1.250000e-01 : f32, fa.static_sizes = array<i64: -1, -1, -1, -1, -1>, fa.tile = #fa.tile<target = "host", block_m = 64, block_n = 64, waves = 4, wave_size = 64, stages = 1, lds_pad = 0>} {
       // expected-error @+1 {{'gpu.lane_id' op is not supported by the host emulation target}}
       %lane = gpu.lane_id
+      gpu.return
+    }
+  }
+}
+
+//--- not-fa.mlir
+
+// The fa_host_info record needs the kernel's fa.* attributes (what fac's
+// manifest says too).
+module attributes {gpu.container_module} {
+  gpu.module @fa_kernels {
+    // expected-error @+1 {{'gpu.func' op is not an fa kernel (missing fa.* attributes)}}
+    gpu.func @k(%out: memref<?xi32>) kernel {
       gpu.return
     }
   }

@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "fa/KernelAbi.h"
 #include "fa/Manifest.h"
 
 #include <cstdio>
@@ -74,7 +75,7 @@ int main(int argc, char **argv) {
   m.codeObjectHash = fa::formatFnv1a64(fa::fnv1a64(bytes.data(), bytes.size()));
   fa::KernelInfo k;
   k.name = get("name");
-  k.symbol = k.name + "_host";
+  k.symbol = k.name + FA_HOST_ENTRY_SUFFIX;
   k.abiVersion = integer("abi_version", "1");
   std::optional<fa::DType> dtype = fa::parseDType(get("dtype"));
   if (!dtype) {

@@ -4,8 +4,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Backend.h"
 #include "TestUtil.h"
 
+#include <algorithm>
 #include <cstring>
 #include <elf.h>
 
@@ -244,6 +246,165 @@ TEST(ModuleLoadTest, WrongFormatOrWaveSize) {
   EXPECT_TRUE(contains(format.message(), "the manifest says 'hsaco'"));
   Status wave = loadEdited([](Manifest &m) { m.kernels[0].waveSize = 48; });
   EXPECT_TRUE(contains(wave.message(), "has wave size 48"));
+}
+
+// The manifest is a sidecar anyone can edit (its hash covers the code
+// object, not itself): every field memory safety depends on is checked
+// against the code object's own fa_host_info. lds_bytes 0 used to make the
+// kernel write past the emulator's LDS block (SIGSEGV).
+TEST(ModuleLoadTest, ManifestDisagreesWithTheCodeObject) {
+  Status lds = loadEdited([](Manifest &m) { m.kernels[0].ldsBytes = 0; });
+  EXPECT_EQ(lds.code(), ErrorCode::ManifestError);
+  EXPECT_EQ(lds.message(),
+            "kernel 'attn_f32': the manifest says lds_bytes 0, the code "
+            "object says 9216 (the manifest does not describe this code "
+            "object)");
+  EXPECT_EQ(lds.kernel(), "attn_f32");
+  Status threads = loadEdited([](Manifest &m) { m.kernels[0].threads = 128; });
+  EXPECT_EQ(threads.message(),
+            "kernel 'attn_f32': the manifest says threads 128, the code "
+            "object says 64 (the manifest does not describe this code "
+            "object)");
+  Status dtype =
+      loadEdited([](Manifest &m) { m.kernels[0].dtype = DType::F16; });
+  EXPECT_TRUE(contains(dtype.message(), "the manifest says dtype f16, the "
+                                        "code object says f32"))
+      << dtype.message();
+  Status d = loadEdited([](Manifest &m) { m.kernels[0].headDim = 128; });
+  EXPECT_TRUE(contains(d.message(), "the manifest says head_dim 128, the "
+                                    "code object says 64"))
+      << d.message();
+  Status lse = loadEdited([](Manifest &m) { m.kernels[0].hasLse = false; });
+  EXPECT_TRUE(contains(lse.message(), "the manifest says has_lse false, the "
+                                      "code object says true"))
+      << lse.message();
+  Status wave = loadEdited([](Manifest &m) { m.kernels[0].waveSize = 64; });
+  EXPECT_TRUE(contains(wave.message(), "the manifest says wave_size 64, the "
+                                       "code object says 32"))
+      << wave.message();
+  Status sizes =
+      loadEdited([](Manifest &m) { m.kernels[0].staticSizes[3] = 128; });
+  EXPECT_TRUE(contains(sizes.message(),
+                       "the manifest says static_sizes [-1, -1, -1, 128, -1], "
+                       "the code object says [-1, -1, -1, -1, -1]"))
+      << sizes.message();
+}
+
+// The record itself: from another ABI, or damaged.
+TEST(ModuleLoadTest, HostInfoFromAnotherAbi) {
+  Manifest manifest = test::fixtureManifest("attn_f32");
+  const KernelInfo &k = manifest.kernels[0];
+  fa_host_info good = {};
+  good.abi_version = FA_ABI_VERSION;
+  good.info_bytes = sizeof(fa_host_info);
+  good.num_words = FA_ABI_NUM_WORDS;
+  good.env_bytes = sizeof(fa_host_env);
+  good.lds_bytes = uint64_t(k.ldsBytes);
+  good.threads = uint32_t(k.threads);
+  good.wave_size = uint32_t(k.waveSize);
+  good.dtype = FA_HOST_DTYPE_F32;
+  good.head_dim = uint32_t(k.headDim);
+  good.block_m = uint32_t(k.blockM);
+  good.block_n = uint32_t(k.blockN);
+  good.has_lse = 1;
+  good.index_bits = 64;
+  for (int64_t &size : good.static_sizes)
+    size = -1;
+  FA_ASSERT_OK(detail::checkHostInfo(k, good));
+
+  fa_host_info info = good;
+  info.abi_version = 2;
+  Status s = detail::checkHostInfo(k, info);
+  EXPECT_EQ(s.code(), ErrorCode::Unsupported);
+  EXPECT_EQ(s.message(), "kernel 'attn_f32': the code object's kernel ABI "
+                         "version is 2, this runtime's is 1 (compiled for "
+                         "another kernel ABI; rebuild it with this fac)");
+  info = good;
+  info.info_bytes = 64;
+  EXPECT_TRUE(contains(detail::checkHostInfo(k, info).message(),
+                       "the code object's fa_host_info size is 64, this "
+                       "runtime's is 96"));
+  info = good;
+  info.num_words = 24;
+  EXPECT_TRUE(contains(detail::checkHostInfo(k, info).message(),
+                       "the code object's ABI word count is 24, this "
+                       "runtime's is 44"));
+  info = good;
+  info.env_bytes = 80;
+  EXPECT_TRUE(contains(detail::checkHostInfo(k, info).message(),
+                       "the code object's fa_host_env size is 80, this "
+                       "runtime's is 96"));
+  info = good;
+  info.dtype = 9;
+  s = detail::checkHostInfo(k, info);
+  EXPECT_EQ(s.code(), ErrorCode::CorruptCodeObject);
+  EXPECT_EQ(s.message(), "kernel 'attn_f32': the code object's fa_host_info "
+                         "has unknown element type 9");
+  info = good;
+  info.block_m = 32;
+  EXPECT_TRUE(contains(detail::checkHostInfo(k, info).message(),
+                       "the manifest says block_m 16, the code object says "
+                       "32"));
+  info = good;
+  info.index_bits = 32;
+  EXPECT_TRUE(contains(detail::checkHostInfo(k, info).message(),
+                       "the manifest says index_bits 64, the code object "
+                       "says 32"));
+}
+
+// A code object built without the record (an older fac) is refused.
+TEST(ModuleLoadTest, CodeObjectWithoutHostInfo) {
+  ScratchDir dir;
+  std::vector<uint8_t> bytes = test::readBytes(test::fixturePath("attn_f32"));
+  const std::string name = "attn_f32_host_info";
+  auto at = std::search(bytes.begin(), bytes.end(), name.begin(), name.end());
+  ASSERT_NE(at, bytes.end());
+  at[name.size() - 1] = 'X'; // the dynamic symbol is now attn_f32_host_infX
+  std::string path = test::writeCodeObject(dir, "attn.so", bytes,
+                                           test::fixtureManifest("attn_f32"));
+  Expected<Module> m = Module::load(test::hostDevice(), path);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().code(), ErrorCode::CorruptCodeObject);
+  EXPECT_EQ(m.status().message(),
+            "code object has no fa_host_info for kernel 'attn_f32' (symbol "
+            "'attn_f32_host_info'); rebuild it with this fac");
+  EXPECT_EQ(m.status().call(), "dlsym");
+}
+
+/// The fixture with its ELF header edited by `edit`, loaded with a manifest
+/// that matches the edited bytes.
+Status loadWithHeader(void (*edit)(Elf64_Ehdr &, size_t fileBytes)) {
+  ScratchDir dir;
+  std::vector<uint8_t> bytes = test::readBytes(test::fixturePath("attn_f32"));
+  Elf64_Ehdr h;
+  std::memcpy(&h, bytes.data(), sizeof(h));
+  edit(h, bytes.size());
+  std::memcpy(bytes.data(), &h, sizeof(h));
+  std::string path = test::writeCodeObject(dir, "attn.so", bytes,
+                                           test::fixtureManifest("attn_f32"));
+  Expected<Module> m = Module::load(test::hostDevice(), path);
+  return m ? Status::success() : m.takeStatus();
+}
+
+// The tables are read as arrays of Elf64_Phdr / Elf64_Shdr, so their entry
+// sizes must be those: a 1-byte e_phentsize with the table moved to the end
+// of the file used to read 56-byte headers past the end of the buffer.
+TEST(ModuleLoadTest, WrongElfEntrySizes) {
+  Status ph = loadWithHeader([](Elf64_Ehdr &h, size_t fileBytes) {
+    h.e_phentsize = 1;
+    h.e_phoff = fileBytes - h.e_phnum;
+  });
+  EXPECT_EQ(ph.code(), ErrorCode::CorruptCodeObject);
+  EXPECT_EQ(ph.message(), "code object's program header entries are 1 bytes, "
+                          "ELF64 program header entries are 56");
+  Status big =
+      loadWithHeader([](Elf64_Ehdr &h, size_t) { h.e_phentsize = 4096; });
+  EXPECT_EQ(big.message(), "code object's program header entries are 4096 "
+                           "bytes, ELF64 program header entries are 56");
+  Status sh = loadWithHeader([](Elf64_Ehdr &h, size_t) { h.e_shentsize = 32; });
+  EXPECT_EQ(sh.code(), ErrorCode::CorruptCodeObject);
+  EXPECT_EQ(sh.message(), "code object's section header entries are 32 "
+                          "bytes, ELF64 section header entries are 64");
 }
 
 } // namespace

@@ -22,6 +22,8 @@
 #include "compiler/PlantedBugs.h"
 #include "compiler/Target.h"
 
+#include "fa/KernelAbi.h"
+
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
@@ -423,7 +425,7 @@ static int finish(Build &b, llvm::TargetMachine &tm,
   llvm::Expected<std::string> manifest = fa::renderManifest(
       target, llvm::sys::path::filename(outputFile),
       host ? "elf-shared-object" : "hsaco", (*linked)->getBuffer(), sourceText,
-      b.kernels, host ? "_host" : "");
+      b.kernels, host ? FA_HOST_ENTRY_SUFFIX : "");
   if (!manifest) {
     llvm::sys::fs::remove(outputFile); // no code object without its manifest
     return fail(llvm::toString(manifest.takeError()));

@@ -36,6 +36,14 @@
 // how barriers, cross-lane shuffles and (optionally) LDS access checking
 // reach the emulator. The field order below is part of the ABI.
 //
+// Next to each entry point the code object exports the data symbol
+//     const fa_host_info <name>_host_info;
+// the facts the kernel was compiled with that memory safety depends on (LDS
+// size, threads, element type, head dimension, ...). The manifest is a
+// sidecar anyone can edit and its hash covers only the code object, so the
+// runtime checks every such manifest field against this record and refuses
+// a mismatch.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef FA_KERNELABI_H
@@ -100,8 +108,45 @@ typedef struct fa_host_env {
 
 typedef void (*fa_host_kernel_fn)(const uint64_t *args, fa_host_env *env);
 
+/// A host kernel `<name>` exports its entry point as `<name>`
+/// FA_HOST_ENTRY_SUFFIX and its fa_host_info as the entry point's name +
+/// FA_HOST_INFO_SUFFIX.
+#define FA_HOST_ENTRY_SUFFIX "_host"
+#define FA_HOST_INFO_SUFFIX "_info"
+
+/// Element types in fa_host_info::dtype.
+enum { FA_HOST_DTYPE_F32 = 1, FA_HOST_DTYPE_F16 = 2, FA_HOST_DTYPE_BF16 = 3 };
+
+/// What a host kernel was compiled with, exported next to its entry point.
+/// Every field is 8-byte sized or paired so that the record has no padding;
+/// the compiler emits it as sizeof(fa_host_info) / 8 64-bit words.
+typedef struct fa_host_info {
+  uint32_t abi_version; ///< FA_ABI_VERSION of the compiler's KernelAbi.h
+  uint32_t info_bytes;  ///< sizeof(fa_host_info) there
+  uint32_t num_words;   ///< FA_ABI_NUM_WORDS: words the entry reads from args
+  uint32_t env_bytes;   ///< sizeof(fa_host_env) the kernel was compiled for
+  uint64_t lds_bytes;   ///< bytes of env->lds the kernel addresses
+  uint32_t threads;     ///< threads per workgroup (block = (threads, 1, 1))
+  uint32_t wave_size;
+  uint32_t dtype; ///< FA_HOST_DTYPE_*
+  uint32_t head_dim;
+  uint32_t block_m;
+  uint32_t block_n;
+  uint32_t has_lse;    ///< 1: writes the LSE buffer
+  uint32_t index_bits; ///< width of the index arithmetic
+  /// Sizes fixed at compile time (B, Hq, Hkv, Lq, Lk); -1: any.
+  int64_t static_sizes[5];
+} fa_host_info;
+
 #ifdef __cplusplus
 } // extern "C"
+
+// The compiler writes fa_host_env's fields by byte offset (offsetof) and
+// fa_host_info as 64-bit words: both layouts must be the LP64 ones.
+static_assert(sizeof(void *) == 8, "the host ABI assumes 64-bit pointers");
+static_assert(sizeof(fa_host_env) == 96, "fa_host_env layout changed");
+static_assert(sizeof(fa_host_info) % 8 == 0 && sizeof(fa_host_info) == 96,
+              "fa_host_info must be a whole number of 64-bit words");
 #endif
 
 #endif // FA_KERNELABI_H

@@ -20,7 +20,7 @@
 // Compile-time configuration (the CMake function that builds the variants
 // passes the same values to the manifest):
 //   FA_KERNEL_NAME, FA_ELEM (0 f32, 1 f16, 2 bf16), FA_HEAD_DIM, FA_CAUSAL,
-//   FA_HAS_LSE, FA_SCALE, FA_BLOCK_M, FA_BLOCK_N, FA_THREADS,
+//   FA_HAS_LSE, FA_SCALE, FA_BLOCK_M, FA_BLOCK_N, FA_THREADS, FA_WAVE_SIZE,
 //   FA_BUG (0 none; 1 drops the barrier after the tile copy: an LDS race;
 //   2 lets rows past Lq return before the barriers: barrier divergence;
 //   3 the causal loop over K/V stops one key short of the block's last row's
@@ -116,6 +116,26 @@ inline void announce(fa_host_env *env, const void *p, uint32_t bytes,
 }
 
 } // namespace
+
+// What the runtime checks the manifest against (KernelAbi.h).
+#define FA_INFO FA_CAT(FA_ENTRY, _info)
+extern "C" __attribute__((visibility("default"))) const fa_host_info FA_INFO = {
+    /*abi_version=*/FA_ABI_VERSION,
+    /*info_bytes=*/sizeof(fa_host_info),
+    /*num_words=*/FA_ABI_NUM_WORDS,
+    /*env_bytes=*/sizeof(fa_host_env),
+    /*lds_bytes=*/4 * (2 * BLOCK_N * D + BLOCK_M * BLOCK_N),
+    /*threads=*/THREADS,
+    /*wave_size=*/FA_WAVE_SIZE,
+    /*dtype=*/FA_ELEM == 0 ? FA_HOST_DTYPE_F32
+    : FA_ELEM == 1         ? FA_HOST_DTYPE_F16
+                           : FA_HOST_DTYPE_BF16,
+    /*head_dim=*/D,
+    /*block_m=*/BLOCK_M,
+    /*block_n=*/BLOCK_N,
+    /*has_lse=*/FA_HAS_LSE,
+    /*index_bits=*/64,
+    /*static_sizes=*/{-1, -1, -1, -1, -1}};
 
 extern "C" __attribute__((visibility("default"))) void
 FA_ENTRY(const uint64_t *args, fa_host_env *env) {
