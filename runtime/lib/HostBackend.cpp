@@ -174,6 +174,11 @@ static Status checkElf(const std::vector<uint8_t> &b) {
                      " bytes");
     return Status::success();
   };
+  // The loop below reads whole Elf64_Phdr entries at e_phentsize strides.
+  if (h.e_phnum && h.e_phentsize != sizeof(Elf64_Phdr))
+    return corrupt("code object has program header entries of " +
+                   std::to_string(h.e_phentsize) + " bytes, expected " +
+                   std::to_string(sizeof(Elf64_Phdr)) + " (e_phentsize)");
   if (Status s =
           within("program header table", h.e_phoff, h.e_phnum, h.e_phentsize);
       !s.ok())
