@@ -2,7 +2,7 @@
 BUILD ?= build
 JOBS ?= $(shell nproc)
 
-.PHONY: run test build deps clean bench test-gpu
+.PHONY: run test build deps clean bench test-gpu fuzz sanitize
 
 deps:
 	@bash scripts/install-deps.sh
@@ -37,3 +37,79 @@ bench: build
 
 clean:
 	rm -rf $(BUILD)
+
+#===----------------------------------------------------------------------===#
+# Fuzzing and sanitizers (clang-22, Debian's libclang-rt-22-dev; README.md).
+#===----------------------------------------------------------------------===#
+CLANG ?= /usr/lib/llvm-22/bin/clang
+CLANGXX ?= /usr/lib/llvm-22/bin/clang++
+FUZZ_BUILD ?= build-fuzz
+ASAN_BUILD ?= build-asan
+# Seconds of fuzzing per target; FUZZ_TARGETS picks a subset; FUZZ_FLAGS
+# adds libFuzzer flags (e.g. "-fork=1 -ignore_crashes=1" to go on after a
+# crash: fuzz-loader hits a known dlopen crash, fuzz/findings/README.md).
+FUZZ_SECONDS ?= 60
+FUZZ_FLAGS ?=
+FUZZ_TARGETS ?= fuzz-manifest fuzz-run-args fuzz-loader fuzz-ir
+# fuzz-loader writes a temporary copy of every code object it loads.
+FUZZ_WORK ?= $(FUZZ_BUILD)/fuzz-work
+
+# ASan's settings for both builds, and why:
+# - detect_leaks=0: MLIR and LLVM keep their registries, pass pipelines and
+#   uniqued storage in process-lifetime statics (by design, freed by the OS);
+#   the leak report at exit would fail every run of fac and fa-opt. The
+#   fuzz targets of the runtime (which has no such statics) run with
+#   detect_leaks=1, so a leak there is a finding.
+# - allow_user_poisoning=0: LLVM's BumpPtrAllocator poisons unused slab
+#   memory when its header is compiled with ASan (our code) but not inside
+#   the uninstrumented libMLIR, whose copy hands that memory out without
+#   unpoisoning it: false use-after-poison reports in MLIR attribute
+#   storage (seen in fa-double-buffer). fa itself poisons nothing.
+# (detect_odr_violation and detect_container_overflow stay on: the runtime
+# tests and the fuzz corpora run clean with them.)
+# The host emulator runs workgroup threads on fibers (runtime/lib/Fiber.cpp)
+# that tell ASan about every stack switch (__sanitizer_start_switch_fiber),
+# so fake stacks (detect_stack_use_after_return) need no special setting.
+FA_ASAN_OPTIONS ?= detect_leaks=0:allow_user_poisoning=0:abort_on_error=1
+FA_UBSAN_OPTIONS ?= print_stacktrace=1:halt_on_error=1
+# -O1 and line tables: readable reports, and MLIR-heavy files compile in a
+# fraction of RelWithDebInfo's time. Assertions stay on (no NDEBUG), also
+# those of the MLIR headers our code instantiates.
+FA_SANITIZE_FLAGS = -DCMAKE_BUILD_TYPE=Release \
+  "-DCMAKE_CXX_FLAGS_RELEASE=-O1 -gline-tables-only" \
+  "-DCMAKE_C_FLAGS_RELEASE=-O1 -gline-tables-only"
+
+$(FUZZ_BUILD)/build.ninja: | deps
+	CC=$(CLANG) CXX=$(CLANGXX) cmake -S . -B $(FUZZ_BUILD) -G Ninja \
+	  $(FA_SANITIZE_FLAGS) -DFA_FUZZ=ON
+
+# Fuzzes each target for FUZZ_SECONDS, one after the other, in one process
+# each (libFuzzer's -jobs would fork and log to ./fuzz-N.log), starting from
+# its seed corpus and the regressions; new interesting inputs go to
+# $(FUZZ_BUILD)/corpus/<target>, crashes to fuzz/regressions/<target>/.
+fuzz: $(FUZZ_BUILD)/build.ninja
+	cmake --build $(FUZZ_BUILD) --target fa-fuzzers -j $(JOBS)
+	@mkdir -p $(FUZZ_WORK)
+	@set -e; for t in $(FUZZ_TARGETS); do \
+	  mkdir -p $(FUZZ_BUILD)/corpus/$$t fuzz/regressions/$$t; \
+	  echo "== $$t: $(FUZZ_SECONDS) s"; \
+	  leaks=1; [ $$t = fuzz-ir ] && leaks=0; \
+	  TMPDIR=$(abspath $(FUZZ_WORK)) \
+	  ASAN_OPTIONS=$(FA_ASAN_OPTIONS):detect_leaks=$$leaks \
+	  UBSAN_OPTIONS=$(FA_UBSAN_OPTIONS) \
+	  $(FUZZ_BUILD)/bin/$$t -max_total_time=$(FUZZ_SECONDS) \
+	    -print_final_stats=1 -timeout=60 -rss_limit_mb=4096 $(FUZZ_FLAGS) \
+	    -artifact_prefix=fuzz/regressions/$$t/ \
+	    $(FUZZ_BUILD)/corpus/$$t fuzz/corpus/$$t fuzz/regressions/$$t \
+	    || echo "== $$t: crash written to fuzz/regressions/$$t/"; \
+	done
+
+$(ASAN_BUILD)/build.ninja: | deps
+	CC=$(CLANG) CXX=$(CLANGXX) cmake -S . -B $(ASAN_BUILD) -G Ninja \
+	  $(FA_SANITIZE_FLAGS) -DFA_SANITIZE=ON
+
+# The whole lit, unit and e2e suite (check-fa) under ASan and UBSan.
+sanitize: $(ASAN_BUILD)/build.ninja
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+	ASAN_OPTIONS=$(FA_ASAN_OPTIONS) UBSAN_OPTIONS=$(FA_UBSAN_OPTIONS) \
+	  cmake --build $(ASAN_BUILD) --target check-fa -j $(JOBS)

@@ -85,65 +85,76 @@ static void collectAccesses(scf::ForallOp grid, const ThreadMapping &m,
   auto bytesOf = [](const LdsLayout &l) {
     return l.elementType.getIntOrFloatBitWidth() / 8;
   };
+  // Only the grid's own fa.lds_buffer ops are planned; an access to any
+  // other LDS memref is left to fa-lower-to-gpu, which reports it.
+  auto planOf = [&](Value v) -> BufferPlan * {
+    auto it = plans.find(v);
+    return it == plans.end() ? nullptr : &it->second;
+  };
   grid.walk([&](Operation *op) {
     if (auto dot = dyn_cast<LdsDotOp>(op)) {
-      BufferPlan &lhs = plans[dot.getLhs()];
-      BufferPlan &rhs = plans[dot.getRhs()];
+      BufferPlan *lhs = planOf(dot.getLhs()), *rhs = planOf(dot.getRhs());
+      if (!lhs || !rhs)
+        return;
       // The reduction runs in pairs when its length is even.
-      const int64_t k = lhs.layout.cols;
-      const int64_t pair = (k % 2 ? 1 : 2) * bytesOf(lhs.layout);
-      lhs.accesses.push_back(
+      const int64_t k = lhs->layout.cols;
+      const int64_t pair = (k % 2 ? 1 : 2) * bytesOf(lhs->layout);
+      lhs->accesses.push_back(
           {"lhs of a product, row pairs (one per thread row)",
            [=](int64_t l) { return std::make_pair(trOf(l) * rm, int64_t(0)); },
            pair});
       if (dot.getTransposeRhs())
-        rhs.accesses.push_back(
+        rhs->accesses.push_back(
             {"rhs of a product (transposed), row pairs per thread column",
              [=](int64_t l) { return std::make_pair(tcOf(l), int64_t(0)); },
              pair});
-      else if (rhs.layout.pairs)
-        rhs.accesses.push_back(
+      else if (rhs->layout.pairs)
+        rhs->accesses.push_back(
             {"rhs of a product, key pairs (one word per column)",
              [=](int64_t l) { return std::make_pair(int64_t(0), tcOf(l)); },
-             2 * bytesOf(rhs.layout)});
+             2 * bytesOf(rhs->layout)});
       else
-        rhs.accesses.push_back(
+        rhs->accesses.push_back(
             {"rhs of a product, down a column",
              [=](int64_t l) { return std::make_pair(int64_t(0), tcOf(l)); },
-             bytesOf(rhs.layout)});
+             bytesOf(rhs->layout)});
       return;
     }
     if (auto write = dyn_cast<WriteTileOp>(op)) {
-      BufferPlan &p = plans[write.getDest()];
-      p.accesses.push_back(
+      BufferPlan *p = planOf(write.getDest());
+      if (!p)
+        return;
+      p->accesses.push_back(
           {"write of a register tile (element per lane)",
            [=](int64_t l) { return std::make_pair(trOf(l) * rm, tcOf(l)); },
-           bytesOf(p.layout)});
+           bytesOf(p->layout)});
       return;
     }
     if (auto copy = dyn_cast<CopyTileOp>(op)) {
-      BufferPlan &p = plans[copy.getDest()];
-      // 16-byte units, consecutive lanes along a row (the aligned path).
-      const int64_t width = 16 / bytesOf(p.layout);
-      if (p.layout.cols % width)
+      BufferPlan *p = planOf(copy.getDest());
+      if (!p)
         return;
-      const int64_t perRow = p.layout.cols / width;
-      if (p.layout.pairs) {
+      // 16-byte units, consecutive lanes along a row (the aligned path).
+      const int64_t width = 16 / bytesOf(p->layout);
+      if (p->layout.cols % width)
+        return;
+      const int64_t perRow = p->layout.cols / width;
+      if (p->layout.pairs) {
         // Two rows interleaved: 32 bytes per lane, stored as two 16-byte
         // halves; the first half is the pattern.
-        p.accesses.push_back(
+        p->accesses.push_back(
             {"copy from global memory (two rows interleaved, 16 B stores)",
              [=](int64_t l) {
                return std::make_pair(2 * (l / perRow), (l % perRow) * width);
              },
              16});
       } else {
-        p.accesses.push_back({"copy from global memory (16 B per lane)",
-                              [=](int64_t l) {
-                                return std::make_pair(l / perRow,
-                                                      (l % perRow) * width);
-                              },
-                              16});
+        p->accesses.push_back({"copy from global memory (16 B per lane)",
+                               [=](int64_t l) {
+                                 return std::make_pair(l / perRow,
+                                                       (l % perRow) * width);
+                               },
+                               16});
       }
     }
   });

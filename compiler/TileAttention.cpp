@@ -60,7 +60,18 @@ public:
       : b(b), loc(loc), config(config), headDim(headDim), target(target),
         bug(bug) {}
 
-  void build(AttentionOp op, Value q, Value k, Value v, Value o, Value lse);
+  /// What `build` needs of `op` that reads its operand types: taken
+  /// before the function's arguments become memrefs.
+  struct OpFacts {
+    Type elementType;
+    float scale;
+  };
+  static OpFacts factsOf(AttentionOp op) {
+    return {op.getQuery().getType().getElementType(), op.getEffectiveScale()};
+  }
+
+  void build(AttentionOp op, const OpFacts &facts, Value q, Value k, Value v,
+             Value o, Value lse);
 
 private:
   Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
@@ -87,10 +98,10 @@ private:
 };
 } // namespace
 
-void TileBuilder::build(AttentionOp op, Value q, Value k, Value v, Value o,
-                        Value lse) {
+void TileBuilder::build(AttentionOp op, const OpFacts &facts, Value q, Value k,
+                        Value v, Value o, Value lse) {
   const int64_t bm = config.blockM, bn = config.blockN, d = headDim;
-  Type elt = op.getQuery().getType().getElementType();
+  Type elt = facts.elementType;
   const bool causal = op.getCausal();
   MLIRContext *ctx = b.getContext();
 
@@ -115,7 +126,7 @@ void TileBuilder::build(AttentionOp op, Value q, Value k, Value v, Value o,
                                ctx, b.getStringAttr(target.name), bm, bn,
                                config.waves, target.waveSize, config.stages,
                                config.ldsPad, config.kvShared));
-  grid->setAttr("fa.scale", b.getF32FloatAttr(op.getEffectiveScale()));
+  grid->setAttr("fa.scale", b.getF32FloatAttr(facts.scale));
   if (causal)
     grid->setAttr("fa.causal", b.getUnitAttr());
   // Which kernel arguments play Q, K, V, O and LSE (-1: none).
@@ -168,8 +179,7 @@ void TileBuilder::build(AttentionOp op, Value q, Value k, Value v, Value o,
   Value negInfRows = splat(rowsType, negInf);
   const double log2e = 1.4426950408889634;
   Value scoreScale =
-      splat(sType, (bug == PlantedBug::NoScale ? 1.0 : op.getEffectiveScale()) *
-                       log2e);
+      splat(sType, (bug == PlantedBug::NoScale ? 1.0 : facts.scale) * log2e);
 
   auto loop = scf::ForOp::create(
       b, loc, c0, numKvBlocks, c1, ValueRange{mInit, lInit, accInit},
@@ -493,14 +503,22 @@ LogicalResult FaTilePass::tileFunction(func::FuncOp func, const TargetDesc &t) {
       return op.emitOpError() << "output is not returned";
 
   SmallVector<TileConfig> configs;
+  SmallVector<int64_t> tileDims;
   for (AttentionOp op : ops) {
     FailureOr<TileConfig> config = configFor(op, t);
     if (failed(config))
       return failure();
     configs.push_back(*config);
+    tileDims.push_back(tileHeadDim(op, t));
   }
 
+  SmallVector<TileBuilder::OpFacts> facts;
+  for (AttentionOp op : ops)
+    facts.push_back(TileBuilder::factsOf(op));
+
   // Signature: tensor args -> memrefs, results -> trailing output memrefs.
+  // From here on the ops' typed operand accessors (getQuery(), ...) no
+  // longer hold: their operands are memrefs.
   Block &entry = func.getBody().front();
   for (BlockArgument arg : entry.getArguments())
     if (auto tt = dyn_cast<RankedTensorType>(arg.getType()))
@@ -512,15 +530,19 @@ LogicalResult FaTilePass::tileFunction(func::FuncOp func, const TargetDesc &t) {
   }
   func.setType(
       FunctionType::get(func.getContext(), entry.getArgumentTypes(), {}));
-  func.setAllArgAttrs(ArrayRef<DictionaryAttr>{});
-  func.setAllResultAttrs(ArrayRef<DictionaryAttr>{});
+  // The old argument and result attributes no longer fit the signature.
+  // (setAllArgAttrs({}) asserts one dictionary per argument.)
+  func.removeArgAttrsAttr();
+  func.removeResAttrsAttr();
 
   OpBuilder b(ret);
-  for (auto [op, config] : llvm::zip(ops, configs)) {
+  for (auto [op, config, tileDim, opFacts] :
+       llvm::zip(ops, configs, tileDims, facts)) {
     Value o = outArg.lookup(op.getOutput());
     Value lse = op.getLse() ? outArg.lookup(op.getLse()) : Value();
-    TileBuilder(b, op.getLoc(), config, tileHeadDim(op, t), t, plantedBug)
-        .build(op, op.getQuery(), op.getKey(), op.getValue(), o, lse);
+    TileBuilder(b, op.getLoc(), config, tileDim, t, plantedBug)
+        .build(op, opFacts, op->getOperand(0), op->getOperand(1),
+               op->getOperand(2), o, lse);
   }
   func::ReturnOp::create(b, ret.getLoc());
   ret.erase();

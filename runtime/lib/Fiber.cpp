@@ -8,8 +8,8 @@
 //   push rbp, rbx, r12-r15, then 8 bytes holding MXCSR and the x87 control
 //   word; store rsp into *from; load rsp from `to`; undo in reverse; ret.
 // A fresh fiber's stack is laid out so that this epilogue "returns" into
-// faFiberStart with r12 = entry, r13 = arg and rsp 16-byte aligned for the
-// call, as if faFiberStart had been called.
+// faFiberStart with r12 = FiberContext::start, r13 = the context and rsp
+// 16-byte aligned for the call, as if faFiberStart had been called.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,18 +18,60 @@
 #include <cstdint>
 #include <cstring>
 
+#if FA_FIBERS_ASAN
+#include <sanitizer/common_interface_defs.h>
+#endif
+
 using namespace fa::detail;
+
+#if FA_FIBERS_ASAN
+/// The context the running code switched away from, so the side that
+/// resumes can record that context's stack as ASan reports it.
+static thread_local FiberContext *switchedFrom = nullptr;
+#endif
+
+void FiberContext::start(FiberContext *self) {
+#if FA_FIBERS_ASAN
+  __sanitizer_finish_switch_fiber(nullptr, &switchedFrom->stackBottom,
+                                  &switchedFrom->stackBytes);
+#endif
+  self->entry(self->arg);
+}
+
+#if !FA_FIBERS_UCONTEXT
+extern "C" __attribute__((visibility("hidden"))) void faSwitchFiber(void **save,
+                                                                    void *load);
+extern "C" __attribute__((visibility("hidden"))) void faFiberStart();
+#endif
+
+void FiberContext::exitTo(FiberContext &to) {
+#if FA_FIBERS_ASAN
+  switchedFrom = this;
+  __sanitizer_start_switch_fiber(nullptr, to.stackBottom, to.stackBytes);
+#endif
+#if FA_FIBERS_UCONTEXT
+  ::setcontext(&to.context);
+#else
+  // Saved into this context (never resumed), not a local: under ASan a
+  // local may live on the fake stack the announcement above just freed.
+  faSwitchFiber(&stackPointer, to.stackPointer);
+#endif
+  __builtin_unreachable();
+}
 
 #if FA_FIBERS_UCONTEXT
 
 void FiberContext::trampoline(unsigned low, unsigned high) {
-  auto *self = reinterpret_cast<FiberContext *>((uintptr_t(high) << 32) | low);
-  self->entry(self->arg);
+  start(reinterpret_cast<FiberContext *>((uintptr_t(high) << 32) | low));
 }
 
 void FiberContext::prepare(void *stack, size_t bytes, Entry fn, void *a) {
   entry = fn;
   arg = a;
+#if FA_FIBERS_ASAN
+  stackBottom = stack;
+  stackBytes = bytes;
+#endif
   ::getcontext(&context);
   context.uc_stack.ss_sp = stack;
   context.uc_stack.ss_size = bytes;
@@ -40,14 +82,19 @@ void FiberContext::prepare(void *stack, size_t bytes, Entry fn, void *a) {
 }
 
 void FiberContext::switchTo(FiberContext &to) {
+#if FA_FIBERS_ASAN
+  void *fakeStack = nullptr;
+  switchedFrom = this;
+  __sanitizer_start_switch_fiber(&fakeStack, to.stackBottom, to.stackBytes);
+#endif
   ::swapcontext(&context, &to.context);
+#if FA_FIBERS_ASAN
+  __sanitizer_finish_switch_fiber(fakeStack, &switchedFrom->stackBottom,
+                                  &switchedFrom->stackBytes);
+#endif
 }
 
 #else // x86-64 assembly
-
-extern "C" __attribute__((visibility("hidden"))) void faSwitchFiber(void **save,
-                                                                    void *load);
-extern "C" __attribute__((visibility("hidden"))) void faFiberStart();
 
 asm(R"(
   .text
@@ -95,7 +142,13 @@ faFiberStart:
   .size faFiberStart, .-faFiberStart
 )");
 
-void FiberContext::prepare(void *stack, size_t bytes, Entry entry, void *arg) {
+void FiberContext::prepare(void *stack, size_t bytes, Entry fn, void *a) {
+  entry = fn;
+  arg = a;
+#if FA_FIBERS_ASAN
+  stackBottom = stack;
+  stackBytes = bytes;
+#endif
   uintptr_t top = (reinterpret_cast<uintptr_t>(stack) + bytes) & ~uintptr_t(15);
   uint64_t *slot = reinterpret_cast<uint64_t *>(top);
   // From the top: a null word ending backtraces, the return address, rbp,
@@ -103,12 +156,12 @@ void FiberContext::prepare(void *stack, size_t bytes, Entry entry, void *arg) {
   slot[-1] = 0;
   slot[-2] = 0; // keeps rsp 16-byte aligned at faFiberStart's call
   slot[-3] = reinterpret_cast<uint64_t>(&faFiberStart);
-  slot[-4] = 0;                                 // rbp
-  slot[-5] = 0;                                 // rbx
-  slot[-6] = reinterpret_cast<uint64_t>(entry); // r12
-  slot[-7] = reinterpret_cast<uint64_t>(arg);   // r13
-  slot[-8] = 0;                                 // r14
-  slot[-9] = 0;                                 // r15
+  slot[-4] = 0;                                  // rbp
+  slot[-5] = 0;                                  // rbx
+  slot[-6] = reinterpret_cast<uint64_t>(&start); // r12
+  slot[-7] = reinterpret_cast<uint64_t>(this);   // r13
+  slot[-8] = 0;                                  // r14
+  slot[-9] = 0;                                  // r15
   uint32_t mxcsr;
   uint16_t fpucw;
   asm volatile("stmxcsr %0" : "=m"(mxcsr));
@@ -119,7 +172,16 @@ void FiberContext::prepare(void *stack, size_t bytes, Entry entry, void *arg) {
 }
 
 void FiberContext::switchTo(FiberContext &to) {
+#if FA_FIBERS_ASAN
+  void *fakeStack = nullptr;
+  switchedFrom = this;
+  __sanitizer_start_switch_fiber(&fakeStack, to.stackBottom, to.stackBytes);
+#endif
   faSwitchFiber(&stackPointer, to.stackPointer);
+#if FA_FIBERS_ASAN
+  __sanitizer_finish_switch_fiber(fakeStack, &switchedFrom->stackBottom,
+                                  &switchedFrom->stackBytes);
+#endif
 }
 
 #endif

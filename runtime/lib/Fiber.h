@@ -30,6 +30,20 @@
 #include <ucontext.h>
 #endif
 
+// Under AddressSanitizer every switch is announced to it
+// (__sanitizer_start/finish_switch_fiber), so that it knows which stack is
+// running (stack checks, fake stacks for detect_stack_use_after_return).
+#if defined(__SANITIZE_ADDRESS__)
+#define FA_FIBERS_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define FA_FIBERS_ASAN 1
+#endif
+#endif
+#ifndef FA_FIBERS_ASAN
+#define FA_FIBERS_ASAN 0
+#endif
+
 namespace fa {
 namespace detail {
 
@@ -44,12 +58,25 @@ public:
   /// Saves the running context into this object and resumes `to`.
   void switchTo(FiberContext &to);
 
+  /// The last switch of a fiber whose entry is done: like switchTo, but
+  /// this context is never resumed (ASan frees its fake stack).
+  [[noreturn]] void exitTo(FiberContext &to);
+
 private:
+  /// The first code a fresh fiber runs: tells ASan the switch is done, then
+  /// calls entry(arg).
+  static void start(FiberContext *self);
+  Entry entry = nullptr;
+  void *arg = nullptr;
+#if FA_FIBERS_ASAN
+  /// This context's stack, for ASan: given to prepare(), or (the thread's
+  /// own stack) learnt from ASan when it first switches away.
+  const void *stackBottom = nullptr;
+  size_t stackBytes = 0;
+#endif
 #if FA_FIBERS_UCONTEXT
   static void trampoline(unsigned low, unsigned high);
   ucontext_t context;
-  Entry entry = nullptr;
-  void *arg = nullptr;
 #else
   void *stackPointer = nullptr;
 #endif

@@ -49,7 +49,7 @@ Expected<GoldenCase> fa::loadGoldenCase(const std::string &folderIn) {
   Expected<std::vector<uint8_t>> text = readFileBytes(metaPath, "golden meta");
   if (!text)
     return text.takeStatus();
-  Expected<Json> meta = parseJson(std::string_view(
+  Expected<JsonDocument> meta = parseJson(std::string_view(
       reinterpret_cast<const char *>(text->data()), text->size()));
   if (!meta)
     return metaError(metaPath, meta.status().message());

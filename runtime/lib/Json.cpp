@@ -27,7 +27,22 @@ struct JsonRejected {
 
 static constexpr int maxJsonDepth = 64;
 
-Expected<Json> detail::parseJson(std::string_view text) {
+void detail::jsonRelease(Json &value) noexcept {
+  // Depth is bounded: parseJson refuses nesting deeper than maxJsonDepth.
+  if (value.is_object()) {
+    auto &members = value.get_ref<Json::object_t &>();
+    for (auto &member : members)
+      jsonRelease(member.second);
+    members.clear();
+  } else if (value.is_array()) {
+    auto &elements = value.get_ref<Json::array_t &>();
+    for (Json &element : elements)
+      jsonRelease(element);
+    elements.clear();
+  }
+}
+
+Expected<JsonDocument> detail::parseJson(std::string_view text) {
   // Keys seen in each open object, innermost last.
   std::vector<std::set<std::string>> keys;
   auto check = [&](int depth, Json::parse_event_t event, Json &parsed) {
@@ -52,8 +67,13 @@ Expected<Json> detail::parseJson(std::string_view text) {
     }
     return true;
   };
+  // The tree is built into `doc`, which outlives the try: whatever is
+  // thrown, the partial tree is released without allocating.
+  JsonDocument doc;
   try {
-    return Json::parse(text.begin(), text.end(), check);
+    nlohmann::detail::json_sax_dom_callback_parser<Json> builder(doc, check);
+    Json::sax_parse(text.begin(), text.end(), &builder);
+    return std::move(doc);
   } catch (const JsonRejected &e) {
     return Status::error(ErrorCode::ManifestError, e.message);
   } catch (const Json::exception &e) {

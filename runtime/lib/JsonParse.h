@@ -27,10 +27,25 @@ namespace fa::detail {
 /// Objects keep their members in source order (written back the same way).
 using Json = nlohmann::ordered_json;
 
+/// Empties `value` bottom-up, so that destroying it allocates nothing.
+/// nlohmann's destructor moves a non-empty container's children to a heap
+/// stack; under allocation failure that throws from a noexcept destructor
+/// (std::terminate) instead of reaching the caller as an error.
+void jsonRelease(Json &value) noexcept;
+
+/// A parsed document whose destruction allocates nothing (jsonRelease).
+struct JsonDocument : Json {
+  JsonDocument() = default;
+  JsonDocument(JsonDocument &&) = default;
+  JsonDocument &operator=(JsonDocument &&) = default;
+  ~JsonDocument() { jsonRelease(*this); }
+};
+
 /// Parses a whole document; trailing non-space text is an error. Errors are
 /// ManifestError: syntax errors as "line L, column C: ...", and "duplicate
-/// key", "nesting deeper than 64", "number overflow".
-Expected<Json> parseJson(std::string_view text);
+/// key", "nesting deeper than 64", "number overflow". An allocation failure
+/// is an error too, at any point (the partial tree is released).
+Expected<JsonDocument> parseJson(std::string_view text);
 
 /// Names the kind of `value` for diagnostics ("a number", "an object").
 const char *jsonKindName(const Json &value);

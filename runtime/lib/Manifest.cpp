@@ -186,7 +186,7 @@ static Status parseKernel(const Json &value, size_t index, KernelInfo &k) {
 }
 
 Expected<Manifest> fa::parseManifest(std::string_view json) {
-  Expected<Json> doc = parseJson(json);
+  Expected<JsonDocument> doc = parseJson(json);
   if (!doc)
     return doc.takeStatus().prepend("malformed manifest JSON");
   if (!doc->is_object())

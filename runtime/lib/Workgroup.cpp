@@ -133,7 +133,7 @@ void WorkgroupRunner::fiberMain(void *fiber) {
   f.state = State::Exited;
   ++r.exited;
   ++r.exitedInWave[f.wave];
-  r.yield(f); // never resumed
+  f.context.exitTo(r.schedulerContext); // never resumed
 }
 
 void WorkgroupRunner::resolveShuffle(uint32_t wave) {

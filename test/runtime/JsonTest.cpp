@@ -14,7 +14,7 @@ using namespace fa::detail;
 namespace {
 
 std::string errorOf(const std::string &text) {
-  Expected<Json> v = parseJson(text);
+  Expected<JsonDocument> v = parseJson(text);
   EXPECT_FALSE(v.ok()) << "accepted: " << text;
   if (v)
     return "";
@@ -23,7 +23,7 @@ std::string errorOf(const std::string &text) {
 }
 
 TEST(JsonTest, ParsesValues) {
-  Expected<Json> v = parseJson(
+  Expected<JsonDocument> v = parseJson(
       R"( {"a": [1, -2.5e3, true, false, null],
            "s": "x\"\\\/\n\u00e9\ud83d\ude00",
            "big": 9007199254740993, "huge": 9223372036854775808,
@@ -101,7 +101,7 @@ TEST(JsonTest, LimitsNesting) {
 
 TEST(JsonTest, QuoteRoundTrips) {
   std::string s = "tab\there \"quoted\" back\\slash\nnew \x01 end \xc3\xa9";
-  Expected<Json> v = parseJson(jsonQuote(s));
+  Expected<JsonDocument> v = parseJson(jsonQuote(s));
   FA_ASSERT_OK(v);
   EXPECT_EQ(v->get<std::string>(), s);
   // Not UTF-8: replaced, not thrown.

@@ -146,6 +146,30 @@ TEST(ModuleLoadTest, TruncatedElf) {
       << m.status().message();
 }
 
+// Program header entries smaller than Elf64_Phdr: the table fits in the
+// file, but reading whole entries at that stride would run past its end
+// (found by fuzz-loader under ASan).
+TEST(ModuleLoadTest, ShortProgramHeaderEntries) {
+  std::vector<uint8_t> bytes = test::readBytes(test::fixturePath("attn_f32"));
+  Elf64_Ehdr h;
+  std::memcpy(&h, bytes.data(), sizeof(h));
+  h.e_phentsize = 1;
+  h.e_phnum = 10;
+  h.e_phoff = bytes.size() - 10;
+  std::memcpy(bytes.data(), &h, sizeof(h));
+  Manifest manifest = test::fixtureManifest("attn_f32");
+  manifest.codeObjectBytes = bytes.size();
+  manifest.codeObjectHash = formatFnv1a64(fnv1a64(bytes.data(), bytes.size()));
+  Expected<Module> m =
+      Module::loadFromMemory(test::hostDevice(), bytes.data(), bytes.size(),
+                             formatManifest(manifest), "short-phdr");
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().code(), ErrorCode::CorruptCodeObject);
+  EXPECT_EQ(m.status().message(),
+            "code object's program header entries are "
+            "1 bytes, ELF64 program header entries are 56");
+}
+
 TEST(ModuleLoadTest, GarbageBytes) {
   std::vector<uint8_t> bytes(4096);
   for (size_t i = 0; i < bytes.size(); ++i)

@@ -1,0 +1,8 @@
+// Q·K with K already transposed is not the Q·Kᵀ of attention.
+func.func @first_matmul_not_transposed(%q: tensor<1x8x128x64xf16>, %kt: tensor<1x8x64x128xf16>, %v: tensor<1x8x128x64xf16>) -> tensor<1x8x128x64xf16> {
+  %s = fa.matmul %q, %kt : tensor<1x8x128x64xf16>, tensor<1x8x64x128xf16> -> tensor<1x8x128x128xf32>
+  %p = fa.softmax %s : tensor<1x8x128x128xf32> -> tensor<1x8x128x128xf16>
+  %o32 = fa.matmul %p, %v : tensor<1x8x128x128xf16>, tensor<1x8x128x64xf16> -> tensor<1x8x128x64xf32>
+  %o = arith.truncf %o32 : tensor<1x8x128x64xf32> to tensor<1x8x128x64xf16>
+  return %o : tensor<1x8x128x64xf16>
+}

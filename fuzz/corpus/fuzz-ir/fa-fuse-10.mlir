@@ -1,0 +1,7 @@
+func.func @second_matmul_transposed(%q: tensor<1x8x128x64xf16>, %k: tensor<1x8x128x64xf16>, %vt: tensor<1x8x64x128xf16>) -> tensor<1x8x128x64xf16> {
+  %s = fa.matmul %q, %k transpose_rhs : tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16> -> tensor<1x8x128x128xf32>
+  %p = fa.softmax %s : tensor<1x8x128x128xf32> -> tensor<1x8x128x128xf16>
+  %o32 = fa.matmul %p, %vt transpose_rhs : tensor<1x8x128x128xf16>, tensor<1x8x64x128xf16> -> tensor<1x8x128x64xf32>
+  %o = arith.truncf %o32 : tensor<1x8x128x64xf32> to tensor<1x8x128x64xf16>
+  return %o : tensor<1x8x128x64xf16>
+}

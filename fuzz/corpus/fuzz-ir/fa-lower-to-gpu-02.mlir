@@ -1,0 +1,7 @@
+#tile = #fa.tile<target = "gfx906", block_m = 16, block_n = 16, waves = 1, wave_size = 64, stages = 1, lds_pad = 0>
+!qkv = memref<1x1x16x32xf16, strided<[?, ?, ?, 1], offset: ?>>
+func.func @rank(%q: !qkv, %k: !qkv, %v: !qkv, %o: !qkv) {
+  scf.forall (%mb, %h) in (1, 1) {
+  } {fa.args = array<i64: 0, 1, 2, 3, -1>, fa.tile = #tile}
+  return
+}

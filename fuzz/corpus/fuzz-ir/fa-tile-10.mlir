@@ -1,0 +1,4 @@
+func.func @returns_twice(%q: tensor<1x8x128x64xf16>, %k: tensor<1x8x128x64xf16>, %v: tensor<1x8x128x64xf16>) -> (tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16>) {
+  %o = fa.attention %q, %k, %v : tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16> -> tensor<1x8x128x64xf16>
+  return %o, %o : tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16>
+}

@@ -1,0 +1,4 @@
+func.func @matmul_result(%a: tensor<1x8x128x64xf16>, %b: tensor<1x8x128x64xf16>) {
+  %s = fa.matmul %a, %b transpose_rhs : tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16> -> tensor<1x8x128x128xf16>
+  return
+}

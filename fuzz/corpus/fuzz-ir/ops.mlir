@@ -1,0 +1,76 @@
+// Round trip: what fa-opt prints, it parses back to the same text.
+
+func.func @static_f16(%q: tensor<2x8x128x64xf16>, %k: tensor<2x8x128x64xf16>, %v: tensor<2x8x128x64xf16>) -> tensor<2x8x128x64xf16> {
+  %o = fa.attention %q, %k, %v : tensor<2x8x128x64xf16>, tensor<2x8x128x64xf16>, tensor<2x8x128x64xf16> -> tensor<2x8x128x64xf16>
+  return %o : tensor<2x8x128x64xf16>
+}
+
+func.func @dynamic_causal_scale(%q: tensor<?x?x?x128xf32>, %k: tensor<?x?x?x128xf32>, %v: tensor<?x?x?x128xf32>) -> tensor<?x?x?x128xf32> {
+  %o = fa.attention %q, %k, %v causal scale(0.5) : tensor<?x?x?x128xf32>, tensor<?x?x?x128xf32>, tensor<?x?x?x128xf32> -> tensor<?x?x?x128xf32>
+  return %o : tensor<?x?x?x128xf32>
+}
+
+// GQA (8 query heads, 2 KV heads), Lq != Lk, with the LSE result.
+func.func @gqa_lse(%q: tensor<1x8x77x64xbf16>, %k: tensor<1x2x203x64xbf16>, %v: tensor<1x2x203x64xbf16>) -> (tensor<1x8x77x64xbf16>, tensor<1x8x77xf32>) {
+  %o, %lse = fa.attention %q, %k, %v causal : tensor<1x8x77x64xbf16>, tensor<1x2x203x64xbf16>, tensor<1x2x203x64xbf16> -> tensor<1x8x77x64xbf16>, tensor<1x8x77xf32>
+  return %o, %lse : tensor<1x8x77x64xbf16>, tensor<1x8x77xf32>
+}
+
+func.func @unfused(%q: tensor<?x8x?x64xf16>, %k: tensor<?x2x?x64xf16>, %v: tensor<?x2x?x64xf16>) -> tensor<?x8x?x64xf32> {
+  %s = fa.matmul %q, %k transpose_rhs : tensor<?x8x?x64xf16>, tensor<?x2x?x64xf16> -> tensor<?x8x?x?xf32>
+  %p = fa.softmax %s causal scale(0.125) : tensor<?x8x?x?xf32> -> tensor<?x8x?x?xf16>
+  %o = fa.matmul %p, %v : tensor<?x8x?x?xf16>, tensor<?x2x?x64xf16> -> tensor<?x8x?x64xf32>
+  return %o : tensor<?x8x?x64xf32>
+}
+
+// Level 1 (tile) operations.
+func.func @tile_ops(%m: memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>, %lse: memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>, %i: index) {
+  %t = fa.load_tile %m[%i, %i, %i] : memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>> -> tensor<32x64xf16>
+  %s = fa.tile_dot %t, %t transpose_rhs : tensor<32x64xf16>, tensor<32x64xf16> -> tensor<32x32xf32>
+  %sm = fa.tile_mask %s rows(%i, %i) cols(%i, %i) causal : tensor<32x32xf32>
+  %r = fa.row_reduce max %sm : tensor<32x32xf32> -> tensor<32xf32>
+  %r2 = fa.row_reduce add %sm : tensor<32x32xf32> -> tensor<32xf32>
+  %b = fa.row_broadcast %r : tensor<32xf32> -> tensor<32x64xf32>
+  %p = arith.truncf %sm : tensor<32x32xf32> to tensor<32x32xf16>
+  %o = fa.tile_dot %p, %t, %b : tensor<32x32xf16>, tensor<32x64xf16>, tensor<32x64xf32> -> tensor<32x64xf32>
+  %oh = arith.truncf %o : tensor<32x64xf32> to tensor<32x64xf16>
+  fa.store_tile %oh, %m[%i, %i, %i] : tensor<32x64xf16>, memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>
+  fa.store_tile %r2, %lse[%i, %i, %i] : tensor<32xf32>, memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+  return
+}
+
+func.func @tile_config_attr() attributes {fa.tile = #fa.tile<target = "gfx906", block_m = 64, block_n = 64, waves = 4, wave_size = 64, stages = 1, lds_pad = 0>} {
+  return
+}
+
+// Level 1b (memory level): buffers with their layouts, copies, products.
+func.func @memory_level(%src: memref<?x8x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>, %i: index, %p: tensor<64x64xf16>, %acc: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  %k = fa.lds_buffer "k" slot("kv") : memref<64x64xf16, strided<[66, 1]>, #gpu.address_space<workgroup>>
+  %v = fa.lds_buffer "v" slot("kv") : memref<32x64x2xf16, strided<[128, 2, 1]>, #gpu.address_space<workgroup>>
+  %q = fa.lds_buffer "q" : memref<64x64xf32, strided<[64, 1]>, #gpu.address_space<workgroup>>
+  %pb = fa.lds_buffer "p" : memref<64x64xf16, strided<[66, 1]>, #gpu.address_space<workgroup>>
+  fa.copy_tile %src[%i, %i, %i] to %q : memref<?x8x?x64xf16, strided<[?, ?, ?, 1], offset: ?>> to memref<64x64xf32, strided<[64, 1]>, #gpu.address_space<workgroup>>
+  fa.copy_tile %src[%i, %i, %i] to %k : memref<?x8x?x64xf16, strided<[?, ?, ?, 1], offset: ?>> to memref<64x64xf16, strided<[66, 1]>, #gpu.address_space<workgroup>>
+  gpu.barrier
+  %s = fa.lds_dot %pb, %k transpose_rhs : memref<64x64xf16, strided<[66, 1]>, #gpu.address_space<workgroup>>, memref<64x64xf16, strided<[66, 1]>, #gpu.address_space<workgroup>> -> tensor<64x64xf32>
+  fa.write_tile %p to %pb : tensor<64x64xf16> to memref<64x64xf16, strided<[66, 1]>, #gpu.address_space<workgroup>>
+  gpu.barrier
+  %o = fa.lds_dot %pb, %v, %acc : memref<64x64xf16, strided<[66, 1]>, #gpu.address_space<workgroup>>, memref<32x64x2xf16, strided<[128, 2, 1]>, #gpu.address_space<workgroup>>, tensor<64x64xf32> -> tensor<64x64xf32>
+  return %o : tensor<64x64xf32>
+}
+
+// Level 1b, double-buffered: a copy split into fetch (registers) and stage
+// (LDS), the fetched tile carried by the loop.
+func.func @pipelined(%src: memref<?x8x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>, %i: index, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %k = fa.lds_buffer "k" : memref<64x64xf32, strided<[66, 1]>, #gpu.address_space<workgroup>>
+  %f = fa.fetch_tile %src[%i, %i, %c0] for %k : memref<?x8x?x64xf16, strided<[?, ?, ?, 1], offset: ?>> for memref<64x64xf32, strided<[66, 1]>, #gpu.address_space<workgroup>> -> tensor<64x64xf16>
+  %r = scf.for %j = %c0 to %n step %c1 iter_args(%t = %f) -> (tensor<64x64xf16>) {
+    gpu.barrier
+    fa.stage_tile %t to %k : tensor<64x64xf16> to memref<64x64xf32, strided<[66, 1]>, #gpu.address_space<workgroup>>
+    %next = fa.fetch_tile %src[%i, %i, %j] for %k : memref<?x8x?x64xf16, strided<[?, ?, ?, 1], offset: ?>> for memref<64x64xf32, strided<[66, 1]>, #gpu.address_space<workgroup>> -> tensor<64x64xf16>
+    scf.yield %next : tensor<64x64xf16>
+  }
+  return
+}
