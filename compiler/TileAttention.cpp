@@ -252,44 +252,47 @@ struct FaTilePass : public mlir::fa::impl::FaTilePassBase<FaTilePass> {
   void runOnOperation() override;
 
 private:
-  FailureOr<TileConfig> configFor(AttentionOp op, const TargetDesc &t);
-  int64_t tileHeadDim(AttentionOp op, const TargetDesc &t);
+  /// The tile configuration of `op` and the D of its tiles (`tileDim`).
+  FailureOr<TileConfig> configFor(AttentionOp op, const TargetDesc &t,
+                                  int64_t &tileDim);
+  int64_t tileHeadDim(AttentionOp op, const TargetDesc &t, int64_t eltBytes,
+                      int64_t sourceBytes, std::optional<bool> kvShared);
   LogicalResult tileFunction(func::FuncOp func, const TargetDesc &t);
 
   PlantedBug plantedBug = PlantedBug::None;
 };
 } // namespace
 
-/// The head dimension of the tiles: D where a thread grid of the tiles
-/// (the given ones, or any the chooser tries) splits D's columns, else D
-/// rounded up to a multiple of 8 as FlashAttention does. The columns past
-/// D are zero in LDS and registers (the copies fill them so) and are never
-/// stored, so that Q·Kᵀ and P·V are those of D. D itself where padding
-/// would not make the tiles mappable either.
-int64_t FaTilePass::tileHeadDim(AttentionOp op, const TargetDesc &t) {
+/// The head dimension of the tiles: D where the tiles serve it (the given
+/// tiles: some thread grid splits D's columns; automatic tiles: some
+/// configuration fits the budget, single-buffered), else D rounded up to a
+/// multiple of 8 as FlashAttention does, where that serves. The columns
+/// past D are zero in LDS and registers (the copies fill them so) and are
+/// never stored, so that Q·Kᵀ and P·V are those of D. An odd D splits only
+/// over one lane per row; an even D whose half is odd over two, which
+/// leaves too many columns per thread at large D (D=190).
+int64_t FaTilePass::tileHeadDim(AttentionOp op, const TargetDesc &t,
+                                int64_t eltBytes, int64_t sourceBytes,
+                                std::optional<bool> shared) {
   const int64_t d = op.getHeadDim();
   const int64_t threads =
       (waves ? waves : std::max<int64_t>(1, 256 / t.waveSize)) * t.waveSize;
-  SmallVector<int64_t> ms = {128, 64, 32, 16}, ns = ms;
-  if (blockM || blockN) {
-    ms = {blockM ? blockM : blockN};
-    ns = {blockN ? blockN : blockM};
-  }
-  auto mappable = [&](int64_t width) {
-    for (int64_t bm : ms)
-      for (int64_t bn : ns)
-        if (chooseThreadMapping(bm, bn, width, threads, t.waveSize))
-          return true;
-    return false;
+  auto serves = [&](int64_t width) {
+    if (!blockM && !blockN)
+      return chooseTileConfig(t, width, eltBytes, 1, waves, shared, sourceBytes)
+          .has_value();
+    return chooseThreadMapping(blockM ? blockM : blockN,
+                               blockN ? blockN : blockM, width, threads,
+                               t.waveSize)
+        .has_value();
   };
   const int64_t padded = llvm::alignTo(d, 8);
-  // Where the tiles themselves do not divide, padding would not help: the
-  // error names D as it is.
-  return mappable(d) || !mappable(padded) ? d : padded;
+  // Where padding would not serve either, the error names D as it is.
+  return serves(d) || !serves(padded) ? d : padded;
 }
 
-FailureOr<TileConfig> FaTilePass::configFor(AttentionOp op,
-                                            const TargetDesc &t) {
+FailureOr<TileConfig> FaTilePass::configFor(AttentionOp op, const TargetDesc &t,
+                                            int64_t &tileDim) {
   auto qType = op.getQuery().getType();
   Type elt = qType.getElementType();
   int64_t eltBytes = elt.getIntOrFloatBitWidth() / 8;
@@ -328,7 +331,10 @@ FailureOr<TileConfig> FaTilePass::configFor(AttentionOp op,
            << " block-n=" << blockN.getValue() << " waves=" << waves.getValue();
 
   // D as the tiles have it, and as the messages name it.
-  const int64_t d = tileHeadDim(op, t);
+  std::optional<bool> shared;
+  if (kvShared == "on" || kvShared == "off")
+    shared = kvShared == "on";
+  const int64_t d = tileDim = tileHeadDim(op, t, eltBytes, sourceBytes, shared);
   std::string dName = std::to_string(op.getHeadDim());
   if (d != op.getHeadDim()) {
     dName += " (padded to " + std::to_string(d) + ")";
@@ -337,8 +343,8 @@ FailureOr<TileConfig> FaTilePass::configFor(AttentionOp op,
                     << (waves ? waves
                               : std::max<int64_t>(1, 256 / t.waveSize)) *
                            t.waveSize
-                    << " threads splits D=" << op.getHeadDim() << "; the "
-                    << d - op.getHeadDim()
+                    << " threads that fits the budget splits D="
+                    << op.getHeadDim() << "; the " << d - op.getHeadDim()
                     << (d - op.getHeadDim() == 1 ? " column past D is"
                                                  : " columns past D are")
                     << " zero and never stored";
@@ -346,9 +352,6 @@ FailureOr<TileConfig> FaTilePass::configFor(AttentionOp op,
 
   TileConfig config;
   if (blockM == 0 && blockN == 0) {
-    std::optional<bool> shared;
-    if (kvShared == "on" || kvShared == "off")
-      shared = kvShared == "on";
     // stages=0: double-buffered (where the target's default is) unless that
     // costs occupancy or tile size.
     auto chosen = chooseTileConfig(t, d, eltBytes, stages ? stages : autoStages,
@@ -505,11 +508,12 @@ LogicalResult FaTilePass::tileFunction(func::FuncOp func, const TargetDesc &t) {
   SmallVector<TileConfig> configs;
   SmallVector<int64_t> tileDims;
   for (AttentionOp op : ops) {
-    FailureOr<TileConfig> config = configFor(op, t);
+    int64_t tileDim = 0;
+    FailureOr<TileConfig> config = configFor(op, t, tileDim);
     if (failed(config))
       return failure();
     configs.push_back(*config);
-    tileDims.push_back(tileHeadDim(op, t));
+    tileDims.push_back(tileDim);
   }
 
   SmallVector<TileBuilder::OpFacts> facts;

@@ -34,6 +34,8 @@
 // RUN: fa-opt %t/padded-d.mlir --fa-tile 2>&1 | FileCheck %s --check-prefix=PADDED
 // RUN: fa-opt %t/padded-d.mlir --fa-tile="block-m=64 block-n=16 waves=1" 2>&1 | FileCheck %s --check-prefix=PADDED-ONE-WAVE
 // RUN: fa-opt %t/padded-d.mlir --fa-tile="block-m=24 block-n=24" -verify-diagnostics -split-input-file
+// RUN: fa-opt %t/padded-half.mlir --fa-tile 2>&1 | FileCheck %s --check-prefix=PADDED-HALF
+// RUN: fa-opt %t/padded-half.mlir --fa-tile="block-m=24 block-n=24" -verify-diagnostics
 // RUN: fa-opt %t/registers.mlir --fa-tile="target=gfx906 block-m=128 block-n=32 waves=1" -verify-diagnostics
 // On sm_90 the estimate does not bind: ptxas judges (fac reports its spills).
 // RUN: fa-opt %t/registers-sm90.mlir --fa-tile="target=sm_90 block-m=128 block-n=32 waves=1" | FileCheck %s --check-prefix=SM90-REGS
@@ -530,7 +532,7 @@ module {
 
 //--- padded-d.mlir
 
-// PADDED: remark: fa-tile: D=59 padded to 64 in LDS and registers: no thread grid of 256 threads splits D=59; the 5 columns past D are zero and never stored
+// PADDED: remark: fa-tile: D=59 padded to 64 in LDS and registers: no thread grid of 256 threads that fits the budget splits D=59; the 5 columns past D are zero and never stored
 // PADDED-LABEL: func.func @odd
 // PADDED: fa.load_tile %{{.*}} : memref<1x4x100x59xf16, {{.*}}> -> tensor<{{[0-9]+}}x64xf16>
 // PADDED: fa.load_tile %{{.*}} : memref<1x4x100x59xf16, {{.*}}> -> tensor<{{[0-9]+}}x64xf16>
@@ -555,4 +557,17 @@ func.func @even(%q: tensor<1x4x100x58xf16>, %k: tensor<1x4x100x58xf16>, %v: tens
   // expected-error @+1 {{'fa.attention' op BLOCK_M=24 BLOCK_N=24 D=58 cannot be split over 256 threads (4 waves of 64, at most 1024 threads)}}
   %o = fa.attention %q, %k, %v : tensor<1x4x100x58xf16>, tensor<1x4x100x58xf16>, tensor<1x4x100x58xf16> -> tensor<1x4x100x58xf16>
   return %o : tensor<1x4x100x58xf16>
+}
+
+
+//--- padded-half.mlir
+
+// An even D with an odd half splits over two lanes per row only: at D=190
+// that is 95 columns of O per thread, over the register budget; 192 fits.
+// PADDED-HALF: remark: fa-tile: D=190 padded to 192 in LDS and registers
+// PADDED-HALF: fa.store_tile %{{.*}} : tensor<{{[0-9]+}}x192xf16>, memref<1x4x100x190xf16
+func.func @odd_half(%q: tensor<1x4x100x190xf16>, %k: tensor<1x4x100x190xf16>, %v: tensor<1x4x100x190xf16>) -> tensor<1x4x100x190xf16> {
+  // expected-error @+1 {{'fa.attention' op BLOCK_M=24 BLOCK_N=24 D=190 cannot be split over 256 threads (4 waves of 64, at most 1024 threads)}}
+  %o = fa.attention %q, %k, %v : tensor<1x4x100x190xf16>, tensor<1x4x100x190xf16>, tensor<1x4x100x190xf16> -> tensor<1x4x100x190xf16>
+  return %o : tensor<1x4x100x190xf16>
 }

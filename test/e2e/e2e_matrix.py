@@ -13,7 +13,8 @@ Sections, in the order they run (all with the LDS race checker on):
      factor values at least once); Lq != Lk pairings are chosen from the
      tile size so that no case degenerates to one key;
   4. other head dimensions and layouts, explicit tile configurations; head
-     dimensions no thread grid splits (odd D, padded to a multiple of 8);
+     dimensions no thread grid within the budget splits (odd D, D=190;
+     padded to a multiple of 8);
   5. bf16 on the host target;
   6. K/V buffering (fa-double-buffer, --stages=2) and single buffering
      (--stages=1) x LDS padding (fa-pad-lds) on and off x D 64/128 x causal x
@@ -94,9 +95,10 @@ EXTRA = [
     ("f16", 64, True, "2,8,2,100,77", ["--row-pad", "1"]),
     ("f32", 128, False, "1,4,2,65,130", ["--layout", "blhd", "--row-pad", "3"]),
 ]
-# Head dimensions no thread grid splits (odd D): fa-tile pads D to a
-# multiple of 8 in LDS and registers, the copies zero the columns past D and
-# the O store skips them. Rows padded to a 16-byte multiple take the vector
+# Head dimensions no thread grid within the budget splits (odd D, D=190):
+# fa-tile pads D to a multiple of 8 in LDS and registers, the copies zero
+# the columns past D and the O store skips them. Rows padded to a 16-byte
+# multiple take the vector
 # copy path with a unit across D (f16 D=59 + 5, f32 D=57 + 3, where f32's
 # last unit lies wholly past D); both buffering modes.
 HEAD_DIMS = [
@@ -111,6 +113,9 @@ HEAD_DIMS = [
     ("f16", 111, True, "1,2,2,200,257", [], None),
     ("f32", 111, False, "1,2,1,64,65", ["--layout", "blhd"], None),
     ("f16", 255, True, "1,2,1,64,65", [], None),
+    # Even, but its half is odd: two lanes per row leave 95 columns of O
+    # per thread, so it is padded to 192 as well.
+    ("f16", 190, False, "1,2,1,70,90", [], None),
 ]
 # Explicit tile configurations (block-m, block-n, waves): other thread grids
 # than the automatic choice, down to one wave and 16x16 tiles.
