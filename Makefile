@@ -67,7 +67,7 @@ FUZZ_WORK ?= $(FUZZ_BUILD)/fuzz-work
 #   storage (seen in fa-double-buffer). fa itself poisons nothing.
 # (detect_odr_violation and detect_container_overflow stay on: the runtime
 # tests and the fuzz corpora run clean with them.)
-# The host emulator runs workgroup threads on fibers (runtime/lib/Fiber.cpp)
+# The host emulator runs workgroup threads on fibers (runtime/lib/host/Fiber.cpp)
 # that tell ASan about every stack switch (__sanitizer_start_switch_fiber),
 # so fake stacks (detect_stack_use_after_return) need no special setting.
 FA_ASAN_OPTIONS ?= detect_leaks=0:allow_user_poisoning=0:abort_on_error=1

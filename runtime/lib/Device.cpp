@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Backend.h"
+#include "core/Backend.h"
 
 #include <algorithm>
 

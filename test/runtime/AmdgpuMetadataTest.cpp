@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// lib/AmdgpuMetadata.h (internal) on a real gfx906 code object and its
+// lib/gpu/AmdgpuMetadata.h (internal) on a real gfx906 code object and its
 // manifest, made by
 //   fac examples/attention.mlir --target=gfx906 --block-m=64 --block-n=64 \
 //       -o test/runtime/data/attention_gfx906.hsaco
@@ -14,7 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "AmdgpuMetadata.h"
+#include "gpu/AmdgpuMetadata.h"
 #include "TestUtil.h"
 
 #include <algorithm>

@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The GPU backends' decisions that need no GPU (lib/Vendor.h): kernel
+// The GPU backends' decisions that need no GPU (lib/gpu/Vendor.h): kernel
 // parameter packing, target matching, the gcnArchName scan, launch limits,
 // absent libraries; the manifest's dynamic_lds_bytes; target-aware `auto`.
 // CudaDevice.* runs a hand-written PTX kernel that echoes its parameters, so
@@ -15,7 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "TestUtil.h"
-#include "Vendor.h"
+#include "gpu/Vendor.h"
 
 #include <cstring>
 

@@ -5,7 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fa/Json.h"
-#include "JsonParse.h"
+#include "core/JsonParse.h"
 #include "TestUtil.h"
 
 using namespace fa;

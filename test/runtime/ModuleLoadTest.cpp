@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Backend.h"
+#include "core/Backend.h"
 #include "TestUtil.h"
 
 #include <algorithm>

@@ -10,7 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fa/Json.h"
-#include "JsonParse.h"
+#include "core/JsonParse.h"
 
 #include <set>
 #include <vector>

@@ -13,7 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fa/Reference.h"
-#include "Parallel.h"
+#include "validate/Parallel.h"
 #include "fa/Half.h"
 
 #include <cmath>

@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Files.h"
+#include "core/Files.h"
 
 #include <cerrno>
 #include <cstdio>

@@ -17,8 +17,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "fa/DeviceReference.h"
-#include "Backend.h"
-#include "Vendor.h"
+#include "core/Backend.h"
+#include "gpu/Vendor.h"
 #include "fa/Half.h"
 
 #include <cstring>

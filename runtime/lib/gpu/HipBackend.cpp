@@ -36,9 +36,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "AmdgpuMetadata.h"
-#include "Backend.h"
-#include "Vendor.h"
+#include "gpu/AmdgpuMetadata.h"
+#include "core/Backend.h"
+#include "gpu/Vendor.h"
 
 #include <cstring>
 

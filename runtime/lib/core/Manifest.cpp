@@ -10,7 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fa/Manifest.h"
-#include "JsonParse.h"
+#include "core/JsonParse.h"
 
 #include <cinttypes>
 #include <cmath>

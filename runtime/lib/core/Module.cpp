@@ -16,8 +16,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Backend.h"
-#include "Files.h"
+#include "core/Backend.h"
+#include "core/Files.h"
 
 using namespace fa;
 using namespace fa::detail;

@@ -25,7 +25,7 @@
 #include "fa/Manifest.h"
 #include "fa/Status.h"
 
-#include "Backend.h"
+#include "core/Backend.h"
 
 #include <cstddef>
 #include <cstdint>

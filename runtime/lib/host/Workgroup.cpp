@@ -19,7 +19,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Workgroup.h"
+#include "host/Workgroup.h"
 
 #include <algorithm>
 #include <cstring>

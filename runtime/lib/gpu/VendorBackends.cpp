@@ -14,7 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Vendor.h"
+#include "gpu/Vendor.h"
 
 #include <cstring>
 #include <dlfcn.h>

@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "WorkerPool.h"
+#include "host/WorkerPool.h"
 
 using namespace fa::detail;
 

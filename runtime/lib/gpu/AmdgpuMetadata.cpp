@@ -16,8 +16,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "AmdgpuMetadata.h"
-#include "Vendor.h"
+#include "gpu/AmdgpuMetadata.h"
+#include "gpu/Vendor.h"
 
 #include <cstring>
 #include <elf.h>

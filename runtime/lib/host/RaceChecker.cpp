@@ -10,7 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "RaceChecker.h"
+#include "host/RaceChecker.h"
 
 using namespace fa::detail;
 

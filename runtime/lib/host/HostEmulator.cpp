@@ -11,8 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "WorkerPool.h"
-#include "Workgroup.h"
+#include "host/WorkerPool.h"
+#include "host/Workgroup.h"
 
 #include <algorithm>
 #include <atomic>

@@ -18,7 +18,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Backend.h"
+#include "core/Backend.h"
 #include "fa/HostEmulator.h"
 
 #include <algorithm>

@@ -13,7 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Fiber.h"
+#include "host/Fiber.h"
 
 #include <cstdint>
 #include <cstring>

@@ -9,8 +9,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "fa/Golden.h"
-#include "Files.h"
-#include "JsonParse.h"
+#include "core/Files.h"
+#include "core/JsonParse.h"
 #include "fa/Half.h"
 
 using namespace fa;

@@ -15,7 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Backend.h"
+#include "core/Backend.h"
 
 #include <algorithm>
 #include <cstdint>

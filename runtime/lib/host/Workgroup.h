@@ -17,8 +17,8 @@
 #ifndef FA_LIB_WORKGROUP_H
 #define FA_LIB_WORKGROUP_H
 
-#include "Fiber.h"
-#include "RaceChecker.h"
+#include "host/Fiber.h"
+#include "host/RaceChecker.h"
 #include "fa/HostEmulator.h"
 
 #include <memory>

@@ -34,8 +34,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Backend.h"
-#include "Vendor.h"
+#include "core/Backend.h"
+#include "gpu/Vendor.h"
 
 #include <algorithm>
 #include <map>
