@@ -4,7 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Internal. What the GPU backends (CudaBackend.cpp, HipBackend.cpp) share:
+// Internal. What the GPU backends (GpuBackend.cpp and its vendors,
+// CudaVendor.cpp and HipVendor.cpp) share:
 //   - opening a vendor library with dlopen and resolving its symbol table
 //     (one X-macro table per vendor, required and optional symbols);
 //   - turning a vendor call's failure into a Status that names the call, the
@@ -48,6 +49,14 @@ namespace detail {
 /// found (dlopen: <dlerror of the first name>)".
 Status openVendorLibrary(const char *kind,
                          const std::vector<const char *> &names, void *&handle);
+
+/// The library names to try for a vendor runtime: the path in environment
+/// variable `variable` when it is set and not empty (FA_HIP_LIBRARY,
+/// FA_CUDA_LIBRARY: another build of the runtime, or a test double such as
+/// test/runtime/gpu's fake HIP), else `defaults`.
+std::vector<const char *>
+vendorLibraryNames(const char *variable,
+                   const std::vector<const char *> &defaults);
 
 /// dlsym, or null.
 void *lookupVendorSymbol(void *handle, const char *symbol);

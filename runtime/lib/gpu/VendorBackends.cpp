@@ -16,6 +16,7 @@
 
 #include "gpu/Vendor.h"
 
+#include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
 #include <elf.h>
@@ -43,6 +44,14 @@ Status fa::detail::openVendorLibrary(const char *kind,
                            " not found (dlopen: " + firstError + ")")
       .withCall("dlopen", "")
       .withDevice(kind);
+}
+
+std::vector<const char *>
+fa::detail::vendorLibraryNames(const char *variable,
+                               const std::vector<const char *> &defaults) {
+  if (const char *path = std::getenv(variable); path && *path)
+    return {path};
+  return defaults;
 }
 
 void *fa::detail::lookupVendorSymbol(void *handle, const char *symbol) {
