@@ -9,7 +9,11 @@
 // device runs the manifest's target, and that every kernel speaks this
 // runtime's ABI and fits the device. A Kernel launches one attention: it
 // checks the arguments against the manifest and packs the 44 ABI words
-// exactly as KernelAbi.h lays them out.
+// exactly as KernelAbi.h lays them out. A RawKernel is code compiled at run
+// time (NVRTC, hiprtc) with no manifest, launched with a plain list of
+// 8-byte parameters.
+//
+// Library: fa::runtime (libfa_runtime.so).
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,15 +27,18 @@
 #include "fa/Manifest.h"
 
 #include <array>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace fa {
 
 namespace detail {
 struct ModuleState;
+struct RawKernelState;
 } // namespace detail
 
 class Kernel;
@@ -125,6 +132,37 @@ private:
       : state(std::move(state)), index(index) {}
   std::shared_ptr<detail::ModuleState> state;
   size_t index;
+};
+
+/// One kernel of a code object compiled at run time for a GPU device
+/// (NVRTC's cubin or PTX, hiprtc's hsaco), with no manifest: what the device
+/// reference of fa::validate launches. It is not an fa attention kernel, so
+/// nothing is checked against the ABI of KernelAbi.h; its parameters are
+/// 8-byte words (pointers, int64, double bits), in order: the CUDA backend
+/// passes one pointer per word, the HIP backend the words as the kernarg
+/// buffer. Copies share the loaded code, unloaded with the last copy.
+class RawKernel {
+public:
+  /// Loads `bytes`, a code object in `format` ("cubin", "ptx" with its
+  /// terminating NUL, or "hsaco") that holds the extern "C" kernel `symbol`,
+  /// to be launched with at most `maxThreads` threads per workgroup.
+  /// Unsupported on the host emulator; LoadFailed, naming the driver call,
+  /// when the driver refuses the code.
+  static Expected<RawKernel> load(const Device &device,
+                                  const std::vector<uint8_t> &bytes,
+                                  const std::string &format,
+                                  const std::string &symbol,
+                                  int64_t maxThreads);
+
+  /// Runs the kernel to completion on the grid and workgroup of `geometry`
+  /// with the `count` parameter words at `params`.
+  Status launch(const LaunchGeometry &geometry, const uint64_t *params,
+                size_t count) const;
+
+private:
+  explicit RawKernel(std::shared_ptr<detail::RawKernelState> state)
+      : state(std::move(state)) {}
+  std::shared_ptr<detail::RawKernelState> state;
 };
 
 } // namespace fa
