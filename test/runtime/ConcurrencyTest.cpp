@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "TestUtil.h"
+#include "fa/Validate.h"
 
 #include <atomic>
 #include <thread>

@@ -15,6 +15,7 @@
 #define FA_TOOLS_FA_RUN_RUNOPTIONS_H
 
 #include "fa/Runtime.h"
+#include "fa/Validate.h"
 
 #include <cstdint>
 #include <string>

@@ -4,8 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// fa-run is a thin main over the runtime library (its argument parser is
-// RunOptions.cpp, callable on its own): it opens a device, loads a
+// fa-run is a thin main over fa::runtime and fa::validate (its argument
+// parser is RunOptions.cpp, callable on its own): it opens a device, loads a
 // code object with its manifest, runs the kernel on seeded random inputs (or
 // a golden case), validates the output against the fp64 and naive
 // references, and optionally times it.
@@ -18,6 +18,7 @@
 
 #include "RunOptions.h"
 #include "fa/Runtime.h"
+#include "fa/Validate.h"
 
 #include <cmath>
 #include <cstdio>

@@ -13,6 +13,8 @@
 // them here is overflow-checked (checkedMul / checkedAdd): a shape whose
 // sizes do not fit in int64 is refused, never wrapped around.
 //
+// Library: fa::runtime (libfa_runtime.so).
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef FA_ATTENTIONSHAPE_H

@@ -7,6 +7,8 @@
 // The element type of Q, K, V and O as the manifest spells it. LSE is always
 // f32.
 //
+// Library: fa::runtime (libfa_runtime.so).
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef FA_DTYPE_H

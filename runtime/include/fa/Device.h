@@ -10,6 +10,8 @@
 // Buffers are device allocations owned RAII-style; both keep their device
 // alive.
 //
+// Library: fa::runtime (libfa_runtime.so).
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef FA_DEVICE_H

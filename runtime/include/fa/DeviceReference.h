@@ -21,6 +21,8 @@
 //     naiveAttention (the FA criterion's same-precision baseline).
 // Results come back contiguous [B, Hq, Lq, D] / [B, Hq, Lq].
 //
+// Library: fa::validate (libfa_validate.so, over fa::runtime).
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef FA_DEVICEREFERENCE_H

@@ -10,6 +10,8 @@
 // q.bin, k.bin, v.bin (inputs in the case's dtype, contiguous BHLD,
 // little-endian), o_ref_f32.bin and lse_ref_f32.bin.
 //
+// Library: fa::validate (libfa_validate.so, over fa::runtime).
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef FA_GOLDEN_H

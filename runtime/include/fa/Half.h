@@ -8,6 +8,8 @@
 // written out in integer arithmetic so the result does not depend on the
 // compiler's or CPU's half support; and whole-array encode/decode by DType.
 //
+// Library: fa::runtime (libfa_runtime.so).
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef FA_HALF_H

@@ -14,6 +14,8 @@
 // The host device uses it for launches; tests use it directly to run small
 // probe kernels.
 //
+// Library: fa::runtime (libfa_runtime.so).
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef FA_HOSTEMULATOR_H

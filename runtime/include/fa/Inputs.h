@@ -14,6 +14,8 @@
 //              mix; N(0, 100) has variance 100 (standard deviation 10), as
 //              FA3's torch.randn(...) * 10.
 //
+// Library: fa::validate (libfa_validate.so, over fa::runtime).
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef FA_INPUTS_H

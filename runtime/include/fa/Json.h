@@ -8,6 +8,8 @@
 // runtime reads JSON with nlohmann-json behind its own API (manifests:
 // fa/Manifest.h, golden cases: fa/Golden.h), so this header stays free of it.
 //
+// Library: fa::runtime (libfa_runtime.so).
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef FA_JSON_H

@@ -44,6 +44,8 @@
 // runtime checks every such manifest field against this record and refuses
 // a mismatch.
 //
+// Library: fa::runtime (libfa_runtime.so).
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef FA_KERNELABI_H

@@ -7,6 +7,8 @@
 // Options a caller may set per launch. GPU backends ignore the emulator-only
 // ones; the host emulator honours all of them.
 //
+// Library: fa::runtime (libfa_runtime.so).
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef FA_LAUNCHOPTIONS_H

@@ -11,6 +11,8 @@
 // This header reads, checks and writes it; fac fills a Manifest and writes it
 // with formatManifest, so there is one writer and one hash.
 //
+// Library: fa::runtime (libfa_runtime.so).
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef FA_MANIFEST_H

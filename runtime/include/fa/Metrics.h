@@ -17,7 +17,7 @@
 //      scale of the rounding error of a weighted sum) and floor = max|V| x
 //      2^-13; S = 1.5e-5 (f32), 3.6e-3 (f16), 2.8e-2 (bf16), 4x the worst
 //      value a correct implementation showed in the survey
-//      (test/runtime/ValidationSurvey.cpp);
+//      (test/runtime/validate/ValidationSurvey.cpp);
 //   5. FlashAttention's criterion: max_abs_diff <= 2 x (max_abs_diff of the
 //      naive same-precision reference) + 1e-5;
 //   6. if the kernel writes LSE: max LSE difference <= 1e-4 x max(1, max
@@ -25,6 +25,8 @@
 //      finite value fails);
 //   7. with strided layouts: no element of the output buffers' padding was
 //      written.
+//
+// Library: fa::validate (libfa_validate.so, over fa::runtime).
 //
 //===----------------------------------------------------------------------===//
 

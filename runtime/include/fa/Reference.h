@@ -22,6 +22,8 @@
 // All tensors here are contiguous [B, H, L, D]; work is split over (b, h)
 // across hardware threads.
 //
+// Library: fa::validate (libfa_validate.so, over fa::runtime).
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef FA_REFERENCE_H

@@ -10,6 +10,8 @@
 // kernel, target and device involved, and the loader's log. The runtime never
 // prints; callers decide what to show (`Status::toString`).
 //
+// Library: fa::runtime (libfa_runtime.so).
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef FA_STATUS_H

@@ -12,6 +12,12 @@
 // output is read back through O's strides, LSE through LSE's, and padding in
 // the output buffers must stay untouched. Also a simple timing loop.
 //
+// The umbrella of fa::validate too: it includes every header of the library
+// (DeviceReference.h, Golden.h, Inputs.h, Metrics.h, Reference.h) and
+// fa/Module.h.
+//
+// Library: fa::validate (libfa_validate.so, over fa::runtime).
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef FA_VALIDATE_H

@@ -11,7 +11,9 @@
  * owned by the caller and released with the matching *_free / *_close call.
  * No C++ exception crosses this interface: one raised inside a call becomes
  * FA_ERROR_OUT_OF_MEMORY (std::bad_alloc) or FA_ERROR_INTERNAL with its
- * message.
+ * message. It exposes no validation (fa::validate has no C API).
+ *
+ * Library: fa::runtime (libfa_runtime.so).
  *
  *===----------------------------------------------------------------------===*/
 

@@ -7,8 +7,8 @@
 // This file implements DeviceReference.h: the reference kernel's source (a
 // raw string in the common subset of CUDA and HIP C++, specialized with a
 // few macros), its run-time compilation through NVRTC or hiprtc, each loaded
-// with dlopen through one X-macro symbol table (Vendor.h), and the launch
-// through the device's backend (Backend::loadRawCode / launchRaw).
+// with dlopen through one X-macro symbol table (validate/RtcLibrary.h), and
+// the launch through fa::runtime's public RawKernel (fa/Module.h).
 //
 // The kernel runs one thread per output row (b, h, i); a block covers 128
 // consecutive rows of one (b, h), so the threads of a warp read the same K
@@ -17,9 +17,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "fa/DeviceReference.h"
-#include "core/Backend.h"
-#include "gpu/Vendor.h"
 #include "fa/Half.h"
+#include "fa/Module.h"
+#include "validate/RtcLibrary.h"
 
 #include <cstring>
 #include <map>
@@ -322,8 +322,8 @@ using nvrtcProgram = struct _nvrtcProgram *;
   X(nvrtcGetCUBIN, nvrtcResult, (nvrtcProgram, char *))
 
 struct NvrtcApi {
-  FA_NVRTC_REQUIRED(FA_DECLARE_SYMBOL)
-  FA_NVRTC_OPTIONAL(FA_DECLARE_SYMBOL)
+  FA_NVRTC_REQUIRED(FA_RTC_DECLARE)
+  FA_NVRTC_OPTIONAL(FA_RTC_DECLARE)
 };
 
 using hiprtcResult = int;
@@ -343,7 +343,7 @@ using hiprtcProgram = struct _hiprtcProgram *;
   X(hiprtcGetCode, hiprtcResult, (hiprtcProgram, char *))
 
 struct HiprtcApi {
-  FA_HIPRTC_REQUIRED(FA_DECLARE_SYMBOL)
+  FA_HIPRTC_REQUIRED(FA_RTC_DECLARE)
 };
 
 /// A compiler library, loaded once per process.
@@ -356,20 +356,20 @@ template <typename Api> struct Compiler {
 Status loadNvrtc(Compiler<NvrtcApi> &c) {
   const char *kind = "nvrtc";
   void *handle;
-  if (Status s = openVendorLibrary(kind,
-                                   {"libnvrtc.so.13", "libnvrtc.so.12",
-                                    "libnvrtc.so.11.2", "libnvrtc.so",
-                                    "/usr/local/cuda/lib64/libnvrtc.so"},
-                                   handle);
+  if (Status s = openRtcLibrary(kind,
+                                {"libnvrtc.so.13", "libnvrtc.so.12",
+                                 "libnvrtc.so.11.2", "libnvrtc.so",
+                                 "/usr/local/cuda/lib64/libnvrtc.so"},
+                                handle);
       !s.ok())
     return s;
   NvrtcApi &api = c.api;
-  FA_NVRTC_REQUIRED(FA_RESOLVE_REQUIRED)
-  FA_NVRTC_OPTIONAL(FA_RESOLVE_OPTIONAL)
+  FA_NVRTC_REQUIRED(FA_RTC_RESOLVE_REQUIRED)
+  FA_NVRTC_OPTIONAL(FA_RTC_RESOLVE_OPTIONAL)
   if (nvrtcResult rc = api.nvrtcVersion(&c.major, &c.minor))
-    return vendorCallError(ErrorCode::Unavailable, kind, "NVRTC unavailable",
-                           "nvrtcVersion", rc, nullptr,
-                           api.nvrtcGetErrorString(rc));
+    return rtcCallError(ErrorCode::Unavailable, kind, "NVRTC unavailable",
+                        "nvrtcVersion", rc, nullptr,
+                        api.nvrtcGetErrorString(rc));
   return Status::success();
 }
 
@@ -377,19 +377,19 @@ Status loadHiprtc(Compiler<HiprtcApi> &c) {
   const char *kind = "hiprtc";
   void *handle;
   // ROCm 5 has hiprtc inside libamdhip64; ROCm 6 has its own library.
-  if (Status s = openVendorLibrary(kind,
-                                   {"libhiprtc.so", "libhiprtc.so.6",
-                                    "libhiprtc.so.5", "libamdhip64.so",
-                                    "libamdhip64.so.6", "libamdhip64.so.5"},
-                                   handle);
+  if (Status s = openRtcLibrary(kind,
+                                {"libhiprtc.so", "libhiprtc.so.6",
+                                 "libhiprtc.so.5", "libamdhip64.so",
+                                 "libamdhip64.so.6", "libamdhip64.so.5"},
+                                handle);
       !s.ok())
     return s;
   HiprtcApi &api = c.api;
-  FA_HIPRTC_REQUIRED(FA_RESOLVE_REQUIRED)
+  FA_HIPRTC_REQUIRED(FA_RTC_RESOLVE_REQUIRED)
   if (hiprtcResult rc = api.hiprtcVersion(&c.major, &c.minor))
-    return vendorCallError(ErrorCode::Unavailable, kind, "hiprtc unavailable",
-                           "hiprtcVersion", rc, nullptr,
-                           api.hiprtcGetErrorString(rc));
+    return rtcCallError(ErrorCode::Unavailable, kind, "hiprtc unavailable",
+                        "hiprtcVersion", rc, nullptr,
+                        api.hiprtcGetErrorString(rc));
   return Status::success();
 }
 
@@ -405,11 +405,10 @@ const Compiler<Api> &probe(Status (*load)(Compiler<Api> &)) {
 Status compileError(const char *kind, const std::string &target,
                     const char *call, int rc, const char *description,
                     const std::string &log = {}) {
-  return vendorCallError(
-             ErrorCode::LoadFailed, kind,
-             std::string("cannot compile the reference kernel for ") + target +
-                 " with " + kind,
-             call, rc, nullptr, description)
+  return rtcCallError(ErrorCode::LoadFailed, kind,
+                      std::string("cannot compile the reference kernel for ") +
+                          target + " with " + kind,
+                      call, rc, nullptr, description)
       .withLog(log);
 }
 
@@ -419,9 +418,7 @@ Expected<DeviceReferenceCode> compileNvrtc(const std::string &target,
   if (!c.status.ok())
     return c.status;
   const NvrtcApi &api = c.api;
-  int cc;
-  bool archSpecific;
-  if (!parseSmTarget(target, cc, archSpecific))
+  if (!isSmTarget(target))
     return Status::error(ErrorCode::InvalidArgument,
                          "NVRTC compiles for targets spelled sm_XY, not '" +
                              target + "'");
@@ -617,7 +614,6 @@ fa::deviceReferenceAttention(const Device &device, const AttentionProblem &p,
                              device.name() +
                              "' is the host emulator (use the CPU reference)")
         .withDevice(device.name());
-  const std::shared_ptr<Backend> &backend = backendOf(device);
   const std::string &target = device.targets().front();
   const AttentionShape &s = p.shape;
   if (s.headsQ > int64_t(device.limits().maxGrid[1]) ||
@@ -647,8 +643,9 @@ fa::deviceReferenceAttention(const Device &device, const AttentionProblem &p,
       return code.takeStatus();
     if (!variant)
       r.description = "fp64 on device (" + code->compiler + " " + target + ")";
-    Expected<std::unique_ptr<LoadedCode>> loaded = backend->loadRawCode(
-        code->bytes, code->format, deviceReferenceSymbol, kReferenceThreads);
+    Expected<RawKernel> loaded =
+        RawKernel::load(device, code->bytes, code->format,
+                        deviceReferenceSymbol, kReferenceThreads);
     if (!loaded)
       return loaded.takeStatus();
     size_t elem = variant ? sizeof(float) : sizeof(double);
@@ -667,8 +664,7 @@ fa::deviceReferenceAttention(const Device &device, const AttentionProblem &p,
     }
     std::vector<uint64_t> params =
         referenceParams(p, q, k, v, *o, *lse, mag ? &*mag : nullptr, strides);
-    if (Status st = (*loaded)->launchRaw(0, g, params.data(), params.size());
-        !st.ok())
+    if (Status st = loaded->launch(g, params.data(), params.size()); !st.ok())
       return st;
     Status st;
     if (variant) {

@@ -25,6 +25,7 @@
 #include "Perturb.h"
 #include "fa/Half.h"
 #include "fa/Runtime.h"
+#include "fa/Validate.h"
 
 #include <algorithm>
 #include <cmath>

@@ -12,7 +12,7 @@
 #ifndef FA_TEST_RUNTIME_PERTURB_H
 #define FA_TEST_RUNTIME_PERTURB_H
 
-#include "fa/Runtime.h"
+#include "fa/Validate.h"
 
 namespace fa {
 namespace test {

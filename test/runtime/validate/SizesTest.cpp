@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "TestUtil.h"
+#include "fa/Validate.h"
 
 #include <cstdint>
 

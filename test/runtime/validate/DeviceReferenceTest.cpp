@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "TestUtil.h"
+#include "fa/Validate.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,0 +1,59 @@
+#!/bin/sh
+# layering_test.sh RUNTIME_DIR
+# Checks the layers of runtime/lib (runtime/CMakeLists.txt): every folder
+# includes only the layers below it.
+#   core      nothing of host/, gpu/, validate/
+#   host      core only
+#   gpu       core only
+#   top       (lib/*.cpp) core, host, gpu; not validate/
+#   validate  fa::runtime's public headers, its own folder, and of core only
+#             the header-only core/Files.h and core/JsonParse.h
+# and the public headers: none includes lib/, and no header of fa::runtime
+# includes one of fa::validate.
+set -eu
+rt=$1
+lib=$rt/lib
+inc=$rt/include/fa
+failed=0
+
+# forbid WHAT FOLDERS ALLOWED FILES...: fails on each #include of a header
+# in one of FOLDERS (an alternation, "host|gpu") unless it matches the
+# extended regex ALLOWED.
+forbid() {
+  what=$1 folders=$2 allowed=$3
+  shift 3
+  hits=$(grep -EHn "^[[:space:]]*#[[:space:]]*include[[:space:]]*\"($folders)/" \
+    "$@" 2>/dev/null | grep -Ev "$allowed" || true)
+  if [ -n "$hits" ]; then
+    echo "layering: $what:"
+    echo "$hits"
+    failed=1
+  fi
+}
+
+none='^$'
+forbid "core reaches up" "host|gpu|validate" "$none" "$lib"/core/*
+forbid "host reaches beyond core" "gpu|validate" "$none" "$lib"/host/*
+forbid "gpu reaches beyond core" "host|validate" "$none" "$lib"/gpu/*.h \
+  "$lib"/gpu/*.cpp
+forbid "the top reaches into validate" "validate" "$none" "$lib"/*.cpp
+forbid "validate reaches into fa::runtime's internals" "core|host|gpu" \
+  '"core/(Files|JsonParse)\.h"' "$lib"/validate/*
+forbid "a public header includes lib/" "core|host|gpu|validate" "$none" \
+  "$inc"/*
+for h in "$inc"/*; do
+  case $(basename "$h") in
+  Reference.h | Inputs.h | Metrics.h | Golden.h | Validate.h | DeviceReference.h) ;;
+  *)
+    hits=$(grep -EHn '#[[:space:]]*include[[:space:]]*"fa/(Reference|Inputs|Metrics|Golden|Validate|DeviceReference)\.h"' "$h" || true)
+    if [ -n "$hits" ]; then
+      echo "layering: a header of fa::runtime includes one of fa::validate:"
+      echo "$hits"
+      failed=1
+    fi
+    ;;
+  esac
+done
+
+[ "$failed" = 0 ] && echo "layering: ok"
+exit "$failed"
