@@ -181,7 +181,8 @@ const GpuSpelling kCudaSpelling = {
     /*waveWords=*/"warps of ",
     /*threadsPer=*/"block",
     /*geometryNamesDynamicLds=*/true,
-    /*runFailureHint=*/"errors like this one are sticky: the device's "
+    /*runFailureHint=*/
+    "errors like this one are sticky: the device's "
     "context is unusable for the rest of the process",
 };
 
@@ -259,8 +260,7 @@ private:
     waveSize_ = 32;
     if (CUresult rc = api.cuDevicePrimaryCtxRetain(&context, device_)) {
       context = nullptr;
-      return fail(ErrorCode::Unavailable, what, "cuDevicePrimaryCtxRetain",
-                  rc);
+      return fail(ErrorCode::Unavailable, what, "cuDevicePrimaryCtxRetain", rc);
     }
     return makeCurrent();
   }
@@ -334,8 +334,7 @@ private:
   Status finishFunction(const KernelInfo &k, GpuFunction &f,
                         bool faKernels) const override;
 
-  void packWords(const uint64_t *words, int,
-                 GpuParams &params) const override {
+  void packWords(const uint64_t *words, int, GpuParams &params) const override {
     // One pointer per ABI word (the index width changes only which half of
     // a word the driver reads).
     params.pointers.resize(kMaxKernelParams);

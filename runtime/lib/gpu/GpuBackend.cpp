@@ -60,8 +60,7 @@ public:
 
 private:
   /// Checks the geometry, launches with `params` and waits.
-  Status launchParams(size_t index, const LaunchGeometry &g,
-                      GpuParams &params);
+  Status launchParams(size_t index, const LaunchGeometry &g, GpuParams &params);
 
   std::shared_ptr<GpuBackend> backend;
   void *module;
@@ -201,8 +200,8 @@ GpuBackend::load(const Manifest &manifest, const std::vector<uint8_t> &bytes,
   const std::string &format = manifest.codeObjectFormat;
   if (!loadsFormat(format))
     return Status::error(ErrorCode::Unsupported,
-                         std::string("a ") + spelling_.kind +
-                             " device loads " + spelling_.formats +
+                         std::string("a ") + spelling_.kind + " device loads " +
+                             spelling_.formats +
                              " code objects, the manifest says '" + format +
                              "'");
   if (std::optional<std::string> why = targetProblem(manifest.target, format))
@@ -214,13 +213,13 @@ GpuBackend::load(const Manifest &manifest, const std::vector<uint8_t> &bytes,
     return s;
   for (const KernelInfo &k : manifest.kernels)
     if (k.waveSize != waveSize_)
-      return Status::error(
-                 ErrorCode::Unsupported,
-                 "kernel '" + k.name + "' was compiled for wave " +
-                     std::to_string(k.waveSize) + ", device '" + name_ +
-                     "' (" + (spelling_.waveNamesArch ? arch_ : deviceName_) +
-                     ") runs " + spelling_.waveWords +
-                     std::to_string(waveSize_))
+      return Status::error(ErrorCode::Unsupported,
+                           "kernel '" + k.name + "' was compiled for wave " +
+                               std::to_string(k.waveSize) + ", device '" +
+                               name_ + "' (" +
+                               (spelling_.waveNamesArch ? arch_ : deviceName_) +
+                               ") runs " + spelling_.waveWords +
+                               std::to_string(waveSize_))
           .withKernel(k.name);
   std::vector<uint8_t> copy;
   const void *image = nullptr;
@@ -304,11 +303,10 @@ Status GpuCode::launchParams(size_t index, const LaunchGeometry &g,
   if (Status s = backend->makeCurrent(); !s.ok())
     return s;
   if (int rc = backend->launchKernel(f, g, params))
-    return backend->fail(ErrorCode::LaunchFailed,
-                         "cannot launch kernel '" + f.info.name + "' with " +
-                             geometry(),
-                         spelling.launchKernel, rc,
-                         backend->launchFailureHint(rc, f));
+    return backend->fail(
+        ErrorCode::LaunchFailed,
+        "cannot launch kernel '" + f.info.name + "' with " + geometry(),
+        spelling.launchKernel, rc, backend->launchFailureHint(rc, f));
   // A launch runs to completion: a fault is reported here, by name.
   if (int rc = backend->deviceSynchronize())
     return backend->fail(ErrorCode::LaunchFailed,

@@ -1,4 +1,4 @@
-//===- GpuBackend.h - The device-generic half of the GPU backends -*- C++ -*-===//
+//===- GpuBackend.h - The shared half of the GPU backends -------*- C++ -*-===//
 //
 // Part of the fa project.
 //
@@ -66,7 +66,8 @@ struct GpuSpelling {
   /// then "runs " + waveWords + the device's wave size.
   bool waveNamesArch;
   const char *waveWords;
-  const char *threadsPer; ///< "block", "workgroup": what a launch's threads fill
+  const char
+      *threadsPer; ///< "block", "workgroup": what a launch's threads fill
   /// A launch's geometry in messages names its dynamic shared memory.
   bool geometryNamesDynamicLds;
   const char *runFailureHint; ///< for a synchronize failing after a launch
@@ -130,8 +131,8 @@ public:
               const std::string &symbol, int64_t threads) override;
 
   /// A failed vendor call `call` with result `rc`, while doing `what`.
-  Status fail(ErrorCode code, const std::string &what, const char *call,
-              int rc, const std::string &hint = {}) const;
+  Status fail(ErrorCode code, const std::string &what, const char *call, int rc,
+              const std::string &hint = {}) const;
   /// Makes this device current on the calling thread (CUDA: its primary
   /// context; HIP: hipSetDevice): callers may use a device from any thread.
   Status makeCurrent() const;
@@ -194,7 +195,8 @@ protected:
   virtual bool hasFunctionAttributes() const = 0;
   virtual int getFunctionAttribute(int *out, int attribute,
                                    void *function) const = 0;
-  virtual std::vector<GpuAttribute> functionAttributes(GpuFunction &f) const = 0;
+  virtual std::vector<GpuAttribute>
+  functionAttributes(GpuFunction &f) const = 0;
   /// The function's checks against the manifest and the device, and its
   /// per-function settings, once its attributes are read.
   virtual Status finishFunction(const KernelInfo &k, GpuFunction &f,

@@ -8,9 +8,10 @@
 // GpuBackend.cpp): the HIP runtime, loaded with dlopen (libamdhip64.so,
 // .so.6, .so.5; or the one file $FA_HIP_LIBRARY names, which is how
 // test/runtime/gpu runs this file against its fake HIP library) through the
-// symbol table below; no HIP header is needed to build it. Types and enum values are declared
-// here from ROCm's hip_runtime_api.h (5.2; ROCm 6 keeps these values: it
-// reserves the slots of removed attributes rather than renumbering).
+// symbol table below; no HIP header is needed to build it. Types and enum
+// values are declared here from ROCm's hip_runtime_api.h (5.2; ROCm 6 keeps
+// these values: it reserves the slots of removed attributes rather than
+// renumbering).
 //
 //   Device:  hipInit, hipSetDevice before every call (a device may be used
 //            from any thread), hipDeviceGetName, limits through
@@ -123,9 +124,9 @@ Status loadHip(HipProbe &probe) {
   void *handle;
   if (Status s = openVendorLibrary(
           kind,
-          vendorLibraryNames("FA_HIP_LIBRARY",
-                             {"libamdhip64.so", "libamdhip64.so.6",
-                              "libamdhip64.so.5"}),
+          vendorLibraryNames(
+              "FA_HIP_LIBRARY",
+              {"libamdhip64.so", "libamdhip64.so.6", "libamdhip64.so.5"}),
           handle);
       !s.ok())
     return s;
@@ -161,7 +162,8 @@ const GpuSpelling kHipSpelling = {
     "hipModuleLaunchKernel",
     /*selectBeforeOpen=*/true,
     /*attributeNumbered=*/true,
-    /*attributeRangeHint=*/"a HIP runtime whose attribute numbering differs "
+    /*attributeRangeHint=*/
+    "a HIP runtime whose attribute numbering differs "
     "from ROCm 5/6?",
     /*formats=*/"'hsaco'",
     /*funcAttributePrefix=*/"HIP_FUNC_ATTRIBUTE_",
@@ -169,7 +171,8 @@ const GpuSpelling kHipSpelling = {
     /*waveWords=*/"wave ",
     /*threadsPer=*/"workgroup",
     /*geometryNamesDynamicLds=*/false,
-    /*runFailureHint=*/"a memory fault here usually means an out-of-bounds "
+    /*runFailureHint=*/
+    "a memory fault here usually means an out-of-bounds "
     "access in the kernel",
 };
 
@@ -264,7 +267,8 @@ private:
     return Status::success();
   }
   Status prepareImage(const Manifest &, const std::vector<uint8_t> &bytes,
-                      std::vector<uint8_t> &, const void *&image) const override {
+                      std::vector<uint8_t> &,
+                      const void *&image) const override {
     image = bytes.data();
     return Status::success();
   }
@@ -329,9 +333,9 @@ private:
                      HIP_LAUNCH_PARAM_BUFFER_SIZE, &kernargBytes,
                      HIP_LAUNCH_PARAM_END};
     return api.hipModuleLaunchKernel(
-        static_cast<hipFunction_t>(f.function), g.grid[0], g.grid[1],
-        g.grid[2], g.block[0], g.block[1], g.block[2],
-        unsigned(f.info.dynamicLdsBytes), /*stream=*/nullptr,
+        static_cast<hipFunction_t>(f.function), g.grid[0], g.grid[1], g.grid[2],
+        g.block[0], g.block[1], g.block[2], unsigned(f.info.dynamicLdsBytes),
+        /*stream=*/nullptr,
         /*kernelParams=*/nullptr, extra);
   }
   std::string launchFailureHint(int, const GpuFunction &) const override {
@@ -417,6 +421,5 @@ Status HipBackend::finishFunction(const KernelInfo &k, GpuFunction &f,
 }
 
 Expected<std::shared_ptr<Backend>> fa::detail::openHipBackend(int ordinal) {
-  return openBackendOnce<HipBackend>(probeOnce(loadHip), ordinal, "hip",
-                                     "AMD");
+  return openBackendOnce<HipBackend>(probeOnce(loadHip), ordinal, "hip", "AMD");
 }

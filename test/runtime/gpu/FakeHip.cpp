@@ -56,7 +56,7 @@ struct Msg {
   enum Kind { Nil, Bool, Int, Str, Array, Map } kind = Nil;
   int64_t i = 0;
   std::string s;
-  std::vector<Msg> items;                      // Array
+  std::vector<Msg> items;                       // Array
   std::vector<std::pair<std::string, Msg>> map; // Map (string keys only)
 
   const Msg *get(const char *key) const {
@@ -498,7 +498,8 @@ hipError_t hipMalloc(void **ptr, size_t size) {
   if (!ptr)
     return hipErrorInvalidValue;
   // 256-byte aligned like a real device allocation; never the null pointer.
-  void *p = std::aligned_alloc(256, std::max<size_t>(256, (size + 255) & ~size_t(255)));
+  void *p = std::aligned_alloc(
+      256, std::max<size_t>(256, (size + 255) & ~size_t(255)));
   if (!p)
     return hipErrorOutOfMemory;
   std::memset(p, 0xcd, size); // not zero: the runtime must zero it itself
@@ -688,10 +689,9 @@ hipError_t hipModuleLaunchKernel(hipFunction_t f, unsigned int gridDimX,
       void *p = reinterpret_cast<void *>(uintptr_t(out.value));
       out.is_allocation = state().allocations.count(uintptr_t(out.value));
       if (p && !out.is_allocation)
-        return problem("pointer argument at offset " +
-                       std::to_string(a.offset) + " is " +
-                       std::to_string(out.value) +
-                       ", not an address hipMalloc returned");
+        return problem(
+            "pointer argument at offset " + std::to_string(a.offset) + " is " +
+            std::to_string(out.value) + ", not an address hipMalloc returned");
     } else if (a.valueKind != "by_value") {
       return problem("unexpected value kind '" + a.valueKind + "'");
     }

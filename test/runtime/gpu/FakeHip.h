@@ -41,8 +41,8 @@ typedef struct fake_hip_launch {
   char kernel[256];
   unsigned grid[3], block[3];
   unsigned shared_mem_bytes;
-  int used_kernel_params; ///< kernelParams was passed (instead of extra)
-  size_t kernarg_bytes;   ///< HIP_LAUNCH_PARAM_BUFFER_SIZE
+  int used_kernel_params;        ///< kernelParams was passed (instead of extra)
+  size_t kernarg_bytes;          ///< HIP_LAUNCH_PARAM_BUFFER_SIZE
   uint64_t kernarg_segment_size; ///< .kernarg_segment_size of the metadata
   int num_args;
   fake_hip_arg args[64];

@@ -148,11 +148,11 @@ struct AttentionLaunch {
     w.insert(w.end(), {0, 0, 0, 0, 1}); // no LSE: null, size 0
     w.insert(w.end(), {2, 8, 2, 100, 70});
     const uint64_t D = 64;
-    w.insert(w.end(), {8 * 100 * D, 100 * D, D});  // Q
-    w.insert(w.end(), {2 * 70 * D, 70 * D, D});    // K
-    w.insert(w.end(), {2 * 70 * D, 70 * D, D});    // V
-    w.insert(w.end(), {8 * 100 * D, 100 * D, D});  // O
-    w.insert(w.end(), {8 * 100, 100});             // LSE
+    w.insert(w.end(), {8 * 100 * D, 100 * D, D}); // Q
+    w.insert(w.end(), {2 * 70 * D, 70 * D, D});   // K
+    w.insert(w.end(), {2 * 70 * D, 70 * D, D});   // V
+    w.insert(w.end(), {8 * 100 * D, 100 * D, D}); // O
+    w.insert(w.end(), {8 * 100, 100});            // LSE
     return w;
   }
 };
@@ -210,8 +210,8 @@ TEST_F(FakeHip, DynamicLdsOfTheManifestIsPassed) {
   ASSERT_OK(module);
   AttentionLaunch launch(*device);
   Status s = module->kernel()->launch(launch.args);
-  ASSERT_TRUE(s.ok()) << s.toString() << "\nthe fake says: "
-                      << fake_hip_last_launch()->problem;
+  ASSERT_TRUE(s.ok()) << s.toString()
+                      << "\nthe fake says: " << fake_hip_last_launch()->problem;
   EXPECT_EQ(fake_hip_last_launch()->shared_mem_bytes, 4096u);
 }
 
