@@ -21,12 +21,13 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/Codegen.h"
-#include "compiler/Gfx906Target.h"
-#include "compiler/KernelInfo.h"
-#include "compiler/NvptxTarget.h"
-#include "compiler/Passes.h"
-#include "compiler/Pipelines.h"
+#include "compiler/Analysis/KernelInfo.h"
+#include "compiler/Driver/Pipelines.h"
+#include "compiler/Targets/Codegen.h"
+#include "compiler/Targets/Gfx906/LowerToRocdl.h"
+#include "compiler/Targets/Host/HostTarget.h"
+#include "compiler/Targets/Nvptx/NvptxTarget.h"
+#include "compiler/Transforms/Passes.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -96,9 +97,7 @@ static const DialectRegistry &registry() {
 static LogicalResult lowerForTarget(ModuleOp module, llvm::StringRef target) {
   OwningOpRef<ModuleOp> lowered;
   if (target == "host") {
-    PassManager pm(module.getContext());
-    pm.addPass(fa::createFaGpuToHostPass());
-    if (failed(pm.run(module)))
+    if (failed(fa::lowerToHost(module)))
       return failure();
     lowered = module.clone();
   } else if (target == "sm_90") {

@@ -2,7 +2,7 @@
 """Mutation test: the e2e suite must fail on every planted bug.
 
 For each bug that fac can plant (`fac --test-list-planted-bugs`,
-compiler/PlantedBugs.h), compiles the suite's kernels with
+compiler/Testing/PlantedBugs.h), compiles the suite's kernels with
 `--test-plant-bug=<bug>` and runs the e2e cases of e2e_matrix.py in order
 until one fails; prints the case that caught the bug. A bug that survives the
 whole suite fails this test: the suite cannot see it.

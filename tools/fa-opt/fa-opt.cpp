@@ -4,8 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/Passes.h"
-#include "compiler/Pipelines.h"
+#include "compiler/Driver/Pipelines.h"
 
 #include "mlir/Dialect/AMDGPU/IR/AMDGPUDialect.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"

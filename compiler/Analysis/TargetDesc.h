@@ -1,0 +1,76 @@
+//===- Target.h - Target descriptions ---------------------------*- C++ -*-===//
+//
+// Part of the fa project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The one place that describes the machines fa generates code for. Passes
+// read limits (LDS, registers, wave size) and capabilities (native bf16,
+// dot instructions) from here, never from target names.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FA_COMPILER_ANALYSIS_TARGET_DESC_H
+#define FA_COMPILER_ANALYSIS_TARGET_DESC_H
+
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <string>
+
+namespace mlir::fa {
+
+struct TargetDesc {
+  const char *name;        ///< As spelled in options: "gfx906".
+  const char *description; ///< Human-readable: "AMD MI50/MI60 (gfx906)".
+  int64_t waveSize;        ///< Lanes per wave / warp.
+  int64_t ldsBytes;        ///< Shared memory one workgroup may use.
+  int64_t ldsBanks;        ///< Number of LDS banks.
+  int64_t bankBytes;       ///< Width of one bank.
+  int64_t maxRegsPerLane;  ///< VGPRs (AMD) or registers (NVIDIA) per thread.
+  int64_t regGranule;      ///< Register allocation granule.
+  int64_t maxWavesPerSimd; ///< Occupancy ceiling per SIMD (AMD) / SM partition.
+  int64_t computeUnits;    ///< CUs or SMs.
+  int64_t maxThreads;      ///< Largest workgroup.
+  bool nativeBf16;         ///< bf16 arithmetic in hardware.
+  bool hasMatrixUnits;     ///< Tensor/matrix cores.
+  bool hasDot2F16;         ///< fp16x2 dot with f32 accumulate (v_dot2_f32_f16).
+  /// Whether an explicit tile configuration over the register estimate is
+  /// an error. The estimate was fitted to gfx906; on sm_90 ptxas judges
+  /// (its spills go to the report and the manifest).
+  bool registerEstimateBinds = true;
+  /// Waves per SIMD the tile chooser aims for (counting the register
+  /// estimate and, on AMD targets, the LDS each workgroup takes). The seed
+  /// asks for 2 on gfx906 so that one wave's LDS and memory waits are
+  /// covered by another's arithmetic.
+  int64_t occupancyGoal = 1;
+  /// Largest BLOCK_M and BLOCK_N the chooser considers (0: no cap). On
+  /// sm_90 the register estimate (fitted to gfx906) does not bind; 128x64
+  /// is what the H200 benchmark measured best (bench/results run 6: +12-25%
+  /// over 64x64, ahead of 64x32 and a shared K/V slot).
+  int64_t maxBlockM = 0, maxBlockN = 0;
+  /// Keep 16-bit tiles in LDS as f32 (fa-promote widen=auto): the SIMT
+  /// products then convert nothing per step. For targets with LDS to spare
+  /// and no packed 16-bit dot product.
+  bool widenLds = false;
+  /// Asynchronous global -> shared copies (cp.async, sm_80+): a fetched
+  /// K/V tile of fa-double-buffer waits in a shared staging area instead of
+  /// registers. gfx906 has none: its fetches are register-staged.
+  bool asyncCopy = false;
+  /// K/V stages fa-tile's stages=0 (auto) starts from. 2 on gfx906 (and
+  /// the host emulation of its kernel); 1 on NVIDIA, where the H200
+  /// measured double buffering no faster (bench/results run 12: within 1%
+  /// at D=128, slower at D=64): its L2 hides the K/V loads that the seed's
+  /// gfx906 does not, and the fetch costs registers or shared memory.
+  int64_t defaultStages = 2;
+};
+
+/// Returns the description of `name`, or null when unknown.
+const TargetDesc *lookupTarget(llvm::StringRef name);
+
+/// "gfx906, sm_90, host": for error messages.
+std::string knownTargetNames();
+
+} // namespace mlir::fa
+
+#endif // FA_COMPILER_ANALYSIS_TARGET_DESC_H

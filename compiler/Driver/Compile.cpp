@@ -1,0 +1,788 @@
+//===- Compile.cpp - Compiling attention is a library call ----------------===//
+//
+// Part of the fa project.
+//
+//===----------------------------------------------------------------------===//
+//
+// This file implements fa::compile:
+//
+//   1. the options are checked (the errors fac reports before it reads
+//      any input), the source is parsed, and the remaining option values
+//      (fetch distance, planted bug) are checked;
+//   2. a copy of the module goes through the kernel pipeline (Level 0 ->
+//      Level 2), the target's lowering to the LLVM dialect, translation and
+//      -O3; gfx906 and sm_* also get the backend's assembly, gfx906 its
+//      object file, whose metadata note gives the resource figures;
+//   3. gfx906, with the backend as the judge (seed rule 7): where the
+//      kernel spills with K/V block n+1 in registers, fetch-ahead=in-block
+//      is tried; where fa-tile chose the tiles and the backend spills,
+//      BLOCK_M (then BLOCK_N) is halved until it does not; where v_dot2
+//      costs waves per SIMD (--dot2=auto), the kernel without it is kept;
+//   4. the code object is emitted (host and gfx906 linked by ld.lld, sm_*
+//      assembled by ptxas when found) and its manifest rendered.
+//
+// Every message goes to CompileResult::diagnostics in the order it is made;
+// nothing is printed.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Driver/Compile.h"
+#include "compiler/Analysis/KernelInfo.h"
+#include "compiler/Analysis/TargetDesc.h"
+#include "compiler/Driver/Manifest.h"
+#include "compiler/Driver/Pipelines.h"
+#include "compiler/Targets/Codegen.h"
+#include "compiler/Targets/Gfx906/CodeObject.h"
+#include "compiler/Targets/Gfx906/LoopAnalysis.h"
+#include "compiler/Targets/Gfx906/LowerToRocdl.h"
+#include "compiler/Targets/Gfx906/Mi50Model.h"
+#include "compiler/Targets/Host/HostTarget.h"
+#include "compiler/Targets/Nvptx/NvptxTarget.h"
+#include "compiler/Testing/PlantedBugs.h"
+
+#include "fa/KernelAbi.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Transforms/Utils/Cloning.h"
+
+#include <algorithm>
+#include <optional>
+
+using namespace mlir;
+using fa::CompileDiagnostic;
+using fa::CompileOptions;
+using fa::CompileResult;
+
+//===----------------------------------------------------------------------===//
+// Options
+//===----------------------------------------------------------------------===//
+
+/// NVIDIA targets: PTX from the NVPTX backend, a cubin from ptxas.
+static bool isNvidia(llvm::StringRef t) { return t.starts_with("sm_"); }
+
+/// --emit values whose output is text (fac may print them on stdout).
+static bool emitsText(llvm::StringRef emit) {
+  return emit == "mlir" || emit == "llvm" || emit == "asm" || emit == "ptx";
+}
+
+static unsigned effectiveIndexBits(const CompileOptions &o) {
+  return o.indexBits ? o.indexBits : 32;
+}
+
+static llvm::Error optionError(const llvm::Twine &message) {
+  return llvm::createStringError(message);
+}
+
+llvm::Error fa::validateCompileOptions(const CompileOptions &o) {
+  if (!lookupTarget(o.target))
+    return optionError("unknown target '" + o.target +
+                       "'; known targets: " + knownTargetNames());
+  llvm::StringRef emit = o.emit;
+  if (!emit.empty() && !emitsText(emit) && emit != "obj" && emit != "cubin")
+    return optionError("unknown --emit='" + o.emit +
+                       "'; expected mlir, llvm, asm, obj, ptx or cubin");
+  if (o.indexBits != 0 && o.indexBits != 32 && o.indexBits != 64)
+    return optionError("--index-bits must be 32 or 64, got " +
+                       std::to_string(o.indexBits));
+  if (o.dot2 != "auto" && o.dot2 != "on" && o.dot2 != "off")
+    return optionError("--dot2 must be auto, on or off, got '" + o.dot2 + "'");
+  if (o.indexBits != 0 && o.target == "host")
+    return optionError("--index-bits is for GPU targets (host kernels use "
+                       "64-bit index arithmetic)");
+  if ((emit == "ptx" || emit == "cubin") && !isNvidia(o.target))
+    return optionError("--emit=" + o.emit +
+                       " is for NVIDIA targets (sm_80, sm_90), not " +
+                       o.target);
+  return llvm::Error::success();
+}
+
+/// The checks fac made after reading its input.
+static llvm::Error validateLateOptions(const CompileOptions &o) {
+  if (o.fetchAhead != "auto" && o.fetchAhead != "next-block" &&
+      o.fetchAhead != "in-block")
+    return optionError("--fetch-ahead must be auto, next-block or in-block, "
+                       "got '" +
+                       o.fetchAhead + "'");
+  if (!o.plantBug.empty() && !fa::lookupPlantedBug(o.plantBug))
+    return optionError("unknown planted bug '" + o.plantBug +
+                       "'; known: " + fa::plantedBugNames());
+  return llvm::Error::success();
+}
+
+static llvm::Error parseInt(llvm::StringRef name, llvm::StringRef value,
+                            int64_t &out) {
+  if (value.trim().getAsInteger(10, out))
+    return optionError("option '" + name + "' expects an integer, got '" +
+                       value + "'");
+  return llvm::Error::success();
+}
+
+static llvm::Error parseBool(llvm::StringRef name, llvm::StringRef value,
+                             bool &out) {
+  if (value == "true" || value == "1" || value == "on") {
+    out = true;
+    return llvm::Error::success();
+  }
+  if (value == "false" || value == "0" || value == "off") {
+    out = false;
+    return llvm::Error::success();
+  }
+  return optionError("option '" + name + "' expects true or false, got '" +
+                     value + "'");
+}
+
+llvm::Error fa::setCompileOption(CompileOptions &o, llvm::StringRef name,
+                                 llvm::StringRef value) {
+  std::string *text = llvm::StringSwitch<std::string *>(name)
+                          .Case("target", &o.target)
+                          .Case("emit", &o.emit)
+                          .Case("fetch-ahead", &o.fetchAhead)
+                          .Case("kv-shared", &o.kvShared)
+                          .Case("widen-lds", &o.widenLds)
+                          .Case("dot2", &o.dot2)
+                          .Case("name", &o.codeObjectName)
+                          .Case("test-plant-bug", &o.plantBug)
+                          .Default(nullptr);
+  if (text) {
+    *text = value.str();
+    return llvm::Error::success();
+  }
+  int64_t *number = llvm::StringSwitch<int64_t *>(name)
+                        .Case("block-m", &o.blockM)
+                        .Case("block-n", &o.blockN)
+                        .Case("waves", &o.waves)
+                        .Case("stages", &o.stages)
+                        .Default(nullptr);
+  if (number)
+    return parseInt(name, value, *number);
+  if (name == "index-bits") {
+    int64_t bits = 0;
+    if (llvm::Error e = parseInt(name, value, bits))
+      return e;
+    if (bits != 32 && bits != 64)
+      return optionError("--index-bits must be 32 or 64, got " +
+                         std::to_string(bits));
+    o.indexBits = static_cast<unsigned>(bits);
+    return llvm::Error::success();
+  }
+  bool *flag = llvm::StringSwitch<bool *>(name)
+                   .Case("pad-lds", &o.padLds)
+                   .Case("pair-rhs", &o.pairRhs)
+                   .Case("allow-bf16", &o.allowBf16)
+                   .Case("report", &o.report)
+                   .Default(nullptr);
+  if (flag)
+    return parseBool(name, value, *flag);
+  return optionError("unknown option '" + name + "'");
+}
+
+llvm::StringRef fa::severityName(CompileDiagnostic::Severity severity) {
+  switch (severity) {
+  case CompileDiagnostic::Severity::Note:
+    return "note";
+  case CompileDiagnostic::Severity::Remark:
+    return "remark";
+  case CompileDiagnostic::Severity::Warning:
+    return "warning";
+  case CompileDiagnostic::Severity::Error:
+    return "error";
+  }
+  return "error";
+}
+
+std::string CompileResult::firstError() const {
+  for (const CompileDiagnostic &d : diagnostics)
+    if (d.severity == CompileDiagnostic::Severity::Error)
+      return d.text;
+  return "";
+}
+
+//===----------------------------------------------------------------------===//
+// Diagnostics
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+static CompileDiagnostic::Severity toSeverity(DiagnosticSeverity s) {
+  switch (s) {
+  case DiagnosticSeverity::Note:
+    return CompileDiagnostic::Severity::Note;
+  case DiagnosticSeverity::Remark:
+    return CompileDiagnostic::Severity::Remark;
+  case DiagnosticSeverity::Warning:
+    return CompileDiagnostic::Severity::Warning;
+  case DiagnosticSeverity::Error:
+    return CompileDiagnostic::Severity::Error;
+  }
+  return CompileDiagnostic::Severity::Error;
+}
+
+/// MLIR's source manager handler, whose formatting (location, severity,
+/// source line, caret) is used one diagnostic at a time.
+struct DiagnosticFormatter : SourceMgrDiagnosticHandler {
+  using SourceMgrDiagnosticHandler::emitDiagnostic;
+  using SourceMgrDiagnosticHandler::SourceMgrDiagnosticHandler;
+};
+
+/// Captures the context's diagnostics, formatted as mlir-opt prints them,
+/// one entry each.
+class DiagnosticCapture {
+public:
+  DiagnosticCapture(MLIRContext *context, llvm::SourceMgr &sourceMgr,
+                    std::vector<CompileDiagnostic> &out)
+      : stream(buffer), formatter(sourceMgr, context, stream),
+        capture(context, [this, &out](Diagnostic &diag) {
+          formatter.emitDiagnostic(diag);
+          stream.flush();
+          out.push_back({toSeverity(diag.getSeverity()), buffer, true});
+          buffer.clear();
+          return success();
+        }) {}
+
+private:
+  std::string buffer;
+  llvm::raw_string_ostream stream;
+  DiagnosticFormatter formatter;
+  ScopedDiagnosticHandler capture;
+};
+
+/// One compilation: the Level 2 module, its kernels, the optimised LLVM
+/// module and (gfx906) the assembly with the backend's resource figures.
+struct Build {
+  std::vector<fa::KernelInfo> kernels;
+  std::unique_ptr<llvm::LLVMContext> llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule;
+  std::string assembly;
+  std::vector<fa::AmdgpuResources> resources;
+  /// gfx906: the object file, emitted once for the resources and the link.
+  std::string object;
+  /// sm_90: the shared memory every kernel gets at launch (all dynamic).
+  int64_t dynamicShared = 0;
+};
+
+/// The state of one fa::compile call.
+class Compilation {
+public:
+  Compilation(const CompileOptions &options, CompileResult &result)
+      : options(options), result(result), report(result.report) {}
+
+  /// Compiles `source` (its text is `sourceText`) into `result`.
+  void run(ModuleOp source, llvm::StringRef sourceText);
+
+private:
+  /// Records a driver message (no location).
+  void message(CompileDiagnostic::Severity severity, const llvm::Twine &text) {
+    result.diagnostics.push_back({severity, text.str(), false});
+  }
+  bool fail(const llvm::Twine &text) {
+    message(CompileDiagnostic::Severity::Error, text);
+    return false;
+  }
+  void remark(const llvm::Twine &text) {
+    message(CompileDiagnostic::Severity::Remark, text);
+  }
+
+  bool runKernelPipeline(ModuleOp module, const fa::PipelineOptions &pipeline,
+                         std::vector<fa::KernelInfo> &kernels);
+  bool build(ModuleOp source, const fa::PipelineOptions &pipeline,
+             llvm::TargetMachine &tm, Build &out, bool useDot2 = true);
+  void retryOnGfx906(ModuleOp source, fa::PipelineOptions pipeline,
+                     llvm::TargetMachine &tm, Build &result);
+  bool finish(Build &b, llvm::TargetMachine &tm, llvm::StringRef sourceText);
+  bool finishNvidia(Build &b, llvm::StringRef sourceText);
+  bool emitText(std::string text) {
+    result.output = std::move(text);
+    result.format = options.emit;
+    return true;
+  }
+  std::string codeObjectName(llvm::StringRef extension) const {
+    return options.codeObjectName.empty() ? "attention." + extension.str()
+                                          : options.codeObjectName;
+  }
+
+  const CompileOptions &options;
+  CompileResult &result;
+  llvm::raw_string_ostream report;
+};
+
+} // namespace
+
+/// Level 0 -> Level 2 in place: fuse, tile, lower to the gpu dialect, and
+/// the kernels' launch facts.
+bool Compilation::runKernelPipeline(ModuleOp module,
+                                    const fa::PipelineOptions &pipeline,
+                                    std::vector<fa::KernelInfo> &kernels) {
+  PassManager pm(module.getContext());
+  fa::buildKernelPipeline(pm, pipeline);
+  if (failed(pm.run(module)))
+    return false;
+  FailureOr<std::vector<fa::KernelInfo>> collected = fa::collectKernels(module);
+  if (failed(collected))
+    return false;
+  if (collected->empty())
+    return fail("the input has no fa.attention to compile");
+  kernels = std::move(*collected);
+  return true;
+}
+
+/// Compiles a copy of `source` with `pipeline` down to an optimised LLVM
+/// module (and, for gfx906, its object file and resource figures).
+bool Compilation::build(ModuleOp source, const fa::PipelineOptions &pipeline,
+                        llvm::TargetMachine &tm, Build &out, bool useDot2) {
+  OwningOpRef<ModuleOp> module = source.clone();
+  const std::string &target = options.target;
+  if (!runKernelPipeline(*module, pipeline, out.kernels))
+    return false;
+
+  // The target's lowering to the LLVM dialect.
+  OwningOpRef<ModuleOp> lowered;
+  if (target == "host") {
+    if (failed(fa::lowerToHost(*module)))
+      return false;
+    lowered = std::move(module);
+  } else if (isNvidia(target)) {
+    FailureOr<OwningOpRef<ModuleOp>> nvvm =
+        fa::lowerToNvvm(*module, effectiveIndexBits(options));
+    if (failed(nvvm))
+      return false;
+    lowered = std::move(*nvvm);
+  } else {
+    FailureOr<OwningOpRef<ModuleOp>> rocdl = fa::lowerToRocdl(
+        *module, effectiveIndexBits(options), useDot2 && options.dot2 != "off");
+    if (failed(rocdl))
+      return false;
+    lowered = std::move(*rocdl);
+  }
+  out.llvmContext = std::make_unique<llvm::LLVMContext>();
+  auto prepare = [&](llvm::Module &m) {
+    if (isNvidia(target))
+      out.dynamicShared = fa::useDynamicSharedMemory(m);
+  };
+  auto llvmModule =
+      fa::translateAndOptimize(*lowered, *out.llvmContext, tm, prepare);
+  if (!llvmModule)
+    return fail(llvm::toString(llvmModule.takeError()));
+  out.llvmModule = std::move(*llvmModule);
+  // The assembly: asked for, or (gfx906) the source of the resource figures.
+  if (options.emit == "asm" || target == "gfx906" || isNvidia(target)) {
+    std::unique_ptr<llvm::Module> copy = llvm::CloneModule(*out.llvmModule);
+    if (llvm::Error e =
+            fa::emitCode(*copy, tm, /*assembly=*/true, out.assembly))
+      return fail(llvm::toString(std::move(e)));
+  }
+  if (target == "gfx906") {
+    // The resources come from the code object's own metadata note; the
+    // instruction mix from the assembly.
+    std::unique_ptr<llvm::Module> copy = llvm::CloneModule(*out.llvmModule);
+    if (llvm::Error e = fa::emitCode(*copy, tm, /*assembly=*/false, out.object))
+      return fail(llvm::toString(std::move(e)));
+    auto resources = fa::readAmdgpuCodeObject(out.object);
+    if (!resources)
+      return fail("cannot read the gfx906 code object's metadata: " +
+                  llvm::toString(resources.takeError()));
+    out.resources = std::move(*resources);
+    std::vector<fa::AmdgpuResources> fromAsm =
+        fa::parseAmdgpuResources(out.assembly);
+    for (fa::AmdgpuResources &r : out.resources)
+      for (const fa::AmdgpuResources &a : fromAsm)
+        if (a.kernel == r.kernel) {
+          r.mix = a.mix;
+          r.kvLoop = a.kvLoop;
+          r.otherMacLoops = a.otherMacLoops;
+        }
+  }
+  return true;
+}
+
+/// Spills that reach memory: VGPR spills or any scratch. SGPR spills into
+/// VGPR lanes (v_writelane, no scratch) cost VGPRs, which the occupancy
+/// already counts, but no memory traffic.
+static bool spills(const Build &b) {
+  for (const fa::AmdgpuResources &r : b.resources)
+    if (r.vgprSpills > 0 || r.scratchBytes > 0)
+      return true;
+  return false;
+}
+
+static bool usesDot2(const Build &b) {
+  for (const fa::AmdgpuResources &r : b.resources)
+    if (r.mix.count("v_dot2") && r.mix.at("v_dot2") > 0)
+      return true;
+  return false;
+}
+
+/// The lowest waves per SIMD (estimate) over the kernels.
+static int64_t minWaves(const Build &b) {
+  int64_t waves = 10;
+  for (const fa::AmdgpuResources &r : b.resources)
+    for (const fa::KernelInfo &k : b.kernels)
+      if (k.name == r.kernel)
+        waves = std::min(waves, fa::gfx906WavesPerSimd(r, k.threads));
+  return waves;
+}
+
+static int64_t maxVgprs(const Build &b) {
+  int64_t vgprs = 0;
+  for (const fa::AmdgpuResources &r : b.resources)
+    vgprs = std::max(vgprs, r.vgprs);
+  return vgprs;
+}
+
+static std::string describeSpills(const Build &b) {
+  int64_t vgprs = 0, sgprs = 0, scratch = 0;
+  for (const fa::AmdgpuResources &r : b.resources) {
+    vgprs += r.vgprSpills;
+    sgprs += r.sgprSpills;
+    scratch = std::max(scratch, r.scratchBytes);
+  }
+  std::string text = std::to_string(vgprs) + " VGPRs spilled, ";
+  if (sgprs)
+    text += std::to_string(sgprs) + " SGPRs spilled, ";
+  return text + std::to_string(scratch) + " bytes of scratch";
+}
+
+/// Seed rule 7 with the backend as the judge; `result` is the first build
+/// and is replaced by the configuration kept.
+void Compilation::retryOnGfx906(ModuleOp source, fa::PipelineOptions pipeline,
+                                llvm::TargetMachine &tm, Build &result) {
+  MLIRContext *context = source.getContext();
+  fa::PipelineOptions chosen = pipeline;
+  if (options.fetchAhead == "auto" && spills(result) &&
+      result.kernels.front().stages == 2) {
+    // Double buffering's registers first: only V fetched ahead (in-block)
+    // keeps fewer of them live across P·V.
+    const fa::KernelInfo &k = result.kernels.front();
+    remark("the AMDGPU backend spills at BLOCK_M=" + llvm::Twine(k.blockM) +
+           " BLOCK_N=" + llvm::Twine(k.blockN) +
+           " with K/V block n+1 in registers (" + describeSpills(result) +
+           "); trying fetch-ahead=in-block (V fetched during Q*K^T, K copied "
+           "in place)");
+    fa::PipelineOptions inBlock = pipeline;
+    inBlock.fetchAhead = "in-block";
+    inBlock.report = false;
+    Build retry;
+    if (build(source, inBlock, tm, retry)) {
+      result.llvmModule.reset();
+      result = std::move(retry);
+      inBlock.report = pipeline.report;
+      chosen = pipeline = inBlock;
+    }
+  }
+  // Where fa-tile chose the tiles and the backend spills: halve BLOCK_M
+  // (then BLOCK_N) and recompile, keeping the first configuration that
+  // compiles cleanly.
+  if (options.blockM == 0 && options.blockN == 0) {
+    while (spills(result)) {
+      const fa::KernelInfo &k = result.kernels.front();
+      int64_t nextM = k.blockM > 16 ? k.blockM / 2 : k.blockM;
+      int64_t nextN = k.blockM > 16 ? k.blockN : k.blockN / 2;
+      if (nextN < 16)
+        break;
+      remark("the AMDGPU backend spills at BLOCK_M=" + llvm::Twine(k.blockM) +
+             " BLOCK_N=" + llvm::Twine(k.blockN) + " (" +
+             describeSpills(result) + "); trying BLOCK_M=" +
+             llvm::Twine(nextM) + " BLOCK_N=" + llvm::Twine(nextN));
+      fa::PipelineOptions smaller = pipeline;
+      smaller.blockM = nextM;
+      smaller.blockN = nextN;
+      smaller.report = false;
+      Build retry;
+      {
+        // A smaller configuration that fa-tile rejects ends the search.
+        ScopedDiagnosticHandler quiet(context,
+                                      [](Diagnostic &) { return success(); });
+        if (!build(source, smaller, tm, retry))
+          break;
+      }
+      result.llvmModule.reset(); // before the context it lives in
+      result = std::move(retry);
+      chosen = smaller;
+    }
+    if (spills(result))
+      remark("no smaller configuration tried compiles without spills; "
+             "keeping BLOCK_M=" +
+             llvm::Twine(result.kernels.front().blockM) +
+             " BLOCK_N=" + llvm::Twine(result.kernels.front().blockN) + " (" +
+             describeSpills(result) + ")");
+  }
+  // v_dot2_f32_f16 halves the Q·Kᵀ MAC instructions but packs its operand
+  // pairs in registers; where that costs a wave per SIMD, the backend's
+  // occupancy decides (--dot2=on keeps it regardless).
+  if (options.dot2 == "auto" && !spills(result) && usesDot2(result)) {
+    Build plain;
+    chosen.report = false;
+    if (build(source, chosen, tm, plain, /*useDot2=*/false) && !spills(plain) &&
+        minWaves(plain) > minWaves(result)) {
+      remark("v_dot2_f32_f16 in Q·K^T would lower occupancy to " +
+             llvm::Twine(minWaves(result)) + " waves per SIMD (" +
+             llvm::Twine(maxVgprs(result)) + " VGPRs); keeping v_fma_mix at " +
+             llvm::Twine(minWaves(plain)) + " (" +
+             llvm::Twine(maxVgprs(plain)) + " VGPRs); --dot2=on forces it");
+      result.llvmModule.reset();
+      result = std::move(plain);
+    }
+  }
+}
+
+/// sm_80 / sm_90: the PTX, or (ptxas found) a cubin with ptxas's figures, and
+/// the manifest. All shared memory is dynamic (see useDynamicSharedMemory).
+bool Compilation::finishNvidia(Build &b, llvm::StringRef sourceText) {
+  const std::string &target = options.target;
+  for (fa::KernelInfo &k : b.kernels) {
+    k.dynamicLdsBytes = b.dynamicShared;
+    k.ldsBytes = 0;
+    k.indexBits = effectiveIndexBits(options);
+  }
+  if (options.emit == "asm" || options.emit == "ptx")
+    return emitText(std::move(b.assembly));
+  if (options.emit == "obj")
+    return fail("--target=" + target +
+                " has no object file; use --emit=ptx or --emit=cubin");
+  std::string ptxas = fa::findPtxas();
+  if (options.emit == "cubin" && ptxas.empty())
+    return fail("--emit=cubin needs ptxas (the CUDA toolkit's assembler), "
+                "not found (FA_PTXAS, PATH, /usr/local/cuda/bin)");
+  std::string code = b.assembly, format = "ptx";
+  if (!ptxas.empty()) {
+    std::string cubin;
+    std::vector<fa::PtxasResources> resources;
+    if (llvm::Error e =
+            fa::assemblePtx(ptxas, b.assembly, target, cubin, resources))
+      return fail(llvm::toString(std::move(e)));
+    code = std::move(cubin);
+    format = "cubin";
+    for (fa::KernelInfo &k : b.kernels)
+      for (const fa::PtxasResources &r : resources) {
+        if (r.kernel != k.name)
+          continue;
+        int64_t blocks = fa::nvidiaBlocksPerSm(r, k.threads, b.dynamicShared);
+        k.resources = {{"registers", r.registers},
+                       {"spill_store_bytes", r.spillStoreBytes},
+                       {"spill_load_bytes", r.spillLoadBytes},
+                       {"stack_bytes", r.stackBytes},
+                       {"blocks_per_sm_estimate", blocks}};
+        if (options.report)
+          report << "ptxas: kernel " << k.name << " (" << target
+                 << "): " << r.registers << " registers, spills "
+                 << r.spillStoreBytes << " B stored / " << r.spillLoadBytes
+                 << " B loaded, stack " << r.stackBytes << " B, shared "
+                 << b.dynamicShared << " B (dynamic), " << k.threads
+                 << " threads -> " << blocks << " blocks per SM (estimate)\n";
+      }
+  } else if (options.report) {
+    report << "ptxas not found: writing PTX, no resource figures\n";
+  }
+  llvm::Expected<std::string> manifest = fa::renderManifest(
+      target, codeObjectName(format), format, code, sourceText, b.kernels, "");
+  if (!manifest)
+    return fail(llvm::toString(manifest.takeError()));
+  result.output = std::move(code);
+  result.format = format;
+  result.manifest = std::move(*manifest);
+  return true;
+}
+
+/// The output --emit asks for, or the code object and its manifest.
+bool Compilation::finish(Build &b, llvm::TargetMachine &tm,
+                         llvm::StringRef sourceText) {
+  const std::string &target = options.target;
+  if (options.emit == "llvm") {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    b.llvmModule->print(os, nullptr);
+    os.flush();
+    return emitText(std::move(text));
+  }
+  if (isNvidia(target))
+    return finishNvidia(b, sourceText);
+  if (options.emit == "asm")
+    return emitText(std::move(b.assembly));
+  if (target == "gfx906")
+    for (fa::KernelInfo &k : b.kernels)
+      k.indexBits = effectiveIndexBits(options);
+  for (fa::KernelInfo &k : b.kernels)
+    for (const fa::AmdgpuResources &r : b.resources)
+      if (r.kernel == k.name) {
+        k.resources = {
+            {"vgprs", r.vgprs},
+            {"sgprs", r.sgprs},
+            {"vgpr_spills", r.vgprSpills},
+            {"sgpr_spills", r.sgprSpills},
+            {"scratch_bytes", r.scratchBytes},
+            {"waves_per_simd_estimate", fa::gfx906WavesPerSimd(r, k.threads)}};
+        if (options.report)
+          report << fa::formatAmdgpuResources(r, k.threads, k.blockM, k.blockN,
+                                              k.headDim)
+                 << "\n  K/V loop: "
+                 << (k.stages > 1 ? "double-buffered, register-staged ("
+                                    "fetch-ahead=" +
+                                        k.fetchAhead + ")"
+                                  : std::string("single-buffered"))
+                 << "\n";
+      }
+
+  std::string object = std::move(b.object);
+  if (object.empty())
+    if (llvm::Error e =
+            fa::emitCode(*b.llvmModule, tm, /*assembly=*/false, object))
+      return fail(llvm::toString(std::move(e)));
+  if (options.emit == "obj") {
+    result.output = std::move(object);
+    result.format = "obj";
+    return true;
+  }
+
+  // ld.lld links through files; the bytes are read back and the files
+  // removed.
+  llvm::SmallString<128> objectPath, linkedPath;
+  if (std::error_code ec =
+          llvm::sys::fs::createTemporaryFile("fac", "o", objectPath))
+    return fail("cannot create a temporary file: " + ec.message());
+  llvm::FileRemover removeObject(objectPath);
+  if (std::error_code ec =
+          llvm::sys::fs::createTemporaryFile("fac", "so", linkedPath))
+    return fail("cannot create a temporary file: " + ec.message());
+  llvm::FileRemover removeLinked(linkedPath);
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(objectPath, ec);
+    if (ec)
+      return fail("cannot write " + objectPath + ": " + ec.message());
+    os << object;
+  }
+  if (llvm::Error e = fa::linkSharedObject(target, objectPath, linkedPath))
+    return fail(llvm::toString(std::move(e)));
+  auto linked = llvm::MemoryBuffer::getFile(linkedPath);
+  if (!linked)
+    return fail("cannot read back " + linkedPath + ": " +
+                linked.getError().message());
+  bool host = target == "host";
+  std::string format = host ? "elf-shared-object" : "hsaco";
+  llvm::Expected<std::string> manifest =
+      fa::renderManifest(target, codeObjectName(host ? "so" : "hsaco"), format,
+                         (*linked)->getBuffer(), sourceText, b.kernels,
+                         host ? FA_HOST_ENTRY_SUFFIX : "");
+  if (!manifest)
+    return fail(llvm::toString(manifest.takeError()));
+  result.output = (*linked)->getBuffer().str();
+  result.format = format;
+  result.manifest = std::move(*manifest);
+  return true;
+}
+
+void Compilation::run(ModuleOp source, llvm::StringRef sourceText) {
+  if (llvm::Error e = validateLateOptions(options)) {
+    fail(llvm::toString(std::move(e)));
+    return;
+  }
+  fa::PipelineOptions pipeline;
+  pipeline.target = options.target;
+  pipeline.blockM = options.blockM;
+  pipeline.blockN = options.blockN;
+  pipeline.waves = options.waves;
+  pipeline.stages = options.stages;
+  pipeline.allowBf16 = options.allowBf16;
+  pipeline.report = options.report;
+  pipeline.plantBug = options.plantBug;
+  pipeline.padLds = options.padLds;
+  pipeline.kvShared = options.kvShared;
+  pipeline.pairRhs = options.pairRhs;
+  pipeline.widenLds = options.widenLds;
+  pipeline.fetchAhead = options.fetchAhead == "auto" ? std::string("next-block")
+                                                     : options.fetchAhead;
+  if (!options.plantBug.empty()) {
+    const fa::PlantedBugInfo *bug = fa::lookupPlantedBug(options.plantBug);
+    message(CompileDiagnostic::Severity::Warning,
+            "planting test bug '" + bug->name + "' (" + bug->description +
+                "): this kernel is wrong on purpose");
+  }
+
+  if (options.emit == "mlir") {
+    OwningOpRef<ModuleOp> module = source.clone();
+    std::vector<fa::KernelInfo> kernels;
+    if (!runKernelPipeline(*module, pipeline, kernels))
+      return;
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    module->print(os);
+    os.flush();
+    result.ok = emitText(std::move(text));
+    return;
+  }
+
+  auto tm = fa::createTargetMachine(options.target);
+  if (!tm) {
+    fail(llvm::toString(tm.takeError()));
+    return;
+  }
+  Build build;
+  if (!this->build(source, pipeline, **tm, build))
+    return;
+  if (options.target == "gfx906")
+    retryOnGfx906(source, pipeline, **tm, build);
+  result.ok = finish(build, **tm, sourceText);
+}
+
+CompileResult fa::compile(ModuleOp module, llvm::StringRef sourceText,
+                          const CompileOptions &options) {
+  CompileResult result;
+  if (llvm::Error e = validateCompileOptions(options)) {
+    result.diagnostics.push_back(
+        {CompileDiagnostic::Severity::Error, llvm::toString(std::move(e))});
+    return result;
+  }
+  std::string printed;
+  if (sourceText.empty()) {
+    llvm::raw_string_ostream os(printed);
+    module.print(os);
+    os.flush();
+    sourceText = printed;
+  }
+  MLIRContext *context = module.getContext();
+  bool printOp = context->shouldPrintOpOnDiagnostic();
+  // Diagnostics point at the source line; a generic dump of the op is noise.
+  context->printOpOnDiagnostic(false);
+  {
+    llvm::SourceMgr sourceMgr;
+    DiagnosticCapture capture(context, sourceMgr, result.diagnostics);
+    Compilation(options, result).run(module, sourceText);
+  }
+  context->printOpOnDiagnostic(printOp);
+  return result;
+}
+
+CompileResult fa::compile(llvm::StringRef source, llvm::StringRef sourceName,
+                          const CompileOptions &options) {
+  CompileResult result;
+  if (llvm::Error e = validateCompileOptions(options)) {
+    result.diagnostics.push_back(
+        {CompileDiagnostic::Severity::Error, llvm::toString(std::move(e))});
+    return result;
+  }
+  DialectRegistry registry;
+  registerFaDialects(registry);
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  context.printOpOnDiagnostic(false);
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(source, sourceName), llvm::SMLoc());
+  DiagnosticCapture capture(&context, sourceMgr, result.diagnostics);
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return result;
+  Compilation(options, result).run(*module, source);
+  return result;
+}

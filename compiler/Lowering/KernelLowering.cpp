@@ -1,0 +1,681 @@
+//===- KernelLowering.cpp - Tile IR -> per-thread kernel code -------------===//
+//
+// Part of the fa project.
+//
+//===----------------------------------------------------------------------===//
+//
+// This file implements the thread-level lowering used by fa-lower-to-gpu
+// (see KernelLowering.h for the fragment layout). Each op of the memory
+// level (fa-promote) becomes:
+//
+//   fa.lds_buffer   a 1-D workgroup attribution per storage slot
+//   fa.copy_tile    cooperative copy global -> LDS (KernelMemory.cpp):
+//                   16-byte vectors when the strides and the base are
+//                   aligned, scalars otherwise; rows past the end are zero
+//   fa.fetch_tile   the copy's global loads into a per-thread vector (the
+//                   units the thread would store; KernelMemory.cpp)
+//   fa.stage_tile   that vector stored into LDS in the buffer's layout
+//   fa.write_tile   each thread writes its fragment elements to LDS
+//   fa.lds_dot      a loop over the reduction dimension in pairs (the shape
+//                   of v_dot2_f32_f16): each thread loads its RM lhs pairs
+//                   and C/TC rhs pairs from LDS (one 32-bit word each where
+//                   the layout keeps a pair contiguous) and does two f32
+//                   vector FMAs over its fragment
+//   gpu.barrier     itself (fa-promote placed it)
+//   fa.row_reduce   a reduction within the thread, then xor shuffles over
+//                   the TC lanes that share a row
+//   fa.row_broadcast / fa.tile_mask / arith / math: fragment-wise vector ops
+//   fa.store_tile   each thread stores its rows (bounds-checked)
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Lowering/KernelLowering.h"
+
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+using namespace mlir;
+using namespace mlir::fa;
+
+KernelLowering::KernelLowering(scf::ForallOp grid, gpu::GPUFuncOp kernel,
+                               const TargetDesc &target, TileConfigAttr config,
+                               ThreadMapping mapping, ArrayRef<int64_t> roles,
+                               PlantedBug bug)
+    : grid(grid), kernel(kernel), target(target), config(config),
+      mapping(mapping), roles(roles), bug(bug), b(kernel.getContext()),
+      loc(grid.getLoc()) {}
+
+Value KernelLowering::idx(int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+
+Value KernelLowering::rowOf(int64_t i) {
+  return arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, tr, idx(mapping.rm)), idx(i));
+}
+
+Value KernelLowering::colOf(int64_t j) {
+  return arith::AddIOp::create(b, loc, tc, idx(j * mapping.tc));
+}
+
+Value KernelLowering::rowLimit(const Global &g) {
+  return (g.role == kK || g.role == kV) ? sizes[4] : sizes[3];
+}
+
+Value KernelLowering::ldsIndex(OpBuilder &nb, Location l, const LdsBuf &buf,
+                               Value r, Value c) {
+  auto cst = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(nb, l, v);
+  };
+  const int64_t stride = buf.layout.rowStride();
+  if (!buf.layout.pairs)
+    return arith::AddIOp::create(
+        nb, l, arith::MulIOp::create(nb, l, r, cst(stride)), c);
+  // Rows 2i and 2i+1 interleaved: (r/2)*2S + 2c + r%2.
+  Value pairRow = arith::DivUIOp::create(nb, l, r, cst(2));
+  Value odd = arith::RemUIOp::create(nb, l, r, cst(2));
+  Value base = arith::MulIOp::create(nb, l, pairRow, cst(2 * stride));
+  Value col = arith::MulIOp::create(nb, l, c, cst(2));
+  return arith::AddIOp::create(nb, l, arith::AddIOp::create(nb, l, base, col),
+                               odd);
+}
+
+LogicalResult KernelLowering::allocateLds() {
+  // Buffers sharing a slot share one attribution, as large as the largest.
+  llvm::MapVector<StringRef, std::pair<Type, int64_t>> slots;
+  SmallVector<LdsBufferOp> ops;
+  WalkResult walk = grid.walk([&](LdsBufferOp op) {
+    // The verifier guarantees a layout.
+    auto layout = getLdsLayout(op.getResult().getType());
+    assert(succeeded(layout) && "fa.lds_buffer verifier admits only layouts");
+    auto [it, inserted] = slots.insert(
+        {op.getStorage(), {layout->elementType, layout->elements()}});
+    if (!inserted) {
+      if (it->second.first != layout->elementType) {
+        op.emitOpError() << "shares slot '" << op.getStorage()
+                         << "' with a buffer of another element type";
+        return WalkResult::interrupt();
+      }
+      it->second.second = std::max(it->second.second, layout->elements());
+    }
+    ops.push_back(op);
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return mlir::failure();
+  auto space =
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  llvm::StringMap<Value> storage;
+  for (auto &[name, slot] : slots)
+    storage[name] = kernel.addWorkgroupAttribution(
+        MemRefType::get({slot.second}, slot.first, MemRefLayoutAttrInterface(),
+                        space),
+        loc);
+  for (LdsBufferOp op : ops)
+    ldsBuffers[op.getResult()] = {storage.lookup(op.getStorage()),
+                                  *getLdsLayout(op.getResult().getType())};
+  // cp.async: a staging area per fetched buffer, for 16-byte units.
+  if (target.asyncCopy)
+    grid.walk([&](FetchTileOp fetch) {
+      Type elt = fetch.getSource().getType().getElementType();
+      FetchShape f = fetchShape(elt, ldsBuffers[fetch.getBuffer()].layout);
+      if (f.width * elt.getIntOrFloatBitWidth() != 128 ||
+          staging.count(fetch.getBuffer()))
+        return;
+      staging[fetch.getBuffer()] = kernel.addWorkgroupAttribution(
+          MemRefType::get({f.iters * mapping.threads * f.unitRows * f.width},
+                          elt, MemRefLayoutAttrInterface(), space),
+          loc);
+    });
+  return success();
+}
+
+VectorType KernelLowering::fragmentType(RankedTensorType t) {
+  return VectorType::get({mapping.rm * colsPerThread(t)}, t.getElementType());
+}
+
+FailureOr<Value> KernelLowering::scalar(Value v) {
+  if (Value mapped = scalars.lookupOrNull(v))
+    return mapped;
+  Operation *def = v.getDefiningOp();
+  if (!def) {
+    // The kernel's only inputs are the ABI's buffers, sizes and strides.
+    failure = "a block argument from outside the grid cannot be passed to "
+              "the kernel";
+    return mlir::failure();
+  }
+  if (grid->isProperAncestor(def)) {
+    failure = "value used before it was lowered";
+    return mlir::failure();
+  }
+  // Defined outside the grid: recompute it in the kernel's preamble.
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointAfter(preambleEnd);
+  if (auto dim = dyn_cast<memref::DimOp>(def)) {
+    auto it = globals.find(dim.getSource());
+    std::optional<int64_t> d = dim.getConstantIndex();
+    if (it == globals.end() || !d) {
+      failure = "memref.dim of a value that is not a kernel buffer";
+      return mlir::failure();
+    }
+    int role = it->second.role;
+    bool kv = role == kK || role == kV;
+    Value result;
+    switch (*d) {
+    case 0:
+      result = sizes[0];
+      break;
+    case 1:
+      result = kv ? sizes[2] : sizes[1];
+      break;
+    case 2:
+      result = kv ? sizes[4] : sizes[3];
+      break;
+    default: // D: static
+      result = idx(cast<MemRefType>(dim.getSource().getType()).getShape()[*d]);
+      preambleEnd = result.getDefiningOp();
+    }
+    scalars.map(v, result);
+    return result;
+  }
+  if (!isMemoryEffectFree(def) || def->getNumRegions() != 0 ||
+      llvm::any_of(def->getResultTypes(), llvm::IsaPred<ShapedType>)) {
+    failure = "cannot recompute '" + def->getName().getStringRef().str() +
+              "' inside the kernel";
+    return mlir::failure();
+  }
+  for (Value operand : def->getOperands())
+    if (mlir::failed(scalar(operand)))
+      return mlir::failure();
+  b.setInsertionPointAfter(preambleEnd);
+  preambleEnd = b.clone(*def, scalars);
+  return scalars.lookup(v);
+}
+
+FailureOr<Value> KernelLowering::fragment(Value v) {
+  if (Value f = fragments.lookup(v))
+    return f;
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  DenseElementsAttr dense;
+  if (type && type.getDimSize(0) == config.getBlockM() &&
+      matchPattern(v, m_Constant(&dense)) && dense.isSplat()) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointAfter(preambleEnd);
+    Value c = arith::ConstantOp::create(
+        b, loc,
+        DenseElementsAttr::get(fragmentType(type),
+                               dense.getSplatValue<Attribute>()));
+    preambleEnd = c.getDefiningOp();
+    fragments[v] = c;
+    return c;
+  }
+  failure = "tensor value has no per-thread fragment";
+  return mlir::failure();
+}
+
+//===----------------------------------------------------------------------===//
+// Compute
+//===----------------------------------------------------------------------===//
+
+Value KernelLowering::ldsDot(LdsDotOp op) {
+  const LdsBuf &lhs = ldsBuffers[op.getLhs()];
+  const LdsBuf &rhs = ldsBuffers[op.getRhs()];
+  auto resultType = op.getResult().getType();
+  VectorType fragType = fragmentType(resultType);
+  const int64_t cc = colsPerThread(resultType);
+  const int64_t k = lhs.layout.cols;
+  Value init = op.getAcc()
+                   ? *fragment(op.getAcc())
+                   : Value(arith::ConstantOp::create(
+                         b, loc, cast<TypedAttr>(b.getZeroAttr(fragType))));
+  SmallVector<Value> rows, cols;
+  for (int64_t i = 0; i < mapping.rm; ++i)
+    rows.push_back(rowOf(i));
+  for (int64_t j = 0; j < cc; ++j)
+    cols.push_back(colOf(j));
+  const bool transpose = op.getTransposeRhs();
+  // The reduction runs over pairs (kk, kk+1) so that each product has the
+  // shape of v_dot2_f32_f16: acc + a0*b0 + a1*b1 with f16 pairs, f32 sums.
+  // A pair that is contiguous in LDS (rows of Q, K and P; V stored
+  // pair-interleaved) is one 32-bit load when the layout keeps it aligned.
+  const int64_t step = k % 2 == 0 ? 2 : 1;
+  Type elt = lhs.layout.elementType;
+  auto pairType = VectorType::get({2}, elt);
+  auto pairAlign = llvm::MaybeAlign(2 * elt.getIntOrFloatBitWidth() / 8);
+  // One step of the reduction: the pair (kk, kk+1) into `acc`.
+  auto reduceStep = [&](OpBuilder &nb, Location l, Value kk,
+                        Value accIn) -> Value {
+    auto toF32 = [&](Value v) -> Value {
+      return v.getType().isF32()
+                 ? v
+                 : Value(arith::ExtFOp::create(nb, l, nb.getF32Type(), v));
+    };
+    auto scalarAt = [&](const LdsBuf &buf, Value r, Value c) {
+      return toF32(memref::LoadOp::create(
+          nb, l, buf.mem, ValueRange{ldsIndex(nb, l, buf, r, c)}));
+    };
+    Value kk1 = step == 2
+                    ? Value(arith::AddIOp::create(
+                          nb, l, kk, arith::ConstantIndexOp::create(nb, l, 1)))
+                    : Value();
+    // The pair at index `at` when it is one aligned word.
+    auto pairAt = [&](const LdsBuf &buf, Value at) -> SmallVector<Value> {
+      Value pair = vector::LoadOp::create(nb, l, pairType, buf.mem,
+                                          ValueRange{at}, false, pairAlign);
+      return {
+          toF32(vector::ExtractOp::create(nb, l, pair, ArrayRef<int64_t>{0})),
+          toF32(vector::ExtractOp::create(nb, l, pair, ArrayRef<int64_t>{1}))};
+    };
+    // Elements (r, kk) [and (r, kk+1)] of a row-major buffer.
+    auto alongRow = [&](const LdsBuf &buf, Value r) -> SmallVector<Value> {
+      if (step == 1)
+        return {scalarAt(buf, r, kk)};
+      if (buf.layout.rowStride() % 2 == 0)
+        return pairAt(buf, ldsIndex(nb, l, buf, r, kk));
+      return {scalarAt(buf, r, kk), scalarAt(buf, r, kk1)};
+    };
+    // Elements (kk, c) [and (kk+1, c)] of the rhs.
+    auto downColumn = [&](const LdsBuf &buf, Value c) -> SmallVector<Value> {
+      if (step == 2 && buf.layout.pairs)
+        return pairAt(buf, ldsIndex(nb, l, buf, kk, c));
+      if (step == 1)
+        return {scalarAt(buf, kk, c)};
+      return {scalarAt(buf, kk, c), scalarAt(buf, kk1, c)};
+    };
+    // a[p][i], bv[p][j]: element p of the pair for lhs row i, rhs col j.
+    SmallVector<SmallVector<Value>> a(step), bv(step);
+    for (int64_t i = 0; i < mapping.rm; ++i) {
+      SmallVector<Value> pair = alongRow(lhs, rows[i]);
+      for (int64_t p = 0; p < step; ++p)
+        a[p].push_back(pair[p]);
+    }
+    for (int64_t j = 0; j < cc; ++j) {
+      SmallVector<Value> pair =
+          transpose ? alongRow(rhs, cols[j]) : downColumn(rhs, cols[j]);
+      for (int64_t p = 0; p < step; ++p)
+        bv[p].push_back(pair[p]);
+    }
+    Value acc = accIn;
+    for (int64_t p = 0; p < step; ++p) {
+      SmallVector<Value> aRep, bRep;
+      for (int64_t i = 0; i < mapping.rm; ++i)
+        for (int64_t j = 0; j < cc; ++j) {
+          aRep.push_back(a[p][i]);
+          bRep.push_back(bv[p][j]);
+        }
+      Value av = vector::FromElementsOp::create(nb, l, fragType, aRep);
+      Value bvv = vector::FromElementsOp::create(nb, l, fragType, bRep);
+      acc = math::FmaOp::create(nb, l, av, bvv, acc);
+    }
+    return acc;
+  };
+  // Kept as a loop: unrolled, the backend hoists the LDS loads of every
+  // step and spills (measured on gfx906: 96 -> 128 VGPRs + 199 spilled).
+  auto loop = scf::ForOp::create(
+      b, loc, idx(0), idx(k), idx(step), ValueRange{init},
+      [&](OpBuilder &nb, Location l, Value kk, ValueRange iter) {
+        scf::YieldOp::create(nb, l, reduceStep(nb, l, kk, iter[0]));
+      });
+  return loop.getResult(0);
+}
+
+Value KernelLowering::rowReduce(RowReduceOp op) {
+  Value frag = *fragment(op.getInput());
+  const int64_t cc = colsPerThread(op.getInput().getType());
+  bool isMax = op.getKind() == ReduceKind::max;
+  auto combine = [&](Value x, Value y) -> Value {
+    if (isMax)
+      return arith::MaxNumFOp::create(b, loc, x, y);
+    return arith::AddFOp::create(b, loc, x, y);
+  };
+  SmallVector<Value> results;
+  for (int64_t i = 0; i < mapping.rm; ++i) {
+    // Row i's slice. A shuffle (not extract_strided_slice) lowers directly
+    // in every backend's vector-to-LLVM conversion.
+    SmallVector<int64_t> lanes;
+    for (int64_t j = 0; j < cc; ++j)
+      lanes.push_back(i * cc + j);
+    Value slice = vector::ShuffleOp::create(b, loc, frag, frag, lanes);
+    Value r = vector::ReductionOp::create(b, loc,
+                                          isMax ? vector::CombiningKind::MAXNUMF
+                                                : vector::CombiningKind::ADD,
+                                          slice);
+    // The TC lanes of a row are consecutive lanes of one wave.
+    for (int64_t offset = mapping.tc / 2; offset >= 1; offset /= 2) {
+      Value other =
+          gpu::ShuffleOp::create(b, loc, r, static_cast<int32_t>(offset),
+                                 static_cast<int32_t>(target.waveSize),
+                                 gpu::ShuffleMode::XOR)
+              .getShuffleResult();
+      r = combine(r, other);
+    }
+    results.push_back(r);
+  }
+  return vector::FromElementsOp::create(
+      b, loc, fragmentType(op.getResult().getType()), results);
+}
+
+Value KernelLowering::rowBroadcast(RowBroadcastOp op) {
+  Value rows = *fragment(op.getInput());
+  const int64_t cc = colsPerThread(op.getResult().getType());
+  SmallVector<int64_t> mask;
+  for (int64_t i = 0; i < mapping.rm; ++i)
+    mask.append(cc, i);
+  return vector::ShuffleOp::create(b, loc, rows, rows, mask);
+}
+
+Value KernelLowering::tileMask(TileMaskOp op) {
+  auto type = op.getInput().getType();
+  Value frag = *fragment(op.getInput());
+  const int64_t cc = colsPerThread(type), n = mapping.rm * cc;
+  auto indexVec = VectorType::get({n}, b.getIndexType());
+  SmallVector<int64_t> rowOff, colOff;
+  for (int64_t i = 0; i < mapping.rm; ++i)
+    for (int64_t j = 0; j < cc; ++j) {
+      rowOff.push_back(i);
+      colOff.push_back(j * mapping.tc);
+    }
+  auto constVec = [&](ArrayRef<int64_t> v) -> Value {
+    SmallVector<APInt> ints;
+    for (int64_t x : v)
+      ints.push_back(APInt(64, x));
+    return arith::ConstantOp::create(b, loc,
+                                     DenseElementsAttr::get(indexVec, ints));
+  };
+  auto splat = [&](Value s) -> Value {
+    return vector::BroadcastOp::create(b, loc, indexVec, s);
+  };
+  Value rowBase =
+      arith::AddIOp::create(b, loc, *scalar(op.getRow()),
+                            arith::MulIOp::create(b, loc, tr, idx(mapping.rm)));
+  Value colBase = arith::AddIOp::create(b, loc, *scalar(op.getCol()), tc);
+  Value rowsV = arith::AddIOp::create(b, loc, splat(rowBase), constVec(rowOff));
+  Value colsV = arith::AddIOp::create(b, loc, splat(colBase), constVec(colOff));
+  Value numCols = *scalar(op.getCols());
+  // Planted bug: no column is past the end (keys >= Lk stay visible).
+  Value colEnd = bug == PlantedBug::NoRaggedMask
+                     ? idx(std::numeric_limits<int64_t>::max())
+                     : numCols;
+  Value masked = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, colsV,
+                                       splat(colEnd));
+  if (op.getCausal()) {
+    // Bottom-right aligned: row r sees columns c <= r + (cols - rows).
+    Value shift = arith::SubIOp::create(b, loc, numCols, *scalar(op.getRows()));
+    Value limit = arith::AddIOp::create(b, loc, rowsV, splat(shift));
+    Value above =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, colsV, limit);
+    masked = arith::OrIOp::create(b, loc, masked, above);
+  }
+  auto fragType = cast<VectorType>(frag.getType());
+  Value negInf = arith::ConstantOp::create(
+      b, loc,
+      DenseElementsAttr::get(
+          fragType, b.getFloatAttr(fragType.getElementType(),
+                                   -std::numeric_limits<double>::infinity())));
+  return arith::SelectOp::create(b, loc, masked, negInf, frag);
+}
+
+//===----------------------------------------------------------------------===//
+// Driver
+//===----------------------------------------------------------------------===//
+
+LogicalResult KernelLowering::lowerValues(ValueRange values,
+                                          SmallVectorImpl<Value> &out) {
+  for (Value v : values) {
+    FailureOr<Value> m =
+        isa<RankedTensorType>(v.getType()) ? fragment(v) : scalar(v);
+    if (mlir::failed(m))
+      return mlir::failure();
+    out.push_back(*m);
+  }
+  return success();
+}
+
+void KernelLowering::bindValues(ValueRange from, ValueRange to) {
+  for (auto [f, t] : llvm::zip(from, to)) {
+    if (isa<RankedTensorType>(f.getType()))
+      fragments[f] = t;
+    else
+      scalars.map(f, t);
+  }
+}
+
+LogicalResult KernelLowering::lowerElementwise(Operation *op) {
+  SmallVector<Value> operands;
+  if (mlir::failed(lowerValues(op->getOperands(), operands)))
+    return mlir::failure();
+  SmallVector<Type> types;
+  for (Type t : op->getResultTypes())
+    types.push_back(fragmentType(cast<RankedTensorType>(t)));
+  OperationState state(op->getLoc(), op->getName().getStringRef(), operands,
+                       types, op->getAttrs());
+  bindValues(op->getResults(), b.create(state)->getResults());
+  return success();
+}
+
+FailureOr<scf::ForOp> KernelLowering::lowerLoop(scf::ForOp op,
+                                                ValueRange inits) {
+  FailureOr<Value> lb = scalar(op.getLowerBound()),
+                   ub = scalar(op.getUpperBound()), step = scalar(op.getStep());
+  if (mlir::failed(lb) || mlir::failed(ub) || mlir::failed(step))
+    return mlir::failure();
+  auto loop = scf::ForOp::create(b, loc, *lb, *ub, *step, inits);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  scalars.map(op.getInductionVar(), loop.getInductionVar());
+  bindValues(op.getRegionIterArgs(), loop.getRegionIterArgs());
+  if (mlir::failed(lowerBlock(*op.getBody())))
+    return mlir::failure();
+  auto yield = cast<scf::YieldOp>(op.getBody()->getTerminator());
+  SmallVector<Value> yielded;
+  if (mlir::failed(lowerValues(yield.getOperands(), yielded)))
+    return mlir::failure();
+  scf::YieldOp::create(b, loc, yielded);
+  return loop;
+}
+
+LogicalResult KernelLowering::lowerFor(scf::ForOp op) {
+  SmallVector<Value> inits;
+  if (mlir::failed(lowerValues(op.getInitArgs(), inits)))
+    return mlir::failure();
+  // A loop that copies tiles with 16-byte vectors when the buffers allow it
+  // is versioned on that (uniform) condition: one copy of the loop with
+  // only vector copies, one with only scalar copies. A per-copy branch
+  // would keep the scalar path's addresses live across the whole loop.
+  SmallVector<Value> sources;
+  op.walk([&](CopyTileOp copy) {
+    if (vectorWidth(copy) && !llvm::is_contained(sources, copy.getSource()))
+      sources.push_back(copy.getSource());
+  });
+  op.walk([&](FetchTileOp fetch) {
+    Type elt = fetch.getSource().getType().getElementType();
+    if (fetchShape(elt, ldsBuffers[fetch.getBuffer()].layout).width > 1 &&
+        !llvm::is_contained(sources, fetch.getSource()))
+      sources.push_back(fetch.getSource());
+  });
+  if (sources.empty() || copyPath != CopyPath::Dynamic) {
+    FailureOr<scf::ForOp> loop = lowerLoop(op, inits);
+    if (mlir::failed(loop))
+      return mlir::failure();
+    bindValues(op.getResults(), loop->getResults());
+    return success();
+  }
+  Value aligned;
+  for (Value source : sources) {
+    Value ok = vectorCopyOk(globals.lookup(source));
+    aligned = aligned ? Value(arith::AndIOp::create(b, loc, aligned, ok)) : ok;
+  }
+
+  auto ifOp = scf::IfOp::create(b, loc, ValueRange(inits).getTypes(), aligned,
+                                /*withElseRegion=*/true);
+  for (CopyPath path : {CopyPath::Vector, CopyPath::Scalar}) {
+    OpBuilder::InsertionGuard guard(b);
+    Block *block =
+        path == CopyPath::Vector ? ifOp.thenBlock() : ifOp.elseBlock();
+    b.setInsertionPointToStart(block);
+    copyPath = path;
+    FailureOr<scf::ForOp> loop = lowerLoop(op, inits);
+    copyPath = CopyPath::Dynamic;
+    if (mlir::failed(loop))
+      return mlir::failure();
+    scf::YieldOp::create(b, loc, loop->getResults());
+  }
+  bindValues(op.getResults(), ifOp.getResults());
+  return success();
+}
+
+LogicalResult KernelLowering::lowerOp(Operation *op) {
+  loc = op->getLoc();
+  if (isa<LoadTileOp, TileDotOp>(op))
+    return op->emitOpError()
+           << "is a tile in LDS without an explicit buffer: run fa-promote "
+              "before fa-lower-to-gpu";
+  // The tile-op helpers below assume that every operand has a kernel-side
+  // value; check first so that malformed IR gets a diagnostic.
+  if (isa<CopyTileOp, FetchTileOp, StageTileOp, WriteTileOp, LdsDotOp,
+          StoreTileOp, RowReduceOp, RowBroadcastOp, TileMaskOp>(op)) {
+    for (OpOperand &operand : op->getOpOperands()) {
+      Value v = operand.get();
+      if (auto m = dyn_cast<MemRefType>(v.getType())) {
+        bool lds =
+            gpu::GPUDialect::isWorkgroupMemoryAddressSpace(m.getMemorySpace());
+        if (lds ? !ldsBuffers.count(v) : !globals.count(v))
+          return op->emitOpError()
+                 << "cannot lower: operand #" << operand.getOperandNumber()
+                 << (lds ? " is not an fa.lds_buffer of this grid"
+                         : " is not one of the kernel's buffers (fa.args)");
+        continue;
+      }
+      if (mlir::failed(isa<RankedTensorType>(v.getType()) ? fragment(v)
+                                                          : scalar(v)))
+        return op->emitOpError() << "cannot lower: " << failure;
+    }
+  }
+  if (isa<LdsBufferOp>(op))
+    return success(); // allocated up front (allocateLds)
+  if (isa<gpu::BarrierOp>(op)) {
+    gpu::BarrierOp::create(b, loc);
+    return success();
+  }
+  if (auto copy = dyn_cast<CopyTileOp>(op)) {
+    copyTile(copy);
+    return success();
+  }
+  if (auto fetch = dyn_cast<FetchTileOp>(op)) {
+    fragments[fetch.getResult()] = fetchTile(fetch);
+    return success();
+  }
+  if (auto stage = dyn_cast<StageTileOp>(op)) {
+    stageTile(stage);
+    return success();
+  }
+  if (auto write = dyn_cast<WriteTileOp>(op)) {
+    writeTile(write);
+    return success();
+  }
+  if (auto store = dyn_cast<StoreTileOp>(op)) {
+    storeTile(store);
+    return success();
+  }
+  if (auto dot = dyn_cast<LdsDotOp>(op)) {
+    fragments[dot.getResult()] = ldsDot(dot);
+    return success();
+  }
+  if (auto reduce = dyn_cast<RowReduceOp>(op)) {
+    fragments[reduce.getResult()] = rowReduce(reduce);
+    return success();
+  }
+  if (auto bcast = dyn_cast<RowBroadcastOp>(op)) {
+    fragments[bcast.getResult()] = rowBroadcast(bcast);
+    return success();
+  }
+  if (auto mask = dyn_cast<TileMaskOp>(op)) {
+    fragments[mask.getResult()] = tileMask(mask);
+    return success();
+  }
+  if (auto loop = dyn_cast<scf::ForOp>(op))
+    return lowerFor(loop);
+  bool tensorResults =
+      llvm::any_of(op->getResultTypes(), llvm::IsaPred<RankedTensorType>);
+  // Tensor constants are materialised as fragments where they are used;
+  // scalar ones are cloned below like any other pure scalar op.
+  if (tensorResults && isa<arith::ConstantOp>(op))
+    return success();
+  if (tensorResults && op->getNumRegions() == 0 &&
+      isa<arith::ArithDialect, math::MathDialect>(op->getDialect()))
+    return lowerElementwise(op);
+  if (!tensorResults && isMemoryEffectFree(op) && op->getNumRegions() == 0) {
+    for (Value operand : op->getOperands())
+      if (mlir::failed(scalar(operand)))
+        return op->emitOpError() << "cannot lower: " << failure;
+    b.clone(*op, scalars);
+    return success();
+  }
+  return op->emitOpError() << "is not supported in tile IR by fa-lower-to-gpu";
+}
+
+LogicalResult KernelLowering::lowerBlock(Block &block) {
+  for (Operation &op : block.without_terminator()) {
+    failure.clear();
+    if (mlir::failed(lowerOp(&op)))
+      return mlir::failure();
+    if (!failure.empty())
+      return op.emitOpError() << "cannot lower: " << failure;
+  }
+  return success();
+}
+
+LogicalResult KernelLowering::run() {
+  Block &entry = kernel.getBody().front();
+  b.setInsertionPointToEnd(&entry);
+  auto ret = gpu::ReturnOp::create(b, loc);
+  b.setInsertionPoint(ret);
+
+  // ABI arguments: 5 buffers, 5 sizes, 14 strides (KernelAbi.h).
+  for (int i = 0; i < kNumSizes; ++i)
+    sizes[i] = arith::IndexCastOp::create(b, loc, b.getIndexType(),
+                                          kernel.getArgument(kNumRoles + i));
+  auto stride = [&](int i) -> Value {
+    return arith::IndexCastOp::create(
+        b, loc, b.getIndexType(),
+        kernel.getArgument(kNumRoles + kNumSizes + i));
+  };
+  auto func = grid->getParentOfType<func::FuncOp>();
+  for (int r = 0; r < kNumRoles; ++r) {
+    if (roles[r] < 0)
+      continue;
+    // Planted bugs read another role's strides (or none).
+    int strideRole = r;
+    if (bug == PlantedBug::SwapKvStrides && (r == kK || r == kV))
+      strideRole = r == kK ? kV : kK;
+    if (bug == PlantedBug::OWithQStrides && r == kO)
+      strideRole = kQ;
+    Global g;
+    g.role = r;
+    g.flat = kernel.getArgument(r);
+    g.sb = stride(3 * strideRole);
+    g.sh = stride(3 * strideRole + 1);
+    g.sl = r == kLse ? idx(1) : stride(3 * strideRole + 2);
+    auto argType = cast<MemRefType>(func.getArgument(roles[r]).getType());
+    if (argType.getRank() == 4)
+      g.cols = argType.getDimSize(3);
+    if (bug == PlantedBug::LseStridesIgnored && r == kLse) {
+      g.sh = sizes[3];
+      g.sb = arith::MulIOp::create(b, loc, sizes[1], sizes[3]);
+    }
+    globals[func.getArgument(roles[r])] = g;
+  }
+  tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  tr = arith::DivUIOp::create(b, loc, tid, idx(mapping.tc));
+  tc = arith::RemUIOp::create(b, loc, tid, idx(mapping.tc));
+  gpu::Dimension dims[] = {gpu::Dimension::x, gpu::Dimension::y,
+                           gpu::Dimension::z};
+  for (int i = 0; i < 3; ++i) {
+    auto id = gpu::BlockIdOp::create(b, loc, dims[i]);
+    scalars.map(grid.getInductionVar(i), id.getResult());
+    preambleEnd = id;
+  }
+  if (mlir::failed(allocateLds()))
+    return mlir::failure();
+  return lowerBlock(*grid.getBody());
+}

@@ -1,0 +1,173 @@
+//===- KernelLowering.h - Tile IR -> per-thread kernel code -----*- C++ -*-===//
+//
+// Part of the fa project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The thread-level half of fa-lower-to-gpu: turns the body of one tile grid
+// into the body of a gpu.func. Tensors with BLOCK_M rows become per-thread
+// fragments (ThreadMapping in LdsBudget.h): a tensor<BM x C> is a
+// vector<RM * C/TC> holding rows tr*RM + i and columns tc + j*TC (row-major,
+// element i*(C/TC) + j); a tensor<BM> is a vector<RM>. The LDS buffers,
+// copies and barriers come from the memory level (fa-promote): each
+// fa.lds_buffer storage becomes one 1-D workgroup attribution, addressed
+// through the buffer's layout (LdsLayout in FaOps.h).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FA_COMPILER_LOWERING_KERNEL_LOWERING_H
+#define FA_COMPILER_LOWERING_KERNEL_LOWERING_H
+
+#include "compiler/Analysis/LdsBudget.h"
+#include "compiler/Analysis/TargetDesc.h"
+#include "compiler/Lowering/Passes.h"
+#include "compiler/Testing/PlantedBugs.h"
+
+#include "mlir/IR/IRMapping.h"
+
+namespace mlir::fa {
+
+/// Buffer roles, in the ABI's order (KernelAbi.h).
+enum Role { kQ = 0, kK = 1, kV = 2, kO = 3, kLse = 4, kNumRoles = 5 };
+constexpr int64_t kNumSizes = 5;    // B, Hq, Hkv, Lq, Lk
+constexpr int64_t kNumStrides = 14; // 3 each for Q, K, V, O; 2 for LSE
+
+class KernelLowering {
+public:
+  KernelLowering(scf::ForallOp grid, gpu::GPUFuncOp kernel,
+                 const TargetDesc &target, TileConfigAttr config,
+                 ThreadMapping mapping, ArrayRef<int64_t> roles,
+                 PlantedBug bug = PlantedBug::None);
+
+  /// Emits the kernel body. Fails (with a diagnostic) on IR it cannot map.
+  LogicalResult run();
+
+private:
+  struct Global {
+    int role;
+    Value flat;       // memref<?xT, strided<[1], offset: ?>>
+    Value sb, sh, sl; // element strides (index)
+    int64_t cols = 0; // D (static); a wider tile's extra columns are zero
+  };
+
+  LogicalResult lowerBlock(Block &block);
+  LogicalResult lowerOp(Operation *op);
+  LogicalResult lowerFor(scf::ForOp op);
+  FailureOr<scf::ForOp> lowerLoop(scf::ForOp op, ValueRange inits);
+  LogicalResult lowerElementwise(Operation *op);
+  /// The kernel-side values (fragment or scalar) of tile-IR values.
+  LogicalResult lowerValues(ValueRange values, SmallVectorImpl<Value> &out);
+  /// Records `to` as the kernel-side values of `from`.
+  void bindValues(ValueRange from, ValueRange to);
+
+  /// An LDS buffer: its storage (a 1-D workgroup attribution) and layout.
+  struct LdsBuf {
+    Value mem;
+    LdsLayout layout;
+  };
+
+  /// One workgroup attribution per LDS storage (slot) of the grid.
+  LogicalResult allocateLds();
+  void copyTile(CopyTileOp op);
+  /// The element offset of row `row0` of `g[batch, head]`.
+  Value rowsBase(const Global &g, Value batch, Value head, Value row0);
+  /// Source elements per 16-byte vector load of `op`'s rows, or 0 when a
+  /// row is not a whole number of them.
+  int64_t vectorWidth(CopyTileOp op);
+  /// Whether `g`'s base and strides allow 16-byte vector copies (i1).
+  Value vectorCopyOk(const Global &g);
+  /// How a fetched tile is spread over the threads: units of `width`
+  /// columns of `unitRows` rows (two for a pair-interleaved buffer); thread
+  /// t holds units t, t + threads, ... (`iters` of them, `total` in all).
+  struct FetchShape {
+    int64_t unitRows, width, perRow, total, iters;
+  };
+  FetchShape fetchShape(Type sourceElt, const LdsLayout &layout);
+  /// Unit `i`'s (unit) row and first column in the buffer.
+  std::pair<Value, Value> unitAt(Value i, const FetchShape &f);
+  /// Row `rr` of unit row `u` (tile-relative).
+  Value unitRow(Value u, int64_t rr, const FetchShape &f);
+  /// The staging element index of row `rr` of unit `i` of this thread.
+  Value stagingSlot(Value i, int64_t rr, const FetchShape &f);
+  /// fa.fetch_tile: the thread's units as one vector (FetchShape order).
+  Value fetchTile(FetchTileOp op);
+  Value fetchRows(FetchTileOp op, bool scalarLoads);
+  /// fa.stage_tile: the fetched units into LDS, in the buffer's layout.
+  void stageTile(StageTileOp op);
+  /// `width` elements of row `r` (tile-relative) from column `c`: one
+  /// 16-byte load, `width` scalar loads, or a scalar (width 1); zero past
+  /// the end or where `valid` (optional) is false.
+  /// `tileCols` is the tile's width: columns at or past `g.cols` (a padded
+  /// head dimension) read as zero.
+  Value loadUnitRow(const Global &g, Value base, Value row0, Value r, Value c,
+                    int64_t width, int64_t tileCols, bool scalarLoads,
+                    Value valid = {});
+  /// For a tile `tileCols` wide over `g`'s rows: whether the unit of
+  /// `width` columns at `c` lies before D (i1), or null where every unit
+  /// does, or where D is not a multiple of `width` (units across D).
+  Value columnsLeft(const Global &g, Value c, int64_t tileCols, int64_t width);
+  /// Stores one unit (`rows`: one value per row of the unit) at unit row
+  /// `u`, column `c` of `buf`, widened to the buffer's type, two rows
+  /// interleaved for a pair-interleaved buffer.
+  void storeUnit(const LdsBuf &buf, Value u, Value c, ArrayRef<Value> rows,
+                 int64_t width);
+  void writeTile(WriteTileOp op);
+  void storeTile(StoreTileOp op);
+  Value ldsDot(LdsDotOp op);
+  Value rowReduce(RowReduceOp op);
+  Value rowBroadcast(RowBroadcastOp op);
+  Value tileMask(TileMaskOp op);
+
+  /// The kernel-side value of a scalar (index) value of the tile IR,
+  /// rematerialising pure computations defined outside the grid.
+  FailureOr<Value> scalar(Value v);
+  /// The fragment of a tensor value (splat constants are built on demand).
+  FailureOr<Value> fragment(Value v);
+  VectorType fragmentType(RankedTensorType t);
+  int64_t colsPerThread(RankedTensorType t) {
+    return t.getRank() == 2 ? t.getDimSize(1) / mapping.tc : 1;
+  }
+
+  Value idx(int64_t v);
+  Value rowOf(int64_t i);          // tr*RM + i
+  Value colOf(int64_t j);          // tc + j*TC
+  Value rowLimit(const Global &g); // L of the buffer's rows
+  /// The element index of logical (r, c) in `buf`'s storage.
+  Value ldsIndex(OpBuilder &nb, Location l, const LdsBuf &buf, Value r,
+                 Value c);
+  /// The cooperative copy: `width` elements per global load; a
+  /// pair-interleaved buffer takes two rows per unit and interleaves them.
+  void copyRows(const Global &g, Value base, Value row0, const LdsBuf &buf,
+                int64_t width);
+
+  scf::ForallOp grid;
+  gpu::GPUFuncOp kernel;
+  const TargetDesc &target;
+  TileConfigAttr config;
+  ThreadMapping mapping;
+  SmallVector<int64_t> roles;
+  PlantedBug bug; ///< test only: the bug to plant (PlantedBugs.h)
+  OpBuilder b;
+  Location loc;
+
+  Value tid, tr, tc;
+  Value sizes[kNumSizes];          // B, Hq, Hkv, Lq, Lk as index
+  DenseMap<Value, Global> globals; // tile-IR memref -> kernel buffer
+  IRMapping scalars;
+  DenseMap<Value, Value> fragments;   // tensor -> vector (registers)
+  DenseMap<Value, LdsBuf> ldsBuffers; // fa.lds_buffer -> storage, layout
+  /// Where the target copies asynchronously (cp.async): the shared staging
+  /// area of each buffer fetched by fa.fetch_tile (one unit per thread per
+  /// iteration, in FetchShape order).
+  DenseMap<Value, Value> staging;
+
+  /// How fa.copy_tile copies: decided per copy (a branch), or fixed by the
+  /// version of a loop being lowered (lowerFor).
+  enum class CopyPath { Dynamic, Vector, Scalar } copyPath = CopyPath::Dynamic;
+  Operation *preambleEnd = nullptr; // values recomputed from outside go after
+  std::string failure;
+};
+
+} // namespace mlir::fa
+
+#endif // FA_COMPILER_LOWERING_KERNEL_LOWERING_H

@@ -1,0 +1,251 @@
+//===- LowerToGpu.cpp - fa-lower-to-gpu: tile IR -> gpu kernels -----------===//
+//
+// Part of the fa project.
+//
+//===----------------------------------------------------------------------===//
+//
+// This file implements `fa-lower-to-gpu`. For every tile-level grid
+// (`scf.forall` carrying `#fa.tile`) it
+//
+//   1. creates a `gpu.func` kernel in `gpu.module @fa_kernels` with the
+//      argument list of KernelAbi.h (flat buffers, sizes, strides);
+//   2. allocates the memory level's LDS (fa-promote made it explicit): one
+//      workgroup attribution per storage slot, copies, fragment writes and
+//      the barriers fa-promote placed;
+//   3. maps threads (KernelLowering.h): tensors of BLOCK_M rows become
+//      per-thread fragments (1-D vectors), row reductions are lane shuffles,
+//      fa.lds_dot is a per-thread f32 FMA loop over LDS operand pairs;
+//   4. versions a K/V loop on whether its copies can use 16-byte vectors;
+//   5. replaces the grid with a host-side `gpu.launch_func` that computes
+//      the ABI's arguments from the memref descriptors.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Lowering/KernelLowering.h"
+#include "compiler/Lowering/Passes.h"
+
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::fa {
+#define GEN_PASS_DEF_FALOWERTOGPUPASS
+#include "compiler/Lowering/Passes.h.inc"
+} // namespace mlir::fa
+
+using namespace mlir;
+using namespace mlir::fa;
+
+static constexpr StringLiteral kGpuModuleName = "fa_kernels";
+
+static gpu::GPUModuleOp getOrCreateGpuModule(ModuleOp module) {
+  if (auto existing = module.lookupSymbol<gpu::GPUModuleOp>(kGpuModuleName))
+    return existing;
+  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+  module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                  b.getUnitAttr());
+  return gpu::GPUModuleOp::create(b, module.getLoc(), kGpuModuleName);
+}
+
+/// The host side: flatten each memref to the ABI's rank-1 view, compute the
+/// sizes and strides, launch.
+static void buildLaunch(OpBuilder &b, scf::ForallOp grid, gpu::GPUFuncOp kernel,
+                        ArrayRef<int64_t> roles, int64_t threads) {
+  Location loc = grid.getLoc();
+  auto func = grid->getParentOfType<func::FuncOp>();
+  Value c1 = arith::ConstantIndexOp::create(b, loc, 1);
+  SmallVector<Value> flat, strides;
+  for (int r = 0; r < kNumRoles; ++r) {
+    auto flatType = cast<MemRefType>(kernel.getArgumentTypes()[r]);
+    if (roles[r] < 0) {
+      Value empty = memref::AllocaOp::create(
+          b, loc, MemRefType::get({0}, flatType.getElementType()));
+      flat.push_back(memref::CastOp::create(b, loc, flatType, empty));
+      for (int i = 0; i < 2; ++i)
+        strides.push_back(arith::ConstantIntOp::create(b, loc, 0, 64));
+      continue;
+    }
+    Value m = func.getArgument(roles[r]);
+    auto meta = memref::ExtractStridedMetadataOp::create(b, loc, m);
+    // Elements from the first to one past the last addressable one.
+    Value extent = c1;
+    int64_t rank = cast<MemRefType>(m.getType()).getRank();
+    for (int64_t i = 0; i < rank; ++i) {
+      Value last = arith::SubIOp::create(b, loc, meta.getSizes()[i], c1);
+      extent = arith::AddIOp::create(
+          b, loc, extent,
+          arith::MulIOp::create(b, loc, last, meta.getStrides()[i]));
+    }
+    flat.push_back(memref::ReinterpretCastOp::create(
+        b, loc, flatType, meta.getBaseBuffer(), OpFoldResult(meta.getOffset()),
+        ArrayRef<OpFoldResult>{extent},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1)}));
+    for (int64_t i = 0; i + 1 < rank; ++i)
+      strides.push_back(arith::IndexCastOp::create(b, loc, b.getI64Type(),
+                                                   meta.getStrides()[i]));
+  }
+  auto dim = [&](int role, int64_t d) -> Value {
+    Value v = memref::DimOp::create(b, loc, func.getArgument(roles[role]), d);
+    return arith::IndexCastOp::create(b, loc, b.getI64Type(), v);
+  };
+  SmallVector<Value> args(flat);
+  args.append({dim(kQ, 0), dim(kQ, 1), dim(kK, 1), dim(kQ, 2), dim(kK, 2)});
+  args.append(strides);
+
+  SmallVector<Value> gridSize =
+      getValueOrCreateConstantIndexOp(b, loc, grid.getMixedUpperBound());
+  Value tx = arith::ConstantIndexOp::create(b, loc, threads);
+  gpu::LaunchFuncOp::create(
+      b, loc, kernel, {gridSize[0], gridSize[1], gridSize[2]}, {tx, c1, c1},
+      /*dynamicSharedMemorySize=*/Value(), args);
+}
+
+/// What makes `grid` unusable as an fa tile grid, or "" if nothing: the
+/// kernel is built from the grid's (Q block, head, batch) ids and from the
+/// memref arguments that `fa.args` names (-1 only for an absent LSE).
+static std::string checkGridShape(scf::ForallOp grid, ArrayRef<int64_t> roles) {
+  if (grid.getRank() != 3)
+    return "expected 3 induction variables, got " +
+           std::to_string(grid.getRank());
+  auto func = grid->getParentOfType<func::FuncOp>();
+  if (!func)
+    return "not inside a func.func";
+  for (int r = 0; r < kNumRoles; ++r) {
+    std::string role = "fa.args[" + std::to_string(r) + "]";
+    if (roles[r] < 0 && r == kLse)
+      continue;
+    if (roles[r] < 0 ||
+        roles[r] >= static_cast<int64_t>(func.getNumArguments()))
+      return role + " = " + std::to_string(roles[r]) +
+             " is not an argument of the function";
+    auto type = dyn_cast<MemRefType>(func.getArgument(roles[r]).getType());
+    int64_t rank = r == kLse ? 3 : 4;
+    if (!type || type.getRank() != rank)
+      return role + " must be a rank-" + std::to_string(rank) + " memref";
+    if (r != kLse && ShapedType::isDynamic(type.getShape()[3]))
+      return role + " must have a static head dimension";
+  }
+  return "";
+}
+
+/// Lowers one grid to a kernel plus its launch.
+static LogicalResult lowerGrid(scf::ForallOp grid, gpu::GPUModuleOp gpuModule,
+                               unsigned kernelIndex, PlantedBug bug) {
+  auto config = grid->getAttrOfType<TileConfigAttr>("fa.tile");
+  auto rolesAttr = grid->getAttrOfType<DenseI64ArrayAttr>("fa.args");
+  if (!config || !rolesAttr || rolesAttr.size() != kNumRoles)
+    return grid.emitOpError()
+           << "is not an fa tile grid (missing fa.tile or fa.args)";
+  if (std::string why = checkGridShape(grid, rolesAttr.asArrayRef());
+      !why.empty())
+    return grid.emitOpError() << "is not an fa tile grid (" << why << ")";
+  const TargetDesc *target = lookupTarget(config.getTarget().getValue());
+  if (!target)
+    return grid.emitOpError()
+           << "unknown target '" << config.getTarget().getValue()
+           << "'; known targets: " << knownTargetNames();
+
+  auto func = grid->getParentOfType<func::FuncOp>();
+  ArrayRef<int64_t> roles = rolesAttr.asArrayRef();
+  auto qType = cast<MemRefType>(func.getArgument(roles[kQ]).getType());
+  Type elt = qType.getElementType();
+  int64_t headDim = qType.getShape()[3];
+  // The tiles' D: wider than D where fa-tile padded it for the thread grid
+  // (the output tile's columns).
+  int64_t tileHeadDim = headDim;
+  grid.walk([&](StoreTileOp store) {
+    if (store.getTile().getType().getRank() == 2)
+      tileHeadDim = store.getTile().getType().getDimSize(1);
+  });
+  auto mapping =
+      chooseThreadMapping(config.getBlockM(), config.getBlockN(), tileHeadDim,
+                          config.getThreads(), config.getWaveSize());
+  if (!mapping)
+    return grid.emitOpError() << "tile config cannot be mapped to "
+                              << config.getThreads() << " threads";
+
+  // The kernel, with the ABI's argument list.
+  MLIRContext *ctx = grid.getContext();
+  OpBuilder mb = OpBuilder::atBlockEnd(gpuModule.getBody());
+  auto flatType = [&](Type e) {
+    return MemRefType::get(
+        {ShapedType::kDynamic}, e,
+        StridedLayoutAttr::get(ctx, ShapedType::kDynamic, {1}));
+  };
+  SmallVector<Type> argTypes(4, flatType(elt));
+  argTypes.push_back(flatType(Float32Type::get(ctx)));
+  argTypes.append(kNumSizes + kNumStrides, IntegerType::get(ctx, 64));
+  std::string name = func.getName().str() + "_kernel";
+  if (kernelIndex)
+    name += std::to_string(kernelIndex);
+  auto kernel = gpu::GPUFuncOp::create(mb, grid.getLoc(), name,
+                                       FunctionType::get(ctx, argTypes, {}));
+  kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), mb.getUnitAttr());
+  kernel.setKnownBlockSizeAttr(DenseI32ArrayAttr::get(
+      ctx, {static_cast<int32_t>(config.getThreads()), 1, 1}));
+  // The kernel records the stages it has: fa-tile's stages=2 is a request
+  // that fa-double-buffer carries out (fetches in the grid) or declines.
+  bool pipelined = false;
+  grid.walk([&](FetchTileOp) { pipelined = true; });
+  if (config.getStages() > 1 && !pipelined)
+    config = TileConfigAttr::get(ctx, config.getTarget(), config.getBlockM(),
+                                 config.getBlockN(), config.getWaves(),
+                                 config.getWaveSize(), 1, config.getLdsPad(),
+                                 config.getKvShared());
+  kernel->setAttr("fa.tile", config);
+  for (StringRef attr : {"fa.scale", "fa.causal", "fa.fetch_ahead"})
+    if (Attribute a = grid->getAttr(attr))
+      kernel->setAttr(attr, a);
+  kernel->setAttr("fa.has_lse", mb.getBoolAttr(roles[kLse] >= 0));
+  kernel->setAttr("fa.head_dim", mb.getI64IntegerAttr(headDim));
+  // Sizes fixed at compile time (-1: dynamic); the runtime checks them.
+  auto kType = cast<MemRefType>(func.getArgument(roles[kK]).getType());
+  auto staticDim = [](int64_t d) { return ShapedType::isDynamic(d) ? -1 : d; };
+  kernel->setAttr("fa.static_sizes",
+                  mb.getDenseI64ArrayAttr({staticDim(qType.getShape()[0]),
+                                           staticDim(qType.getShape()[1]),
+                                           staticDim(kType.getShape()[1]),
+                                           staticDim(qType.getShape()[2]),
+                                           staticDim(kType.getShape()[2])}));
+
+  KernelLowering lowering(grid, kernel, *target, config, *mapping, roles, bug);
+  if (failed(lowering.run()))
+    return failure();
+
+  OpBuilder hb(grid);
+  buildLaunch(hb, grid, kernel, roles, config.getThreads());
+  grid.erase();
+  return success();
+}
+
+namespace {
+struct FaLowerToGpuPass
+    : public mlir::fa::impl::FaLowerToGpuPassBase<FaLowerToGpuPass> {
+  using FaLowerToGpuPassBase::FaLowerToGpuPassBase;
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    PlantedBug bug;
+    if (std::string why = resolvePlantedBug(testPlantBug, getArgument(), bug);
+        !why.empty()) {
+      module.emitError() << why;
+      return signalPassFailure();
+    }
+    SmallVector<scf::ForallOp> grids;
+    module.walk([&](scf::ForallOp op) {
+      if (op->hasAttr("fa.tile"))
+        grids.push_back(op);
+    });
+    if (grids.empty()) {
+      if (remarks)
+        module.emitRemark() << "fa-lower-to-gpu: no tile grid to lower";
+      return;
+    }
+    gpu::GPUModuleOp gpuModule = getOrCreateGpuModule(module);
+    DenseMap<Operation *, unsigned> perFunc;
+    for (scf::ForallOp grid : grids) {
+      unsigned &index = perFunc[grid->getParentOfType<func::FuncOp>()];
+      if (failed(lowerGrid(grid, gpuModule, index++, bug)))
+        return signalPassFailure();
+    }
+  }
+};
+} // namespace

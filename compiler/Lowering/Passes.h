@@ -1,0 +1,41 @@
+//===- Passes.h - fa lowering passes ----------------------------*- C++ -*-===//
+//
+// Part of the fa project.
+//
+//===----------------------------------------------------------------------===//
+//
+// fa-lower-to-gpu (memory level -> gpu dialect) and fa-gpu-to-host (gpu
+// dialect -> x86-64 functions for the host emulator), declared in
+// Lowering/Passes.td.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FA_COMPILER_LOWERING_PASSES_H
+#define FA_COMPILER_LOWERING_PASSES_H
+
+#include "dialect/FaOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir::fa {
+
+#define GEN_PASS_DECL
+#include "compiler/Lowering/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "compiler/Lowering/Passes.h.inc"
+
+} // namespace mlir::fa
+
+#endif // FA_COMPILER_LOWERING_PASSES_H

@@ -1,0 +1,183 @@
+//===- LowerToRocdl.cpp - gfx906: gpu dialect -> ROCDL --------------------===//
+//
+// Part of the fa project.
+//
+//===----------------------------------------------------------------------===//
+//
+// This file lowers Level 2 kernels for gfx906 (upstream ROCDL):
+//
+//   1. in each gpu.module: f32 exp2 and log2 become the hardware's v_exp_f32
+//      and v_log_f32 (rocdl.exp2 / rocdl.log, per element), not ocml calls,
+//      so no device library is needed; with dot2, Q*K^T products over
+//      contiguous f16 pairs become v_dot2_f32_f16; scf -> cf;
+//      convert-gpu-to-rocdl (chipset gfx906);
+//   2. the gpu.module's contents become a builtin.module for translation
+//      (Targets/Codegen.h runs the AMDGPU backend on it).
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Targets/Gfx906/LowerToRocdl.h"
+#include "compiler/Analysis/KernelInfo.h"
+#include "compiler/Analysis/LdsBudget.h"
+#include "compiler/Targets/DeviceModule.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/ROCDLDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+/// The ROCDL op `RocdlOp` on one f32 value.
+template <typename RocdlOp>
+static Value rocdl(OpBuilder &b, Location loc, Value x) {
+  return RocdlOp::create(b, loc, b.getF32Type(), x);
+}
+
+/// The f16 value `v` was extended from, or null.
+static Value f16Source(Value v) {
+  auto ext = v.getDefiningOp<arith::ExtFOp>();
+  if (!ext || !ext.getIn().getType().isF16())
+    return Value();
+  return ext.getIn();
+}
+
+/// The f16 sources of every element of `v` = vector.from_elements(extf ...),
+/// or false.
+static bool f16Elements(Value v, SmallVectorImpl<Value> &out) {
+  auto fe = v.getDefiningOp<vector::FromElementsOp>();
+  if (!fe)
+    return false;
+  for (Value e : fe.getElements()) {
+    Value src = f16Source(e);
+    if (!src)
+      return false;
+    out.push_back(src);
+  }
+  return true;
+}
+
+/// Whether x and y are elements 0 and 1 of one vector<2xf16> (a pair that
+/// is contiguous in LDS, read with one load).
+static bool samePair(Value x, Value y) {
+  auto ex = x.getDefiningOp<vector::ExtractOp>();
+  auto ey = y.getDefiningOp<vector::ExtractOp>();
+  if (!ex || !ey || ex.getSource() != ey.getSource())
+    return false;
+  auto px = ex.getStaticPosition(), py = ey.getStaticPosition();
+  return px.size() == 1 && py.size() == 1 && px[0] == 0 && py[0] == 1;
+}
+
+/// Rewrites the tile products' f16 pair steps into v_dot2_f32_f16:
+///
+///   %p0 = math.fma (from_elements(extf a0_i)), (from_elements(extf b0_j)),
+///   %acc %p1 = math.fma (from_elements(extf a1_i)), (from_elements(extf
+///   b1_j)), %p0
+///
+/// becomes, per element e, llvm.amdgcn.fdot2([a0_e, a1_e], [b0_e, b1_e],
+/// acc_e, clamp=false): two f16 products summed into an f32 accumulator in
+/// one instruction (fp32 accumulation, as the seed requires).
+static void useDot2(Operation *root) {
+  SmallVector<math::FmaOp> outer;
+  root->walk([&](math::FmaOp op) {
+    auto inner = op.getC().getDefiningOp<math::FmaOp>();
+    if (inner && inner->hasOneUse() && isa<VectorType>(op.getType()) &&
+        getElementTypeOrSelf(op.getType()).isF32())
+      outer.push_back(op);
+  });
+  for (math::FmaOp op : outer) {
+    // In an unrolled chain the previous pair was already rewritten.
+    auto inner = op.getC().getDefiningOp<math::FmaOp>();
+    if (!inner)
+      continue;
+    SmallVector<Value> a0, b0, a1, b1;
+    if (!f16Elements(inner.getA(), a0) || !f16Elements(inner.getB(), b0) ||
+        !f16Elements(op.getA(), a1) || !f16Elements(op.getB(), b1))
+      continue;
+    // Only where both operands' pairs are contiguous (Q·Kᵀ): packing a pair
+    // read from two places (V down a column) costs the registers that
+    // decide gfx906's occupancy; that needs V stored pair-interleaved.
+    bool contiguous = true;
+    for (size_t e = 0; e < a0.size(); ++e)
+      contiguous =
+          contiguous && samePair(a0[e], a1[e]) && samePair(b0[e], b1[e]);
+    if (!contiguous)
+      continue;
+    OpBuilder b(op);
+    Location loc = op.getLoc();
+    auto pairType = VectorType::get({2}, b.getF16Type());
+    auto vt = cast<VectorType>(op.getType());
+    StringAttr name = b.getStringAttr("llvm.amdgcn.fdot2");
+    Value clamp = arith::ConstantIntOp::create(b, loc, 0, 1);
+    SmallVector<Value> results;
+    for (int64_t e = 0; e < vt.getNumElements(); ++e) {
+      Value x = vector::FromElementsOp::create(b, loc, pairType,
+                                               ValueRange{a0[e], a1[e]});
+      Value y = vector::FromElementsOp::create(b, loc, pairType,
+                                               ValueRange{b0[e], b1[e]});
+      Value acc =
+          vector::ExtractOp::create(b, loc, inner.getC(), ArrayRef<int64_t>{e});
+      results.push_back(
+          LLVM::CallIntrinsicOp::create(b, loc, b.getF32Type(), name,
+                                        ValueRange{x, y, acc, clamp})
+              .getResult(0));
+    }
+    op.replaceAllUsesWith(
+        vector::FromElementsOp::create(b, loc, vt, results).getResult());
+    op.erase();
+    inner.erase();
+  }
+}
+
+FailureOr<OwningOpRef<ModuleOp>>
+fa::lowerToRocdl(ModuleOp module, unsigned indexBits, bool dot2) {
+  OwningOpRef<ModuleOp> work = module.clone();
+  for (auto gm : work->getOps<gpu::GPUModuleOp>()) {
+    if (dot2)
+      useDot2(gm);
+    // Ask the register allocator for the seed's occupancy, 2 waves per SIMD
+    // (at most 128 VGPRs), where LDS allows it (two workgroups per CU) and
+    // the kernel is 16-bit: f32 kernels need more registers than that and
+    // would spill. Whether it got there without spilling is read back from
+    // the code object; elsewhere occupancy is left to the backend.
+    gm.walk([&](gpu::GPUFuncOp f) {
+      auto first = f.getNumArguments()
+                       ? dyn_cast<MemRefType>(f.getArgumentTypes()[0])
+                       : MemRefType();
+      SmallVector<int64_t> offsets;
+      int64_t lds = layoutLds(f, offsets);
+      auto threads = f.getKnownBlockSize();
+      bool ldsAllows =
+          lds == 0 || ldsWavesPerSimd(*lookupTarget("gfx906"), lds,
+                                      threads ? (*threads)[0] : 256) >= 2;
+      if (f.isKernel() && first && first.getElementTypeBitWidth() == 16 &&
+          ldsAllows)
+        f->setAttr("rocdl.waves_per_eu",
+                   IntegerAttr::get(IntegerType::get(f.getContext(), 32), 2));
+    });
+    replaceF32PerElement<math::Exp2Op>(gm, rocdl<ROCDL::ROCDLExp2>);
+    replaceF32PerElement<math::Log2Op>(gm, rocdl<ROCDL::ROCDLLog>);
+  }
+  PassManager pm(module.getContext());
+  OpPassManager &gpu = pm.nest<gpu::GPUModuleOp>();
+  gpu.addPass(createSCFToControlFlowPass());
+  ConvertGpuOpsToROCDLOpsOptions rocdl;
+  rocdl.chipset = "gfx906";
+  rocdl.indexBitwidth = indexBits;
+  // The dialects a Level 2 kernel uses, each lowered by its ConvertToLLVM
+  // interface (registered in registerFaDialects).
+  rocdl.allowedDialects = {"arith",  "cf",     "func", "math",
+                           "memref", "vector", "ub"};
+  gpu.addPass(createConvertGpuOpsToROCDLOps(rocdl));
+  gpu.addPass(createReconcileUnrealizedCastsPass());
+  if (failed(pm.run(*work)))
+    return failure();
+
+  return extractDeviceModule(*work, module, "gfx906");
+}

@@ -1,0 +1,77 @@
+//===- PlantedBugs.cpp - Bugs planted on purpose for mutation tests -------===//
+//
+// Part of the fa project.
+//
+//===----------------------------------------------------------------------===//
+//
+// This file implements the table of plantable bugs (PlantedBugs.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Testing/PlantedBugs.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+using namespace mlir::fa;
+
+static const PlantedBugInfo kBugs[] = {
+    {PlantedBug::CausalBoundKey, "causal-bound-key", "fa-tile",
+     "the causal KV range ends one key before the diagonal"},
+    {PlantedBug::CausalBoundBlock, "causal-bound-block", "fa-tile",
+     "the causal KV loop runs one block short"},
+    {PlantedBug::GqaModulo, "gqa-modulo", "fa-tile",
+     "the KV head is h % Hkv instead of h / (Hq / Hkv)"},
+    {PlantedBug::RescaleAfter, "rescale-after", "fa-tile",
+     "O is rescaled after P·V is accumulated instead of before"},
+    {PlantedBug::NoScale, "no-scale", "fa-tile",
+     "the scores are not multiplied by the softmax scale"},
+    {PlantedBug::NoRaggedMask, "no-ragged-mask", "fa-lower-to-gpu",
+     "keys past Lk in the last KV block are not masked"},
+    {PlantedBug::SwapKvStrides, "swap-kv-strides", "fa-lower-to-gpu",
+     "K is read with V's strides and V with K's"},
+    {PlantedBug::OWithQStrides, "o-with-q-strides", "fa-lower-to-gpu",
+     "O is written with Q's strides"},
+    {PlantedBug::LseStridesIgnored, "lse-strides-ignored", "fa-lower-to-gpu",
+     "LSE is written as if it were contiguous"},
+    {PlantedBug::PaddedColumnsRead, "padded-columns-read", "fa-lower-to-gpu",
+     "the columns past D of a head dimension padded for the thread grid are "
+     "read from memory (the next row's elements) instead of zero-filled"},
+    {PlantedBug::PipelineNoBarrier, "pipeline-no-barrier", "fa-double-buffer",
+     "the barrier before the pipelined loop's first LDS store is removed, so "
+     "block n+1 overwrites a slot other threads still read"},
+};
+
+llvm::ArrayRef<PlantedBugInfo> mlir::fa::plantedBugs() { return kBugs; }
+
+const PlantedBugInfo *mlir::fa::lookupPlantedBug(llvm::StringRef name) {
+  for (const PlantedBugInfo &info : kBugs)
+    if (info.name == name)
+      return &info;
+  return nullptr;
+}
+
+std::string mlir::fa::plantedBugNames() {
+  std::string names;
+  for (const PlantedBugInfo &info : kBugs) {
+    if (!names.empty())
+      names += ", ";
+    names += info.name.str();
+  }
+  return names;
+}
+
+std::string mlir::fa::resolvePlantedBug(llvm::StringRef name,
+                                        llvm::StringRef pass, PlantedBug &bug) {
+  bug = PlantedBug::None;
+  if (name.empty())
+    return "";
+  const PlantedBugInfo *info = lookupPlantedBug(name);
+  if (!info)
+    return "unknown planted bug '" + name.str() +
+           "'; known: " + plantedBugNames();
+  if (info->pass != pass)
+    return "planted bug '" + name.str() + "' is planted by " +
+           info->pass.str() + ", not " + pass.str();
+  bug = info->bug;
+  return "";
+}

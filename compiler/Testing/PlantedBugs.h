@@ -1,0 +1,71 @@
+//===- PlantedBugs.h - Bugs planted on purpose for mutation tests -*- C++
+//-*-===//
+//
+// Part of the fa project.
+//
+//===----------------------------------------------------------------------===//
+//
+// A test suite earns trust by failing on the bugs it guards against. Each
+// entry here is such a bug, planted on request by the pass that would make
+// it (`test-plant-bug=<name>` on fa-tile or fa-lower-to-gpu, or
+// `fac --test-plant-bug=<name>`, which routes it to its pass). The kernels
+// produced are wrong on purpose: test/e2e/mutants.py asserts that the e2e
+// suite fails on every one of them and names the case that caught it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FA_COMPILER_TESTING_PLANTED_BUGS_H
+#define FA_COMPILER_TESTING_PLANTED_BUGS_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <string>
+
+namespace mlir::fa {
+
+enum class PlantedBug {
+  None,
+  // fa-tile (Level 1)
+  CausalBoundKey,   ///< causal KV range ends one key before the diagonal
+  CausalBoundBlock, ///< causal KV loop runs one block short
+  GqaModulo,        ///< KV head = h % Hkv instead of h / (Hq / Hkv)
+  RescaleAfter,     ///< O rescaled after P·V is accumulated (seed rule 3)
+  NoScale,          ///< scores not multiplied by the softmax scale
+  // fa-lower-to-gpu (Level 2)
+  NoRaggedMask,      ///< keys past Lk in the last KV block are not masked
+  SwapKvStrides,     ///< K read with V's strides and V with K's
+  OWithQStrides,     ///< O written with Q's strides
+  LseStridesIgnored, ///< LSE written as if contiguous [B, Hq, Lq]
+  PaddedColumnsRead, ///< a padded D's columns past D read from memory
+  // fa-double-buffer (Level 1b)
+  PipelineNoBarrier, ///< a staged K/V tile overwrites its slot unsynchronised
+};
+
+struct PlantedBugInfo {
+  PlantedBug bug;
+  llvm::StringLiteral name;
+  /// The pass that plants it: "fa-tile", "fa-double-buffer" or
+  /// "fa-lower-to-gpu".
+  llvm::StringLiteral pass;
+  llvm::StringLiteral description;
+};
+
+/// Every plantable bug, in a fixed order.
+llvm::ArrayRef<PlantedBugInfo> plantedBugs();
+
+/// The bug called `name`, or nullptr.
+const PlantedBugInfo *lookupPlantedBug(llvm::StringRef name);
+
+/// "causal-bound-key, causal-bound-block, ..." for error messages.
+std::string plantedBugNames();
+
+/// Resolves the `test-plant-bug` option of `pass`: sets `bug` (None for an
+/// empty name) and returns "", or returns why the name is not accepted (an
+/// unknown bug, or one that another pass plants).
+std::string resolvePlantedBug(llvm::StringRef name, llvm::StringRef pass,
+                              PlantedBug &bug);
+
+} // namespace mlir::fa
+
+#endif // FA_COMPILER_TESTING_PLANTED_BUGS_H

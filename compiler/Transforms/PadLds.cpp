@@ -1,0 +1,331 @@
+//===- PadLds.cpp - fa-pad-lds: LDS padding chosen by bank analysis -------===//
+//
+// Part of the fa project.
+//
+//===----------------------------------------------------------------------===//
+//
+// This file implements `fa-pad-lds`, a pass over the memory level
+// (fa-promote):
+//
+//   1. For each tile grid, rebuild the thread mapping fa-lower-to-gpu will
+//      use (chooseThreadMapping) and describe every LDS access of the KV
+//      loop for one wave as lane -> (row, column) patterns, per buffer:
+//      lds_dot operands (lhs rows as pairs shared by a thread row, a
+//      transposed rhs as pairs per thread column, a row-major rhs down a
+//      column, a pair-interleaved rhs as one word per column), the
+//      write_tile of P and the cooperative copies.
+//   2. Evaluate each pattern's conflict degree with the target's bank model
+//      for every candidate padding (multiples of 2 elements up to max-pad):
+//      each buffer gets the smallest padding with its lowest worst degree.
+//   3. Keep the paddings, most useful first, while the LDS budget fits and
+//      the LDS-bound occupancy stays at the target's goal; rewrite each
+//      buffer's memref type (its row stride) and record the largest
+//      padding in `#fa.tile`'s lds_pad.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Analysis/BankConflicts.h"
+#include "compiler/Analysis/LdsBudget.h"
+#include "compiler/Transforms/Passes.h"
+
+#include "llvm/ADT/MapVector.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <functional>
+
+namespace mlir::fa {
+#define GEN_PASS_DEF_FAPADLDSPASS
+#include "compiler/Transforms/Passes.h.inc"
+} // namespace mlir::fa
+
+using namespace mlir;
+using namespace mlir::fa;
+
+namespace {
+/// One KV-loop LDS access of a buffer, for the lanes of one wave: the
+/// logical element each lane starts at, and its width.
+struct LdsAccess {
+  std::string what;
+  std::function<std::pair<int64_t, int64_t>(int64_t)> element;
+  int64_t accessBytes;
+};
+
+struct BufferPlan {
+  LdsBufferOp op;
+  LdsLayout layout;
+  std::vector<LdsAccess> accesses;
+  std::vector<int64_t> before, after;
+  int64_t pad = 0;
+};
+} // namespace
+
+/// The conflict degree of `a` on `layout` padded by `pad` elements per row.
+static int64_t degree(const BankModel &model, const LdsLayout &layout,
+                      const LdsAccess &a, int64_t pad) {
+  const int64_t eltBytes = layout.elementType.getIntOrFloatBitWidth() / 8;
+  if (!layout.pairs)
+    return conflictDegree(model, TileAccess{a.element, a.accessBytes},
+                          layout.cols + pad, eltBytes);
+  // Pair-interleaved: logical (r, c) is element (r/2, 2c + r%2) of a
+  // row-major tile with pair-rows of 2(cols + pad) elements.
+  auto element = [&](int64_t lane) {
+    auto [r, c] = a.element(lane);
+    return std::make_pair(r / 2, 2 * c + r % 2);
+  };
+  return conflictDegree(model, TileAccess{element, a.accessBytes},
+                        2 * (layout.cols + pad), eltBytes);
+}
+
+/// The KV-loop accesses of each buffer of `grid` under mapping `m`.
+static void collectAccesses(scf::ForallOp grid, const ThreadMapping &m,
+                            llvm::MapVector<Value, BufferPlan> &plans) {
+  const int64_t tc = m.tc, rm = m.rm;
+  auto trOf = [tc](int64_t lane) { return lane / tc; };
+  auto tcOf = [tc](int64_t lane) { return lane % tc; };
+  auto bytesOf = [](const LdsLayout &l) {
+    return l.elementType.getIntOrFloatBitWidth() / 8;
+  };
+  // Only the grid's own fa.lds_buffer ops are planned; an access to any
+  // other LDS memref is left to fa-lower-to-gpu, which reports it.
+  auto planOf = [&](Value v) -> BufferPlan * {
+    auto it = plans.find(v);
+    return it == plans.end() ? nullptr : &it->second;
+  };
+  grid.walk([&](Operation *op) {
+    if (auto dot = dyn_cast<LdsDotOp>(op)) {
+      BufferPlan *lhs = planOf(dot.getLhs()), *rhs = planOf(dot.getRhs());
+      if (!lhs || !rhs)
+        return;
+      // The reduction runs in pairs when its length is even.
+      const int64_t k = lhs->layout.cols;
+      const int64_t pair = (k % 2 ? 1 : 2) * bytesOf(lhs->layout);
+      lhs->accesses.push_back(
+          {"lhs of a product, row pairs (one per thread row)",
+           [=](int64_t l) { return std::make_pair(trOf(l) * rm, int64_t(0)); },
+           pair});
+      if (dot.getTransposeRhs())
+        rhs->accesses.push_back(
+            {"rhs of a product (transposed), row pairs per thread column",
+             [=](int64_t l) { return std::make_pair(tcOf(l), int64_t(0)); },
+             pair});
+      else if (rhs->layout.pairs)
+        rhs->accesses.push_back(
+            {"rhs of a product, key pairs (one word per column)",
+             [=](int64_t l) { return std::make_pair(int64_t(0), tcOf(l)); },
+             2 * bytesOf(rhs->layout)});
+      else
+        rhs->accesses.push_back(
+            {"rhs of a product, down a column",
+             [=](int64_t l) { return std::make_pair(int64_t(0), tcOf(l)); },
+             bytesOf(rhs->layout)});
+      return;
+    }
+    if (auto write = dyn_cast<WriteTileOp>(op)) {
+      BufferPlan *p = planOf(write.getDest());
+      if (!p)
+        return;
+      p->accesses.push_back(
+          {"write of a register tile (element per lane)",
+           [=](int64_t l) { return std::make_pair(trOf(l) * rm, tcOf(l)); },
+           bytesOf(p->layout)});
+      return;
+    }
+    if (auto copy = dyn_cast<CopyTileOp>(op)) {
+      BufferPlan *p = planOf(copy.getDest());
+      if (!p)
+        return;
+      // 16-byte units, consecutive lanes along a row (the aligned path).
+      const int64_t width = 16 / bytesOf(p->layout);
+      if (p->layout.cols % width)
+        return;
+      const int64_t perRow = p->layout.cols / width;
+      if (p->layout.pairs) {
+        // Two rows interleaved: 32 bytes per lane, stored as two 16-byte
+        // halves; the first half is the pattern.
+        p->accesses.push_back(
+            {"copy from global memory (two rows interleaved, 16 B stores)",
+             [=](int64_t l) {
+               return std::make_pair(2 * (l / perRow), (l % perRow) * width);
+             },
+             16});
+      } else {
+        p->accesses.push_back({"copy from global memory (16 B per lane)",
+                               [=](int64_t l) {
+                                 return std::make_pair(l / perRow,
+                                                       (l % perRow) * width);
+                               },
+                               16});
+      }
+    }
+  });
+}
+
+namespace {
+struct FaPadLdsPass : public mlir::fa::impl::FaPadLdsPassBase<FaPadLdsPass> {
+  using FaPadLdsPassBase::FaPadLdsPassBase;
+  void runOnOperation() override;
+
+private:
+  void padGrid(scf::ForallOp grid, TileConfigAttr config,
+               const TargetDesc &target);
+};
+} // namespace
+
+/// LDS bytes of the grid's storage with the given paddings (a slot is as
+/// large as its largest buffer; 16-byte alignment between storages, as
+/// KernelInfo lays them out).
+static int64_t ldsBytes(const llvm::MapVector<Value, BufferPlan> &plans,
+                        ArrayRef<int64_t> pads) {
+  llvm::MapVector<StringRef, int64_t> slots;
+  for (auto [i, entry] : llvm::enumerate(plans)) {
+    LdsLayout l = entry.second.layout;
+    l.pad = pads[i];
+    int64_t &bytes = slots[LdsBufferOp(entry.second.op).getStorage()];
+    bytes = std::max(bytes, l.bytes());
+  }
+  int64_t total = 0;
+  for (auto &[name, bytes] : slots)
+    total += (bytes + 15) / 16 * 16;
+  return total;
+}
+
+void FaPadLdsPass::padGrid(scf::ForallOp grid, TileConfigAttr config,
+                           const TargetDesc &target) {
+  llvm::MapVector<Value, BufferPlan> plans;
+  grid.walk([&](LdsBufferOp op) {
+    BufferPlan p;
+    p.op = op;
+    p.layout = *getLdsLayout(op.getResult().getType());
+    plans[op.getResult()] = std::move(p);
+  });
+  if (plans.empty()) {
+    if (remarks)
+      grid.emitRemark() << "fa-pad-lds: no LDS buffers (run fa-promote "
+                           "first); nothing to pad";
+    return;
+  }
+  if (config.getLdsPad() != 0) {
+    if (remarks)
+      grid.emitRemark() << "fa-pad-lds: lds_pad=" << config.getLdsPad()
+                        << " was set explicitly; left as it is";
+    return;
+  }
+  const int64_t d = plans.front().second.layout.cols;
+  auto mapping = chooseThreadMapping(config.getBlockM(), config.getBlockN(), d,
+                                     config.getThreads(), config.getWaveSize());
+  if (!mapping)
+    return; // fa-lower-to-gpu reports the unmappable configuration
+  collectAccesses(grid, *mapping, plans);
+  BankModel model = bankModelFor(target);
+  model.lanes = std::min(model.lanes, config.getThreads());
+
+  // Each buffer's own best padding: the smallest with its lowest worst
+  // degree, in multiples of 2 elements: pair loads (4 bytes for 16-bit
+  // types, 8 for f32) stay aligned.
+  auto worstAt = [&](BufferPlan &p, int64_t pad, std::vector<int64_t> *out) {
+    int64_t worst = 1;
+    for (const LdsAccess &a : p.accesses) {
+      int64_t deg = degree(model, p.layout, a, pad);
+      if (out)
+        out->push_back(deg);
+      worst = std::max(worst, deg);
+    }
+    return worst;
+  };
+  SmallVector<int64_t> wanted, none(plans.size(), 0);
+  SmallVector<std::pair<double, size_t>> order;
+  for (auto [i, entry] : llvm::enumerate(plans)) {
+    BufferPlan &p = entry.second;
+    int64_t base = worstAt(p, 0, &p.before), best = 0, bestWorst = base;
+    for (int64_t pad = 2; pad <= maxPad && bestWorst > 1; pad += 2) {
+      int64_t w = worstAt(p, pad, nullptr);
+      if (w < bestWorst) {
+        best = pad;
+        bestWorst = w;
+      }
+    }
+    wanted.push_back(best);
+    order.push_back({double(base) / bestWorst, i});
+  }
+  // Most useful first; keep a padding only while the budget fits and LDS
+  // still gives the occupancy the goal asks for (or what it gave unpadded).
+  llvm::stable_sort(order, [](auto &x, auto &y) { return x.first > y.first; });
+  const int64_t threads = config.getThreads();
+  const int64_t unpadded = ldsBytes(plans, none);
+  const int64_t unpaddedWaves = ldsWavesPerSimd(target, unpadded, threads);
+  const int64_t goal = std::min(unpaddedWaves, target.occupancyGoal);
+  SmallVector<int64_t> pads(plans.size(), 0);
+  std::string refused;
+  for (auto [gain, i] : order) {
+    if (wanted[i] == 0)
+      continue;
+    pads[i] = wanted[i];
+    int64_t bytes = ldsBytes(plans, pads);
+    int64_t waves = ldsWavesPerSimd(target, bytes, threads);
+    bool fits = std::ceil(bytes * (1.0 + kLdsMargin)) <= target.ldsBytes;
+    if (!fits || (unpaddedWaves && waves < goal)) {
+      StringRef name = (plans.begin() + i)->second.op.getName();
+      refused += (refused.empty() ? "" : ", ") + name.str() +
+                 (fits ? " (would cut LDS occupancy to " +
+                             std::to_string(waves) + " waves per SIMD)"
+                       : " (the LDS budget leaves no room)");
+      pads[i] = 0;
+    }
+  }
+  int64_t maxPadChosen = 0;
+  for (auto [i, entry] : llvm::enumerate(plans)) {
+    BufferPlan &p = entry.second;
+    p.pad = pads[i];
+    worstAt(p, p.pad, &p.after);
+    maxPadChosen = std::max(maxPadChosen, p.pad);
+  }
+  if (remarks) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    const int64_t bytes = ldsBytes(plans, pads);
+    os << "fa-pad-lds: " << target.name << " " << model.lanes
+       << " lanes per wave, thread grid " << mapping->tr << "x" << mapping->tc
+       << ", LDS " << unpadded << " -> " << bytes << " bytes";
+    if (unpaddedWaves)
+      os << " (" << ldsWavesPerSimd(target, bytes, threads)
+         << " waves per SIMD by LDS)";
+    if (!refused.empty())
+      os << "; not padded: " << refused;
+    os << "\n";
+    for (auto &[value, p] : plans) {
+      os << "  " << p.op.getName() << ": pad " << p.pad;
+      if (p.layout.pairs)
+        os << " (pair-interleaved)";
+      os << "\n";
+      for (auto [a, access] : llvm::enumerate(p.accesses))
+        os << "    " << access.what << ", " << access.accessBytes
+           << " B per lane: degree " << p.before[a] << " -> " << p.after[a]
+           << "\n";
+    }
+    grid.emitRemark() << text;
+  }
+  if (maxPadChosen == 0)
+    return;
+  for (auto &[value, p] : plans) {
+    LdsLayout l = p.layout;
+    l.pad = p.pad;
+    value.setType(l.type(grid.getContext()));
+  }
+  grid->setAttr("fa.tile",
+                TileConfigAttr::get(
+                    grid.getContext(), config.getTarget(), config.getBlockM(),
+                    config.getBlockN(), config.getWaves(), config.getWaveSize(),
+                    config.getStages(), maxPadChosen, config.getKvShared()));
+}
+
+void FaPadLdsPass::runOnOperation() {
+  getOperation().walk([&](scf::ForallOp grid) {
+    auto config = grid->getAttrOfType<TileConfigAttr>("fa.tile");
+    if (!config)
+      return;
+    const TargetDesc *target = lookupTarget(config.getTarget().getValue());
+    if (!target)
+      return;
+    padGrid(grid, config, *target);
+  });
+}

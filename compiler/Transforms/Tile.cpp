@@ -1,0 +1,575 @@
+//===- TileAttention.cpp - fa-tile: fa.attention -> tile-level IR ---------===//
+//
+// Part of the fa project.
+//
+//===----------------------------------------------------------------------===//
+//
+// This file implements `fa-tile`, the seed's dataflow made explicit:
+//
+//   1. The kernel function becomes destination-passing: tensor arguments
+//      become strided memrefs, results become output memref arguments.
+//   2. A grid `scf.forall (%mb, %h, %b)` maps (Q block, head, batch) to
+//      workgroups. The Q block is loaded once and stays resident (rule 2).
+//   3. An inner `scf.for` streams K/V blocks; causal attention stops at the
+//      diagonal block. Scores are scaled by scale·log2(e) once and the whole
+//      softmax runs in exp2 (f32 statistics, rule 6).
+//   4. Online softmax: running max m and sum l; O is rescaled by
+//      exp2(m_old - m_new) BEFORE the new P·V is accumulated (rule 3); P is
+//      rounded to the input type for the product.
+//   5. Epilogue: O / l (0 for rows that saw no key), optional LSE.
+//
+// The tile sizes come from the target's budget model (LdsBudget.h) or are
+// given explicitly and checked against it (rule 1).
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Analysis/LdsBudget.h"
+#include "compiler/Analysis/TargetDesc.h"
+#include "compiler/Testing/PlantedBugs.h"
+#include "compiler/Transforms/Passes.h"
+
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/PatternMatch.h"
+
+#include <cmath>
+
+namespace mlir::fa {
+#define GEN_PASS_DEF_FATILEPASS
+#include "compiler/Transforms/Passes.h.inc"
+} // namespace mlir::fa
+
+using namespace mlir;
+using namespace mlir::fa;
+
+/// The strided memref a kernel argument of tensor type `t` becomes: any
+/// batch/head/row strides, unit stride along the last dimension.
+static MemRefType kernelMemRefType(RankedTensorType t) {
+  SmallVector<int64_t> strides(t.getRank(), ShapedType::kDynamic);
+  strides.back() = 1;
+  auto layout =
+      StridedLayoutAttr::get(t.getContext(), ShapedType::kDynamic, strides);
+  return MemRefType::get(t.getShape(), t.getElementType(), layout);
+}
+
+namespace {
+/// Builds the Level 1 body of one attention.
+class TileBuilder {
+public:
+  TileBuilder(OpBuilder &b, Location loc, const TileConfig &config,
+              int64_t headDim, const TargetDesc &target, PlantedBug bug)
+      : b(b), loc(loc), config(config), headDim(headDim), target(target),
+        bug(bug) {}
+
+  /// What `build` needs of `op` that reads its operand types: taken
+  /// before the function's arguments become memrefs.
+  struct OpFacts {
+    Type elementType;
+    float scale;
+  };
+  static OpFacts factsOf(AttentionOp op) {
+    return {op.getQuery().getType().getElementType(), op.getEffectiveScale()};
+  }
+
+  void build(AttentionOp op, const OpFacts &facts, Value q, Value k, Value v,
+             Value o, Value lse);
+
+private:
+  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value splat(RankedTensorType t, double v) {
+    return arith::ConstantOp::create(
+        b, loc,
+        DenseElementsAttr::get(t, b.getFloatAttr(t.getElementType(), v)));
+  }
+  RankedTensorType f32Tile(ArrayRef<int64_t> shape) {
+    return RankedTensorType::get(shape, b.getF32Type());
+  }
+  Value rowBroadcast(Value rows, int64_t cols) {
+    auto t = cast<RankedTensorType>(rows.getType());
+    return RowBroadcastOp::create(b, loc, f32Tile({t.getDimSize(0), cols}),
+                                  rows);
+  }
+
+  OpBuilder &b;
+  Location loc;
+  TileConfig config;
+  int64_t headDim; ///< of the tiles: D, or D padded (tileHeadDim)
+  const TargetDesc &target;
+  PlantedBug bug; ///< test only: the bug to plant (PlantedBugs.h)
+};
+} // namespace
+
+void TileBuilder::build(AttentionOp op, const OpFacts &facts, Value q, Value k,
+                        Value v, Value o, Value lse) {
+  const int64_t bm = config.blockM, bn = config.blockN, d = headDim;
+  Type elt = facts.elementType;
+  const bool causal = op.getCausal();
+  MLIRContext *ctx = b.getContext();
+
+  Value c0 = idx(0), c1 = idx(1);
+  Value batch = memref::DimOp::create(b, loc, q, 0);
+  Value hq = memref::DimOp::create(b, loc, q, 1);
+  Value lq = memref::DimOp::create(b, loc, q, 2);
+  Value hkv = memref::DimOp::create(b, loc, k, 1);
+  Value lk = memref::DimOp::create(b, loc, k, 2);
+  Value numMBlocks = arith::CeilDivUIOp::create(b, loc, lq, idx(bm));
+  Value group = arith::DivUIOp::create(b, loc, hq, hkv);
+
+  // One workgroup per (Q block, head, batch).
+  auto mapping = b.getArrayAttr(
+      {gpu::GPUBlockMappingAttr::get(ctx, gpu::MappingId::DimX),
+       gpu::GPUBlockMappingAttr::get(ctx, gpu::MappingId::DimY),
+       gpu::GPUBlockMappingAttr::get(ctx, gpu::MappingId::DimZ)});
+  auto grid = scf::ForallOp::create(
+      b, loc, getAsOpFoldResult(ValueRange{numMBlocks, hq, batch}),
+      ValueRange{}, mapping);
+  grid->setAttr("fa.tile", TileConfigAttr::get(
+                               ctx, b.getStringAttr(target.name), bm, bn,
+                               config.waves, target.waveSize, config.stages,
+                               config.ldsPad, config.kvShared));
+  grid->setAttr("fa.scale", b.getF32FloatAttr(facts.scale));
+  if (causal)
+    grid->setAttr("fa.causal", b.getUnitAttr());
+  // Which kernel arguments play Q, K, V, O and LSE (-1: none).
+  auto argNo = [](Value v) -> int64_t {
+    return v ? static_cast<int64_t>(cast<BlockArgument>(v).getArgNumber()) : -1;
+  };
+  grid->setAttr("fa.args", b.getDenseI64ArrayAttr({argNo(q), argNo(k), argNo(v),
+                                                   argNo(o), argNo(lse)}));
+
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(grid.getBody());
+  Value mb = grid.getInductionVar(0), h = grid.getInductionVar(1),
+        bIdx = grid.getInductionVar(2);
+  Value m0 = arith::MulIOp::create(b, loc, mb, idx(bm));
+  Value hk = bug == PlantedBug::GqaModulo
+                 ? Value(arith::RemUIOp::create(b, loc, h, hkv))
+                 : Value(arith::DivUIOp::create(b, loc, h, group));
+
+  // Q block: loaded once, resident for the whole KV loop.
+  auto qTileType = RankedTensorType::get({bm, d}, elt);
+  auto kvTileType = RankedTensorType::get({bn, d}, elt);
+  Value qTile = LoadTileOp::create(b, loc, qTileType, q, bIdx, h, m0);
+
+  // KV blocks to visit: all of them, or (causal) those up to the diagonal:
+  // the last query row of this block, m0 + bm - 1, sees keys up to
+  // m0 + bm - 1 + (lk - lq).
+  Value kvEnd = lk;
+  if (causal) {
+    Value diag = arith::SubIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, m0, idx(bm)), lq);
+    diag = arith::AddIOp::create(b, loc, diag, lk);
+    if (bug == PlantedBug::CausalBoundKey)
+      diag = arith::SubIOp::create(b, loc, diag, c1);
+    diag = arith::MaxSIOp::create(b, loc, diag, c0);
+    kvEnd = arith::MinSIOp::create(b, loc, diag, lk);
+  }
+  Value numKvBlocks = arith::CeilDivUIOp::create(b, loc, kvEnd, idx(bn));
+  if (causal && bug == PlantedBug::CausalBoundBlock)
+    numKvBlocks = arith::MaxSIOp::create(
+        b, loc, arith::SubIOp::create(b, loc, numKvBlocks, c1), c0);
+
+  auto rowsType = f32Tile({bm});
+  auto sType = f32Tile({bm, bn});
+  auto accType = f32Tile({bm, d});
+  const double negInf = -std::numeric_limits<double>::infinity();
+  Value mInit = splat(rowsType, negInf);
+  Value lInit = splat(rowsType, 0.0);
+  Value accInit = splat(accType, 0.0);
+  Value zeroRows = splat(rowsType, 0.0);
+  Value negInfRows = splat(rowsType, negInf);
+  const double log2e = 1.4426950408889634;
+  Value scoreScale =
+      splat(sType, (bug == PlantedBug::NoScale ? 1.0 : facts.scale) * log2e);
+
+  auto loop = scf::ForOp::create(
+      b, loc, c0, numKvBlocks, c1, ValueRange{mInit, lInit, accInit},
+      [&](OpBuilder &nb, Location l, Value n, ValueRange iter) {
+        Value mOld = iter[0], lOld = iter[1], acc = iter[2];
+        Value n0 = arith::MulIOp::create(nb, l, n, idx(bn));
+        Value kTile = LoadTileOp::create(nb, l, kvTileType, k, bIdx, hk, n0);
+        Value vTile = LoadTileOp::create(nb, l, kvTileType, v, bIdx, hk, n0);
+        // S = (Q·Kᵀ)·scale·log2(e), masked.
+        Value s = TileDotOp::create(nb, l, sType, qTile, kTile, Value(),
+                                    /*transpose_rhs=*/true);
+        s = arith::MulFOp::create(nb, l, s, scoreScale);
+        s = TileMaskOp::create(nb, l, sType, s, m0, lq, n0, lk, causal);
+        // m_new = max(m_old, rowmax(S)); a row with no key so far keeps
+        // m = -inf and uses 0 as its reference so exp2 yields 0, not NaN.
+        Value rowMax = RowReduceOp::create(nb, l, rowsType, ReduceKind::max, s);
+        Value mNew = arith::MaximumFOp::create(nb, l, mOld, rowMax);
+        Value noKey = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ,
+                                            mNew, negInfRows);
+        Value mRef = arith::SelectOp::create(nb, l, noKey, zeroRows, mNew);
+        Value alpha = math::Exp2Op::create(
+            nb, l, arith::SubFOp::create(nb, l, mOld, mRef));
+        Value p = math::Exp2Op::create(
+            nb, l, arith::SubFOp::create(nb, l, s, rowBroadcast(mRef, bn)));
+        Value rowSum = RowReduceOp::create(nb, l, rowsType, ReduceKind::add, p);
+        Value lNew = arith::AddFOp::create(
+            nb, l, arith::MulFOp::create(nb, l, alpha, lOld), rowSum);
+        // Rescale first, then accumulate (the planted bug does it after).
+        const bool rescaleAfter = bug == PlantedBug::RescaleAfter;
+        Value scaled =
+            rescaleAfter
+                ? acc
+                : arith::MulFOp::create(nb, l, acc, rowBroadcast(alpha, d));
+        Value pCast = p;
+        if (!elt.isF32())
+          pCast = arith::TruncFOp::create(
+              nb, l, RankedTensorType::get({bm, bn}, elt), p);
+        Value accNew = TileDotOp::create(nb, l, accType, pCast, vTile, scaled,
+                                         /*transpose_rhs=*/false);
+        if (rescaleAfter)
+          accNew = arith::MulFOp::create(nb, l, accNew, rowBroadcast(alpha, d));
+        scf::YieldOp::create(nb, l, ValueRange{mNew, lNew, accNew});
+      });
+
+  // Epilogue: O = acc / l (0 where no key was visible), LSE = ln(2)·(m +
+  // log2 l) (-inf there).
+  Value mFinal = loop.getResult(0), lFinal = loop.getResult(1),
+        accFinal = loop.getResult(2);
+  Value empty = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, lFinal,
+                                      zeroRows);
+  Value inv = arith::DivFOp::create(b, loc, splat(rowsType, 1.0), lFinal);
+  inv = arith::SelectOp::create(b, loc, empty, zeroRows, inv);
+  Value out = arith::MulFOp::create(b, loc, accFinal, rowBroadcast(inv, d));
+  if (!elt.isF32())
+    out = arith::TruncFOp::create(b, loc, qTileType, out);
+  StoreTileOp::create(b, loc, out, o, bIdx, h, m0);
+  if (lse) {
+    Value logL = math::Log2Op::create(b, loc, lFinal);
+    Value val = arith::MulFOp::create(
+        b, loc, arith::AddFOp::create(b, loc, mFinal, logL),
+        splat(rowsType, std::log(2.0)));
+    val = arith::SelectOp::create(b, loc, empty, negInfRows, val);
+    StoreTileOp::create(b, loc, val, lse, bIdx, h, m0);
+  }
+}
+
+namespace {
+struct FaTilePass : public mlir::fa::impl::FaTilePassBase<FaTilePass> {
+  using FaTilePassBase::FaTilePassBase;
+  void runOnOperation() override;
+
+private:
+  /// The tile configuration of `op` and the D of its tiles (`tileDim`).
+  FailureOr<TileConfig> configFor(AttentionOp op, const TargetDesc &t,
+                                  int64_t &tileDim);
+  int64_t tileHeadDim(AttentionOp op, const TargetDesc &t, int64_t eltBytes,
+                      int64_t sourceBytes, std::optional<bool> kvShared);
+  LogicalResult tileFunction(func::FuncOp func, const TargetDesc &t);
+
+  PlantedBug plantedBug = PlantedBug::None;
+};
+} // namespace
+
+/// The head dimension of the tiles: D where the tiles serve it (the given
+/// tiles: some thread grid splits D's columns; automatic tiles: some
+/// configuration fits the budget, single-buffered), else D rounded up to a
+/// multiple of 8 as FlashAttention does, where that serves. The columns
+/// past D are zero in LDS and registers (the copies fill them so) and are
+/// never stored, so that Q·Kᵀ and P·V are those of D. An odd D splits only
+/// over one lane per row; an even D whose half is odd over two, which
+/// leaves too many columns per thread at large D (D=190).
+int64_t FaTilePass::tileHeadDim(AttentionOp op, const TargetDesc &t,
+                                int64_t eltBytes, int64_t sourceBytes,
+                                std::optional<bool> shared) {
+  const int64_t d = op.getHeadDim();
+  const int64_t threads =
+      (waves ? waves : std::max<int64_t>(1, 256 / t.waveSize)) * t.waveSize;
+  auto serves = [&](int64_t width) {
+    if (!blockM && !blockN)
+      return chooseTileConfig(t, width, eltBytes, 1, waves, shared, sourceBytes)
+          .has_value();
+    return chooseThreadMapping(blockM ? blockM : blockN,
+                               blockN ? blockN : blockM, width, threads,
+                               t.waveSize)
+        .has_value();
+  };
+  const int64_t padded = llvm::alignTo(d, 8);
+  // Where padding would not serve either, the error names D as it is.
+  return serves(d) || !serves(padded) ? d : padded;
+}
+
+FailureOr<TileConfig> FaTilePass::configFor(AttentionOp op, const TargetDesc &t,
+                                            int64_t &tileDim) {
+  auto qType = op.getQuery().getType();
+  Type elt = qType.getElementType();
+  int64_t eltBytes = elt.getIntOrFloatBitWidth() / 8;
+  // Bytes per element in LDS: a target that widens 16-bit tiles keeps them
+  // as f32 there (fa-promote widen=auto).
+  const int64_t sourceBytes = eltBytes;
+  const int64_t autoStages = t.defaultStages;
+  const bool widened = t.widenLds && eltBytes == 2;
+  if (widened)
+    eltBytes = 4;
+  std::string eltName;
+  llvm::raw_string_ostream(eltName) << elt;
+
+  if (elt.isBF16() && !t.nativeBf16 && !allowBf16)
+    return op.emitOpError()
+           << "bf16 is software-emulated on " << t.name
+           << " (no native bf16 arithmetic): slow and lossy; use f16, or "
+              "pass allow-bf16 to accept it";
+  if (stages < 0 || stages > 2)
+    return op.emitOpError()
+           << "stages must be 0 (auto), 1 or 2, got " << stages.getValue();
+  if (kvShared != "auto" && kvShared != "on" && kvShared != "off")
+    return op.emitOpError() << "kv-shared must be auto, on or off, got '"
+                            << kvShared.getValue() << "'";
+  if (blockM < 0 || blockN < 0 || waves < 0)
+    return op.emitOpError()
+           << "tile sizes must be positive, got block-m=" << blockM.getValue()
+           << " block-n=" << blockN.getValue() << " waves=" << waves.getValue();
+  // No workgroup holds more (the budget's products stay far from overflow).
+  constexpr int64_t kMaxBlock = 1024, kMaxWaves = 64;
+  if (blockM > kMaxBlock || blockN > kMaxBlock || waves > kMaxWaves)
+    return op.emitOpError()
+           << "tile sizes must be at most " << kMaxBlock
+           << " rows (block-m, block-n) and " << kMaxWaves
+           << " waves, got block-m=" << blockM.getValue()
+           << " block-n=" << blockN.getValue() << " waves=" << waves.getValue();
+
+  // D as the tiles have it, and as the messages name it.
+  std::optional<bool> shared;
+  if (kvShared == "on" || kvShared == "off")
+    shared = kvShared == "on";
+  const int64_t d = tileDim = tileHeadDim(op, t, eltBytes, sourceBytes, shared);
+  std::string dName = std::to_string(op.getHeadDim());
+  if (d != op.getHeadDim()) {
+    dName += " (padded to " + std::to_string(d) + ")";
+    op.emitRemark() << "fa-tile: D=" << op.getHeadDim() << " padded to " << d
+                    << " in LDS and registers: no thread grid of "
+                    << (waves ? waves
+                              : std::max<int64_t>(1, 256 / t.waveSize)) *
+                           t.waveSize
+                    << " threads that fits the budget splits D="
+                    << op.getHeadDim() << "; the " << d - op.getHeadDim()
+                    << (d - op.getHeadDim() == 1 ? " column past D is"
+                                                 : " columns past D are")
+                    << " zero and never stored";
+  }
+
+  TileConfig config;
+  if (blockM == 0 && blockN == 0) {
+    // stages=0: double-buffered (where the target's default is) unless that
+    // costs occupancy or tile size.
+    auto chosen = chooseTileConfig(t, d, eltBytes, stages ? stages : autoStages,
+                                   waves, shared, sourceBytes);
+    if (stages == 0 && autoStages == 2) {
+      auto single =
+          chooseTileConfig(t, d, eltBytes, 1, waves, shared, sourceBytes);
+      auto worth = [&](const TileConfig &c) {
+        Budget b = computeBudget(t, c, d, eltBytes, sourceBytes);
+        return std::make_pair(creditedOccupancy(t, b), c.blockM * c.blockN);
+      };
+      if (single && (!chosen || worth(*chosen) < worth(*single))) {
+        op.emitRemark() << "fa-tile: single-buffered: double buffering "
+                           "would cost occupancy or tile size here ("
+                        << single->blockM << "x" << single->blockN
+                        << " with stages=1)";
+        chosen = single;
+      }
+    }
+    if (!chosen)
+      return op.emitOpError()
+             << "no tile configuration for D=" << dName << " " << eltName
+             << " fits " << t.name << " (" << t.ldsBytes << " bytes of LDS, "
+             << t.maxRegsPerLane << " registers per thread)";
+    config = *chosen;
+  } else {
+    config.blockM = blockM ? blockM : blockN;
+    config.blockN = blockN ? blockN : blockM;
+    config.waves = waves ? waves : std::max<int64_t>(1, 256 / t.waveSize);
+    config.stages = stages ? stages : autoStages;
+    if (kvShared == "on") {
+      config.kvShared = true;
+    } else if (kvShared == "auto") {
+      // Share when that is what lets LDS reach the occupancy goal.
+      TileConfig shared = config;
+      shared.kvShared = true;
+      config.ldsPad = shared.ldsPad = reservedLdsPad(eltBytes);
+      int64_t apart = computeBudget(t, config, d, eltBytes).ldsWavesPerSimd;
+      int64_t together = computeBudget(t, shared, d, eltBytes).ldsWavesPerSimd;
+      config.kvShared = apart && apart < t.occupancyGoal && together > apart;
+      config.ldsPad = 0;
+    }
+  }
+
+  if (stages == 0 && config.stages == 2 && (blockM || blockN)) {
+    // Explicit tiles: double-buffered where the extra registers keep the
+    // occupancy of single buffering (up to the target's goal).
+    TileConfig single = config;
+    single.stages = 1;
+    Budget one = computeBudget(t, single, d, eltBytes, sourceBytes);
+    Budget two = computeBudget(t, config, d, eltBytes, sourceBytes);
+    auto valid = [&](const Budget &b) {
+      return b.fitsLds && b.mappable &&
+             (b.fitsRegs || !t.registerEstimateBinds);
+    };
+    if (!valid(one)) {
+      config = single; // the errors below are about the tiles themselves
+    } else if (!valid(two) ||
+               creditedOccupancy(t, two) < creditedOccupancy(t, one)) {
+      op.emitRemark() << "fa-tile: single-buffered: the " << two.prefetchRegs
+                      << " registers per thread that hold K/V block n+1 "
+                         "would lower the occupancy (estimate "
+                      << two.regsPerThread << " registers)";
+      config = single;
+    }
+  }
+  Budget budget = computeBudget(t, config, d, eltBytes, sourceBytes);
+  if (!budget.fitsLds)
+    return op.emitOpError()
+           << "BLOCK_M=" << config.blockM << " BLOCK_N=" << config.blockN
+           << " with D=" << dName << " " << eltName << " needs "
+           << budget.ldsBytes << " bytes of LDS (" << budget.ldsWithMargin
+           << " with the " << static_cast<int>(kLdsMargin * 100)
+           << "% margin), " << t.name << " has " << t.ldsBytes;
+  if (!budget.mappable)
+    return op.emitOpError()
+           << "BLOCK_M=" << config.blockM << " BLOCK_N=" << config.blockN
+           << " D=" << dName << " cannot be split over "
+           << config.waves * t.waveSize << " threads (" << config.waves
+           << " waves of " << t.waveSize << ", at most " << t.maxThreads
+           << " threads)";
+  if (!budget.fitsRegs && t.registerEstimateBinds)
+    return op.emitOpError()
+           << "BLOCK_M=" << config.blockM << " BLOCK_N=" << config.blockN
+           << " with D=" << dName << " needs about " << budget.regsPerThread
+           << " registers per thread (estimate"
+           << (budget.prefetchRegs
+                   ? ", " + std::to_string(budget.prefetchRegs) +
+                         " of them for double buffering"
+                   : std::string())
+           << "), " << t.name << " has " << t.maxRegsPerLane
+           << (budget.prefetchRegs ? "; use stages=1 or shrink BLOCK_M"
+                                   : "; shrink BLOCK_M before accepting "
+                                     "spills");
+  if (report)
+    op.emitRemark() << formatBudget(t, config, budget, d, eltName)
+                    << (widened ? "\n  16-bit tiles are kept as f32 in LDS "
+                                  "(fa-promote widen=auto)"
+                                : "");
+  return config;
+}
+
+LogicalResult FaTilePass::tileFunction(func::FuncOp func, const TargetDesc &t) {
+  SmallVector<AttentionOp> ops;
+  func.walk([&](AttentionOp op) { ops.push_back(op); });
+  if (ops.empty())
+    return success();
+
+  // A kernel function: attention operands are its arguments (used by
+  // nothing else) and its results are what it returns.
+  auto ret = cast<func::ReturnOp>(func.getBody().back().getTerminator());
+  for (AttentionOp op : ops) {
+    if (op->getBlock() != &func.getBody().front())
+      return op.emitOpError() << "must be at the top level of its function";
+    for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
+      auto arg = dyn_cast<BlockArgument>(operand);
+      if (!arg || arg.getOwner() != &func.getBody().front())
+        return op.emitOpError()
+               << "operand #" << i
+               << " must be an argument of the kernel function";
+      static const char *const names[] = {"query", "key", "value"};
+      for (auto [j, other] : llvm::enumerate(op->getOperands().take_front(i)))
+        if (other == operand)
+          return op.emitOpError()
+                 << "operands #" << j << " (" << names[j] << ") and #" << i
+                 << " (" << names[i]
+                 << ") are the same kernel argument; the kernel ABI has one "
+                    "buffer per role: pass them as separate arguments";
+      for (Operation *user : arg.getUsers())
+        if (!isa<AttentionOp>(user))
+          return op.emitOpError() << "kernel argument #" << arg.getArgNumber()
+                                  << " has a use other than fa.attention";
+    }
+    for (Value result : op->getResults())
+      for (Operation *user : result.getUsers())
+        if (user != ret)
+          return op.emitOpError()
+                 << "results may only be returned by the kernel function";
+  }
+  for (Value v : ret.getOperands())
+    if (!v.getDefiningOp<AttentionOp>())
+      return ret.emitOpError()
+             << "a kernel function may only return fa.attention results";
+  // Every output is returned exactly once. Checked before anything is
+  // rewritten so that a rejected function is left as it was.
+  llvm::SmallDenseSet<Value> returned(ret.getOperands().begin(),
+                                      ret.getOperands().end());
+  if (returned.size() != ret.getNumOperands())
+    return ret.emitOpError() << "returns the same value twice";
+  for (AttentionOp op : ops)
+    if (!returned.contains(op.getOutput()))
+      return op.emitOpError() << "output is not returned";
+
+  SmallVector<TileConfig> configs;
+  SmallVector<int64_t> tileDims;
+  for (AttentionOp op : ops) {
+    int64_t tileDim = 0;
+    FailureOr<TileConfig> config = configFor(op, t, tileDim);
+    if (failed(config))
+      return failure();
+    configs.push_back(*config);
+    tileDims.push_back(tileDim);
+  }
+
+  SmallVector<TileBuilder::OpFacts> facts;
+  for (AttentionOp op : ops)
+    facts.push_back(TileBuilder::factsOf(op));
+
+  // Signature: tensor args -> memrefs, results -> trailing output memrefs.
+  // From here on the ops' typed operand accessors (getQuery(), ...) no
+  // longer hold: their operands are memrefs.
+  Block &entry = func.getBody().front();
+  for (BlockArgument arg : entry.getArguments())
+    if (auto tt = dyn_cast<RankedTensorType>(arg.getType()))
+      arg.setType(kernelMemRefType(tt));
+  DenseMap<Value, Value> outArg;
+  for (Value v : ret.getOperands()) {
+    auto tt = cast<RankedTensorType>(v.getType());
+    outArg[v] = entry.addArgument(kernelMemRefType(tt), v.getLoc());
+  }
+  func.setType(
+      FunctionType::get(func.getContext(), entry.getArgumentTypes(), {}));
+  // The old argument and result attributes no longer fit the signature.
+  // (setAllArgAttrs({}) asserts one dictionary per argument.)
+  func.removeArgAttrsAttr();
+  func.removeResAttrsAttr();
+
+  OpBuilder b(ret);
+  for (auto [op, config, tileDim, opFacts] :
+       llvm::zip(ops, configs, tileDims, facts)) {
+    Value o = outArg.lookup(op.getOutput());
+    Value lse = op.getLse() ? outArg.lookup(op.getLse()) : Value();
+    TileBuilder(b, op.getLoc(), config, tileDim, t, plantedBug)
+        .build(op, opFacts, op->getOperand(0), op->getOperand(1),
+               op->getOperand(2), o, lse);
+  }
+  func::ReturnOp::create(b, ret.getLoc());
+  ret.erase();
+  for (AttentionOp op : ops)
+    op.erase();
+  return success();
+}
+
+void FaTilePass::runOnOperation() {
+  const TargetDesc *t = lookupTarget(target);
+  if (!t) {
+    getOperation().emitError() << "unknown target '" << target
+                               << "'; known targets: " << knownTargetNames();
+    return signalPassFailure();
+  }
+  if (std::string why =
+          resolvePlantedBug(testPlantBug, getArgument(), plantedBug);
+      !why.empty()) {
+    getOperation().emitError() << why;
+    return signalPassFailure();
+  }
+  for (auto func :
+       llvm::make_early_inc_range(getOperation().getOps<func::FuncOp>()))
+    if (failed(tileFunction(func, *t)))
+      return signalPassFailure();
+}
