@@ -7,7 +7,8 @@
 #   gpu       core only
 #   top       (lib/*.cpp) core, host, gpu; not validate/
 #   validate  fa::runtime's public headers, its own folder, and of core only
-#             the header-only core/Files.h and core/JsonParse.h
+#             the header-only core/Files.h, core/JsonParse.h and
+#             core/DynamicLibrary.h
 # and the public headers: none includes lib/, and no header of fa::runtime
 # includes one of fa::validate.
 set -eu
@@ -38,7 +39,7 @@ forbid "gpu reaches beyond core" "host|validate" "$none" "$lib"/gpu/*.h \
   "$lib"/gpu/*.cpp
 forbid "the top reaches into validate" "validate" "$none" "$lib"/*.cpp
 forbid "validate reaches into fa::runtime's internals" "core|host|gpu" \
-  '"core/(Files|JsonParse)\.h"' "$lib"/validate/*
+  '"core/(Files|JsonParse|DynamicLibrary)\.h"' "$lib"/validate/*
 forbid "a public header includes lib/" "core|host|gpu|validate" "$none" \
   "$inc"/*
 for h in "$inc"/*; do

@@ -110,11 +110,11 @@ Status checkHostInfo(const KernelInfo &k, const fa_host_info &info);
 /// The host emulator backend.
 Expected<std::shared_ptr<Backend>> openHostBackend();
 
-/// GPU backends (HipBackend.cpp, CudaBackend.cpp): open device `ordinal`
-/// of the vendor runtime, or say precisely why it cannot be used (library
-/// missing with dlopen's message, a missing symbol, the failing call and
-/// its error name, no GPU, no such ordinal). Handles of one ordinal share
-/// one backend.
+/// GPU backends (gpu/HipVendor.cpp, gpu/CudaVendor.cpp): open device
+/// `ordinal` of the vendor runtime, or say precisely why it cannot be used
+/// (library missing with dlopen's message, a missing symbol, the failing
+/// call and its error name, no GPU, no such ordinal). Handles of one ordinal
+/// share one backend.
 Expected<std::shared_ptr<Backend>> openHipBackend(int ordinal);
 Expected<std::shared_ptr<Backend>> openCudaBackend(int ordinal);
 

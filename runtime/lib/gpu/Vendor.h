@@ -6,10 +6,8 @@
 //
 // Internal. What the GPU backends (GpuBackend.cpp and its vendors,
 // CudaVendor.cpp and HipVendor.cpp) share:
-//   - opening a vendor library with dlopen and resolving its symbol table
-//     (one X-macro table per vendor, required and optional symbols);
-//   - turning a vendor call's failure into a Status that names the call, the
-//     vendor's error name and string, and what the runtime was doing;
+//   - which vendor library to open (core/DynamicLibrary.h opens it, resolves
+//     its X-macro symbol table and reports a failed call);
 //   - the pure decisions, testable without a GPU: how the ABI words become
 //     kernel parameters, which code object targets a device runs, where the
 //     gcnArchName is, whether a launch fits the device.
@@ -27,6 +25,7 @@
 #include "fa/Status.h"
 
 #include "core/Backend.h"
+#include "core/DynamicLibrary.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -44,12 +43,6 @@ namespace detail {
 // Loading vendor libraries
 //===----------------------------------------------------------------------===//
 
-/// dlopens the first of `names` that loads (RTLD_NOW | RTLD_LOCAL); on
-/// failure an Unavailable error "device '<kind>' unavailable: <names[0]> not
-/// found (dlopen: <dlerror of the first name>)".
-Status openVendorLibrary(const char *kind,
-                         const std::vector<const char *> &names, void *&handle);
-
 /// The library names to try for a vendor runtime: the path in environment
 /// variable `variable` when it is set and not empty (FA_HIP_LIBRARY,
 /// FA_CUDA_LIBRARY: another build of the runtime, or a test double such as
@@ -57,33 +50,6 @@ Status openVendorLibrary(const char *kind,
 std::vector<const char *>
 vendorLibraryNames(const char *variable,
                    const std::vector<const char *> &defaults);
-
-/// dlsym, or null.
-void *lookupVendorSymbol(void *handle, const char *symbol);
-
-/// Unavailable: "the vendor runtime lacks '<symbol>' (too old?)".
-Status missingVendorSymbol(const char *kind, const char *symbol);
-
-// Resolves one entry of a vendor X-macro table into `api.NAME`; used inside
-// a function returning Status, with `api`, `handle` and `kind` in scope.
-#define FA_RESOLVE_REQUIRED(NAME, RET, ARGS)                                   \
-  if (void *sym = ::fa::detail::lookupVendorSymbol(handle, #NAME))             \
-    api.NAME = reinterpret_cast<RET(*) ARGS>(sym);                             \
-  else                                                                         \
-    return ::fa::detail::missingVendorSymbol(kind, #NAME);
-#define FA_RESOLVE_OPTIONAL(NAME, RET, ARGS)                                   \
-  api.NAME = reinterpret_cast<RET(*) ARGS>(                                    \
-      ::fa::detail::lookupVendorSymbol(handle, #NAME));
-#define FA_DECLARE_SYMBOL(NAME, RET, ARGS) RET(*NAME) ARGS = nullptr;
-
-/// A failed vendor call:
-///   "<what>: <call> returned <NAME> (<rc>): <description>[ (<hint>)]"
-/// with `withCall(call, NAME)` and `withDevice(device)`. `errorName` and
-/// `description` may be null (the number stands in).
-Status vendorCallError(ErrorCode code, const std::string &device,
-                       const std::string &what, const char *call, int rc,
-                       const char *errorName, const char *description,
-                       const std::string &hint = {});
 
 /// The probe failures shared by both vendors: the runtime loaded but found
 /// no GPU, or the ordinal is past the last GPU.

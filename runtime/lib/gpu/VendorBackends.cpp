@@ -24,65 +24,12 @@
 using namespace fa;
 using namespace fa::detail;
 
-Status fa::detail::openVendorLibrary(const char *kind,
-                                     const std::vector<const char *> &names,
-                                     void *&handle) {
-  std::string firstError;
-  for (const char *name : names) {
-    ::dlerror();
-    handle = ::dlopen(name, RTLD_NOW | RTLD_LOCAL);
-    if (handle)
-      return Status::success();
-    if (firstError.empty()) {
-      const char *err = ::dlerror();
-      firstError = err ? err : "unknown error";
-    }
-  }
-  return Status::error(ErrorCode::Unavailable,
-                       std::string("device '") + kind +
-                           "' unavailable: " + names.front() +
-                           " not found (dlopen: " + firstError + ")")
-      .withCall("dlopen", "")
-      .withDevice(kind);
-}
-
 std::vector<const char *>
 fa::detail::vendorLibraryNames(const char *variable,
                                const std::vector<const char *> &defaults) {
   if (const char *path = std::getenv(variable); path && *path)
     return {path};
   return defaults;
-}
-
-void *fa::detail::lookupVendorSymbol(void *handle, const char *symbol) {
-  return ::dlsym(handle, symbol);
-}
-
-Status fa::detail::missingVendorSymbol(const char *kind, const char *symbol) {
-  return Status::error(ErrorCode::Unavailable,
-                       std::string("device '") + kind +
-                           "' unavailable: the vendor runtime lacks '" +
-                           symbol + "' (too old?)")
-      .withCall("dlsym", "")
-      .withDevice(kind);
-}
-
-Status fa::detail::vendorCallError(ErrorCode code, const std::string &device,
-                                   const std::string &what, const char *call,
-                                   int rc, const char *errorName,
-                                   const char *description,
-                                   const std::string &hint) {
-  std::string name =
-      errorName && *errorName ? errorName : "error " + std::to_string(rc);
-  std::string message = what + ": " + call + " returned " + name + " (" +
-                        std::to_string(rc) + ")";
-  if (description && *description && name != description)
-    message += std::string(": ") + description;
-  if (!hint.empty())
-    message += " (" + hint + ")";
-  return Status::error(code, std::move(message))
-      .withCall(call, name)
-      .withDevice(device);
 }
 
 Status fa::detail::noGpuError(const char *kind, const char *vendor) {

@@ -322,8 +322,8 @@ using nvrtcProgram = struct _nvrtcProgram *;
   X(nvrtcGetCUBIN, nvrtcResult, (nvrtcProgram, char *))
 
 struct NvrtcApi {
-  FA_NVRTC_REQUIRED(FA_RTC_DECLARE)
-  FA_NVRTC_OPTIONAL(FA_RTC_DECLARE)
+  FA_NVRTC_REQUIRED(FA_DECLARE_SYMBOL)
+  FA_NVRTC_OPTIONAL(FA_DECLARE_SYMBOL)
 };
 
 using hiprtcResult = int;
@@ -343,7 +343,7 @@ using hiprtcProgram = struct _hiprtcProgram *;
   X(hiprtcGetCode, hiprtcResult, (hiprtcProgram, char *))
 
 struct HiprtcApi {
-  FA_HIPRTC_REQUIRED(FA_RTC_DECLARE)
+  FA_HIPRTC_REQUIRED(FA_DECLARE_SYMBOL)
 };
 
 /// A compiler library, loaded once per process.
@@ -356,20 +356,20 @@ template <typename Api> struct Compiler {
 Status loadNvrtc(Compiler<NvrtcApi> &c) {
   const char *kind = "nvrtc";
   void *handle;
-  if (Status s = openRtcLibrary(kind,
-                                {"libnvrtc.so.13", "libnvrtc.so.12",
-                                 "libnvrtc.so.11.2", "libnvrtc.so",
-                                 "/usr/local/cuda/lib64/libnvrtc.so"},
-                                handle);
+  if (Status s = openVendorLibrary(kind,
+                                   {"libnvrtc.so.13", "libnvrtc.so.12",
+                                    "libnvrtc.so.11.2", "libnvrtc.so",
+                                    "/usr/local/cuda/lib64/libnvrtc.so"},
+                                   handle);
       !s.ok())
     return s;
   NvrtcApi &api = c.api;
-  FA_NVRTC_REQUIRED(FA_RTC_RESOLVE_REQUIRED)
-  FA_NVRTC_OPTIONAL(FA_RTC_RESOLVE_OPTIONAL)
+  FA_NVRTC_REQUIRED(FA_RESOLVE_REQUIRED)
+  FA_NVRTC_OPTIONAL(FA_RESOLVE_OPTIONAL)
   if (nvrtcResult rc = api.nvrtcVersion(&c.major, &c.minor))
-    return rtcCallError(ErrorCode::Unavailable, kind, "NVRTC unavailable",
-                        "nvrtcVersion", rc, nullptr,
-                        api.nvrtcGetErrorString(rc));
+    return vendorCallError(ErrorCode::Unavailable, kind, "NVRTC unavailable",
+                           "nvrtcVersion", rc, nullptr,
+                           api.nvrtcGetErrorString(rc));
   return Status::success();
 }
 
@@ -377,19 +377,19 @@ Status loadHiprtc(Compiler<HiprtcApi> &c) {
   const char *kind = "hiprtc";
   void *handle;
   // ROCm 5 has hiprtc inside libamdhip64; ROCm 6 has its own library.
-  if (Status s = openRtcLibrary(kind,
-                                {"libhiprtc.so", "libhiprtc.so.6",
-                                 "libhiprtc.so.5", "libamdhip64.so",
-                                 "libamdhip64.so.6", "libamdhip64.so.5"},
-                                handle);
+  if (Status s = openVendorLibrary(kind,
+                                   {"libhiprtc.so", "libhiprtc.so.6",
+                                    "libhiprtc.so.5", "libamdhip64.so",
+                                    "libamdhip64.so.6", "libamdhip64.so.5"},
+                                   handle);
       !s.ok())
     return s;
   HiprtcApi &api = c.api;
-  FA_HIPRTC_REQUIRED(FA_RTC_RESOLVE_REQUIRED)
+  FA_HIPRTC_REQUIRED(FA_RESOLVE_REQUIRED)
   if (hiprtcResult rc = api.hiprtcVersion(&c.major, &c.minor))
-    return rtcCallError(ErrorCode::Unavailable, kind, "hiprtc unavailable",
-                        "hiprtcVersion", rc, nullptr,
-                        api.hiprtcGetErrorString(rc));
+    return vendorCallError(ErrorCode::Unavailable, kind, "hiprtc unavailable",
+                           "hiprtcVersion", rc, nullptr,
+                           api.hiprtcGetErrorString(rc));
   return Status::success();
 }
 
@@ -405,10 +405,11 @@ const Compiler<Api> &probe(Status (*load)(Compiler<Api> &)) {
 Status compileError(const char *kind, const std::string &target,
                     const char *call, int rc, const char *description,
                     const std::string &log = {}) {
-  return rtcCallError(ErrorCode::LoadFailed, kind,
-                      std::string("cannot compile the reference kernel for ") +
-                          target + " with " + kind,
-                      call, rc, nullptr, description)
+  return vendorCallError(
+             ErrorCode::LoadFailed, kind,
+             std::string("cannot compile the reference kernel for ") + target +
+                 " with " + kind,
+             call, rc, nullptr, description)
       .withLog(log);
 }
 
