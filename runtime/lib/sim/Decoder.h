@@ -23,6 +23,8 @@
 //     the sources in assembly order, including implicit ones (the VCC
 //     carry-in of v_addc_co_u32_e32 and the VCC mask of v_cndmask_b32_e32
 //     are src[2]).
+//   v_madmk_f32 / v_madak_f32: the sources in assembly order (s0, K, s1 /
+//     s0, s1, K), K a Literal operand.
 //   SOPK: dst[0] sdst (for s_cmpk_* it is the compared register, also in
 //     src[0]); the constant in `simm16`.
 //   SOPP: `simm16`; branches also `branchTarget`; s_waitcnt also
@@ -119,6 +121,7 @@ enum OpFlags : uint16_t {
   OF_D16Hi = 1 << 6,     ///< memory access of bits 31:16 of the register
   OF_ScalarDst = 1 << 7, ///< the VOP result is an SGPR (v_readlane_b32)
   OF_Mix = 1 << 8, ///< v_fma_mix*: op_sel_hi bit i set: src i is f16, else f32
+  OF_NoSuffix = 1 << 9, ///< LLVM prints no _e32/_e64 (one encoding only)
 };
 
 /// The static description of one Op (a row of Opcodes.def).
