@@ -67,6 +67,7 @@ enum EnvField : int32_t {
   kBlockDim = offsetof(fa_host_env, block_dim),
   kGridDim = offsetof(fa_host_env, grid_dim),
   kWaveSize = offsetof(fa_host_env, wave_size),
+  kMisaligned = offsetof(fa_host_env, misaligned),
 };
 // The loads below read pointers as !llvm.ptr and the dim3 and wave size
 // fields as i32.
@@ -111,6 +112,8 @@ private:
   }
   void instrument(Operation *op, Value memref, ValueRange indices,
                   int64_t bytes, bool isWrite, Value env);
+  void checkAlignment(Operation *op, Value memref, ValueRange indices,
+                      int64_t bytes, int64_t claimed, bool isWrite, Value env);
 
   MLIRContext *ctx;
   OpBuilder b;
@@ -143,6 +146,44 @@ void HostKernelBuilder::instrument(Operation *op, Value memref,
   auto i32Type = b.getI32Type();
   callback(loc, env, kLdsAccess, Type(), {ptrType, i32Type, i32Type},
            {ptr, i32(loc, bytes), i32(loc, isWrite ? 1 : 0)});
+}
+
+/// Before `op`, a vector access claimed `claimed`-byte aligned: if its
+/// address is not, calls env->misaligned(emu, address, bytes, claimed,
+/// is_write). The caller then drops the claim, so that the access runs
+/// (x86's aligned moves would fault) and the emulator reports it.
+void HostKernelBuilder::checkAlignment(Operation *op, Value memref,
+                                       ValueRange indices, int64_t bytes,
+                                       int64_t claimed, bool isWrite,
+                                       Value env) {
+  Location loc = op->getLoc();
+  b.setInsertionPoint(op);
+  auto type = cast<MemRefType>(memref.getType());
+  int64_t eltBytes = type.getElementType().getIntOrFloatBitWidth() / 8;
+  auto meta = memref::ExtractStridedMetadataOp::create(b, loc, memref);
+  Value linear = meta.getOffset();
+  for (auto [index, stride] : llvm::zip(indices, meta.getStrides()))
+    linear = arith::AddIOp::create(
+        b, loc, linear, arith::MulIOp::create(b, loc, index, stride));
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
+  Value addr = arith::AddIOp::create(
+      b, loc, base,
+      arith::MulIOp::create(b, loc, linear,
+                            arith::ConstantIndexOp::create(b, loc, eltBytes)));
+  Value low = arith::AndIOp::create(
+      b, loc, addr, arith::ConstantIndexOp::create(b, loc, claimed - 1));
+  Value bad = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, low,
+                                    arith::ConstantIndexOp::create(b, loc, 0));
+  auto ifOp = scf::IfOp::create(b, loc, bad, /*withElse=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  Value addr64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), addr);
+  auto ptrType = LLVM::LLVMPointerType::get(ctx);
+  Value ptr = LLVM::IntToPtrOp::create(b, loc, ptrType, addr64);
+  auto i32Type = b.getI32Type();
+  callback(
+      loc, env, kMisaligned, Type(), {ptrType, i32Type, i32Type, i32Type},
+      {ptr, i32(loc, bytes), i32(loc, claimed), i32(loc, isWrite ? 1 : 0)});
 }
 
 LogicalResult HostKernelBuilder::outline(gpu::GPUFuncOp kernel,
@@ -285,6 +326,25 @@ LogicalResult HostKernelBuilder::outline(gpu::GPUFuncOp kernel,
              s && ldsViews.count(s.getBase()))
       instrument(op, s.getBase(), s.getIndices(),
                  bytesOf(s.getValueToStore().getType()), true, env);
+  });
+
+  // Alignment claims: every vector access that claims more alignment than
+  // its element's is checked, then runs unaligned.
+  body.walk([&](Operation *op) {
+    auto check = [&](auto access, Value base, Type value, bool isWrite) {
+      std::optional<uint64_t> claimed = access.getAlignment();
+      int64_t elt =
+          cast<MemRefType>(base.getType()).getElementTypeBitWidth() / 8;
+      if (!claimed || int64_t(*claimed) <= elt)
+        return;
+      checkAlignment(op, base, access.getIndices(), bytesOf(value),
+                     int64_t(*claimed), isWrite, env);
+      access.setAlignment(uint64_t(elt));
+    };
+    if (auto l = dyn_cast<vector::LoadOp>(op))
+      check(l, l.getBase(), l.getType(), false);
+    else if (auto s = dyn_cast<vector::StoreOp>(op))
+      check(s, s.getBase(), s.getValueToStore().getType(), true);
   });
   return success();
 }

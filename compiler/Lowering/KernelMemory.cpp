@@ -136,8 +136,10 @@ void KernelLowering::storeUnit(const LdsBuf &buf, Value u, Value c,
   Value r = arith::MulIOp::create(b, loc, u, idx(2));
   Value both;
   if (width == 1) {
-    both = vector::FromElementsOp::create(b, loc, VectorType::get({2}, ldsElt),
-                                          ValueRange{values[0], values[1]});
+    const bool swap = bug == PlantedBug::ScalarVPairSwapped;
+    both = vector::FromElementsOp::create(
+        b, loc, VectorType::get({2}, ldsElt),
+        ValueRange{values[swap ? 1 : 0], values[swap ? 0 : 1]});
   } else {
     SmallVector<int64_t> mask;
     for (int64_t e = 0; e < width; ++e)
@@ -183,7 +185,8 @@ void KernelLowering::copyRows(const Global &g, Value base, Value row0,
             c, width, layout.cols, /*scalarLoads=*/false));
       storeUnit(buf, u, c, rows, width);
     };
-    if (total % threads == 0 || width == 1) {
+    if (total % threads == 0 || width == 1 ||
+        bug == PlantedBug::CopyLastRoundUnguarded) {
       emit();
     } else {
       Value live =
@@ -227,6 +230,8 @@ Value KernelLowering::vectorCopyOk(const Global &g) {
   Value addrOk = arith::CmpIOp::create(
       b, loc, arith::CmpIPredicate::eq,
       arith::RemUIOp::create(b, loc, addr, idx(16)), idx(0));
+  if (bug == PlantedBug::UnversionedVectorCopy)
+    return arith::ConstantIntOp::create(b, loc, 1, 1);
   return arith::AndIOp::create(b, loc, stridesOk, addrOk);
 }
 
@@ -510,8 +515,11 @@ void KernelLowering::storeTile(StoreTileOp op) {
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tc, idx(0));
   for (int64_t i = 0; i < mapping.rm; ++i) {
     Value row = arith::AddIOp::create(b, loc, row0, rowOf(i));
-    Value ok =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, row, limit);
+    Value ok = arith::CmpIOp::create(b, loc,
+                                     bug == PlantedBug::ORowPastEnd
+                                         ? arith::CmpIPredicate::sle
+                                         : arith::CmpIPredicate::slt,
+                                     row, limit);
     // A row value is replicated over the TC lanes of its row: one stores.
     if (type.getRank() == 1)
       ok = arith::AndIOp::create(b, loc, ok, firstLane);

@@ -36,6 +36,19 @@ static const PlantedBugInfo kBugs[] = {
     {PlantedBug::PaddedColumnsRead, "padded-columns-read", "fa-lower-to-gpu",
      "the columns past D of a head dimension padded for the thread grid are "
      "read from memory (the next row's elements) instead of zero-filled"},
+    {PlantedBug::ScalarVPairSwapped, "scalar-v-pair-swapped", "fa-lower-to-gpu",
+     "the scalar (unaligned) copy path stores the two rows of each "
+     "pair-interleaved V unit swapped"},
+    {PlantedBug::CopyLastRoundUnguarded, "copy-last-round-unguarded",
+     "fa-lower-to-gpu",
+     "the last round of a vector copy that does not divide among the "
+     "threads is not guarded: idle threads store past the tile"},
+    {PlantedBug::UnversionedVectorCopy, "unversioned-vector-copy",
+     "fa-lower-to-gpu",
+     "the copies take the 16-byte path on every layout, claiming alignment "
+     "that misaligned strides do not have"},
+    {PlantedBug::ORowPastEnd, "o-row-past-end", "fa-lower-to-gpu",
+     "the epilogue stores row Lq of O and LSE too (one row past the end)"},
     {PlantedBug::PipelineNoBarrier, "pipeline-no-barrier", "fa-double-buffer",
      "the barrier before the pipelined loop's first LDS store is removed, so "
      "block n+1 overwrites a slot other threads still read"},

@@ -33,11 +33,15 @@ enum class PlantedBug {
   RescaleAfter,     ///< O rescaled after P·V is accumulated (seed rule 3)
   NoScale,          ///< scores not multiplied by the softmax scale
   // fa-lower-to-gpu (Level 2)
-  NoRaggedMask,      ///< keys past Lk in the last KV block are not masked
-  SwapKvStrides,     ///< K read with V's strides and V with K's
-  OWithQStrides,     ///< O written with Q's strides
-  LseStridesIgnored, ///< LSE written as if contiguous [B, Hq, Lq]
-  PaddedColumnsRead, ///< a padded D's columns past D read from memory
+  NoRaggedMask,           ///< keys past Lk in the last KV block are not masked
+  SwapKvStrides,          ///< K read with V's strides and V with K's
+  OWithQStrides,          ///< O written with Q's strides
+  LseStridesIgnored,      ///< LSE written as if contiguous [B, Hq, Lq]
+  PaddedColumnsRead,      ///< a padded D's columns past D read from memory
+  ScalarVPairSwapped,     ///< the scalar copy path stores V's row pairs swapped
+  CopyLastRoundUnguarded, ///< the last copy round's idle threads also store
+  UnversionedVectorCopy,  ///< 16-byte copies claimed aligned on any layout
+  ORowPastEnd,            ///< the O/LSE store writes row Lq too
   // fa-double-buffer (Level 1b)
   PipelineNoBarrier, ///< a staged K/V tile overwrites its slot unsynchronised
 };

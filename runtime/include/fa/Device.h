@@ -72,6 +72,14 @@ public:
 
   /// Allocates `bytes` (> 0) of device memory, zero-filled.
   Expected<Buffer> allocate(size_t bytes) const;
+  /// Allocates `bytes` between two guard zones of `guardBytes` each, filled
+  /// with Buffer::kGuardPattern: Kernel::launch checks them after the
+  /// kernel ran (LaunchOptions::checkGuards) and reports a write past
+  /// either end of the buffer, naming the tensor, the offset and the
+  /// element. `allocate(bytes)` uses Buffer::kDefaultGuardBytes on the host
+  /// emulator and none on GPUs; fa::validate's harness asks for them on
+  /// every device.
+  Expected<Buffer> allocate(size_t bytes, size_t guardBytes) const;
   /// Waits for all launched work.
   Status synchronize() const;
 
@@ -96,7 +104,20 @@ public:
   Buffer &operator=(const Buffer &) = delete;
   ~Buffer();
 
+  /// The byte every guard zone is filled with, and the guard zone size the
+  /// host emulator's buffers get by default (a row of a few heads of D=128
+  /// f32 past the end).
+  static constexpr uint8_t kGuardPattern = 0xfa;
+  static constexpr size_t kDefaultGuardBytes = 4096;
+
   size_t size() const { return bytes; }
+  /// Bytes of each guard zone around the buffer (0: none).
+  size_t guardBytes() const { return guard; }
+  /// Nothing when both guard zones still hold kGuardPattern, else an error
+  /// (LaunchFailed) naming `tensor`, the byte offset relative to the
+  /// buffer's start or end, the element (`elementBytes` wide) and how many
+  /// bytes changed.
+  Status checkGuards(const std::string &tensor, size_t elementBytes) const;
   /// The device address, as the kernel ABI passes it.
   uint64_t address() const { return addr; }
   /// True if allocated on `device` (or a copy of its handle).
@@ -110,12 +131,14 @@ public:
 private:
   friend class Device;
   friend class Kernel;
-  Buffer(std::shared_ptr<detail::Backend> backend, uint64_t addr, size_t bytes)
-      : backend(std::move(backend)), addr(addr), bytes(bytes) {}
+  Buffer(std::shared_ptr<detail::Backend> backend, uint64_t addr, size_t bytes,
+         size_t guard)
+      : backend(std::move(backend)), addr(addr), bytes(bytes), guard(guard) {}
   void reset();
   std::shared_ptr<detail::Backend> backend;
-  uint64_t addr = 0;
+  uint64_t addr = 0; ///< the buffer's first byte (past the leading guard)
   size_t bytes = 0;
+  size_t guard = 0;
 };
 
 } // namespace fa

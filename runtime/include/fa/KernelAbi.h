@@ -106,6 +106,12 @@ typedef struct fa_host_env {
   uint32_t block_dim[3];
   uint32_t grid_dim[3];
   uint32_t wave_size;
+  /// Called before a vector access whose address is not as aligned as the
+  /// access claims (`claimed_align` bytes; the compiler's alignment
+  /// attribute), with its address and size. The access then runs unaligned:
+  /// a GPU would not necessarily fault, so the emulator reports it instead.
+  void (*misaligned)(void *emu, const void *addr, uint32_t bytes,
+                     uint32_t claimed_align, uint32_t is_write);
 } fa_host_env;
 
 typedef void (*fa_host_kernel_fn)(const uint64_t *args, fa_host_env *env);
@@ -146,7 +152,7 @@ typedef struct fa_host_info {
 // The compiler writes fa_host_env's fields by byte offset (offsetof) and
 // fa_host_info as 64-bit words: both layouts must be the LP64 ones.
 static_assert(sizeof(void *) == 8, "the host ABI assumes 64-bit pointers");
-static_assert(sizeof(fa_host_env) == 96, "fa_host_env layout changed");
+static_assert(sizeof(fa_host_env) == 104, "fa_host_env layout changed");
 static_assert(sizeof(fa_host_info) % 8 == 0 && sizeof(fa_host_info) == 96,
               "fa_host_info must be a whole number of 64-bit words");
 #endif

@@ -35,6 +35,12 @@ struct LaunchOptions {
   /// Host emulator: worker threads running workgroups; 0 = all hardware
   /// threads.
   unsigned workers = 0;
+  /// Any device: after the kernel ran, check the guard zones of the
+  /// launch's buffers that have them (Device::allocate with guard bytes;
+  /// the host emulator's buffers by default) and fail the launch
+  /// (LaunchFailed) on a write past either end, naming the tensor. A
+  /// benchmark's timed launches turn it off.
+  bool checkGuards = true;
 };
 
 } // namespace fa

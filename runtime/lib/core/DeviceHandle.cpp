@@ -14,6 +14,9 @@
 #include "core/Backend.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
 
 using namespace fa;
 using namespace fa::detail;
@@ -46,22 +49,43 @@ const DeviceLimits &Device::limits() const { return backend->limits(); }
 bool Device::isHostEmulator() const { return backend->isHostEmulator(); }
 
 Expected<Buffer> Device::allocate(size_t bytes) const {
+  return allocate(bytes, isHostEmulator() ? Buffer::kDefaultGuardBytes : 0);
+}
+
+Expected<Buffer> Device::allocate(size_t bytes, size_t guardBytes) const {
   if (bytes == 0)
     return Status::error(ErrorCode::InvalidArgument,
                          "cannot allocate a 0-byte buffer")
         .withDevice(name());
-  Expected<uint64_t> addr = backend->allocate(bytes);
+  if (guardBytes > (SIZE_MAX - bytes) / 2)
+    return Status::error(ErrorCode::OutOfMemory,
+                         "cannot allocate " + std::to_string(bytes) +
+                             " bytes with guard zones of " +
+                             std::to_string(guardBytes) +
+                             " bytes: the size overflows")
+        .withDevice(name());
+  Expected<uint64_t> addr = backend->allocate(bytes + 2 * guardBytes);
   if (!addr)
     return addr.takeStatus().withDevice(name());
-  return Buffer(backend, *addr, bytes);
+  Buffer buffer(backend, *addr + guardBytes, bytes, guardBytes);
+  if (guardBytes) {
+    std::vector<uint8_t> pattern(guardBytes, Buffer::kGuardPattern);
+    for (uint64_t at : {*addr, *addr + guardBytes + bytes})
+      if (Status s = backend->copyToDevice(at, pattern.data(), guardBytes);
+          !s.ok())
+        return s.withDevice(name());
+  }
+  return buffer;
 }
 
 Status Device::synchronize() const { return backend->synchronize(); }
 
 Buffer::Buffer(Buffer &&other) noexcept
-    : backend(std::move(other.backend)), addr(other.addr), bytes(other.bytes) {
+    : backend(std::move(other.backend)), addr(other.addr), bytes(other.bytes),
+      guard(other.guard) {
   other.addr = 0;
   other.bytes = 0;
+  other.guard = 0;
 }
 
 Buffer &Buffer::operator=(Buffer &&other) noexcept {
@@ -70,8 +94,10 @@ Buffer &Buffer::operator=(Buffer &&other) noexcept {
     backend = std::move(other.backend);
     addr = other.addr;
     bytes = other.bytes;
+    guard = other.guard;
     other.addr = 0;
     other.bytes = 0;
+    other.guard = 0;
   }
   return *this;
 }
@@ -80,10 +106,11 @@ Buffer::~Buffer() { reset(); }
 
 void Buffer::reset() {
   if (backend && addr)
-    backend->release(addr);
+    backend->release(addr - guard);
   backend.reset();
   addr = 0;
   bytes = 0;
+  guard = 0;
 }
 
 bool Buffer::belongsTo(const Device &device) const {
@@ -117,4 +144,46 @@ Status Buffer::copyToHost(void *dst, size_t count, size_t offset) const {
   if (Status s = checkRange("copy to host", count, offset, bytes); !s.ok())
     return s;
   return backend->copyToHost(dst, addr + offset, count);
+}
+
+Status Buffer::checkGuards(const std::string &tensor,
+                           size_t elementBytes) const {
+  if (!backend || guard == 0)
+    return Status::success();
+  std::vector<uint8_t> zone(guard);
+  for (bool after : {false, true}) {
+    uint64_t at = after ? addr + bytes : addr - guard;
+    if (Status s = backend->copyToHost(zone.data(), at, guard); !s.ok())
+      return s;
+    size_t changed = 0, first = 0;
+    for (size_t i = 0; i < guard; ++i)
+      if (zone[i] != kGuardPattern && changed++ == 0)
+        first = i;
+    if (changed == 0)
+      continue;
+    size_t elem = elementBytes ? elementBytes : 1;
+    // Offsets from the buffer's start (negative before it) and, past its
+    // end, in elements past the last one.
+    std::string where;
+    if (after) {
+      size_t offset = bytes + first;
+      where = "past the end of " + tensor + ": byte offset " +
+              std::to_string(offset) + " (" + std::to_string(first) +
+              " bytes past its end; element " + std::to_string(offset / elem) +
+              ", " + std::to_string(first / elem) + " past the last of " +
+              std::to_string(bytes / elem) + ")";
+    } else {
+      size_t before = guard - first; // the earliest changed byte
+      where = "before the start of " + tensor + ": byte offset -" +
+              std::to_string(before) + " (element -" +
+              std::to_string((before + elem - 1) / elem) + ")";
+    }
+    return Status::error(ErrorCode::LaunchFailed,
+                         "the kernel wrote " + where + "; " +
+                             std::to_string(changed) + " of the " +
+                             std::to_string(guard) +
+                             " guard bytes there changed")
+        .withDevice(backend->name());
+  }
+  return Status::success();
 }

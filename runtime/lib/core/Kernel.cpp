@@ -318,5 +318,16 @@ Status Kernel::launch(const AttentionArgs &args,
     return withContext(packed.takeStatus());
   Status s = state->code->launch(index, packed->geometry, packed->words.data(),
                                  options);
-  return s.ok() ? s : withContext(std::move(s));
+  if (!s.ok())
+    return withContext(std::move(s));
+  if (options.checkGuards) {
+    const size_t elem = dtypeBytes(k.dtype);
+    for (const auto &[name, buffer] : buffers)
+      if (buffer && buffer->guardBytes())
+        if (Status g = buffer->checkGuards(
+                name, std::string(name) == "LSE" ? sizeof(float) : elem);
+            !g.ok())
+          return withContext(std::move(g));
+  }
+  return s;
 }

@@ -22,6 +22,7 @@
 #include "host/Workgroup.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -117,6 +118,51 @@ void WorkgroupRunner::ldsCheckHook(void *emu, const void *addr, uint32_t bytes,
 }
 
 void WorkgroupRunner::ldsIgnoreHook(void *, const void *, uint32_t, uint32_t) {}
+
+std::string WorkgroupRunner::describeAddress(const void *addr) const {
+  auto at = reinterpret_cast<uintptr_t>(addr);
+  auto ldsBase = reinterpret_cast<uintptr_t>(lds);
+  if (at >= ldsBase && at < ldsBase + launch->ldsBytes)
+    return "LDS (byte " + std::to_string(at - ldsBase) + ")";
+  // The buffer whose aligned pointer (ABI word 1 of its descriptor) is the
+  // closest at or below the address.
+  static const std::pair<const char *, int> buffers[] = {{"Q", FA_ABI_Q},
+                                                         {"K", FA_ABI_K},
+                                                         {"V", FA_ABI_V},
+                                                         {"O", FA_ABI_O},
+                                                         {"LSE", FA_ABI_LSE}};
+  const char *name = nullptr;
+  uintptr_t base = 0;
+  for (const auto &[n, word] : buffers) {
+    uintptr_t b = uintptr_t(launch->args[word + 1]);
+    if (b != 0 && b <= at && (!name || b > base)) {
+      name = n;
+      base = b;
+    }
+  }
+  if (!name)
+    return "no kernel argument";
+  return std::string(name) + " (byte " + std::to_string(at - base) + ")";
+}
+
+void WorkgroupRunner::misalignedHook(void *emu, const void *addr,
+                                     uint32_t bytes, uint32_t claimed,
+                                     uint32_t isWrite) {
+  Fiber &f = *static_cast<Fiber *>(emu);
+  WorkgroupRunner &r = *f.runner;
+  if (!r.fault.empty())
+    return; // the first report stands; the access runs unaligned
+  auto at = reinterpret_cast<uintptr_t>(addr);
+  uintptr_t actual = at & (~at + 1); // the lowest set bit
+  char hex[32];
+  std::snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(at));
+  r.fault = std::string("misaligned vector ") + (isWrite ? "store" : "load") +
+            " " + r.where() + ": thread " + std::to_string(f.id) + " " +
+            (isWrite ? "stores " : "loads ") + std::to_string(bytes) +
+            " bytes at " + hex + " in " + r.describeAddress(addr) +
+            ", claimed alignment " + std::to_string(claimed) + ", actual " +
+            std::to_string(actual);
+}
 
 //===----------------------------------------------------------------------===//
 // Scheduling
@@ -270,6 +316,7 @@ Status WorkgroupRunner::run(const uint32_t id[3], uint64_t linear) {
     env.barrier = &barrierHook;
     env.shuffle = &shuffleHook;
     env.lds_access = options->checkRaces ? &ldsCheckHook : &ldsIgnoreHook;
+    env.misaligned = &misalignedHook;
     env.thread_id[0] = t % l.block[0];
     env.thread_id[1] = (t / l.block[0]) % l.block[1];
     env.thread_id[2] = t / (l.block[0] * l.block[1]);

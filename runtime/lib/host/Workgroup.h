@@ -17,9 +17,9 @@
 #ifndef FA_LIB_WORKGROUP_H
 #define FA_LIB_WORKGROUP_H
 
+#include "fa/HostEmulator.h"
 #include "host/Fiber.h"
 #include "host/RaceChecker.h"
-#include "fa/HostEmulator.h"
 
 #include <memory>
 #include <vector>
@@ -81,6 +81,10 @@ private:
                            uint32_t isWrite);
   static void ldsIgnoreHook(void *emu, const void *addr, uint32_t bytes,
                             uint32_t isWrite);
+  static void misalignedHook(void *emu, const void *addr, uint32_t bytes,
+                             uint32_t claimed, uint32_t isWrite);
+  /// "Q (byte 18)": the kernel argument or LDS that holds `addr`.
+  std::string describeAddress(const void *addr) const;
 
   void yield(Fiber &fiber);
   void resolveShuffle(uint32_t wave);

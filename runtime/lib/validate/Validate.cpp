@@ -165,7 +165,10 @@ struct DeviceTensors {
     place(p, kernel.dtype, layout);
     auto upload = [&](std::optional<Buffer> &slot,
                       const std::vector<uint8_t> &bytes) -> Status {
-      Expected<Buffer> b = device.allocate(bytes.size());
+      // Guard zones on every device: a write past either end of a tensor
+      // is an error naming it (Kernel::launch checks them).
+      Expected<Buffer> b =
+          device.allocate(bytes.size(), Buffer::kDefaultGuardBytes);
       if (!b)
         return b.takeStatus();
       slot.emplace(b.take());
@@ -247,14 +250,17 @@ Expected<ValidationMemory> fa::validationMemory(const AttentionProblem &p,
       {"V", &t.vPlace},
       {"O", &t.oPlace},
       {"LSE", hasLse ? &t.lsePlace : nullptr}};
-  // Buffers are rounded up to 256 bytes (the host allocator's alignment).
+  // Buffers are rounded up to 256 bytes (the host allocator's alignment)
+  // and have a guard zone at each end.
   int64_t device = 0, staging = 0, lseBytes = 0;
   for (const auto &[name, place] : tensors) {
     if (!place)
       continue;
     std::optional<int64_t> bytes = spanBytes(*place);
     std::optional<int64_t> sum =
-        bytes ? checkedSum({device, *bytes, 256}) : std::nullopt;
+        bytes ? checkedSum({device, *bytes, 256,
+                            2 * int64_t(Buffer::kDefaultGuardBytes)})
+              : std::nullopt;
     if (!sum)
       return overflow(std::string("the device buffer of ") + name);
     device = *sum;
@@ -501,9 +507,13 @@ Expected<BenchResult> fa::benchmarkKernel(const Kernel &kernel,
   r.flops = attentionFlops(p);
   double total = 0;
   r.minSeconds = INFINITY;
+  // The warm-up checked the guard zones; the timed launches do not copy
+  // them back.
+  LaunchOptions timed = options;
+  timed.checkGuards = false;
   for (int i = 0; i < repetitions; ++i) {
     auto start = std::chrono::steady_clock::now();
-    if (Status s = kernel.launch(args, options); !s.ok())
+    if (Status s = kernel.launch(args, timed); !s.ok())
       return s;
     if (Status s = device.synchronize(); !s.ok())
       return s;

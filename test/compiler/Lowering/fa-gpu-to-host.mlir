@@ -54,14 +54,32 @@
 // CHECK-NEXT: %[[HOOK:[^ ]+]] = llvm.load %[[HOOK_P]] : !llvm.ptr -> !llvm.ptr
 // CHECK-NEXT: %[[EMU:[^ ]+]] = llvm.load %[[ENV]] : !llvm.ptr -> !llvm.ptr
 // CHECK-NEXT: llvm.call %[[HOOK]](%[[EMU]], %{{[^,]+}}, %[[C16_I32]], %[[C1_I32]]) : !llvm.ptr, (!llvm.ptr, !llvm.ptr, i32, i32) -> ()
+//
+// A vector access that claims more alignment than its element's (16 bytes
+// here) checks its address: if the low bits are not zero, it calls
+// env->misaligned (byte 96) with (emu, address, bytes, claimed, is_write),
+// and then runs with the element's alignment (x86's aligned moves would
+// fault; the emulator reports instead).
+// CHECK: %[[LOW:[^ ]+]] = llvm.and %[[ADDR:[^,]+]], %{{[^ ]+}} : i64
+// CHECK-NEXT: %[[BAD:[^ ]+]] = llvm.icmp "ne" %[[LOW]], %{{[^ ]+}} : i64
+// CHECK-NEXT: llvm.cond_br %[[BAD]], ^[[REPORT:[^,]+]], ^[[GO:[^ ]+]]
+// CHECK-NEXT: ^[[REPORT]]:
+// CHECK-NEXT: %[[MPTR:[^ ]+]] = llvm.inttoptr %[[ADDR]] : i64 to !llvm.ptr
+// CHECK-NEXT: %[[MIS_P:[^ ]+]] = llvm.getelementptr %[[ENV]][96]
+// CHECK-NEXT: %[[MIS:[^ ]+]] = llvm.load %[[MIS_P]] : !llvm.ptr -> !llvm.ptr
+// CHECK-NEXT: %[[EMU2:[^ ]+]] = llvm.load %[[ENV]] : !llvm.ptr -> !llvm.ptr
+// CHECK-NEXT: llvm.call %[[MIS]](%[[EMU2]], %[[MPTR]], %[[C16_I32]], %[[C16_I32]], %[[C1_I32]]) : !llvm.ptr, (!llvm.ptr, !llvm.ptr, i32, i32, i32) -> ()
+// CHECK-NEXT: llvm.br ^[[GO]]
+// CHECK-NEXT: ^[[GO]]:
 // CHECK-NOT: llvm.call
 // CHECK: %[[QW:[^ ]+]] = llvm.getelementptr {{.*}}%[[LDS]][%{{[^]]+}}] : (!llvm.ptr, i64) -> !llvm.ptr, f16
-// CHECK-NEXT: llvm.store %{{[^,]+}}, %[[QW]] {{.*}}: vector<8xf16>, !llvm.ptr
+// CHECK-NEXT: llvm.store %{{[^,]+}}, %[[QW]] {alignment = 2 : i64} : vector<8xf16>, !llvm.ptr
 //
 // In the KV loop, the K copy comes first (Q and K need one barrier between
 // them and their reader, not one each).
 // CHECK-NOT: (!llvm.ptr) -> ()
 // CHECK: llvm.call %{{[^(]+}}(%{{[^,]+}}, %{{[^,]+}}, %[[C16_I32]], %[[C1_I32]]) : !llvm.ptr, (!llvm.ptr, !llvm.ptr, i32, i32) -> ()
+// CHECK: llvm.call %{{[^(]+}}(%{{[^,]+}}, %{{[^,]+}}, %[[C16_I32]], %[[C16_I32]], %[[C1_I32]]) : !llvm.ptr, (!llvm.ptr, !llvm.ptr, i32, i32, i32) -> ()
 // CHECK-NOT: llvm.call
 // CHECK: %[[KW:[^ ]+]] = llvm.getelementptr {{.*}}%[[KLDS]][%{{[^]]+}}] : (!llvm.ptr, i64) -> !llvm.ptr, f16
 // CHECK-NEXT: llvm.store %{{[^,]+}}, %[[KW]] {{.*}}: vector<8xf16>, !llvm.ptr
@@ -76,6 +94,7 @@
 // pair-interleaved, two keys' rows in one 32-byte store.
 // CHECK-NOT: (!llvm.ptr) -> ()
 // CHECK: llvm.call %{{[^(]+}}(%{{[^,]+}}, %{{[^,]+}}, %[[C32_I32]], %[[C1_I32]]) : !llvm.ptr, (!llvm.ptr, !llvm.ptr, i32, i32) -> ()
+// CHECK: llvm.call %{{[^(]+}}(%{{[^,]+}}, %{{[^,]+}}, %[[C32_I32]], %{{[^,]+}}, %[[C1_I32]]) : !llvm.ptr, (!llvm.ptr, !llvm.ptr, i32, i32, i32) -> ()
 // CHECK-NOT: llvm.call
 // CHECK: %[[VW:[^ ]+]] = llvm.getelementptr {{.*}}%[[VLDS]][%{{[^]]+}}] : (!llvm.ptr, i64) -> !llvm.ptr, f16
 // CHECK-NEXT: llvm.store %{{[^,]+}}, %[[VW]] {{.*}}: vector<16xf16>, !llvm.ptr
@@ -84,6 +103,7 @@
 // right before each load of a pair of Q (and of K).
 // CHECK-NOT: (!llvm.ptr) -> ()
 // CHECK: llvm.call %{{[^(]+}}(%{{[^,]+}}, %{{[^,]+}}, %[[C4_I32]], %[[C0_I32]]) : !llvm.ptr, (!llvm.ptr, !llvm.ptr, i32, i32) -> ()
+// CHECK: llvm.call %{{[^(]+}}(%{{[^,]+}}, %{{[^,]+}}, %[[C4_I32]], %[[C4_I32]], %[[C0_I32]]) : !llvm.ptr, (!llvm.ptr, !llvm.ptr, i32, i32, i32) -> ()
 // CHECK-NOT: llvm.call
 // CHECK: %[[QR:[^ ]+]] = llvm.getelementptr {{.*}}%[[LDS]][%{{[^]]+}}] : (!llvm.ptr, i64) -> !llvm.ptr, f16
 // CHECK-NEXT: llvm.load %[[QR]] {{.*}}: !llvm.ptr -> vector<2xf16>
@@ -108,6 +128,7 @@
 // CHECK: llvm.call %{{[^(]+}}(%{{[^)]+}}) : !llvm.ptr, (!llvm.ptr) -> ()
 // CHECK-NOT: (!llvm.ptr) -> ()
 // CHECK: llvm.call %{{[^(]+}}(%{{[^,]+}}, %{{[^,]+}}, %[[C4_I32]], %[[C0_I32]]) : !llvm.ptr, (!llvm.ptr, !llvm.ptr, i32, i32) -> ()
+// CHECK: llvm.call %{{[^(]+}}(%{{[^,]+}}, %{{[^,]+}}, %[[C4_I32]], %[[C4_I32]], %[[C0_I32]]) : !llvm.ptr, (!llvm.ptr, !llvm.ptr, i32, i32, i32) -> ()
 // CHECK-NOT: llvm.call
 // CHECK: %[[PR:[^ ]+]] = llvm.getelementptr {{.*}}%[[PLDS]][%{{[^]]+}}] : (!llvm.ptr, i64) -> !llvm.ptr, f16
 // CHECK-NEXT: llvm.load %[[PR]] {{.*}}: !llvm.ptr -> vector<2xf16>
@@ -135,10 +156,10 @@
 //
 // The record the runtime checks the manifest against: fa_host_info as 12
 // words (KernelAbi.h): ABI version 1 | 96-byte record << 32, 44 words |
-// 96-byte env << 32, 20480 bytes of LDS, 256 threads | wave 64 << 32, f16
+// 104-byte env << 32, 20480 bytes of LDS, 256 threads | wave 64 << 32, f16
 // (2) | D 64 << 32, block_m 64 | block_n 32 << 32, has_lse 1 | 64-bit
 // indices << 32, static sizes (-1, 8, 2, -1, -1).
-// CHECK: llvm.mlir.global external constant @causal_lse_kernel_host_info(dense<[412316860417, 412316860460, 20480, 274877907200, 274877906946, 137438953536, 274877906945, -1, 8, 2, -1, -1]> : tensor<12xi64>) {{{.*}}alignment = 8 : i64} : !llvm.array<12 x i64>
+// CHECK: llvm.mlir.global external constant @causal_lse_kernel_host_info(dense<[412316860417, 446676598828, 20480, 274877907200, 274877906946, 137438953536, 274877906945, -1, 8, 2, -1, -1]> : tensor<12xi64>) {{{.*}}alignment = 8 : i64} : !llvm.array<12 x i64>
 func.func @causal_lse(%q: tensor<?x8x?x64xf16>, %k: tensor<?x2x?x64xf16>, %v: tensor<?x2x?x64xf16>) -> (tensor<?x8x?x64xf16>, tensor<?x8x?xf32>) {
   %o, %lse = fa.attention %q, %k, %v causal scale(0.125) : tensor<?x8x?x64xf16>, tensor<?x2x?x64xf16>, tensor<?x2x?x64xf16> -> tensor<?x8x?x64xf16>, tensor<?x8x?xf32>
   return %o, %lse : tensor<?x8x?x64xf16>, tensor<?x8x?xf32>

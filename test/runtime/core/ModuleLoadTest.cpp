@@ -4,8 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "core/Backend.h"
 #include "TestUtil.h"
+#include "core/Backend.h"
 
 #include <algorithm>
 #include <cstring>
@@ -357,7 +357,7 @@ TEST(ModuleLoadTest, HostInfoFromAnotherAbi) {
   info.env_bytes = 80;
   EXPECT_TRUE(contains(detail::checkHostInfo(k, info).message(),
                        "the code object's fa_host_env size is 80, this "
-                       "runtime's is 96"));
+                       "runtime's is 104"));
   info = good;
   info.dtype = 9;
   s = detail::checkHostInfo(k, info);

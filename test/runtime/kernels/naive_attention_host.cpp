@@ -26,7 +26,9 @@
 //   3 the causal loop over K/V stops one key short of the block's last row's
 //   end, so the last visible key of that row is missing; 4 writes O with Q's
 //   strides; 5 reads V with K's strides; 6 writes LSE contiguously, ignoring
-//   its strides; 7 does not apply the softmax scale).
+//   its strides; 7 does not apply the softmax scale; 8 also writes the
+//   element after the last row of the last (batch, head) of O: one past the
+//   end of a contiguous O; 9 also writes the element before LSE's first).
 //
 // No heap allocation: the emulator may abandon a misbehaving thread.
 //
@@ -267,7 +269,15 @@ FA_ENTRY(const uint64_t *args, fa_host_env *env) {
   Elem *oRow = O + b * oSt[0] + h * oSt[1] + i * oSt[2] + lane * COLS;
   for (int64_t c = 0; c < COLS; ++c)
     oRow[c] = fromFloat(acc[c] * inv);
+#if FA_BUG == 8
+  if (b == sizes[0] - 1 && h == Hq - 1 && i == Lq - 1 && lane == LANES - 1)
+    oRow[COLS] = fromFloat(1.f); // planted: one element past the row
+#endif
 #if FA_HAS_LSE
+#if FA_BUG == 9
+  if (b == 0 && h == 0 && i == 0 && lane == 0)
+    LSE[-1] = 1.f; // planted: one element before the buffer
+#endif
   if (lane == 0)
 #if FA_BUG == 6
     LSE[(b * Hq + h) * Lq + i] = l > 0 ? m + logf(l) : -INFINITY; // planted

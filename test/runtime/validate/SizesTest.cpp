@@ -71,8 +71,10 @@ TEST(SizesTest, ValidationMemoryCountsBuffersAndReferences) {
       validationMemory(p, DType::F16, /*hasLse=*/true, AttentionLayout());
   ASSERT_TRUE(m.ok()) << m.status().toString();
   const uint64_t q = 2 * 4 * 100 * 64, kv = 2 * 2 * 300 * 64, lse = 2 * 4 * 100;
-  // Q, K, V, O in f16, LSE in f32, each rounded up by up to 256 bytes.
-  EXPECT_EQ(m->deviceBytes, 2 * (q + 2 * kv + q) + 4 * lse + 5 * 256);
+  // Q, K, V, O in f16, LSE in f32, each rounded up by up to 256 bytes and
+  // between two guard zones.
+  const uint64_t extra = 5 * (256 + 2 * Buffer::kDefaultGuardBytes);
+  EXPECT_EQ(m->deviceBytes, 2 * (q + 2 * kv + q) + 4 * lse + extra);
   EXPECT_GE(m->inputBytes, 4 * (q + 2 * kv));
   // The fp64 reference alone holds O, its magnitudes and LSE in double.
   EXPECT_GE(m->referenceBytes, 8 * (2 * q + lse));
@@ -81,7 +83,7 @@ TEST(SizesTest, ValidationMemoryCountsBuffersAndReferences) {
   Expected<ValidationMemory> padded = validationMemory(
       p, DType::F16, true, AttentionLayout::uniform(TensorLayout::Blhd, 64));
   ASSERT_TRUE(padded.ok());
-  EXPECT_EQ(padded->deviceBytes, 2 * 2 * (q + 2 * kv + q) + 4 * lse + 5 * 256);
+  EXPECT_EQ(padded->deviceBytes, 2 * 2 * (q + 2 * kv + q) + 4 * lse + extra);
 
   // Sizes that fit alone but whose padded buffers overflow.
   p.shape = {1, 1, 1, int64_t(1) << 52, 1};
