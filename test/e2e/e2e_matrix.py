@@ -16,13 +16,19 @@ Sections, in the order they run (all with the LDS race checker on):
      dimensions no thread grid within the budget splits (odd D, D=190;
      padded to a multiple of 8);
   5. bf16 on the host target;
-  6. K/V buffering (fa-double-buffer, --stages=2) and single buffering
+  6. K/V buffering (fa-double-buffer, --stages=2, with the next-block and
+     in-block schedules) and single buffering
      (--stages=1) x LDS padding (fa-pad-lds) on and off x D 64/128 x causal x
      L in {1, 63, 64, 65, 1000}, each also with Lq != Lk (one of them Lq > Lk:
      causal rows that see no key), GQA; race checker on for every case (a
      missing barrier in the pipelined loop is only visible to it); plus
      padding on and off with the default stages at D 80;
-  7. the independent golden vectors (test/data/golden).
+  7. the independent golden vectors (test/data/golden);
+  8. coverage: every kernel built above again with a misaligned layout
+     (--row-pad 1), with --distinct-strides and, if causal, with Lq > Lk.
+
+On the host every case runs with the race checker and --poison-lds (LDS
+filled with NaN bytes), and fa-run's guard zones around every buffer.
 
 The same cases serve the mutation test (mutants.py): with a planted bug the
 suite must fail, and `first_failure` names the case that caught it.
@@ -39,6 +45,7 @@ import itertools
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 
@@ -50,6 +57,7 @@ FACTORS = {
     "lq_ne_lk": [False, True],
     "length": [1, 17, 100, 257],
     "dist": ["normal", "outliers"],
+    "lse": [True, False],
 }
 
 
@@ -128,11 +136,15 @@ TILE_CONFIGS = [
 ]
 
 
-def kernel_source(dtype, d, causal, scale=None):
+def kernel_source(dtype, d, causal, scale=None, lse=True):
     t = f"tensor<?x?x?x{d}x{dtype}>"
     l = "tensor<?x?x?xf32>"
     attrs = (" causal" if causal else "") + \
         (f" scale({scale})" if scale is not None else "")
+    if not lse:
+        return (f"func.func @attention(%q: {t}, %k: {t}, %v: {t}) -> {t} {{\n"
+                f"  %o = fa.attention %q, %k, %v{attrs} : {t}, {t}, {t} -> {t}\n"
+                f"  return %o : {t}\n}}\n")
     return (f"func.func @attention(%q: {t}, %k: {t}, %v: {t}) -> ({t}, {l}) {{\n"
             f"  %o, %lse = fa.attention %q, %k, %v{attrs} : {t}, {t}, {t} -> {t}, {l}\n"
             f"  return %o, %lse : {t}, {l}\n}}\n")
@@ -146,14 +158,21 @@ class Kernels:
         self.target = target
         self.ext = {"host": ".so", "gfx906": ".hsaco"}.get(target, ".cubin")
         self.errors = {}
+        # Every kernel compiled, in order: name -> (path, manifest entry,
+        # dtype, causal); the coverage section runs each of them again.
+        self.built = {}
 
     def get(self, dtype, d, causal, scale=None, tile=None, pad=True,
-            stages=None):
+            stages=None, fetch_ahead=None, lse=True):
         """(path of the .so, its manifest entry) or (None, error text).
-        stages: None leaves fac's default (auto); 1 or 2 passes --stages."""
+        stages: None leaves fac's default (auto); 1 or 2 passes --stages.
+        fetch_ahead: None (auto) or in-block / next-block. lse: whether the
+        kernel also returns the LSE."""
         name = f"attn_{dtype}_d{d}_{'causal' if causal else 'full'}"
         if scale is not None:
             name += f"_scale{scale}"
+        if not lse:
+            name += "_nolse"
         options = []
         if tile is not None:
             name += "_tile{}x{}w{}".format(*tile)
@@ -166,6 +185,9 @@ class Kernels:
         if stages is not None:
             name += f"_stages{stages}"
             options.append(f"--stages={stages}")
+        if fetch_ahead is not None:
+            name += "_" + fetch_ahead.replace("-", "")
+            options.append(f"--fetch-ahead={fetch_ahead}")
         if self.plant_bug:
             options.append("--test-plant-bug=" + self.plant_bug)
         if dtype == "bf16":
@@ -176,7 +198,7 @@ class Kernels:
             return None, self.errors[name]
         if not os.path.exists(out):
             with open(src, "w") as f:
-                f.write(kernel_source(dtype, d, causal, scale))
+                f.write(kernel_source(dtype, d, causal, scale, lse))
             p = subprocess.run([self.fac, src, "--target=" + self.target,
                                 "-o", out]
                                + options, capture_output=True, text=True)
@@ -184,7 +206,9 @@ class Kernels:
                 self.errors[name] = f"fac {src}: {p.stderr.strip()}"
                 return None, self.errors[name]
         with open(out + ".json") as f:
-            return out, json.load(f)["kernels"][0]
+            meta = json.load(f)["kernels"][0]
+        self.built.setdefault(name, (out, meta, dtype, causal))
+        return out, meta
 
 
 class Case:
@@ -237,7 +261,7 @@ def stride_cases(kernels):
 
 def matrix_cases(kernels):
     for n, c in enumerate(pairwise_cases()):
-        so, meta = kernels.get(c["dtype"], c["d"], c["causal"])
+        so, meta = kernels.get(c["dtype"], c["d"], c["causal"], lse=c["lse"])
         if so is None:
             yield Case("pairwise", f"{c['dtype']} D={c['d']}", None, meta)
             continue
@@ -246,8 +270,8 @@ def matrix_cases(kernels):
         hq, hkv = (8, 2) if c["gqa"] else (4, 4)
         shape = f"2,{hq},{hkv},{lq},{lk}"
         yield Case("pairwise", f"{c['dtype']} D={c['d']} "
-                   f"causal={int(c['causal'])} shape={shape} "
-                   f"dist={c['dist']}", so,
+                   f"causal={int(c['causal'])} lse={int(c['lse'])} "
+                   f"shape={shape} dist={c['dist']}", so,
                    ["--shape", shape, "--dist", c["dist"], "--seed", str(n)])
 
 
@@ -308,30 +332,41 @@ def buffering_cases(kernels):
     GQA (Hq = 2 Hkv); every case with the LDS race checker. Then padding on/off with the
     default stages at D 80 (the old padding section)."""
     n = 0
-    for stages in (2, 1):
-        for pad in (True, False):
-            for d in (64, 128):
-                for causal in (False, True):
-                    so, meta = kernels.get("f16", d, causal, pad=pad,
-                                           stages=stages)
-                    what = (f"f16 D={d} causal={int(causal)} "
-                            f"stages={stages} pad={'on' if pad else 'off'}")
-                    if so is None:
-                        yield Case("buffering", what, None, meta)
-                        continue
-                    if meta.get("stages", stages) != stages:
-                        yield Case("buffering", what, None,
-                                   f"manifest says stages={meta['stages']}")
-                        continue
-                    for lq, lk in buffering_lengths(meta["block_n"]):
-                        # L=1000 dominates the run time (the race checker
-                        # and the fp64 reference): GQA with fewer heads.
-                        heads = "2,1" if max(lq, lk) > 500 else "4,2"
-                        shape = f"1,{heads},{lq},{lk}"
-                        n += 1
-                        yield Case("buffering", f"{what} shape={shape}", so,
-                                   ["--shape", shape, "--seed", str(n),
-                                    "--check-races"])
+    # (stages, fetch distance, padding): next-block double buffering, the
+    # in-block schedule (what fac picks for the gfx906 D=128 defaults) and
+    # single buffering.
+    schedules = [(2, None, True), (2, None, False), (2, "in-block", True),
+                 (1, None, True), (1, None, False)]
+    for stages, ahead, pad in schedules:
+        for d in (64, 128):
+            for causal in (False, True):
+                so, meta = kernels.get("f16", d, causal, pad=pad,
+                                       stages=stages, fetch_ahead=ahead)
+                what = (f"f16 D={d} causal={int(causal)} "
+                        f"stages={stages}"
+                        + (f" fetch-ahead={ahead}" if ahead else "")
+                        + f" pad={'on' if pad else 'off'}")
+                if so is None:
+                    yield Case("buffering", what, None, meta)
+                    continue
+                if meta.get("stages", stages) != stages:
+                    yield Case("buffering", what, None,
+                               f"manifest says stages={meta['stages']}")
+                    continue
+                if ahead and meta.get("fetch_ahead", ahead) != ahead:
+                    yield Case("buffering", what, None,
+                               "manifest says fetch_ahead="
+                               f"{meta['fetch_ahead']}")
+                    continue
+                for lq, lk in buffering_lengths(meta["block_n"]):
+                    # L=1000 dominates the run time (the race checker
+                    # and the fp64 reference): GQA with fewer heads.
+                    heads = "2,1" if max(lq, lk) > 500 else "4,2"
+                    shape = f"1,{heads},{lq},{lk}"
+                    n += 1
+                    yield Case("buffering", f"{what} shape={shape}", so,
+                               ["--shape", shape, "--seed", str(n),
+                                "--check-races"])
     for pad in (True, False):
         for causal in (False, True):
             so, meta = kernels.get("f16", 80, causal, pad=pad)
@@ -382,6 +417,30 @@ def large_cases(kernels):
                     "--reference", "device"] + extra)
 
 
+def coverage_cases(kernels):
+    """Every kernel the sections above built, again: with a misaligned
+    layout (rows padded by one element: the K/V loop's scalar version, the
+    unaligned copies), with independent strides for every tensor, and, if
+    causal, with Lq > Lk (rows that see no key). Shapes follow each kernel's
+    own tiles: a ragged last Q block and several K/V blocks."""
+    for n, (name, (so, meta, dtype, causal)) in enumerate(
+            list(kernels.built.items())):
+        bm, bn = meta["block_m"], meta["block_n"]
+        what = f"{name} (block_m={bm} block_n={bn})"
+        shapes = [("--row-pad 1", f"1,4,2,{bm + 5},{2 * bn + 3}",
+                   ["--row-pad", "1"]),
+                  ("--distinct-strides", f"2,4,2,{bm + 3},{bn + 7}",
+                   ["--distinct-strides"])]
+        if causal:
+            shapes.append(("causal Lq>Lk", f"1,4,2,{bm + bn + 9},{bn // 2 + 5}",
+                           []))
+        for k, (label, shape, extra) in enumerate(shapes):
+            yield Case("coverage", f"{what} shape={shape} {label}", so,
+                       ["--shape", shape, "--seed", str(3 * n + k),
+                        "--dist", ("normal", "outliers")[(n + k) % 2]] +
+                       extra)
+
+
 def all_cases(kernels, golden):
     if kernels.target != "host":
         yield from large_cases(kernels)
@@ -392,17 +451,31 @@ def all_cases(kernels, golden):
     yield from head_dim_cases(kernels)
     yield from buffering_cases(kernels)
     yield from golden_cases(kernels, golden)
+    yield from coverage_cases(kernels)
 
 
 def run_case(fa_run, case, device="host"):
     """(passed, detail). A kernel that did not compile fails the case."""
     if case.kernel is None:
         return False, case.args
+    # On the host: the race checker, and LDS filled with NaN bytes before
+    # each workgroup, so that a read of LDS nobody wrote is seen.
     checks = ["--check-races"] if device == "host" and \
         "--check-races" not in case.args else []
+    if device == "host":
+        checks.append("--poison-lds")
     p = subprocess.run([fa_run, case.kernel] + case.args + checks +
                        ["--device", device, "--json"],
                        capture_output=True, text=True)
+    if p.returncode < 0:
+        # A crash is reported as one, with the last of what fa-run said.
+        try:
+            sig = signal.Signals(-p.returncode).name
+        except ValueError:
+            sig = f"signal {-p.returncode}"
+        tail = (p.stderr.strip() or p.stdout.strip())[-1000:]
+        return False, f"fa-run was killed by {sig}" + \
+            (f"; its last output: {tail}" if tail else "; it printed nothing")
     try:
         report = json.loads(p.stdout)
     except json.JSONDecodeError:

@@ -7,10 +7,14 @@ compiler/Testing/PlantedBugs.h), compiles the suite's kernels with
 until one fails; prints the case that caught the bug. A bug that survives the
 whole suite fails this test: the suite cannot see it.
 
-usage: mutants.py FAC FA_RUN GOLDEN_DIR WORK_DIR [--count] [BUG...]
+usage: mutants.py FAC FA_RUN GOLDEN_DIR WORK_DIR [--count [--floor N,S]]
+                  [--markdown FILE] [BUG...]
 
 --count runs every case for every bug and prints how many cases catch each
 (slow: the whole suite per bug; for measuring the suite, not for make test).
+With --floor N,S it fails unless every bug is caught by at least N cases in
+at least S sections; --markdown writes the counts as a table
+(docs/validation.md).
 """
 import os
 import shutil
@@ -21,11 +25,25 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import e2e_matrix  # noqa: E402
 
 
+def option(args, name):
+    """The value after `name` in `args` (removing both), or None."""
+    if name not in args:
+        return None
+    i = args.index(name)
+    value = args[i + 1]
+    del args[i:i + 2]
+    return value
+
+
 def main():
     fac, fa_run, golden, work = sys.argv[1:5]
     bugs = sys.argv[5:]
+    floor = option(bugs, "--floor")
+    markdown = option(bugs, "--markdown")
+    floor = tuple(int(x) for x in floor.split(",")) if floor else None
     count = "--count" in bugs
     bugs = [b for b in bugs if b != "--count"]
+    rows = []
     if not bugs:
         p = subprocess.run([fac, "--test-list-planted-bugs"],
                            capture_output=True, text=True, check=True)
@@ -48,10 +66,14 @@ def main():
                 hit[0] += not ok
                 hit[1] += 1
             total = sum(h[0] for h in sections.values())
-            print(f"  {bug}: caught by {total} of {len(cases)} cases (" +
+            hit = [s for s, h in sections.items() if h[0]]
+            print(f"  {bug}: caught by {total} of {len(cases)} cases in "
+                  f"{len(hit)} sections (" +
                   ", ".join(f"{s} {h[0]}/{h[1]}" for s, h in sections.items())
-                  + ")")
-            if total == 0:
+                  + ")", flush=True)
+            rows.append((bug, total, len(cases), sections))
+            if total == 0 or (floor and (total < floor[0] or
+                                         len(hit) < floor[1])):
                 survivors.append(bug)
             continue
         caught = e2e_matrix.first_failure(fac, fa_run, golden, bug_work, bug)
@@ -62,9 +84,19 @@ def main():
             label, detail = caught
             first_line = detail.splitlines()[0] if detail else ""
             print(f"  CAUGHT {bug} by {label}\n    {first_line[:300]}")
-    print(f"mutants: {len(bugs) - len(survivors)} of {len(bugs)} planted bugs "
-          f"caught" + (f"; survived: {', '.join(survivors)}"
-                       if survivors else ""))
+    if markdown and rows:
+        with open(markdown, "w") as f:
+            f.write("| planted bug | cases that catch it | sections |\n"
+                    "|---|---|---|\n")
+            for bug, total, n, sections in rows:
+                hit = ", ".join(f"{s} {h[0]}/{h[1]}"
+                                for s, h in sections.items() if h[0])
+                f.write(f"| `{bug}` | {total} of {n} | {hit} |\n")
+    what = "planted bugs caught" + (
+        f" by at least {floor[0]} cases in {floor[1]} sections" if floor
+        else "")
+    print(f"mutants: {len(bugs) - len(survivors)} of {len(bugs)} {what}"
+          + (f"; below: {', '.join(survivors)}" if survivors else ""))
     return 1 if survivors else 0
 
 
