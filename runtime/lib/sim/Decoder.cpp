@@ -82,8 +82,9 @@ struct OpcodeMaps {
         break;
       case Encoding::VOP1:
         vop1.at(opc) = op;
-        // v_nop has no VOP3 form worth decoding; it reads nothing.
-        vop3.at(0x140 + opc) = op;
+        // v_nop and v_readfirstlane_b32 have no VOP3 form.
+        if (!(kOpInfos[i].flags & OF_NoSuffix))
+          vop3.at(0x140 + opc) = op;
         break;
       case Encoding::VOP2:
         vop2.at(opc) = op;
@@ -223,6 +224,7 @@ private:
               bool allowVgpr = true);
   bool vgpr(unsigned index, unsigned count, Operand &o);
 
+  bool checkRules();
   bool decodeSop2();
   bool decodeSopk();
   bool decodeSop1();
@@ -304,6 +306,12 @@ bool InstDecoder::source(unsigned field, OperandType type, Operand &o,
     return true;
   }
   if (field >= 240 && field <= 248) {
+    // Float constants in a 16-bit integer operand: the ISA does not say
+    // which bits they give (LLVM refuses them too). Packed 16-bit integer
+    // operands take the f16 pattern, as LLVM's AMDGPU backend reads them.
+    if (type == OperandType::B16)
+      return fail("float inline constant " + std::to_string(field) +
+                  " in a 16-bit integer operand");
     // Values 0.5, -0.5, 1, -1, 2, -2, 4, -4, 1/(2*pi) in f16, f32, f64.
     static const uint16_t h[9] = {0x3800, 0xb800, 0x3c00, 0xbc00, 0x4000,
                                   0xc000, 0x4400, 0xc400, 0x3118};
@@ -350,8 +358,12 @@ bool InstDecoder::source(unsigned field, OperandType type, Operand &o,
       in_.size += 4;
     }
     o.kind = OperandKind::Literal;
+    // 16-bit operands read the literal's low half; f64 ones take it as the
+    // high dword (LLVM's disassembler reads them the same way).
     if (type == OperandType::F64)
       o.imm = uint64_t(literalWord_) << 32;
+    else if (is16(type))
+      o.imm = literalWord_ & 0xffff;
     else
       o.imm = literalWord_;
     return true;
@@ -367,6 +379,87 @@ bool InstDecoder::source(unsigned field, OperandType type, Operand &o,
 unsigned countSources(const OpInfo &info) {
   return (info.src0 != OperandType::None) + (info.src1 != OperandType::None) +
          (info.src2 != OperandType::None);
+}
+
+bool isFloat(OperandType t) {
+  return t == OperandType::F16 || t == OperandType::F32 ||
+         t == OperandType::F64 || t == OperandType::PkF16;
+}
+
+/// Rules beyond the field layouts: combinations whose effect the ISA leaves
+/// undefined or that it forbids, refused rather than guessed (LLVM's
+/// disassembler refuses them too).
+bool InstDecoder::checkRules() {
+  const OpInfo &info = in_.info();
+  bool vop = in_.enc == Encoding::VOP1 || in_.enc == Encoding::VOP2 ||
+             in_.enc == Encoding::VOPC || in_.enc == Encoding::VOP3A ||
+             in_.enc == Encoding::VOP3B;
+  if (vop) {
+    const OperandType types[3] = {info.src0, info.src1, info.src2};
+    for (unsigned i = 0; i < 3; ++i)
+      if (((in_.neg | in_.abs) >> i) & 1 && !isFloat(types[i]))
+        return fail("neg/abs modifier on src" + std::to_string(i) +
+                    ", not a float operand");
+    if (in_.omod && !isFloat(info.dst))
+      return fail("output modifier on a result that is not a float");
+    if (in_.sdwa || in_.dpp) {
+      // The VCC/SGPR masks of compares and carries are not data operands.
+      bool wide = (in_.enc != Encoding::VOPC && dwordsOf(info.dst) > 1) ||
+                  dwordsOf(info.src0) > 1 || dwordsOf(info.src1) > 1 ||
+                  (!(info.flags & OF_CarryIn) && dwordsOf(info.src2) > 1);
+      if (wide && in_.sdwa)
+        return fail("SDWA form of an instruction with 64-bit operands");
+      if (wide)
+        return fail("DPP on 64-bit operands is not supported");
+      if (info.flags & OF_ScalarDst)
+        return fail("SDWA/DPP form of an instruction with a scalar result");
+      if (in_.sdwa && (in_.op == Op::V_MAC_F32 || in_.op == Op::V_FMAC_F32))
+        return fail("v_mac/v_fmac have no SDWA form on GFX9");
+      if (in_.sdwa && in_.op == Op::V_CNDMASK_B32 &&
+          (in_.sdwaCtl.srcSext[0] || in_.sdwaCtl.srcSext[1]))
+        return fail("sext on the sources of v_cndmask_b32");
+    }
+  }
+  // The constant bus: a VALU instruction reads at most one scalar value
+  // (an SGPR, VCC, EXEC, M0 or the literal; the same one twice counts once).
+  // v_writelane_b32 is the ISA's exception (its lane select is the second).
+  if ((vop || in_.enc == Encoding::VOP3P) && in_.op != Op::V_WRITELANE_B32) {
+    const Operand *first = nullptr;
+    for (unsigned i = 0; i < in_.numSrc && i < 3; ++i) {
+      const Operand &o = in_.src[i];
+      bool scalar = (o.isReg() && o.kind != OperandKind::VGPR) ||
+                    o.kind == OperandKind::Literal;
+      if (!scalar)
+        continue;
+      if (!first) {
+        first = &o;
+      } else if (first->kind != o.kind || first->index != o.index) {
+        return fail("reads two scalar values (src" + std::to_string(i) +
+                    " and an earlier source); gfx906 reads one per VALU "
+                    "instruction");
+      }
+    }
+  }
+  auto notVgpr = [&](unsigned i) {
+    if (in_.src[i].kind != OperandKind::VGPR)
+      return true;
+    return fail(std::string(info.mnemonic) + " src" + std::to_string(i) +
+                " must be scalar");
+  };
+  switch (in_.op) {
+  case Op::V_READLANE_B32:
+    return notVgpr(1);
+  case Op::V_WRITELANE_B32:
+    return notVgpr(0) && notVgpr(1);
+  case Op::S_SETPC_B64:
+  case Op::S_SWAPPC_B64:
+    if (!in_.src[0].isReg())
+      return fail(std::string(info.mnemonic) +
+                  " jumps to a register pair, not a constant");
+    return true;
+  default:
+    return true;
+  }
 }
 
 bool InstDecoder::decodeSop2() {
@@ -501,6 +594,9 @@ bool InstDecoder::decodeVop1() {
     return decodeSdwa(in_.numSrc);
   if (src0 == 250)
     return decodeDpp(in_.numSrc);
+  if ((info.flags & OF_VgprSrc0) && src0 < 256)
+    return fail(std::string(info.mnemonic) + " reads a VGPR, not field " +
+                std::to_string(src0));
   return in_.numSrc == 0 || source(src0, info.src0, in_.src[0], true);
 }
 
@@ -530,11 +626,12 @@ bool InstDecoder::decodeVop2() {
   if (info.flags & OF_Lit) {
     // v_madmk_f32 d, s0, K, s1 and v_madak_f32 d, s0, s1, K: the constant
     // K takes the literal dword, so src0 cannot also be a literal.
-    if (src0 == 255 || src0 == 249 || src0 == 250)
-      return fail("v_madmk/v_madak with a literal, SDWA or DPP src0");
+    // A literal src0 is K itself (one literal dword per instruction).
+    if (src0 == 249 || src0 == 250)
+      return fail("v_madmk/v_madak with an SDWA or DPP src0");
     Operand k;
     if (!source(255, info.src0, k, true) ||
-        !source(src0, info.src0, in_.src[0], false))
+        !source(src0, info.src0, in_.src[0], true))
       return false;
     in_.numSrc = 3;
     if (in_.op == Op::V_MADMK_F32) {
@@ -670,11 +767,14 @@ bool InstDecoder::decodeVop3() {
   in_.numSrc = static_cast<uint8_t>(numSrc);
   const unsigned fields[3] = {bits(w1_, 8, 0), bits(w1_, 17, 9),
                               bits(w1_, 26, 18)};
+  if ((info.flags & OF_VgprSrc0) && fields[0] < 256)
+    return fail(std::string(info.mnemonic) + " reads a VGPR, not field " +
+                std::to_string(fields[0]));
   for (unsigned i = 0; i < numSrc; ++i)
     if (!source(fields[i], types[i], in_.src[i], false))
       return false;
-  // Fields of absent sources must be zero? LLVM ignores them; so does the
-  // hardware. Modifier bits of absent sources are ignored as well.
+  // The fields of absent sources are ignored, as the hardware ignores them
+  // (LLVM's disassembler refuses such words; no assembler writes them).
   unsigned vdst = bits(w0_, 7, 0);
   in_.numDst = info.dst != OperandType::None;
   if (info.enc == Encoding::VOPC) {
@@ -710,6 +810,12 @@ bool InstDecoder::decodeVop3p() {
   in_.opSelHi =
       static_cast<uint8_t>(bits(w1_, 28, 27) | (bits(w0_, 14, 14) << 2));
   in_.neg = static_cast<uint8_t>(bits(w1_, 31, 29));
+  // v_fma_mix* have no high halves to negate: the NEG_HI field is their abs
+  // modifier (Vega ISA, VOP3P; LLVM prints it as |x|).
+  if (info.flags & OF_Mix) {
+    in_.abs = in_.negHi;
+    in_.negHi = 0;
+  }
   OperandType types[3] = {info.src0, info.src1, info.src2};
   unsigned numSrc = countSources(info);
   in_.numSrc = static_cast<uint8_t>(numSrc);
@@ -741,6 +847,16 @@ bool InstDecoder::decodeDs() {
   in_.gds = bits(w0_, 16, 16);
   if (in_.gds)
     return fail("DS gds is not supported");
+  // ds_swizzle_b32: offset[15] selects quad-permute mode, whose pattern is
+  // offset[7:0] (Vega ISA); the other offset[15] patterns are later chips'
+  // modes (FFT, rotate).
+  if (in_.op == Op::DS_SWIZZLE_B32 && (in_.offset & 0x8000) &&
+      (in_.offset & 0x7f00))
+    return fail("ds_swizzle_b32 swizzle mode 0x" + [&] {
+      char b[8];
+      std::snprintf(b, sizeof b, "%04x", unsigned(in_.offset));
+      return std::string(b);
+    }() + " is not a gfx906 mode");
   OperandType types[3] = {info.src0, info.src1, info.src2};
   const unsigned fields[3] = {bits(w1_, 7, 0), bits(w1_, 15, 8),
                               bits(w1_, 23, 16)};
@@ -791,9 +907,9 @@ bool InstDecoder::decodeFlat() {
   unsigned vaddrCount = 2;
   in_.numSrc = 3;
   if (seg == 0) {
-    in_.numSrc = 2; // flat has no saddr field (must read as off)
-    if (saddr != 0x7f && saddr != 0)
-      return fail("FLAT saddr field is not off");
+    in_.numSrc = 2; // flat has no saddr: the field is zero (as LLVM has it)
+    if (saddr != 0)
+      return fail("FLAT saddr field is not zero");
   } else if (saddr == 0x7f) {
     vaddrCount = seg == 1 ? 1 : 2;
   } else {
@@ -889,6 +1005,8 @@ Expected<Instruction> InstDecoder::run() {
       std::snprintf(b, sizeof b, "%02x", d >> 24);
       return std::string(b);
     }() + ") is not implemented");
+  if (ok)
+    ok = checkRules();
   if (ok && (in_.info().flags & OF_Lit) && !haveLiteral_)
     ok = fail("missing mandatory literal");
   if (!ok)

@@ -121,7 +121,8 @@ enum OpFlags : uint16_t {
   OF_D16Hi = 1 << 6,     ///< memory access of bits 31:16 of the register
   OF_ScalarDst = 1 << 7, ///< the VOP result is an SGPR (v_readlane_b32)
   OF_Mix = 1 << 8, ///< v_fma_mix*: op_sel_hi bit i set: src i is f16, else f32
-  OF_NoSuffix = 1 << 9, ///< LLVM prints no _e32/_e64 (one encoding only)
+  OF_NoSuffix = 1 << 9,  ///< LLVM prints no _e32/_e64 (one encoding only)
+  OF_VgprSrc0 = 1 << 10, ///< src0 must be a VGPR (v_readlane, v_readfirstlane)
 };
 
 /// The static description of one Op (a row of Opcodes.def).
@@ -215,8 +216,8 @@ struct Instruction {
 
   // VOP3 / VOP3P / SDWA / DPP modifiers; bit i is source i.
   uint8_t neg = 0;     ///< VOP3P: neg_lo
-  uint8_t abs = 0;     ///< VOP3A only
-  uint8_t negHi = 0;   ///< VOP3P
+  uint8_t abs = 0;     ///< VOP3A, SDWA, DPP, v_fma_mix* (its neg_hi field)
+  uint8_t negHi = 0;   ///< VOP3P (not v_fma_mix*: there the field is abs)
   uint8_t opSel = 0;   ///< VOP3A: bit 3 dst; VOP3P: op_sel
   uint8_t opSelHi = 0; ///< VOP3P (bits 0-2; v_fma_mix: the f16/f32 select)
   uint8_t omod = 0;    ///< 0 none, 1 *2, 2 *4, 3 /2

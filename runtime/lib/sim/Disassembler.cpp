@@ -73,13 +73,17 @@ std::string swizzleText(unsigned imm) {
   if (groupSize > 1 && pow2(groupSize) && orMask < groupSize && xorMask == 0)
     return "swizzle(BROADCAST," + std::to_string(groupSize) + "," +
            std::to_string(orMask) + ")";
+  // Each lane-id bit as the swizzle computes it, ((id & and) | or) ^ xor:
+  // constant 0/1, the id's bit (p) or its inverse (i).
   std::string s = "swizzle(BITMASK_PERM,\"";
+  unsigned probe0 = orMask ^ xorMask,
+           probe1 = ((0x1f & andMask) | orMask) ^ xorMask;
   for (int bit = 4; bit >= 0; --bit) {
-    unsigned m = 1u << bit;
-    if (!(andMask & m))
-      s += (orMask & m) ? '1' : '0';
+    unsigned m = 1u << bit, p0 = probe0 & m, p1 = probe1 & m;
+    if (p0 == p1)
+      s += p0 ? '1' : '0';
     else
-      s += (xorMask & m) ? 'i' : 'p';
+      s += p0 ? 'i' : 'p';
   }
   return s + "\")";
 }
@@ -178,6 +182,9 @@ std::string operandText(const Operand &o) {
   case OperandKind::InlineFloat: {
     static const char *names[] = {"0.5",  "-0.5", "1.0",  "-1.0",      "2.0",
                                   "-2.0", "4.0",  "-4.0", "0.15915494"};
+    // 1/(2*pi) prints with the digits of the operand's precision.
+    if (o.index == 248 && o.count == 2)
+      return "0.15915494309189532";
     return o.index >= 240 && o.index <= 248 ? names[o.index - 240] : "?";
   }
   case OperandKind::Literal: {
@@ -221,7 +228,9 @@ std::string disassemble(const Instruction &in) {
       t = "sext(" + t + ")";
     if ((in.abs >> i) & 1)
       t = "|" + t + "|";
-    if (in.enc != Encoding::VOP3P && ((in.neg >> i) & 1))
+    // VOP3P prints neg as neg_lo:[...], except v_fma_mix* (scalar halves).
+    bool mix = (info.flags & OF_Mix) != 0;
+    if ((in.enc != Encoding::VOP3P || mix) && ((in.neg >> i) & 1))
       t = "-" + t;
     return t;
   };
@@ -257,17 +266,13 @@ std::string disassemble(const Instruction &in) {
         w += " lgkmcnt(" + std::to_string(in.lgkmcnt) + ")";
       return s + w;
     }
-    if (in.op == Op::S_ENDPGM || in.op == Op::S_BARRIER ||
-        in.op == Op::S_SETHALT) {
+    if (in.op == Op::S_ENDPGM || in.op == Op::S_BARRIER) {
       // s_endpgm prints its (normally zero) immediate only when set.
       if (in.simm16 && in.op != Op::S_BARRIER)
         add(std::to_string(uint16_t(in.simm16)));
       return s;
     }
-    if (in.op == Op::S_TRAP)
-      add(format("0x%llx", uint16_t(in.simm16)));
-    else
-      add(std::to_string(uint16_t(in.simm16)));
+    add(std::to_string(uint16_t(in.simm16)));
     return s;
   case Encoding::SMEM:
     add(operandText(in.dst[0]));
@@ -276,7 +281,8 @@ std::string disassemble(const Instruction &in) {
       add(operandText(in.src[1]) +
           " offset:" + format("0x%llx", uint32_t(in.offset)));
     else if (in.smemImm)
-      add(format("0x%llx", uint32_t(in.offset) & 0x1fffff));
+      add(in.offset < 0 ? format("-0x%llx", -int64_t(in.offset))
+                        : format("0x%llx", in.offset));
     else
       add(operandText(in.src[1]));
     if (in.glc)
@@ -324,7 +330,7 @@ std::string disassemble(const Instruction &in) {
       s += " op_sel:" + bitList(in.opSel, n);
     if ((in.opSelHi & all) != (mix ? 0u : all))
       s += " op_sel_hi:" + bitList(in.opSelHi, n);
-    if (in.neg & all)
+    if ((in.neg & all) && !mix)
       s += " neg_lo:" + bitList(in.neg, n);
     if (in.negHi & all)
       s += " neg_hi:" + bitList(in.negHi, n);

@@ -12,6 +12,13 @@
 // and exit status 1.
 //
 //   fa-sim-disasm kernel.hsaco
+//   fa-sim-disasm --words < lines   (each line: hex dwords of one
+//                                    instruction; prints its text or
+//                                    "error: ...")
+//   fa-sim-disasm --table           (Opcodes.def: mnemonic encoding opcode)
+//
+// The last two serve table_oracle.py, which checks every row of the table
+// against LLVM's disassembler.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,7 +29,9 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <iostream>
 #include <iterator>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -72,11 +81,99 @@ bool findSection(const std::vector<uint8_t> &f, const char *name,
   return false;
 }
 
+const char *encodingName(fa::sim::Encoding e) {
+  using fa::sim::Encoding;
+  switch (e) {
+  case Encoding::SOP1:
+    return "SOP1";
+  case Encoding::SOP2:
+    return "SOP2";
+  case Encoding::SOPK:
+    return "SOPK";
+  case Encoding::SOPC:
+    return "SOPC";
+  case Encoding::SOPP:
+    return "SOPP";
+  case Encoding::SMEM:
+    return "SMEM";
+  case Encoding::VOP1:
+    return "VOP1";
+  case Encoding::VOP2:
+    return "VOP2";
+  case Encoding::VOPC:
+    return "VOPC";
+  case Encoding::VOP3A:
+    return "VOP3A";
+  case Encoding::VOP3B:
+    return "VOP3B";
+  case Encoding::VOP3P:
+    return "VOP3P";
+  case Encoding::DS:
+    return "DS";
+  case Encoding::FLAT:
+    return "FLAT";
+  case Encoding::GLOBAL:
+    return "GLOBAL";
+  case Encoding::SCRATCH:
+    return "SCRATCH";
+  case Encoding::MUBUF:
+    return "MUBUF";
+  }
+  return "?";
+}
+
+const char *typeName(fa::sim::OperandType t) {
+  static const char *names[] = {"None", "B16",  "F16", "PkB16", "PkF16",
+                                "B32",  "F32",  "B64", "F64",   "B96",
+                                "B128", "B256", "B512"};
+  unsigned i = static_cast<unsigned>(t);
+  return i < sizeof names / sizeof names[0] ? names[i] : "?";
+}
+
+int printTable() {
+  for (unsigned i = 0; i < fa::sim::kNumOps; ++i) {
+    const fa::sim::OpInfo &info = fa::sim::opInfo(static_cast<fa::sim::Op>(i));
+    std::printf("%s %s %u %u %s %s %s %s\n", info.mnemonic,
+                encodingName(info.enc), info.opcode, info.flags,
+                typeName(info.dst), typeName(info.src0), typeName(info.src1),
+                typeName(info.src2));
+  }
+  return 0;
+}
+
+int decodeWords() {
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    std::istringstream in(line);
+    std::vector<uint32_t> words;
+    std::string w;
+    while (in >> w)
+      words.push_back(static_cast<uint32_t>(std::stoul(w, nullptr, 16)));
+    std::vector<uint8_t> bytes(words.size() * 4);
+    if (!bytes.empty())
+      std::memcpy(bytes.data(), words.data(), bytes.size());
+    fa::Expected<fa::sim::Instruction> inst =
+        fa::sim::decode(bytes.data(), bytes.size(), 0);
+    if (!inst)
+      std::printf("error: %s\n", inst.status().message().c_str());
+    else if (inst->size != bytes.size())
+      std::printf("error: decoded %u of %zu bytes\n", inst->size, bytes.size());
+    else
+      std::printf("%s\n", fa::sim::disassemble(*inst).c_str());
+  }
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
+  if (argc == 2 && std::strcmp(argv[1], "--table") == 0)
+    return printTable();
+  if (argc == 2 && std::strcmp(argv[1], "--words") == 0)
+    return decodeWords();
   if (argc != 2) {
-    std::fprintf(stderr, "usage: fa-sim-disasm <code object>\n");
+    std::fprintf(stderr, "usage: fa-sim-disasm <code object> | --words | "
+                         "--table\n");
     return 2;
   }
   std::ifstream in(argv[1], std::ios::binary);
