@@ -5,20 +5,24 @@
 //===----------------------------------------------------------------------===//
 //
 // This file implements device selection (`auto`, `host`, `hip[:N]`,
-// `cuda[:N]`): the top of fa::runtime, the one place that knows every
-// backend (host/ and gpu/). The Device and Buffer handles over an opened
-// backend are core's (core/DeviceHandle.cpp).
+// `cuda[:N]`, `gfx906-sim`): the top of fa::runtime, the one place that
+// knows every backend (host/, gpu/ and sim/). `auto` with a gfx906 code
+// object takes a real AMD GPU that runs it, else the simulator. The Device and
+// Buffer handles over an opened backend are core's (core/DeviceHandle.cpp).
 //
 //===----------------------------------------------------------------------===//
 
 #include "core/Backend.h"
+#include "sim/SimDevice.h"
 
 #include <algorithm>
 
 using namespace fa;
 using namespace fa::detail;
 
-const char *Device::knownDevices() { return "auto, host, hip[:N], cuda[:N]"; }
+const char *Device::knownDevices() {
+  return "auto, host, hip[:N], cuda[:N], gfx906-sim";
+}
 
 /// Splits "kind[:N]"; ordinal -1 when absent. False if N is not a number.
 static bool splitSpec(std::string_view spec, std::string_view &kind,
@@ -58,6 +62,12 @@ Expected<Device> Device::open(std::string_view spec, std::string_view target) {
     if (!host)
       return host.takeStatus();
     return Device(host.take());
+  }
+  if (spec == "gfx906-sim") {
+    Expected<std::shared_ptr<Backend>> sim = openSimBackend();
+    if (!sim)
+      return sim.takeStatus();
+    return Device(sim.take());
   }
   if (kind == "hip" || kind == "cuda") {
     Expected<std::shared_ptr<Backend>> gpu =
@@ -100,6 +110,18 @@ Expected<Device> Device::open(std::string_view spec, std::string_view target) {
         }
         note((*gpu)->description() + " does not run target '" + wanted + "'" +
              (problem->empty() ? "" : ": " + *problem));
+      }
+    }
+    // gfx906 code without an AMD GPU that runs it: the simulator executes
+    // the same code object.
+    if (!wanted.empty() && wanted.rfind("gfx", 0) == 0) {
+      Expected<std::shared_ptr<Backend>> sim = openSimBackend();
+      if (sim && !(*sim)->targetProblem(wanted, "")) {
+        note("gfx906-sim: no AMD GPU runs target '" + wanted +
+             "', so its machine code runs in the gfx906 simulator");
+        Device device(sim.take());
+        device.selectionLog_ = std::move(log);
+        return device;
       }
     }
     Expected<std::shared_ptr<Backend>> host = openHostBackend();

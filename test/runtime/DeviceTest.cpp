@@ -39,7 +39,7 @@ TEST(DeviceTest, UnknownNameListsKnownDevices) {
   EXPECT_EQ(d.status().code(), ErrorCode::InvalidArgument);
   EXPECT_EQ(d.status().message(),
             "unknown device 'tpu' (known devices: auto, host, hip[:N], "
-            "cuda[:N])");
+            "cuda[:N], gfx906-sim)");
 }
 
 TEST(DeviceTest, BadOrdinals) {
@@ -70,6 +70,35 @@ TEST(DeviceTest, AutoFallsBackToHost) {
                 "cuda skipped: target 'host' is not an NVIDIA GPU target"),
             std::string::npos)
       << d->selectionLog();
+}
+
+// gfx906 code without an AMD GPU: `auto` opens the simulator and says why
+// (a machine with a gfx906 GPU would get hip:0 instead).
+TEST(DeviceTest, AutoRunsGfx906CodeInTheSimulator) {
+  Expected<Device> d = Device::open("auto", "gfx906");
+  FA_ASSERT_OK(d);
+  if (d->name().rfind("hip", 0) == 0)
+    GTEST_SKIP() << "an AMD GPU runs gfx906 here: " << d->name();
+  EXPECT_EQ(d->name(), "gfx906-sim");
+  EXPECT_NE(d->selectionLog().find("gfx906-sim: no AMD GPU runs target "
+                                   "'gfx906', so its machine code runs in "
+                                   "the gfx906 simulator"),
+            std::string::npos)
+      << d->selectionLog();
+  // Code for another AMD processor is not simulated: auto ends on host.
+  Expected<Device> other = Device::open("auto", "gfx908");
+  FA_ASSERT_OK(other);
+  EXPECT_NE(other->name(), "gfx906-sim");
+}
+
+TEST(DeviceTest, Gfx906SimByName) {
+  Expected<Device> d = Device::open("gfx906-sim");
+  FA_ASSERT_OK(d);
+  EXPECT_EQ(d->name(), "gfx906-sim");
+  EXPECT_TRUE(d->supportsTarget("gfx906"));
+  EXPECT_FALSE(d->supportsTarget("gfx908"));
+  EXPECT_EQ(d->limits().maxLdsBytes, 65536u);
+  EXPECT_EQ(d->limits().maxThreadsPerWorkgroup, 1024u);
 }
 
 TEST(DeviceTest, CudaAbsentSaysWhy) {

@@ -5,7 +5,10 @@
 #   core      nothing of host/, gpu/, validate/
 #   host      core only
 #   gpu       core only
-#   top       (lib/*.cpp) core, host, gpu; not validate/
+#   sim       core, and of gpu only its pure helpers gpu/AmdgpuMetadata.h and
+#             gpu/Vendor.h (the metadata checks and the kernarg packing the
+#             HIP backend uses)
+#   top       (lib/*.cpp) core, host, gpu, sim; not validate/
 #   validate  fa::runtime's public headers, its own folder, and of core only
 #             the header-only core/Files.h, core/JsonParse.h and
 #             core/DynamicLibrary.h
@@ -33,14 +36,16 @@ forbid() {
 }
 
 none='^$'
-forbid "core reaches up" "host|gpu|validate" "$none" "$lib"/core/*
-forbid "host reaches beyond core" "gpu|validate" "$none" "$lib"/host/*
-forbid "gpu reaches beyond core" "host|validate" "$none" "$lib"/gpu/*.h \
+forbid "core reaches up" "host|gpu|sim|validate" "$none" "$lib"/core/*
+forbid "host reaches beyond core" "gpu|sim|validate" "$none" "$lib"/host/*
+forbid "gpu reaches beyond core" "host|sim|validate" "$none" "$lib"/gpu/*.h \
   "$lib"/gpu/*.cpp
+forbid "sim reaches beyond core and gpu's pure helpers" "host|gpu|validate" \
+  '"gpu/(AmdgpuMetadata|Vendor)\.h"' "$lib"/sim/*.h "$lib"/sim/*.cpp
 forbid "the top reaches into validate" "validate" "$none" "$lib"/*.cpp
-forbid "validate reaches into fa::runtime's internals" "core|host|gpu" \
+forbid "validate reaches into fa::runtime's internals" "core|host|gpu|sim" \
   '"core/(Files|JsonParse|DynamicLibrary)\.h"' "$lib"/validate/*
-forbid "a public header includes lib/" "core|host|gpu|validate" "$none" \
+forbid "a public header includes lib/" "core|host|gpu|sim|validate" "$none" \
   "$inc"/*
 for h in "$inc"/*; do
   case $(basename "$h") in

@@ -1,0 +1,522 @@
+//===- ExecMemory.cpp - LDS, global, flat and scratch semantics -----------===//
+//
+// Part of the fa project.
+//
+//===----------------------------------------------------------------------===//
+//
+// This file implements the vector memory instructions: DS (LDS reads and
+// writes, read2/write2 with offsets in element units and the st64 forms in
+// units of 64 elements, ds_swizzle_b32, ds_permute/bpermute), GLOBAL/FLAT
+// loads and stores, and private memory through SCRATCH and MUBUF. The
+// simulator completes an access at issue; the s_waitcnt model marks a
+// load's destination registers pending until a wait covers it (Wave.h).
+//
+// Every access of every EXEC lane is checked: a global access must lie
+// inside one region of the memory map (a buffer the runtime allocated, the
+// kernarg segment, the dispatch packet), stores only in writable ones; LDS
+// accesses inside the workgroup's LDS; private accesses inside the lane's
+// private segment. A violation is an error naming the instruction, pc, lane
+// and address. Unlike hardware (which returns 0 for LDS reads out of range
+// and faults or reads neighbouring memory for global ones), nothing out of
+// bounds is ever performed.
+//
+//===----------------------------------------------------------------------===//
+
+#include "sim/Exec.h"
+#include "sim/LdsRaces.h"
+#include "sim/VectorUtil.h"
+
+#include <cstdio>
+
+using namespace fa;
+using namespace fa::sim;
+
+namespace {
+
+std::string hex(uint64_t x) {
+  char buf[24];
+  std::snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)x);
+  return buf;
+}
+
+/// Marks `count` VGPRs from `reg` as written by the memory operation just
+/// issued on counter `c`.
+void markPending(Wave &w, const Instruction &in, ExecContext &ctx, Counter c,
+                 const Operand *dst) {
+  if (!ctx.checks->waitcnt)
+    return;
+  uint32_t seq = ++w.issued[c];
+  if (!dst || dst->kind != OperandKind::VGPR)
+    return;
+  for (unsigned i = 0; i < std::max<unsigned>(dst->count, 1); ++i)
+    if (dst->index + i < w.pendingV.size())
+      w.pendingV[dst->index + i] = PendingWrite{seq, uint8_t(c), false, in.pc};
+}
+
+//===----------------------------------------------------------------------===//
+// LDS
+//===----------------------------------------------------------------------===//
+
+/// Checks lane `l`'s LDS access of [addr, addr + bytes) and records it for
+/// the race checker. False (with the error) when out of bounds.
+inline bool ldsCheck(Wave &w, const Instruction &in, ExecContext &ctx,
+                     unsigned l, uint64_t addr, unsigned bytes, bool write) {
+  if (addr + bytes > ctx.ldsBytes)
+    return ctx.fail(w, in, ErrorCode::LaunchFailed,
+                    std::string("out-of-bounds lds access: lane ") +
+                        std::to_string(l) + (write ? " writes " : " reads ") +
+                        std::to_string(bytes) + " bytes at lds address " +
+                        std::to_string(addr) + ", outside the " +
+                        std::to_string(ctx.ldsBytes) + " bytes of lds");
+  if (ctx.races)
+    ctx.races->access(w.id, in.pc, uint32_t(addr), bytes, write,
+                      in.info().mnemonic);
+  return true;
+}
+
+enum ReadKind { Dwords, U8, I8, U16, I16, D16Lo, D16Hi, U8D16Lo, U8D16Hi };
+
+template <unsigned Bytes, ReadKind Kind>
+bool dsRead(Wave &w, const Instruction &in, ExecContext &ctx) {
+  const uint32_t *addr = w.vgpr(in.src[0].index);
+  uint32_t *d = w.vgpr(in.dst[0].index);
+  bool ok = true;
+  forLanes(w.exec(), [&](unsigned l) {
+    if (!ok)
+      return;
+    uint64_t a = uint64_t(addr[l]) + uint32_t(in.offset);
+    if (!ldsCheck(w, in, ctx, l, a, Bytes, false)) {
+      ok = false;
+      return;
+    }
+    const uint8_t *p = ctx.lds + a;
+    if (Kind == Dwords) {
+      for (unsigned i = 0; i < Bytes / 4; ++i)
+        std::memcpy(&d[i * kWaveLanes + l], p + 4 * i, 4);
+      return;
+    }
+    uint32_t v = 0;
+    std::memcpy(&v, p, Bytes);
+    switch (Kind) {
+    case I8:
+      v = uint32_t(int32_t(int8_t(v)));
+      break;
+    case I16:
+      v = uint32_t(int32_t(int16_t(v)));
+      break;
+    case D16Lo:
+    case U8D16Lo:
+      v = (d[l] & 0xffff0000u) | v;
+      break;
+    case D16Hi:
+    case U8D16Hi:
+      v = (d[l] & 0xffffu) | v << 16;
+      break;
+    default:
+      break;
+    }
+    d[l] = v;
+  });
+  if (!ok)
+    return false;
+  markPending(w, in, ctx, kLgkmCnt, &in.dst[0]);
+  return true;
+}
+
+/// ds_read2*: two elements at addr + offset0 * Elem and addr + offset1 *
+/// Elem (times 64 for st64) into consecutive registers.
+template <unsigned Elem, bool St64>
+bool dsRead2(Wave &w, const Instruction &in, ExecContext &ctx) {
+  const uint32_t *addr = w.vgpr(in.src[0].index);
+  uint32_t *d = w.vgpr(in.dst[0].index);
+  const unsigned scale = Elem * (St64 ? 64 : 1), words = Elem / 4;
+  bool ok = true;
+  forLanes(w.exec(), [&](unsigned l) {
+    // The address register may be one of the destinations.
+    uint64_t base = addr[l];
+    for (unsigned k = 0; k < 2 && ok; ++k) {
+      uint64_t a = base + (k ? in.offset1 : in.offset0) * scale;
+      if (!ldsCheck(w, in, ctx, l, a, Elem, false)) {
+        ok = false;
+        return;
+      }
+      for (unsigned i = 0; i < words; ++i)
+        std::memcpy(&d[(k * words + i) * kWaveLanes + l], ctx.lds + a + 4 * i,
+                    4);
+    }
+  });
+  if (!ok)
+    return false;
+  markPending(w, in, ctx, kLgkmCnt, &in.dst[0]);
+  return true;
+}
+
+template <unsigned Bytes, bool Hi>
+bool dsWrite(Wave &w, const Instruction &in, ExecContext &ctx) {
+  const uint32_t *addr = w.vgpr(in.src[0].index);
+  const uint32_t *data = w.vgpr(in.src[1].index);
+  bool ok = true;
+  forLanes(w.exec(), [&](unsigned l) {
+    if (!ok)
+      return;
+    uint64_t a = uint64_t(addr[l]) + uint32_t(in.offset);
+    if (!ldsCheck(w, in, ctx, l, a, Bytes, true)) {
+      ok = false;
+      return;
+    }
+    uint8_t *p = ctx.lds + a;
+    if (Bytes >= 4) {
+      for (unsigned i = 0; i < Bytes / 4; ++i)
+        std::memcpy(p + 4 * i, &data[i * kWaveLanes + l], 4);
+      return;
+    }
+    uint32_t v = Hi ? data[l] >> 16 : data[l];
+    std::memcpy(p, &v, Bytes);
+  });
+  if (!ok)
+    return false;
+  markPending(w, in, ctx, kLgkmCnt, nullptr);
+  return true;
+}
+
+template <unsigned Elem, bool St64>
+bool dsWrite2(Wave &w, const Instruction &in, ExecContext &ctx) {
+  const uint32_t *addr = w.vgpr(in.src[0].index);
+  const uint32_t *data[2] = {w.vgpr(in.src[1].index), w.vgpr(in.src[2].index)};
+  const unsigned scale = Elem * (St64 ? 64 : 1), words = Elem / 4;
+  bool ok = true;
+  forLanes(w.exec(), [&](unsigned l) {
+    for (unsigned k = 0; k < 2 && ok; ++k) {
+      uint64_t a = uint64_t(addr[l]) + (k ? in.offset1 : in.offset0) * scale;
+      if (!ldsCheck(w, in, ctx, l, a, Elem, true)) {
+        ok = false;
+        return;
+      }
+      for (unsigned i = 0; i < words; ++i)
+        std::memcpy(ctx.lds + a + 4 * i, &data[k][i * kWaveLanes + l], 4);
+    }
+  });
+  if (!ok)
+    return false;
+  markPending(w, in, ctx, kLgkmCnt, nullptr);
+  return true;
+}
+
+bool dsAddU32(Wave &w, const Instruction &in, ExecContext &ctx) {
+  const uint32_t *addr = w.vgpr(in.src[0].index);
+  const uint32_t *data = w.vgpr(in.src[1].index);
+  bool ok = true;
+  forLanes(w.exec(), [&](unsigned l) {
+    if (!ok)
+      return;
+    uint64_t a = uint64_t(addr[l]) + uint32_t(in.offset);
+    // An atomic reads and writes.
+    if (!ldsCheck(w, in, ctx, l, a, 4, true)) {
+      ok = false;
+      return;
+    }
+    uint32_t v;
+    std::memcpy(&v, ctx.lds + a, 4);
+    v += data[l];
+    std::memcpy(ctx.lds + a, &v, 4);
+  });
+  if (!ok)
+    return false;
+  markPending(w, in, ctx, kLgkmCnt, nullptr);
+  return true;
+}
+
+/// ds_swizzle_b32 (the ISA's "DS_SWIZZLE_B32" table, offset = offset1:
+/// offset0): offset[15] set: quad-permute mode, lane i of each group of 4
+/// reads lane offset[2i+1:2i] of its group; else bit-masks mode within each
+/// group of 32 lanes: source = ((lane & and_mask) | or_mask) ^ xor_mask with
+/// and_mask = offset[4:0], or_mask = offset[9:5], xor_mask = offset[14:10].
+/// A lane whose source lane is outside EXEC reads 0.
+bool dsSwizzle(Wave &w, const Instruction &in, ExecContext &ctx) {
+  uint32_t off = uint32_t(in.offset) & 0xffff;
+  const uint32_t *src = w.vgpr(in.src[0].index);
+  uint32_t r[kWaveLanes];
+  uint64_t exec = w.exec();
+  for (unsigned l = 0; l < kWaveLanes; ++l) {
+    unsigned s;
+    if (off & 0x8000) {
+      s = (l & ~3u) | ((off >> (2 * (l & 3))) & 3);
+    } else {
+      unsigned andMask = off & 31, orMask = (off >> 5) & 31,
+               xorMask = (off >> 10) & 31;
+      s = (l & 32) | ((((l & 31) & andMask) | orMask) ^ xorMask);
+    }
+    r[l] = (exec >> s) & 1 ? src[s] : 0;
+  }
+  uint32_t *d = w.vgpr(in.dst[0].index);
+  forLanes(exec, [&](unsigned l) { d[l] = r[l]; });
+  markPending(w, in, ctx, kLgkmCnt, &in.dst[0]);
+  return true;
+}
+
+/// ds_bpermute_b32: D[l] = data[(addr[l] + offset) / 4 mod 64] (0 from an
+/// inactive lane); ds_permute_b32: D[(addr[l] + offset) / 4 mod 64] =
+/// data[l], the highest writing lane winning.
+template <bool Backward>
+bool dsPermute(Wave &w, const Instruction &in, ExecContext &ctx) {
+  const uint32_t *addr = w.vgpr(in.src[0].index);
+  const uint32_t *data = w.vgpr(in.src[1].index);
+  uint64_t exec = w.exec();
+  uint32_t r[kWaveLanes] = {};
+  forLanes(exec, [&](unsigned l) {
+    unsigned t = ((addr[l] + uint32_t(in.offset)) >> 2) & 63;
+    if (Backward)
+      r[l] = (exec >> t) & 1 ? data[t] : 0;
+    else
+      r[t] = data[l];
+  });
+  uint32_t *d = w.vgpr(in.dst[0].index);
+  forLanes(exec, [&](unsigned l) { d[l] = r[l]; });
+  markPending(w, in, ctx, kLgkmCnt, &in.dst[0]);
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Global and flat memory
+//===----------------------------------------------------------------------===//
+
+/// Lane `l`'s address of a GLOBAL/FLAT instruction.
+inline uint64_t globalAddress(const Wave &w, const Instruction &in,
+                              unsigned l) {
+  const Operand &vaddr = in.src[0], &saddr = in.src[2];
+  if (saddr.kind != OperandKind::None)
+    return scalar64(w, saddr) + w.vgpr(vaddr.index)[l] + int64_t(in.offset);
+  return (w.vgpr(vaddr.index)[l] | uint64_t(w.vgpr(vaddr.index + 1)[l]) << 32) +
+         int64_t(in.offset);
+}
+
+/// The host pointer for lane `l`'s global access, or nullptr with the error.
+inline uint8_t *globalCheck(Wave &w, const Instruction &in, ExecContext &ctx,
+                            unsigned l, uint64_t addr, unsigned bytes,
+                            bool write) {
+  const Region *r = ctx.memory->find(addr, bytes, ctx.hint);
+  if (r && (!write || r->writable))
+    return reinterpret_cast<uint8_t *>(uintptr_t(addr));
+  std::string what = std::string("out-of-bounds global access: lane ") +
+                     std::to_string(l) + (write ? " writes " : " reads ") +
+                     std::to_string(bytes) + " bytes at " + hex(addr);
+  if (r)
+    what = std::string("write to the read-only ") + r->what + ": lane " +
+           std::to_string(l) + " writes " + std::to_string(bytes) +
+           " bytes at " + hex(addr);
+  else if (const Region *n = ctx.memory->nearest(addr)) {
+    if (addr >= n->begin)
+      what += ", " + std::to_string(addr + bytes - n->end) +
+              " bytes past the end of the " + n->what + " at " + hex(n->begin) +
+              " of " + std::to_string(n->end - n->begin) + " bytes";
+    else
+      what += ", " + std::to_string(n->begin - addr) + " bytes before the " +
+              n->what + " at " + hex(n->begin);
+  }
+  ctx.fail(w, in, ErrorCode::LaunchFailed, what);
+  return nullptr;
+}
+
+/// Lane `l`'s private (scratch) pointer: the lane's segment is
+/// `scratchPerLane` bytes; `offset` is the byte offset in it.
+inline uint8_t *privateCheck(Wave &w, const Instruction &in, ExecContext &ctx,
+                             unsigned l, int64_t offset, unsigned bytes,
+                             bool write) {
+  if (offset >= 0 && uint64_t(offset) + bytes <= ctx.scratchPerLane)
+    return ctx.scratch + size_t(l) * ctx.scratchPerLane + size_t(offset);
+  ctx.fail(w, in, ErrorCode::LaunchFailed,
+           std::string("out-of-bounds scratch access: lane ") +
+               std::to_string(l) + (write ? " writes " : " reads ") +
+               std::to_string(bytes) + " bytes at private offset " +
+               std::to_string(offset) + ", outside the lane's " +
+               std::to_string(ctx.scratchPerLane) + " bytes");
+  return nullptr;
+}
+
+/// Lane `l`'s private offset for SCRATCH (saddr + vaddr + offset) and
+/// MUBUF (soffset / 64: a wave-scaled offset as the stack pointer holds it,
+/// + vaddr with offen, + offset) instructions.
+inline int64_t privateOffset(const Wave &w, const Instruction &in, unsigned l) {
+  if (in.enc == Encoding::MUBUF) {
+    int64_t off = int64_t(scalar32(w, in.src[3]) / kWaveLanes) + in.offset;
+    if (in.offen)
+      off += w.vgpr(in.src[0].index)[l];
+    return off;
+  }
+  int64_t off = in.offset;
+  if (in.src[2].kind != OperandKind::None)
+    off += int32_t(scalar32(w, in.src[2]));
+  if (in.src[0].kind == OperandKind::VGPR)
+    off += int32_t(w.vgpr(in.src[0].index)[l]);
+  return off;
+}
+
+inline bool isPrivate(const Instruction &in) {
+  return in.enc == Encoding::SCRATCH || in.enc == Encoding::MUBUF;
+}
+
+template <unsigned Bytes, ReadKind Kind>
+bool vmLoad(Wave &w, const Instruction &in, ExecContext &ctx) {
+  if (in.enc == Encoding::MUBUF && in.idxen)
+    return ctx.fail(w, in, ErrorCode::Unsupported,
+                    "MUBUF idxen is not implemented by gfx906-sim");
+  uint32_t *d = w.vgpr(in.dst[0].index);
+  bool priv = isPrivate(in), ok = true;
+  forLanes(w.exec(), [&](unsigned l) {
+    if (!ok)
+      return;
+    const uint8_t *p =
+        priv
+            ? privateCheck(w, in, ctx, l, privateOffset(w, in, l), Bytes, false)
+            : globalCheck(w, in, ctx, l, globalAddress(w, in, l), Bytes, false);
+    if (!p) {
+      ok = false;
+      return;
+    }
+    if (Kind == Dwords) {
+      for (unsigned i = 0; i < Bytes / 4; ++i)
+        std::memcpy(&d[i * kWaveLanes + l], p + 4 * i, 4);
+      return;
+    }
+    uint32_t v = 0;
+    std::memcpy(&v, p, Bytes);
+    switch (Kind) {
+    case I8:
+      v = uint32_t(int32_t(int8_t(v)));
+      break;
+    case I16:
+      v = uint32_t(int32_t(int16_t(v)));
+      break;
+    case D16Lo:
+    case U8D16Lo:
+      v = (d[l] & 0xffff0000u) | v;
+      break;
+    case D16Hi:
+    case U8D16Hi:
+      v = (d[l] & 0xffffu) | v << 16;
+      break;
+    default:
+      break;
+    }
+    d[l] = v;
+  });
+  if (!ok)
+    return false;
+  markPending(w, in, ctx, kVmCnt, &in.dst[0]);
+  return true;
+}
+
+template <unsigned Bytes, bool Hi>
+bool vmStore(Wave &w, const Instruction &in, ExecContext &ctx) {
+  if (in.enc == Encoding::MUBUF && in.idxen)
+    return ctx.fail(w, in, ErrorCode::Unsupported,
+                    "MUBUF idxen is not implemented by gfx906-sim");
+  const uint32_t *data = w.vgpr(in.src[1].index);
+  bool priv = isPrivate(in), ok = true;
+  forLanes(w.exec(), [&](unsigned l) {
+    if (!ok)
+      return;
+    uint8_t *p =
+        priv ? privateCheck(w, in, ctx, l, privateOffset(w, in, l), Bytes, true)
+             : globalCheck(w, in, ctx, l, globalAddress(w, in, l), Bytes, true);
+    if (!p) {
+      ok = false;
+      return;
+    }
+    if (Bytes >= 4) {
+      for (unsigned i = 0; i < Bytes / 4; ++i)
+        std::memcpy(p + 4 * i, &data[i * kWaveLanes + l], 4);
+      return;
+    }
+    uint32_t v = Hi ? data[l] >> 16 : data[l];
+    std::memcpy(p, &v, Bytes);
+  });
+  if (!ok)
+    return false;
+  markPending(w, in, ctx, kVmCnt, nullptr);
+  return true;
+}
+
+} // namespace
+
+void fa::sim::registerMemory(ExecFn *t) {
+  auto set = [&](Op op, ExecFn fn) { t[unsigned(op)] = fn; };
+  set(Op::DS_ADD_U32, dsAddU32);
+  set(Op::DS_WRITE_B32, dsWrite<4, false>);
+  set(Op::DS_WRITE2_B32, dsWrite2<4, false>);
+  set(Op::DS_WRITE2ST64_B32, dsWrite2<4, true>);
+  set(Op::DS_WRITE_B8, dsWrite<1, false>);
+  set(Op::DS_WRITE_B16, dsWrite<2, false>);
+  set(Op::DS_READ_B32, dsRead<4, Dwords>);
+  set(Op::DS_READ2_B32, dsRead2<4, false>);
+  set(Op::DS_READ2ST64_B32, dsRead2<4, true>);
+  set(Op::DS_READ_I8, dsRead<1, I8>);
+  set(Op::DS_READ_U8, dsRead<1, U8>);
+  set(Op::DS_READ_I16, dsRead<2, I16>);
+  set(Op::DS_READ_U16, dsRead<2, U16>);
+  set(Op::DS_SWIZZLE_B32, dsSwizzle);
+  set(Op::DS_PERMUTE_B32, dsPermute<false>);
+  set(Op::DS_BPERMUTE_B32, dsPermute<true>);
+  set(Op::DS_WRITE_B64, dsWrite<8, false>);
+  set(Op::DS_WRITE2_B64, dsWrite2<8, false>);
+  set(Op::DS_WRITE2ST64_B64, dsWrite2<8, true>);
+  set(Op::DS_WRITE_B8_D16_HI, dsWrite<1, true>);
+  set(Op::DS_WRITE_B16_D16_HI, dsWrite<2, true>);
+  set(Op::DS_READ_U8_D16, dsRead<1, U8D16Lo>);
+  set(Op::DS_READ_U8_D16_HI, dsRead<1, U8D16Hi>);
+  set(Op::DS_READ_U16_D16, dsRead<2, D16Lo>);
+  set(Op::DS_READ_U16_D16_HI, dsRead<2, D16Hi>);
+  set(Op::DS_READ_B64, dsRead<8, Dwords>);
+  set(Op::DS_READ2_B64, dsRead2<8, false>);
+  set(Op::DS_READ2ST64_B64, dsRead2<8, true>);
+  set(Op::DS_WRITE_B96, dsWrite<12, false>);
+  set(Op::DS_WRITE_B128, dsWrite<16, false>);
+  set(Op::DS_READ_B96, dsRead<12, Dwords>);
+  set(Op::DS_READ_B128, dsRead<16, Dwords>);
+
+#define VM_FAMILY(SEG)                                                         \
+  set(Op::SEG##_LOAD_UBYTE, vmLoad<1, U8>);                                    \
+  set(Op::SEG##_LOAD_SBYTE, vmLoad<1, I8>);                                    \
+  set(Op::SEG##_LOAD_USHORT, vmLoad<2, U16>);                                  \
+  set(Op::SEG##_LOAD_SSHORT, vmLoad<2, I16>);                                  \
+  set(Op::SEG##_LOAD_DWORD, vmLoad<4, Dwords>);                                \
+  set(Op::SEG##_LOAD_DWORDX2, vmLoad<8, Dwords>);                              \
+  set(Op::SEG##_LOAD_DWORDX3, vmLoad<12, Dwords>);                             \
+  set(Op::SEG##_LOAD_DWORDX4, vmLoad<16, Dwords>);                             \
+  set(Op::SEG##_STORE_BYTE, vmStore<1, false>);                                \
+  set(Op::SEG##_STORE_BYTE_D16_HI, vmStore<1, true>);                          \
+  set(Op::SEG##_STORE_SHORT, vmStore<2, false>);                               \
+  set(Op::SEG##_STORE_SHORT_D16_HI, vmStore<2, true>);                         \
+  set(Op::SEG##_STORE_DWORD, vmStore<4, false>);                               \
+  set(Op::SEG##_STORE_DWORDX2, vmStore<8, false>);                             \
+  set(Op::SEG##_STORE_DWORDX3, vmStore<12, false>);                            \
+  set(Op::SEG##_STORE_DWORDX4, vmStore<16, false>);                            \
+  set(Op::SEG##_LOAD_UBYTE_D16, vmLoad<1, U8D16Lo>);                           \
+  set(Op::SEG##_LOAD_UBYTE_D16_HI, vmLoad<1, U8D16Hi>);                        \
+  set(Op::SEG##_LOAD_SHORT_D16, vmLoad<2, D16Lo>);                             \
+  set(Op::SEG##_LOAD_SHORT_D16_HI, vmLoad<2, D16Hi>);
+  VM_FAMILY(GLOBAL)
+  VM_FAMILY(FLAT)
+  VM_FAMILY(SCRATCH)
+#undef VM_FAMILY
+  set(Op::BUFFER_LOAD_DWORD, vmLoad<4, Dwords>);
+  set(Op::BUFFER_LOAD_DWORDX2, vmLoad<8, Dwords>);
+  set(Op::BUFFER_LOAD_DWORDX4, vmLoad<16, Dwords>);
+  set(Op::BUFFER_STORE_DWORD, vmStore<4, false>);
+  set(Op::BUFFER_STORE_DWORDX2, vmStore<8, false>);
+  set(Op::BUFFER_STORE_DWORDX4, vmStore<16, false>);
+}
+
+const ExecFn *fa::sim::execTable() {
+  static const struct Table {
+    ExecFn fns[kNumOps];
+    Table() : fns() {
+      registerSalu(fns);
+      registerSopp(fns);
+      registerValu(fns);
+      registerValuFloat(fns);
+      registerMemory(fns);
+    }
+  } table;
+  return table.fns;
+}

@@ -1,0 +1,353 @@
+//===- SimBackend.cpp - The gfx906-sim device -----------------------------===//
+//
+// Part of the fa project.
+//
+//===----------------------------------------------------------------------===//
+//
+// This file implements the `gfx906-sim` device: a detail::Backend whose
+// kernels are gfx906 machine code executed by the simulator (Simulator.h).
+//   Memory:  host memory; each allocation is a region of the memcheck's
+//            memory map with its exact size, so a kernel's access one byte
+//            past a buffer is an error even where hipMalloc's granularity
+//            would hide it. Copies are checked against the regions too.
+//   Loading: the HIP backend's checks (an ELF file for EM_AMDGPU, the
+//            manifest against the AMDGPU metadata note, wave 64, the LDS and
+//            thread limits of gfx906), then the kernel descriptor of each
+//            kernel's `.kd` symbol and the text decoded once.
+//   Launch:  the kernarg segment packed by the code that packs it for
+//            hipModuleLaunchKernel (packKernargSegment, gpu/Vendor.h), so a
+//            packing error shows as a wrong result here; LDS sized from the
+//            descriptor plus the manifest's dynamic LDS.
+//
+//===----------------------------------------------------------------------===//
+
+#include "core/Backend.h"
+#include "gpu/AmdgpuMetadata.h"
+#include "gpu/Vendor.h"
+#include "sim/SimDevice.h"
+#include "sim/Simulator.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+
+using namespace fa;
+using namespace fa::detail;
+using namespace fa::sim;
+
+static void addStats(const SimStats &s);
+
+namespace {
+
+constexpr const char *kName = "gfx906-sim";
+/// gfx906: 64 KiB of LDS per workgroup, 1024 work-items.
+constexpr uint64_t kMaxLds = 65536;
+constexpr uint32_t kMaxThreads = 1024;
+
+/// Allocations, by address. Shared by the backend and its loaded code.
+struct Allocations {
+  std::mutex mutex;
+  std::map<uint64_t, size_t> blocks;
+
+  bool contains(uint64_t addr, size_t bytes) {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = blocks.upper_bound(addr);
+    if (it == blocks.begin())
+      return false;
+    --it;
+    return addr >= it->first && bytes <= it->second &&
+           addr - it->first <= it->second - bytes;
+  }
+  std::vector<Region> regions() {
+    std::lock_guard<std::mutex> lock(mutex);
+    std::vector<Region> out;
+    for (auto &[addr, size] : blocks)
+      out.push_back(Region{addr, addr + size, true, "buffer"});
+    return out;
+  }
+};
+
+struct SimKernelEntry {
+  KernelInfo info;
+  const CodeObjectKernel *kernel = nullptr;
+  bool raw = false;
+};
+
+class SimCode : public LoadedCode {
+public:
+  SimCode(std::shared_ptr<Allocations> allocations, CodeObject co)
+      : allocations(std::move(allocations)), co(std::move(co)) {
+    program = Program::decode(this->co);
+  }
+
+  Status launch(size_t index, const LaunchGeometry &g, const uint64_t *words,
+                const LaunchOptions &options) override {
+    const SimKernelEntry &e = kernels[index];
+    std::vector<uint8_t> kernarg =
+        packKernargSegment(words, int(e.info.indexBits));
+    return run(e, g, kernarg, &options);
+  }
+  Status launchRaw(size_t index, const LaunchGeometry &g, const uint64_t *args,
+                   size_t count) override {
+    std::vector<uint8_t> kernarg(count * sizeof(uint64_t));
+    if (count)
+      std::memcpy(kernarg.data(), args, kernarg.size());
+    return run(kernels[index], g, kernarg, nullptr);
+  }
+
+  std::shared_ptr<Allocations> allocations;
+  CodeObject co;
+  Program program;
+  std::vector<SimKernelEntry> kernels;
+
+private:
+  Status run(const SimKernelEntry &e, const LaunchGeometry &g,
+             std::vector<uint8_t> kernarg, const LaunchOptions *options);
+};
+
+class SimBackend : public Backend,
+                   public std::enable_shared_from_this<SimBackend> {
+public:
+  SimBackend() : allocations(std::make_shared<Allocations>()) {
+    limits_.maxThreadsPerWorkgroup = kMaxThreads;
+    limits_.maxLdsBytes = kMaxLds;
+    limits_.maxGrid[0] = 0x7fffffff;
+    limits_.maxGrid[1] = 65535;
+    limits_.maxGrid[2] = 65535;
+  }
+
+  const std::string &name() const override { return name_; }
+  const std::vector<std::string> &targets() const override { return targets_; }
+  const DeviceLimits &limits() const override { return limits_; }
+  /// The simulator runs on the CPU in host memory: its timings are no
+  /// performance figure and its memory is the host's (what the validation
+  /// harness asks this for).
+  bool isHostEmulator() const override { return true; }
+  std::string description() const override {
+    return "gfx906-sim (gfx906 instruction-level simulator)";
+  }
+
+  Expected<uint64_t> allocate(size_t bytes) override {
+    if (bytes > SIZE_MAX - 255)
+      return Status::error(ErrorCode::OutOfMemory,
+                           "cannot allocate " + std::to_string(bytes) +
+                               " bytes on device 'gfx906-sim'");
+    size_t rounded = (bytes + 255) / 256 * 256;
+    void *p = std::aligned_alloc(256, rounded ? rounded : 256);
+    if (!p)
+      return Status::error(ErrorCode::OutOfMemory,
+                           "cannot allocate " + std::to_string(bytes) +
+                               " bytes on device 'gfx906-sim'");
+    std::memset(p, 0, rounded);
+    uint64_t addr = uint64_t(reinterpret_cast<uintptr_t>(p));
+    std::lock_guard<std::mutex> lock(allocations->mutex);
+    allocations->blocks[addr] = bytes;
+    return addr;
+  }
+  void release(uint64_t addr) override {
+    {
+      std::lock_guard<std::mutex> lock(allocations->mutex);
+      if (!allocations->blocks.erase(addr))
+        return;
+    }
+    std::free(reinterpret_cast<void *>(uintptr_t(addr)));
+  }
+  Status copyToDevice(uint64_t dst, const void *src, size_t bytes) override {
+    if (!allocations->contains(dst, bytes))
+      return badCopy("to", dst, bytes);
+    std::memcpy(reinterpret_cast<void *>(uintptr_t(dst)), src, bytes);
+    return Status::success();
+  }
+  Status copyToHost(void *dst, uint64_t src, size_t bytes) override {
+    if (!allocations->contains(src, bytes))
+      return badCopy("from", src, bytes);
+    std::memcpy(dst, reinterpret_cast<const void *>(uintptr_t(src)), bytes);
+    return Status::success();
+  }
+  Status synchronize() override { return Status::success(); }
+
+  Expected<std::unique_ptr<LoadedCode>>
+  loadCode(const Manifest &manifest, const std::vector<uint8_t> &bytes,
+           const std::string &displayName) override {
+    return load(manifest, bytes, displayName, /*faKernels=*/true);
+  }
+  Expected<std::unique_ptr<LoadedCode>>
+  loadRawCode(const std::vector<uint8_t> &bytes, const std::string &format,
+              const std::string &symbol, int64_t threads) override {
+    Manifest m;
+    m.target = "gfx906";
+    m.codeObjectFormat = format;
+    KernelInfo k;
+    k.name = k.symbol = symbol;
+    k.threads = threads;
+    k.waveSize = 64;
+    m.kernels.push_back(k);
+    return load(m, bytes, "<run-time compiled " + symbol + ">",
+                /*faKernels=*/false);
+  }
+
+private:
+  Status badCopy(const char *dir, uint64_t addr, size_t bytes) const {
+    return Status::error(ErrorCode::InvalidArgument,
+                         "cannot copy " + std::to_string(bytes) + " bytes " +
+                             dir + " device 'gfx906-sim' address " +
+                             std::to_string(addr) +
+                             ": not inside one allocation")
+        .withDevice(name_);
+  }
+
+  Expected<std::unique_ptr<LoadedCode>> load(const Manifest &manifest,
+                                             const std::vector<uint8_t> &bytes,
+                                             const std::string &displayName,
+                                             bool faKernels);
+
+  std::string name_ = kName;
+  std::vector<std::string> targets_ = {"gfx906"};
+  DeviceLimits limits_;
+  std::shared_ptr<Allocations> allocations;
+};
+
+} // namespace
+
+Expected<std::unique_ptr<LoadedCode>>
+SimBackend::load(const Manifest &manifest, const std::vector<uint8_t> &bytes,
+                 const std::string &displayName, bool faKernels) {
+  if (manifest.codeObjectFormat != "hsaco")
+    return Status::error(ErrorCode::Unsupported,
+                         "device 'gfx906-sim' loads 'hsaco' code objects, the "
+                         "manifest says '" +
+                             manifest.codeObjectFormat + "'");
+  if (std::optional<std::string> why = targetProblem(manifest.target, "hsaco"))
+    return Status::error(ErrorCode::Unsupported,
+                         "code object is for target '" + manifest.target +
+                             "' but device 'gfx906-sim' simulates gfx906" +
+                             (why->empty() ? "" : ": " + *why));
+  // The HIP backend's checks, so that what loads here loads on an MI50.
+  if (Status s = checkGpuElf(bytes, /*EM_AMDGPU=*/224, "AMDGPU"); !s.ok())
+    return s;
+  if (faKernels)
+    if (Status s = checkAmdgpuCodeObject(manifest, bytes); !s.ok())
+      return s;
+  for (const KernelInfo &k : manifest.kernels)
+    if (k.waveSize != 64)
+      return Status::error(ErrorCode::Unsupported,
+                           "kernel '" + k.name + "' was compiled for wave " +
+                               std::to_string(k.waveSize) +
+                               ", device 'gfx906-sim' (gfx906) runs wave 64")
+          .withKernel(k.name);
+
+  Expected<CodeObject> co = readCodeObject(bytes);
+  if (!co)
+    return Status(co.status()).withLog("while loading " + displayName);
+  auto code = std::make_unique<SimCode>(allocations, co.take());
+  for (const KernelInfo &k : manifest.kernels) {
+    const CodeObjectKernel *ck = code->co.find(k.symbol);
+    if (!ck)
+      return Status::error(ErrorCode::NotFound,
+                           "kernel '" + k.name + "': no kernel descriptor '" +
+                               k.symbol + ".kd' in code object '" +
+                               displayName + "'")
+          .withKernel(k.name);
+    if (Status s = checkDescriptor(k.name, ck->kd); !s.ok())
+      return s;
+    if (Status s =
+            checkKernelFits(k, name_, ck->kd.groupSegmentFixedSize, kMaxThreads,
+                            kMaxLds, "", "LDS per workgroup of gfx906");
+        !s.ok())
+      return s;
+    code->kernels.push_back(SimKernelEntry{k, ck, !faKernels});
+  }
+  return std::unique_ptr<LoadedCode>(std::move(code));
+}
+
+Status SimCode::run(const SimKernelEntry &e, const LaunchGeometry &g,
+                    std::vector<uint8_t> kernarg,
+                    const LaunchOptions *options) {
+  const KernelDescriptor &kd = e.kernel->kd;
+  // The segment as the GPU sees it: at least the descriptor's kernarg size
+  // (the part beyond the explicit arguments is zero: fa's kernels have no
+  // hidden arguments), 16-byte aligned like HIP's kernarg buffers.
+  size_t kernargBytes = std::max<size_t>(kernarg.size(), kd.kernargSize);
+  std::vector<uint64_t> kernargStore((kernargBytes + 7) / 8 + 2, 0);
+  std::memcpy(kernargStore.data(), kernarg.data(), kernarg.size());
+  uint64_t kernargAddr =
+      uint64_t(reinterpret_cast<uintptr_t>(kernargStore.data()));
+
+  // hsa_kernel_dispatch_packet_t, for kernels that read their geometry
+  // from it (dispatch ptr).
+  uint8_t packet[64] = {};
+  uint16_t wgSize[3] = {uint16_t(g.block[0]), uint16_t(g.block[1]),
+                        uint16_t(g.block[2])};
+  uint16_t setup = 3;
+  std::memcpy(packet + 2, &setup, 2);
+  std::memcpy(packet + 4, wgSize, 6);
+  for (int i = 0; i < 3; ++i) {
+    uint32_t gridItems = g.grid[i] * g.block[i];
+    std::memcpy(packet + 12 + 4 * i, &gridItems, 4);
+  }
+  std::memcpy(packet + 24, &kd.privateSegmentFixedSize, 4);
+  uint32_t lds = uint32_t(kd.groupSegmentFixedSize + e.info.dynamicLdsBytes);
+  std::memcpy(packet + 28, &lds, 4);
+  std::memcpy(packet + 40, &kernargAddr, 8);
+  uint8_t queue[256] = {};
+
+  SimLaunch L;
+  L.program = &program;
+  L.kernel = e.kernel;
+  L.kernelName = e.info.name;
+  for (int i = 0; i < 3; ++i) {
+    L.grid[i] = g.grid[i];
+    L.block[i] = g.block[i];
+  }
+  L.ldsBytes = lds;
+  L.kernargAddr = kernargAddr;
+  L.dispatchPacketAddr = uint64_t(reinterpret_cast<uintptr_t>(packet));
+  L.queueAddr = uint64_t(reinterpret_cast<uintptr_t>(queue));
+  std::vector<Region> regions = allocations->regions();
+  regions.push_back(Region{kernargAddr, kernargAddr + kernargBytes, false,
+                           "kernarg segment"});
+  regions.push_back(Region{L.dispatchPacketAddr, L.dispatchPacketAddr + 64,
+                           false, "dispatch packet"});
+  regions.push_back(Region{L.queueAddr, L.queueAddr + 256, false, "queue"});
+  L.memory = MemoryMap(std::move(regions));
+  if (options) {
+    L.checks.races = options->checkRaces;
+    L.checks.maxReports = options->maxRaceReports;
+    L.workers = options->workers;
+  }
+  if (const char *budget = std::getenv("FA_SIM_WAVE_BUDGET"))
+    if (uint64_t b = std::strtoull(budget, nullptr, 10))
+      L.checks.waveBudget = b;
+  SimStats stats;
+  L.stats = &stats;
+  Status s = runLaunch(L);
+  addStats(stats);
+  return s;
+}
+
+Expected<std::shared_ptr<Backend>> fa::detail::openSimBackend() {
+  static std::mutex mutex;
+  static std::weak_ptr<SimBackend> open;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (std::shared_ptr<SimBackend> existing = open.lock())
+    return std::shared_ptr<Backend>(existing);
+  auto backend = std::make_shared<SimBackend>();
+  open = backend;
+  return std::shared_ptr<Backend>(backend);
+}
+
+static std::mutex statsMutex;
+static SimStats statsTotal;
+
+static void addStats(const SimStats &s) {
+  std::lock_guard<std::mutex> lock(statsMutex);
+  statsTotal.instructions += s.instructions;
+  statsTotal.laneOps += s.laneOps;
+  statsTotal.seconds += s.seconds;
+}
+
+SimStats fa::detail::simStatsTotal() {
+  std::lock_guard<std::mutex> lock(statsMutex);
+  return statsTotal;
+}
