@@ -19,14 +19,15 @@
 // Operand roles per encoding (dst[] / src[]):
 //   SOP2, SOPC, SOP1, VOP1/2/C/3/3P: dst[0] the result (VOPC: VCC in e32,
 //     the SGPR pair of VOP3); dst[1] the carry-out (v_add_co/v_addc_co/
-//     v_sub*_co: VCC in e32, sdst in VOP3B; v_div_scale: VCC); src[0..2]
+//     v_sub*_co: VCC in e32, sdst in VOP3B; v_div_scale, v_mad_u64_u32:
+//     sdst); src[0..2]
 //     the sources in assembly order, including implicit ones (the VCC
 //     carry-in of v_addc_co_u32_e32 and the VCC mask of v_cndmask_b32_e32
 //     are src[2]).
 //   v_madmk_f32 / v_madak_f32: the sources in assembly order (s0, K, s1 /
 //     s0, s1, K), K a Literal operand.
-//   SOPK: dst[0] sdst (for s_cmpk_* it is the compared register, also in
-//     src[0]); the constant in `simm16`.
+//   SOPK: dst[0] sdst (s_cmpk_*: no dst, the compared register in src[0]);
+//     the constant in `simm16`.
 //   SOPP: `simm16`; branches also `branchTarget`; s_waitcnt also
 //     `vmcnt/expcnt/lgkmcnt`.
 //   SMEM: dst[0] sdata; src[0] sbase (a pair, a quad for s_buffer_*);
@@ -34,13 +35,23 @@
 //     immediate byte offset when `smemImm`.
 //   DS: dst[0] vdst; src[0] addr; src[1] data0; src[2] data1; `offset0`,
 //     `offset1` (single-address forms: `offset` = offset1 << 8 | offset0).
-//   FLAT, GLOBAL, SCRATCH: dst[0] vdst; src[0] vaddr (2 VGPRs for flat and
-//     for global with saddr off, else 1); src[1] vdata (stores); src[2]
-//     saddr (an SGPR pair, or None for off); `offset` sign-extended from 13
-//     bits (global, scratch) or zero-extended from 12 (flat).
+//   FLAT, GLOBAL, SCRATCH: dst[0] vdst; src[0] vaddr (flat, and global
+//     with saddr off: 2 VGPRs; global with saddr: a 32-bit VGPR offset;
+//     scratch: 1 VGPR with saddr off, None with saddr); src[1] vdata
+//     (stores); src[2] saddr (global: an SGPR pair, scratch: an SGPR; None
+//     for off); `offset` sign-extended from 13 bits (global, scratch) or
+//     zero-extended from 12 (flat).
 //   MUBUF: dst[0] vdata (loads); src[0] vaddr (None unless offen/idxen);
 //     src[1] vdata (stores); src[2] srsrc (4 SGPRs); src[3] soffset;
 //     `offset` 12-bit unsigned.
+//
+// Beyond the field layouts the decoder refuses what the ISA leaves undefined
+// or forbids, rather than guess: neg/abs on integer operands, an output
+// modifier on a non-float result, SDWA on 64-bit operands, DPP on them (not
+// modelled), two scalar values in one VALU instruction (the constant bus),
+// float inline constants in 16-bit integer operands, ds_swizzle modes of
+// later chips, GDS, FLAT-to-LDS and MUBUF lds/tfe. Fields of absent
+// operands are ignored, as the hardware ignores them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -167,11 +178,12 @@ struct Operand {
   /// VCC/EXEC/... 0 = low half, 1 = high half). For constants and special
   /// sources: the raw 9-bit source field (e.g. 240 for 0.5).
   uint16_t index = 0;
-  /// Constants as the operand's type reads them: 16-bit types in bits 15:0,
-  /// 32-bit types in 31:0, 64-bit types all 64 (inline integers sign
-  /// extended; inline floats as f64; a literal for an f64 operand is the
-  /// high dword, for a b64 operand zero-extended). For packed 16-bit
-  /// types an inline constant is in bits 15:0 only, as LLVM prints it.
+  /// Constants as the operand's type reads them. Inline integers: sign
+  /// extended to 32 bits (to 64 for 64-bit types). Inline floats: the f16,
+  /// f32 or f64 pattern of the type (packed 16-bit types: bits 15:0 only;
+  /// v_fma_mix* sources per op_sel_hi). Literals: 16-bit types take bits
+  /// 15:0, f64 operands the dword as their high half, b64 operands the
+  /// dword zero-extended (as LLVM's disassembler reads them).
   uint64_t imm = 0;
 
   bool isReg() const {
