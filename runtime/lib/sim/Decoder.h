@@ -182,8 +182,10 @@ struct Operand {
   /// extended to 32 bits (to 64 for 64-bit types). Inline floats: the f16,
   /// f32 or f64 pattern of the type (packed 16-bit types: bits 15:0 only;
   /// v_fma_mix* sources per op_sel_hi). Literals: 16-bit types take bits
-  /// 15:0, f64 operands the dword as their high half, b64 operands the
-  /// dword zero-extended (as LLVM's disassembler reads them).
+  /// 15:0, f64 operands the dword as their high half; b64 operands hold it
+  /// zero-extended, but the hardware extends it by the operand's signedness
+  /// (sign for signed operands: LLVM review D70274's account), which the
+  /// executing instruction must apply.
   uint64_t imm = 0;
 
   bool isReg() const {
