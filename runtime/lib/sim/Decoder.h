@@ -184,7 +184,7 @@ struct Operand {
   /// v_fma_mix* sources per op_sel_hi). Literals: 16-bit types take bits
   /// 15:0, f64 operands the dword as their high half; b64 operands hold it
   /// zero-extended, but the hardware extends it by the operand's signedness
-  /// (sign for signed operands: LLVM review D70274's account), which the
+  /// (sign for signed operands, per llvm-project PR 70274), which the
   /// executing instruction must apply.
   uint64_t imm = 0;
 
