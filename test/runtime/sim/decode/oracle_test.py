@@ -20,6 +20,8 @@ and no difference is hidden.
 
 usage: oracle_test.py FAC LLVM_OBJDUMP FA_SIM_DISASM E2E_MATRIX GOLDEN WORK
        [--reuse] (keep WORK's kernels from an earlier run)
+       [--also CODE_OBJECT]... (more gfx906 code objects to compare, e.g.
+       the committed test/runtime/data/attention_gfx906.hsaco of an older fac)
 """
 import concurrent.futures as cf
 import os
@@ -124,7 +126,12 @@ def compare(objdump, disasm, path):
 
 
 def main():
-    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    argv, also = sys.argv[1:], []
+    while "--also" in argv:
+        i = argv.index("--also")
+        also.append(argv[i + 1])
+        del argv[i:i + 2]
+    args = [a for a in argv if not a.startswith("--")]
     if len(args) != 6:
         sys.exit(__doc__)
     fac, objdump, disasm, e2e, golden, work = args
@@ -132,7 +139,7 @@ def main():
         shutil.rmtree(work, ignore_errors=True)
         os.makedirs(work)
         build(fac, e2e, golden, work)
-    paths = kernels(work)
+    paths = kernels(work) + also
     total, bad, mnemonics = 0, 0, set()
     with cf.ThreadPoolExecutor(2) as pool:
         for path, count, diffs, mn in pool.map(
