@@ -22,6 +22,12 @@ usage: oracle_test.py FAC LLVM_OBJDUMP FA_SIM_DISASM E2E_MATRIX GOLDEN WORK
        [--reuse] (keep WORK's kernels from an earlier run)
        [--also CODE_OBJECT]... (more gfx906 code objects to compare, e.g.
        the committed test/runtime/data/attention_gfx906.hsaco of an older fac)
+       [--reference LLVM_BIN DEVICE_LIBS DEVICE_REFERENCE_CPP] (also the fp64
+       device reference kernel of runtime/lib/validate/DeviceReference.cpp,
+       the source hiprtc compiles for `fa-run --reference device`, built for
+       gfx906 with clang's HIP front end and ROCm's device libraries: code
+       from a different front end, with f64 and other instructions fac never
+       emits)
 """
 import concurrent.futures as cf
 import os
@@ -80,6 +86,67 @@ def build(fac, e2e, golden, work):
                 sys.exit(f"oracle: fac failed on {name}:\n{err}")
 
 
+# The variants of the device reference: (FA_DTYPE, FA_D, FA_NAIVE).
+REFERENCE_VARIANTS = [(0, 64, 0), (0, 128, 1), (1, 64, 0), (1, 128, 1),
+                      (2, 64, 0), (2, 128, 0)]
+
+# What hiprtc provides and a plain HIP compile without HIP's headers lacks.
+REFERENCE_PRELUDE = """
+struct FaIdx { unsigned x, y, z; };
+#define blockIdx (FaIdx{__builtin_amdgcn_workgroup_id_x(), \\
+  __builtin_amdgcn_workgroup_id_y(), __builtin_amdgcn_workgroup_id_z()})
+#define threadIdx (FaIdx{__builtin_amdgcn_workitem_id_x(), \\
+  __builtin_amdgcn_workitem_id_y(), __builtin_amdgcn_workitem_id_z()})
+#define blockDim (FaIdx{(unsigned)__builtin_amdgcn_workgroup_size_x(), \\
+  (unsigned)__builtin_amdgcn_workgroup_size_y(), \\
+  (unsigned)__builtin_amdgcn_workgroup_size_z()})
+"""
+
+
+def build_reference(llvm_bin, device_libs, cpp, work):
+    """The device reference kernel for gfx906: clang (HIP, device only) to
+    bitcode with the device libraries linked, llc, lld. (clang's own link
+    step needs a ROCm layout; the three steps do not.)"""
+    text = open(cpp).read()
+    start = text.index('R"FA_SRC(') + len('R"FA_SRC(')
+    source = REFERENCE_PRELUDE + text[start:text.index(')FA_SRC"', start)]
+    out_dir = os.path.join(work, "reference")
+    os.makedirs(out_dir, exist_ok=True)
+    src = os.path.join(out_dir, "reference.hip")
+    with open(src, "w") as f:
+        f.write(source)
+
+    def one(v):
+        name = os.path.join(out_dir, "reference_t{}_d{}_naive{}".format(*v))
+        steps = [
+            [os.path.join(llvm_bin, "clang++"), "-x", "hip",
+             "--offload-arch=gfx906", "--offload-device-only", "-nogpuinc",
+             "-mcode-object-version=5", "--rocm-device-lib-path=" +
+             device_libs, "-include", "__clang_hip_runtime_wrapper.h", "-O3",
+             "-DFA_DTYPE=%d" % v[0], "-DFA_D=%d" % v[1],
+             "-DFA_NAIVE=%d" % v[2], "-emit-llvm", "-c", src,
+             "-o", name + ".bc"],
+            [os.path.join(llvm_bin, "llc"), "-O3",
+             "-mtriple=amdgcn-amd-amdhsa", "-mcpu=gfx906", "-filetype=obj",
+             name + ".bc", "-o", name + ".o"],
+            [os.path.join(llvm_bin, "lld"), "-flavor", "gnu", "-m",
+             "elf64_amdgpu", "--no-undefined", "-shared", name + ".o",
+             "-o", name + ".hsaco"]]
+        for cmd in steps:
+            q = subprocess.run(cmd, capture_output=True, text=True)
+            if q.returncode != 0:
+                return None, f"{' '.join(cmd)}:\n{q.stderr}"
+        return name + ".hsaco", None
+
+    paths = []
+    with cf.ThreadPoolExecutor(2) as pool:
+        for path, err in pool.map(one, REFERENCE_VARIANTS):
+            if err:
+                sys.exit(f"oracle: the device reference did not build: {err}")
+            paths.append(path)
+    return paths
+
+
 def kernels(work):
     out = []
     for sub in ("plan", "extra"):
@@ -126,7 +193,11 @@ def compare(objdump, disasm, path):
 
 
 def main():
-    argv, also = sys.argv[1:], []
+    argv, also, reference = sys.argv[1:], [], None
+    if "--reference" in argv:
+        i = argv.index("--reference")
+        reference = argv[i + 1:i + 4]
+        del argv[i:i + 4]
     while "--also" in argv:
         i = argv.index("--also")
         also.append(argv[i + 1])
@@ -140,6 +211,8 @@ def main():
         os.makedirs(work)
         build(fac, e2e, golden, work)
     paths = kernels(work) + also
+    if reference:
+        paths += build_reference(*reference, work)
     total, bad, mnemonics = 0, 0, set()
     with cf.ThreadPoolExecutor(2) as pool:
         for path, count, diffs, mn in pool.map(
