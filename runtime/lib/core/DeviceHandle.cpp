@@ -69,6 +69,7 @@ Expected<Buffer> Device::allocate(size_t bytes, size_t guardBytes) const {
     return addr.takeStatus().withDevice(name());
   Buffer buffer(backend, *addr + guardBytes, bytes, guardBytes);
   if (guardBytes) {
+    backend->setGuardZones(*addr, guardBytes);
     std::vector<uint8_t> pattern(guardBytes, Buffer::kGuardPattern);
     for (uint64_t at : {*addr, *addr + guardBytes + bytes})
       if (Status s = backend->copyToDevice(at, pattern.data(), guardBytes);

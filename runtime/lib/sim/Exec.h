@@ -77,6 +77,11 @@ std::string where(const Wave &w, const Instruction &in, const ExecContext &c);
 /// The dispatch table, indexed by Op (nullptr: not implemented).
 const ExecFn *execTable();
 
+/// An SDWA instruction: its sources' selected bytes or words (zero or sign
+/// extended) in scratch VGPRs, the Op's handler, the result placed by
+/// dst_sel / dst_unused.
+bool execSdwa(Wave &w, const Instruction &in, ExecContext &ctx);
+
 // Per-family registration (Exec*.cpp).
 void registerSalu(ExecFn *table);
 void registerSopp(ExecFn *table);

@@ -714,6 +714,52 @@ bool vCmpClass(Wave &w, const Instruction &in, ExecContext &) {
   return true;
 }
 
+/// f16 arithmetic (VOP2/VOP3A, gfx9): computed in f32, which is exact for
+/// one f16 operation, and rounded once to f16; bits 31:16 of D are zeroed.
+bool vF16(Wave &w, const Instruction &in, ExecContext &ctx) {
+  if (in.opSel || in.omod)
+    return ctx.fail(w, in, ErrorCode::Unsupported,
+                    "op_sel/omod on an f16 instruction");
+  uint32_t t0[kWaveLanes], t1[kWaveLanes];
+  const uint32_t *a = vsrc32(w, in.src[0], t0);
+  const uint32_t *b = vsrc32(w, in.src[1], t1);
+  uint32_t *d = w.vgpr(in.dst[0].index);
+  Op op = in.op;
+  bool ieee = w.ieeeMode;
+  auto half = [&](uint32_t x, int i) {
+    uint16_t h = uint16_t(x);
+    if ((in.abs >> i) & 1)
+      h &= 0x7fff;
+    if ((in.neg >> i) & 1)
+      h ^= 0x8000;
+    return halfToFloat(h);
+  };
+  forLanes(w.exec(), [&](unsigned l) {
+    float A = half(a[l], 0), B = half(b[l], 1), R;
+    switch (op) {
+    case Op::V_ADD_F16:
+      R = A + B;
+      break;
+    case Op::V_SUB_F16:
+      R = A - B;
+      break;
+    case Op::V_MUL_F16:
+      R = A * B;
+      break;
+    case Op::V_MAX_F16:
+      R = fmaxIeee(A, B, ieee);
+      break;
+    default: // V_MIN_F16
+      R = fminIeee(A, B, ieee);
+      break;
+    }
+    if (in.clamp)
+      R = std::isnan(R) ? 0.0f : std::min(std::max(R, 0.0f), 1.0f);
+    d[l] = floatToHalf(R);
+  });
+  return true;
+}
+
 //===----------------------------------------------------------------------===//
 // Packed and mixed precision (VOP3P)
 //===----------------------------------------------------------------------===//
@@ -926,5 +972,8 @@ void fa::sim::registerValuFloat(ExecFn *t) {
   set(Op::V_FMA_MIXLO_F16, vFmaMix);
   set(Op::V_FMA_MIXHI_F16, vFmaMix);
   set(Op::V_DOT2_F32_F16, vDot2F32F16);
+  for (Op op : {Op::V_ADD_F16, Op::V_SUB_F16, Op::V_MUL_F16, Op::V_MAX_F16,
+                Op::V_MIN_F16})
+    set(op, vF16);
   set(Op::V_PACK_B32_F16, vPackB32F16);
 }

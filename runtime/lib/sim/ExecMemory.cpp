@@ -306,12 +306,13 @@ inline uint8_t *globalCheck(Wave &w, const Instruction &in, ExecContext &ctx,
            " bytes at " + hex(addr);
   else if (const Region *n = ctx.memory->nearest(addr)) {
     if (addr >= n->begin)
-      what += ", " + std::to_string(addr + bytes - n->end) +
-              " bytes past the end of the " + n->what + " at " + hex(n->begin) +
-              " of " + std::to_string(n->end - n->begin) + " bytes";
+      what += ", offset " + std::to_string(addr - n->begin) + " of the " +
+              std::to_string(n->end - n->begin) + "-byte " + n->what + " at " +
+              hex(n->begin) + " (past its end)";
     else
       what += ", " + std::to_string(n->begin - addr) + " bytes before the " +
-              n->what + " at " + hex(n->begin);
+              std::to_string(n->end - n->begin) + "-byte " + n->what + " at " +
+              hex(n->begin);
   }
   ctx.fail(w, in, ErrorCode::LaunchFailed, what);
   return nullptr;

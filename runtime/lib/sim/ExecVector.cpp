@@ -347,6 +347,127 @@ bool vCmpInt(Wave &w, const Instruction &in, ExecContext &ctx) {
   return true;
 }
 
+/// SDWA select: 0-3 byte, 4-5 word, 6 dword.
+uint32_t sdwaSelect(uint32_t x, unsigned sel, bool sext) {
+  if (sel < 4) {
+    uint32_t b = (x >> (8 * sel)) & 0xff;
+    return sext ? uint32_t(int32_t(int8_t(b))) : b;
+  }
+  if (sel < 6) {
+    uint32_t h = (x >> (16 * (sel - 4))) & 0xffff;
+    return sext ? uint32_t(int32_t(int16_t(h))) : h;
+  }
+  return x;
+}
+
+/// SDWA dst_sel / dst_unused: the result's low byte or word goes to the
+/// selected part of D; the other bits are 0 (UNUSED_PAD), the sign
+/// extension of the part above it (UNUSED_SEXT) or D's old bits
+/// (UNUSED_PRESERVE).
+uint32_t sdwaPlace(uint32_t r, uint32_t old, unsigned sel, unsigned unused) {
+  if (sel == 6)
+    return r;
+  unsigned shift = sel < 4 ? 8 * sel : 16 * (sel - 4);
+  unsigned width = sel < 4 ? 8 : 16;
+  uint32_t field = (uint32_t(1) << width) - 1;
+  uint32_t mask = field << shift;
+  uint32_t placed = (r & field) << shift;
+  if (unused == 2)
+    return (old & ~mask) | placed;
+  if (unused == 1 && ((r >> (width - 1)) & 1) && shift + width < 32)
+    placed |= ~uint32_t(0) << (shift + width);
+  return placed;
+}
+
+} // namespace
+
+bool fa::sim::execSdwa(Wave &w, const Instruction &in, ExecContext &ctx) {
+  ExecFn base = execTable()[unsigned(in.op)];
+  Instruction t = in;
+  t.sdwa = false;
+  const unsigned scratch = w.numVgprs;
+  for (unsigned i = 0; i < in.numSrc && i < 2; ++i) {
+    unsigned sel = in.sdwaCtl.srcSel[i];
+    if (sel == 6)
+      continue;
+    uint32_t tmp[kWaveLanes];
+    const uint32_t *s = vsrc32(w, in.src[i], tmp);
+    uint32_t *d = w.vgpr(scratch + i);
+    for (unsigned l = 0; l < kWaveLanes; ++l)
+      d[l] = sdwaSelect(s[l], sel, in.sdwaCtl.srcSext[i]);
+    t.src[i].kind = OperandKind::VGPR;
+    t.src[i].index = uint16_t(scratch + i);
+    t.src[i].count = 1;
+  }
+  bool whole = in.enc == Encoding::VOPC ||
+               (in.sdwaCtl.dstSel == 6 && in.sdwaCtl.dstUnused == 0);
+  if (!whole)
+    t.dst[0].index = uint16_t(scratch + 2);
+  if (!base(w, t, ctx))
+    return false;
+  if (!whole) {
+    const uint32_t *r = w.vgpr(scratch + 2);
+    uint32_t *d = w.vgpr(in.dst[0].index);
+    forLanes(w.exec(), [&](unsigned l) {
+      d[l] = sdwaPlace(r[l], d[l], in.sdwaCtl.dstSel, in.sdwaCtl.dstUnused);
+    });
+  }
+  return true;
+}
+
+namespace {
+
+/// 16-bit integer operations (VOP2, gfx9): the result in bits 15:0, bits
+/// 31:16 zeroed (gfx9 has no op_sel for these; gfx10 would preserve).
+bool vInt16(Wave &w, const Instruction &in, ExecContext &ctx) {
+  if (!noModifiers(w, in, ctx))
+    return false;
+  uint32_t t0[kWaveLanes], t1[kWaveLanes];
+  const uint32_t *a = vsrc32(w, in.src[0], t0);
+  const uint32_t *b = vsrc32(w, in.src[1], t1);
+  uint32_t *d = w.vgpr(in.dst[0].index);
+  Op op = in.op;
+  forLanes(w.exec(), [&](unsigned l) {
+    uint16_t A = uint16_t(a[l]), B = uint16_t(b[l]);
+    uint32_t r;
+    switch (op) {
+    case Op::V_ADD_U16:
+      r = A + B;
+      break;
+    case Op::V_SUB_U16:
+      r = A - B;
+      break;
+    case Op::V_MUL_LO_U16:
+      r = uint32_t(A) * B;
+      break;
+    // The *rev shifts: the amount (4 bits) in src0.
+    case Op::V_LSHLREV_B16:
+      r = uint32_t(B) << (A & 15);
+      break;
+    case Op::V_LSHRREV_B16:
+      r = B >> (A & 15);
+      break;
+    case Op::V_ASHRREV_I16:
+      r = uint32_t(int32_t(int16_t(B)) >> (A & 15));
+      break;
+    case Op::V_MAX_U16:
+      r = std::max(A, B);
+      break;
+    case Op::V_MIN_U16:
+      r = std::min(A, B);
+      break;
+    case Op::V_MAX_I16:
+      r = uint16_t(std::max(int16_t(A), int16_t(B)));
+      break;
+    default: // V_MIN_I16
+      r = uint16_t(std::min(int16_t(A), int16_t(B)));
+      break;
+    }
+    d[l] = r & 0xffff;
+  });
+  return true;
+}
+
 } // namespace
 
 void fa::sim::registerValu(ExecFn *t) {
@@ -369,6 +490,10 @@ void fa::sim::registerValu(ExecFn *t) {
         Op::V_ADD_LSHL_U32,   Op::V_ADD3_U32,       Op::V_LSHL_OR_B32,
         Op::V_AND_OR_B32,     Op::V_OR3_B32,        Op::V_CVT_PK_U16_U32})
     set(op, vInt);
+  for (Op op : {Op::V_ADD_U16, Op::V_SUB_U16, Op::V_MUL_LO_U16,
+                Op::V_LSHLREV_B16, Op::V_LSHRREV_B16, Op::V_ASHRREV_I16,
+                Op::V_MAX_U16, Op::V_MIN_U16, Op::V_MAX_I16, Op::V_MIN_I16})
+    set(op, vInt16);
   set(Op::V_MOV_B32, vMov);
   set(Op::V_NOP, vNop);
   set(Op::V_CNDMASK_B32, vCndmask);

@@ -49,6 +49,8 @@ constexpr uint32_t kMaxThreads = 1024;
 struct Allocations {
   std::mutex mutex;
   std::map<uint64_t, size_t> blocks;
+  /// Guard bytes at each end of an allocation (Backend::setGuardZones).
+  std::map<uint64_t, size_t> guards;
 
   bool contains(uint64_t addr, size_t bytes) {
     std::lock_guard<std::mutex> lock(mutex);
@@ -62,8 +64,14 @@ struct Allocations {
   std::vector<Region> regions() {
     std::lock_guard<std::mutex> lock(mutex);
     std::vector<Region> out;
-    for (auto &[addr, size] : blocks)
-      out.push_back(Region{addr, addr + size, true, "buffer"});
+    for (auto &[addr, size] : blocks) {
+      // A kernel may touch the buffer between the guard zones only.
+      auto g = guards.find(addr);
+      size_t guard = g == guards.end() ? 0 : g->second;
+      if (2 * guard < size)
+        out.push_back(
+            Region{addr + guard, addr + size - guard, true, "buffer"});
+    }
     return out;
   }
 };
@@ -150,6 +158,7 @@ public:
       std::lock_guard<std::mutex> lock(allocations->mutex);
       if (!allocations->blocks.erase(addr))
         return;
+      allocations->guards.erase(addr);
     }
     std::free(reinterpret_cast<void *>(uintptr_t(addr)));
   }
@@ -164,6 +173,11 @@ public:
       return badCopy("from", src, bytes);
     std::memcpy(dst, reinterpret_cast<const void *>(uintptr_t(src)), bytes);
     return Status::success();
+  }
+  void setGuardZones(uint64_t addr, size_t guardBytes) override {
+    std::lock_guard<std::mutex> lock(allocations->mutex);
+    if (allocations->blocks.count(addr))
+      allocations->guards[addr] = guardBytes;
   }
   Status synchronize() override { return Status::success(); }
 

@@ -108,8 +108,11 @@ Program Program::decode(const CodeObject &co) {
       continue;
     }
     ExecFn fn = table[unsigned(in->op)];
-    // Extension forms are implemented only where a handler says so.
-    if (in->sdwa || in->dpp)
+    // SDWA operands are selected around the instruction's own handler;
+    // DPP is not implemented (LLVM does not emit it for fa's kernels).
+    if (in->sdwa && fn)
+      fn = execSdwa;
+    if (in->dpp)
       fn = nullptr;
     p.insts.push_back(*in);
     p.fns.push_back(fn);

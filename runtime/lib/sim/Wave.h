@@ -28,6 +28,8 @@ namespace fa {
 namespace sim {
 
 constexpr unsigned kWaveLanes = 64;
+/// VGPRs past the kernel's own that the engine uses for SDWA operands.
+constexpr unsigned kScratchVgprs = 3;
 
 /// Scalar operand codes (the SSRC/SDST encoding of GFX9).
 enum ScalarReg : unsigned {
@@ -107,7 +109,7 @@ struct Wave {
   void reset(unsigned vgprs, unsigned sgprs) {
     numVgprs = vgprs;
     numSgprs = sgprs;
-    v.assign(size_t(vgprs) * kWaveLanes, 0);
+    v.assign(size_t(vgprs + kScratchVgprs) * kWaveLanes, 0);
     std::memset(s, 0, sizeof(s));
     scc = false;
     state = State::Running;
