@@ -216,7 +216,7 @@ struct Dpp {
   bool boundCtrl = false; ///< the BOUND_CTRL bit (asm `bound_ctrl:0` sets 1)
 };
 
-/// One decoded instruction. Trivially copyable; ~112 bytes.
+/// One decoded instruction. Trivially copyable; 160 bytes.
 struct Instruction {
   Op op = Op::Invalid;
   Encoding enc = Encoding::SOPP; ///< the encoding it was found in
