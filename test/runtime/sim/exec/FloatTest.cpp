@@ -1,0 +1,160 @@
+//===- FloatTest.cpp - VALU floating-point semantics ----------------------===//
+//
+// Part of the fa project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The floating-point instructions against the ISA's definitions:
+// v_dot2_f32_f16 = S2 + f32(a.lo) * f32(b.lo) + f32(a.hi) * f32(b.hi) with
+// one rounding, v_fma_mix* source selection and the half they keep, VOP3
+// abs/neg/omod/clamp, IEEE-mode v_max_f32 on NaNs, v_cvt_f16_f32 rounding
+// to nearest even, v_exp_f32's model, and LLVM's f32 division sequence
+// (v_div_scale / v_div_fmas / v_div_fixup) giving the correctly rounded
+// quotient and the IEEE special cases.
+//
+//===----------------------------------------------------------------------===//
+
+#include "SimTest.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace fa;
+using namespace fa::sim;
+using namespace fa::sim::test;
+
+TEST(SimFloat, Dot2F32F16) {
+  WaveRun r({0xd3a34003, 0x1c0a0300}); // v_dot2_f32_f16 v3, v0, v1, v2
+  // Lane 0: a = (lo 1.5, hi -2.0), b = (lo 4.0, hi 0.25), c = 10:
+  //   10 + 1.5 * 4 + (-2) * 0.25 = 15.5.
+  // Lane 1: a.lo = b.lo = 1 + 2^-10 (f16 0x3c01), hi 0, c = -1: the
+  //   product 1 + 2^-9 + 2^-20 is exact, the sum 2^-9 + 2^-20 too
+  //   (0x3b001000). Rounding each product to f16 first would lose 2^-20.
+  r.setV(0, [](unsigned l) { return l == 0 ? 0xc0003e00u : 0x00003c01u; });
+  r.setV(1, [](unsigned l) { return l == 0 ? 0x34004400u : 0x00003c01u; });
+  r.setV(2, [](unsigned l) { return l == 0 ? f32(10.0f) : f32(-1.0f); });
+  ASSERT_TRUE(r.run().ok());
+  EXPECT_EQ(r.v(3, 0), f32(15.5f));
+  EXPECT_EQ(r.v(3, 1), 0x3b001000u);
+}
+
+TEST(SimFloat, FmaMix) {
+  WaveRun r({
+      0xd3a00003, 0x1c0a0300, // v_fma_mix_f32 v3, v0, v1, v2 op_sel_hi:[1,1,0]
+      0xd3a10804, 0x1c0a0300, // v_fma_mixlo_f16 v4, v0, v1, v2
+                              //   op_sel:[1,0,0] op_sel_hi:[1,1,0]
+      0xd3a20005, 0x1c0a0300, // v_fma_mixhi_f16 v5, v0, v1, v2
+                              //   op_sel_hi:[1,1,0]
+  });
+  r.setV(0, 0xc0003e00); // hi -2.0, lo 1.5
+  r.setV(1, 0x7c004400); // hi inf (never selected), lo 4.0
+  r.setV(2, f32(0.5f));  // src2 is f32 (op_sel_hi bit 2 clear)
+  r.setV(4, 0xabcd1234);
+  r.setV(5, 0xabcd1234);
+  ASSERT_TRUE(r.run().ok());
+  EXPECT_EQ(r.v(3, 0), f32(6.5f)); // 1.5 * 4 + 0.5
+  // -2 * 4 + 0.5 = -7.5 = f16 0xc780 into bits 15:0, 31:16 kept.
+  EXPECT_EQ(r.v(4, 0), 0xabcdc780u);
+  // 6.5 = f16 0x4680 into bits 31:16, 15:0 kept.
+  EXPECT_EQ(r.v(5, 0), 0x46801234u);
+}
+
+TEST(SimFloat, Vop3Modifiers) {
+  WaveRun r({
+      0xd1050103, 0x48020300, // v_mul_f32_e64 v3, |v0|, -v1 mul:2
+      0xd1018004, 0x00020300, // v_add_f32_e64 v4, v0, v1 clamp
+  });
+  r.setV(0, [](unsigned l) { return f32(l == 0 ? -3.0f : 0.75f); });
+  r.setV(1, [](unsigned l) { return f32(l == 0 ? 0.5f : 0.5f); });
+  ASSERT_TRUE(r.run().ok());
+  EXPECT_EQ(r.v(3, 0), f32(-3.0f)); // |−3| * −0.5 * 2
+  EXPECT_EQ(r.v(4, 0), f32(0.0f));  // −2.5 clamped to 0
+  EXPECT_EQ(r.v(4, 1), f32(1.0f));  // 1.25 clamped to 1
+}
+
+TEST(SimFloat, MaxIeeeNans) {
+  WaveRun r({0x16060300}); // v_max_f32_e32 v3, v0, v1
+  r.setV(0, [](unsigned l) { return l == 0 ? 0x7fc00000u : 0x7f800001u; });
+  r.setV(1, f32(3.0f));
+  ASSERT_TRUE(r.run().ok());
+  EXPECT_EQ(r.v(3, 0), f32(3.0f));   // quiet NaN: the other operand
+  EXPECT_EQ(r.v(3, 1), 0x7fc00001u); // signalling NaN: quieted (IEEE mode)
+}
+
+TEST(SimFloat, CvtF16RoundsToNearestEven) {
+  WaveRun r({0x7e061500}); // v_cvt_f16_f32_e32 v3, v0
+  r.setV(0, [](unsigned l) {
+    switch (l) {
+    case 0:
+      return 0x3f801000u; // 1 + 2^-11: a tie, to even 1.0
+    case 1:
+      return 0x3f803000u; // 1 + 3 * 2^-11: a tie, to even 1 + 2^-9
+    case 2:
+      return f32(65520.0f); // rounds past the largest f16: inf
+    default:
+      return f32(-0.0f);
+    }
+  });
+  r.setV(3, 0xffffffff);
+  ASSERT_TRUE(r.run().ok());
+  EXPECT_EQ(r.v(3, 0), 0x3c00u);
+  EXPECT_EQ(r.v(3, 1), 0x3c02u);
+  EXPECT_EQ(r.v(3, 2), 0x7c00u);
+  EXPECT_EQ(r.v(3, 3), 0x8000u); // bits 31:16 zeroed
+}
+
+TEST(SimFloat, ExpModel) {
+  WaveRun r({0x7e064100}); // v_exp_f32_e32 v3, v0
+  const float in[] = {3.0f, 0.5f, -150.0f,
+                      -std::numeric_limits<float>::infinity(), 128.0f};
+  r.setV(0, [&](unsigned l) { return f32(in[l % 5]); });
+  ASSERT_TRUE(r.run().ok());
+  EXPECT_EQ(r.v(3, 0), f32(8.0f));
+  EXPECT_EQ(r.v(3, 1), 0x3fb504f3u); // sqrt(2) rounded to f32
+  EXPECT_EQ(r.v(3, 2), 0u);          // 2^-150: denormal result flushed
+  EXPECT_EQ(r.v(3, 3), 0u);
+  EXPECT_EQ(r.v(3, 4), f32(std::numeric_limits<float>::infinity()));
+}
+
+TEST(SimFloat, DivisionSequence) {
+  // LLVM's f32 division (as in fac's kernels), v0 / v1.
+  WaveRun r({
+      0xd1e00002, 0x04020301, // v_div_scale_f32 v2, s[0:1], v1, v1, v0
+      0xd1e06a03, 0x04020300, // v_div_scale_f32 v3, vcc, v0, v1, v0
+      0x7e084502,             // v_rcp_f32_e32 v4, v2
+      0xd1cb0005, 0x23ca0902, // v_fma_f32 v5, -v2, v4, 1.0
+      0x76080905,             // v_fmac_f32_e32 v4, v5, v4
+      0x0a0a0903,             // v_mul_f32_e32 v5, v3, v4
+      0xd1cb0006, 0x240e0b02, // v_fma_f32 v6, -v2, v5, v3
+      0x760a0906,             // v_fmac_f32_e32 v5, v6, v4
+      0xd1cb0002, 0x240e0b02, // v_fma_f32 v2, -v2, v5, v3
+      0xd1e20002, 0x04160902, // v_div_fmas_f32 v2, v2, v4, v5
+      0xd1de0002, 0x04020302, // v_div_fixup_f32 v2, v2, v1, v0
+  });
+  auto num = [](unsigned l) -> float {
+    switch (l) {
+    case 60:
+      return 1e-40f; // denormal quotient: the numerator is scaled
+    case 61:
+      return 3e38f; // overflows to inf
+    case 62:
+      return 1.0f; // / 0
+    case 63:
+      return 0.0f; // 0 / 0
+    default:
+      return float(l + 1);
+    }
+  };
+  auto den = [](unsigned l) -> float {
+    return l == 61 ? 1e-3f : l >= 62 ? 0.0f : 3.0f;
+  };
+  r.setV(0, [&](unsigned l) { return f32(num(l)); });
+  r.setV(1, [&](unsigned l) { return f32(den(l)); });
+  ASSERT_TRUE(r.run().ok());
+  for (unsigned l = 0; l < 62; ++l)
+    EXPECT_EQ(r.v(2, l), f32(float(double(num(l)) / double(den(l)))))
+        << "lane " << l << ": " << num(l) << " / " << den(l) << " gave "
+        << asF32(r.v(2, l));
+  EXPECT_EQ(r.v(2, 62), f32(std::numeric_limits<float>::infinity()));
+  EXPECT_TRUE(std::isnan(asF32(r.v(2, 63))));
+}

@@ -1,0 +1,230 @@
+//===- MemoryTest.cpp - LDS, global and scratch semantics, memcheck -------===//
+//
+// Part of the fa project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The memory instructions against the ISA's definitions (ds_read2/write2
+// offsets in element units, st64 in units of 64 elements, d16 halves,
+// ds_swizzle_b32's bit-mask and quad-permute lane maps, global addressing
+// with and without saddr, MUBUF scratch), and the checks around them: an
+// access outside every region, a store to the kernarg segment, LDS out of
+// range, and s_waitcnt hazards.
+//
+//===----------------------------------------------------------------------===//
+
+#include "SimTest.h"
+
+using namespace fa;
+using namespace fa::sim;
+using namespace fa::sim::test;
+
+TEST(SimDs, Read2Write2Offsets) {
+  WaveRun r({
+      0xd81c0301, 0x00020100, // ds_write2_b32 v0, v1, v2 offset0:1 offset1:3
+      0xd86e0301, 0x04000000, // ds_read2_b32 v[4:5], v0 offset0:1 offset1:3
+      0xd8ee0200, 0x06000000, // ds_read2_b64 v[6:9], v0 offset1:2
+      0xd81e0100, 0x00020100, // ds_write2st64_b32 v0, v1, v2 offset1:1
+  });
+  r.w.setExec(0xffffull); // lanes 0-15: 16 bytes each in the first 256
+  r.setV(0, [](unsigned l) { return l * 16; });
+  r.setV(1, [](unsigned l) { return 0x100 + l; });
+  r.setV(2, [](unsigned l) { return 0x200 + l; });
+  ASSERT_TRUE(r.run().ok()) << r.ctx.error.message();
+  for (unsigned l = 0; l < 16; ++l) {
+    uint32_t at4, at12, st64First, st64Second;
+    std::memcpy(&at4, &r.lds[l * 16 + 4], 4);          // offset0 1 * 4 bytes
+    std::memcpy(&at12, &r.lds[l * 16 + 12], 4);        // offset1 3 * 4 bytes
+    std::memcpy(&st64First, &r.lds[l * 16], 4);        // st64: offset0 0
+    std::memcpy(&st64Second, &r.lds[l * 16 + 256], 4); // 1 * 64 * 4 bytes
+    EXPECT_EQ(at4, 0x100 + l);
+    EXPECT_EQ(at12, 0x200 + l);
+    EXPECT_EQ(st64First, 0x100 + l);
+    EXPECT_EQ(st64Second, 0x200 + l);
+    EXPECT_EQ(r.v(4, l), 0x100 + l);
+    EXPECT_EQ(r.v(5, l), 0x200 + l);
+    // read2_b64 offset1:2 reads bytes 16..23 past the address: the next
+    // lane's first 8 bytes (0 then its 0x100 + l + 1 at +4).
+    EXPECT_EQ(r.v(6, l), 0u);
+    EXPECT_EQ(r.v(7, l), 0x100 + l);
+    EXPECT_EQ(r.v(9, l), l < 15 ? 0x100 + l + 1 : 0u);
+  }
+}
+
+TEST(SimDs, D16Halves) {
+  WaveRun r({
+      0xd83e0002, 0x00000100, // ds_write_b16 v0, v1 offset:2
+      0xd8aa0006, 0x00000100, // ds_write_b16_d16_hi v0, v1 offset:6
+      0xd8b60002, 0x03000000, // ds_read_u16_d16_hi v3, v0 offset:2
+  });
+  r.w.setExec(1);
+  r.setV(0, 0);
+  r.setV(1, 0xbeef1234);
+  r.setV(3, 0x00005678);
+  ASSERT_TRUE(r.run().ok());
+  EXPECT_EQ(r.lds[2] | r.lds[3] << 8, 0x1234);
+  EXPECT_EQ(r.lds[6] | r.lds[7] << 8, 0xbeef);
+  EXPECT_EQ(r.v(3, 0), 0x12345678u); // high half loaded, low half kept
+}
+
+TEST(SimDs, SwizzleModes) {
+  WaveRun r({
+      0xd87a401f, 0x01000000, // ds_swizzle_b32 v1, v0 offset:swizzle(SWAP,16)
+      0xd87a801b, 0x02000000, // ds_swizzle_b32 v2, v0
+                              //   offset:swizzle(QUAD_PERM,3,2,1,0)
+      0xd87a0064, 0x03000000, // ds_swizzle_b32 v3, v0
+                              //   offset:swizzle(BITMASK_PERM,"00p11")
+  });
+  r.setV(0, [](unsigned l) { return 1000 + l; });
+  ASSERT_TRUE(r.run().ok());
+  for (unsigned l = 0; l < 64; ++l) {
+    // Bit-mask mode, offset 0x401f: and 0x1f, or 0, xor 0x10, per 32 lanes.
+    EXPECT_EQ(r.v(1, l), 1000 + ((l & 32) | ((l & 31) ^ 16))) << l;
+    // Quad-permute 0x801b: lane i of a quad reads lane (0x1b >> 2i) & 3.
+    EXPECT_EQ(r.v(2, l), 1000 + ((l & ~3u) | ((0x1bu >> (2 * (l & 3))) & 3)))
+        << l;
+    // Offset 0x0064: and_mask 4, or_mask 3, xor_mask 0.
+    EXPECT_EQ(r.v(3, l), 1000 + ((l & 32) | (((l & 31) & 4) | 3))) << l;
+  }
+}
+
+TEST(SimDs, OutOfRangeIsAnError) {
+  WaveRun r({0xd81afffc, 0x00000001}, 32,
+            /*ldsBytes=*/1024); // ds_write_b32 v1, v0 offset:65532
+  r.setV(1, 0);
+  Status s = r.run();
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("out-of-bounds lds access: lane 0 writes 4 bytes "
+                             "at lds address 65532, outside the 1024 bytes of "
+                             "lds: ds_write_b32 at pc 0x0"),
+            std::string::npos)
+      << s.message();
+}
+
+namespace {
+void setAddress(WaveRun &r, unsigned reg, const void *base, unsigned stride) {
+  uint64_t a = uint64_t(reinterpret_cast<uintptr_t>(base));
+  r.setV(reg, [=](unsigned l) { return uint32_t(a + l * stride); });
+  r.setV(reg + 1, [=](unsigned l) { return uint32_t((a + l * stride) >> 32); });
+}
+} // namespace
+
+TEST(SimGlobal, LoadStoreWithAndWithoutSaddr) {
+  std::vector<uint32_t> buf(64), out(64, 0);
+  for (unsigned i = 0; i < 64; ++i)
+    buf[i] = 0x5000 + i;
+  WaveRun r({
+      0xdc509ffc, 0x01020000, // global_load_dword v1, v0, s[2:3] offset:-4
+      0xbf8c0f70,             // s_waitcnt vmcnt(0)
+      0xdc708000, 0x007f0102, // global_store_dword v[2:3], v1, off
+  });
+  r.addRegion(buf.data(), buf.size() * 4, false);
+  r.addRegion(out.data(), out.size() * 4);
+  // saddr form: s[2:3] + zext(v0) + offset; the -4 cancels the +4 below.
+  r.w.setSgpr64(2, uint64_t(reinterpret_cast<uintptr_t>(buf.data())) + 4);
+  r.setV(0, [](unsigned l) { return 4 * l; });
+  setAddress(r, 2, out.data(), 4);
+  ASSERT_TRUE(r.run().ok()) << r.ctx.error.message();
+  EXPECT_EQ(out, buf);
+}
+
+TEST(SimGlobal, OutOfBoundsNamesLaneAndAddress) {
+  std::vector<uint32_t> buf(8);
+  WaveRun r({0xdc508000, 0x017f0002}); // global_load_dword v1, v[2:3], off
+  r.addRegion(buf.data(), buf.size() * 4);
+  setAddress(r, 2, buf.data(), 4);
+  r.w.setExec(0x3ff); // lanes 0-9: lanes 8 and 9 read past the end
+  Status s = r.run();
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.code(), ErrorCode::LaunchFailed);
+  EXPECT_NE(s.message().find("out-of-bounds global access: lane 8 reads 4 "
+                             "bytes at "),
+            std::string::npos)
+      << s.message();
+  EXPECT_NE(s.message().find("offset 32 of the 32-byte buffer"),
+            std::string::npos)
+      << s.message();
+  EXPECT_NE(s.message().find("global_load_dword at pc 0x0 (wave 0"),
+            std::string::npos)
+      << s.message();
+}
+
+TEST(SimGlobal, StoreToTheKernargSegmentIsAnError) {
+  std::vector<uint32_t> kernarg(4);
+  WaveRun r({0xdc708000, 0x007f0102}); // global_store_dword v[2:3], v1, off
+  r.addRegion(kernarg.data(), 16, /*writable=*/false, "kernarg segment");
+  setAddress(r, 2, kernarg.data(), 0);
+  r.w.setExec(1);
+  Status s = r.run();
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("write to the read-only kernarg segment: lane 0"),
+            std::string::npos)
+      << s.message();
+}
+
+TEST(SimScratch, MubufPrivateSegment) {
+  WaveRun r({
+      0xe0700004, 0x80000100, // buffer_store_dword v1, off, s[0:3], 0 offset:4
+      0xe0500004, 0x80000200, // buffer_load_dword v2, off, s[0:3], 0 offset:4
+      0xbf8c0f70,             // s_waitcnt vmcnt(0)
+      0xe0501000, 0x80000200, // buffer_load_dword v2, v0, s[0:3], 0 offen
+  });
+  std::vector<uint8_t> scratch(64 * 8);
+  r.ctx.scratch = scratch.data();
+  r.ctx.scratchPerLane = 8;
+  r.setV(1, [](unsigned l) { return 0x700 + l; });
+  r.setV(0, [](unsigned l) { return l == 5 ? 8u : 4u; }); // lane 5: past 8
+  Status s = r.run();
+  // Each lane has its own 8 bytes: the first load reads back the store.
+  for (unsigned l = 0; l < 64; ++l) {
+    uint32_t x;
+    std::memcpy(&x, &scratch[l * 8 + 4], 4);
+    EXPECT_EQ(x, 0x700 + l);
+  }
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("out-of-bounds scratch access: lane 5 reads 4 "
+                             "bytes at private offset 8, outside the lane's 8 "
+                             "bytes: buffer_load_dword at pc 0x14"),
+            std::string::npos)
+      << s.message();
+}
+
+TEST(SimWaitcnt, ReadBeforeTheWaitIsAHazard) {
+  std::vector<uint32_t> buf(128, 3);
+  auto make = [&](std::vector<uint32_t> words) {
+    auto r = std::make_unique<WaveRun>(std::move(words));
+    r->addRegion(buf.data(), buf.size() * 4);
+    setAddress(*r, 2, buf.data(), 4);
+    return r;
+  };
+  // global_load_dword v1; v_add_u32 v5, v1, v1 with no wait.
+  auto early = make({0xdc508000, 0x017f0002, 0x680a0301});
+  Status s = early->run();
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("s_waitcnt hazard: reads v1 while the load at pc "
+                             "0x0 that writes it is outstanding (no s_waitcnt "
+                             "vmcnt covers it"),
+            std::string::npos)
+      << s.message();
+  EXPECT_NE(s.message().find("v_add_u32 at pc 0x8"), std::string::npos);
+
+  // Two loads, s_waitcnt vmcnt(1): the first is covered, the second not.
+  auto partial = make({
+      0xdc508000, 0x017f0002, // global_load_dword v1, v[2:3], off
+      0xdc508004, 0x047f0002, // global_load_dword v4, v[2:3], off offset:4
+      0xbf8c0f71,             // s_waitcnt vmcnt(1)
+      0x680a0301,             // v_add_u32_e32 v5, v1, v1
+      0x680a0904,             // v_add_u32_e32 v5, v4, v4
+  });
+  s = partial->run();
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("reads v4 while the load at pc 0x8"),
+            std::string::npos)
+      << s.message();
+  EXPECT_NE(s.message().find("v_add_u32 at pc 0x18"), std::string::npos)
+      << s.message();
+
+  auto waited = make({0xdc508000, 0x017f0002, 0xbf8c0f70, 0x680a0301});
+  ASSERT_TRUE(waited->run().ok()) << waited->ctx.error.message();
+  EXPECT_EQ(waited->v(5, 0), 6u);
+}

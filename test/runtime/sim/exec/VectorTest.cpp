@@ -1,0 +1,152 @@
+//===- VectorTest.cpp - VALU integer, carry and compare semantics ---------===//
+//
+// Part of the fa project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The vector integer instructions against the ISA's definitions: carries
+// through VCC and an SGPR pair, v_mad_u64_u32's 64-bit carry, v_perm_b32's
+// byte selectors, 64-bit shifts, compares writing 0 for lanes outside EXEC,
+// v_cndmask with a VOP3 neg, SDWA word selects.
+//
+//===----------------------------------------------------------------------===//
+
+#include "SimTest.h"
+
+using namespace fa;
+using namespace fa::sim;
+using namespace fa::sim::test;
+
+TEST(SimValu, AddCarryChain) {
+  WaveRun r({
+      0x32040300, // v_add_co_u32_e32 v2, vcc, v0, v1
+      0x38060880, // v_addc_co_u32_e32 v3, vcc, 0, v4, vcc
+  });
+  // Odd lanes: 0xffffffff + 1 carries. Lanes >= 32: v4 = 0xffffffff, so
+  // v_addc carries again where a carry comes in.
+  r.setV(0, [](unsigned l) { return l & 1 ? 0xffffffffu : 10u; });
+  r.setV(1, 1);
+  r.setV(4, [](unsigned l) { return l >= 32 ? 0xffffffffu : 5u; });
+  ASSERT_TRUE(r.run().ok());
+  uint64_t expectVcc = 0;
+  for (unsigned l = 0; l < 64; ++l) {
+    uint32_t cin = l & 1;
+    EXPECT_EQ(r.v(2, l), cin ? 0u : 11u) << "lane " << l;
+    uint64_t sum = uint64_t(l >= 32 ? 0xffffffffu : 5u) + cin;
+    EXPECT_EQ(r.v(3, l), uint32_t(sum)) << "lane " << l;
+    expectVcc |= uint64_t(sum >> 32) << l;
+  }
+  EXPECT_EQ(r.w.vcc(), expectVcc);
+  EXPECT_EQ(expectVcc, 0xaaaaaaaa00000000ull);
+}
+
+TEST(SimValu, SubBorrowIntoSgprPair) {
+  WaveRun r({0xd11a0802, 0x00020300}); // v_sub_co_u32_e64 v2, s[8:9], v0, v1
+  r.setV(0, [](unsigned l) { return l; });
+  r.setV(1, 32);
+  ASSERT_TRUE(r.run().ok());
+  for (unsigned l = 0; l < 64; ++l)
+    EXPECT_EQ(r.v(2, l), uint32_t(l - 32));
+  EXPECT_EQ(r.w.sgpr64(8), 0x00000000ffffffffull); // borrow where l < 32
+}
+
+TEST(SimValu, MadU64U32Carry) {
+  WaveRun r({0xd1e80a02,
+             0x04120300}); // v_mad_u64_u32 v[2:3], s[10:11], v0, v1, v[4:5]
+  r.setV(0, [](unsigned l) { return l == 0 ? 0xffffffffu : l == 1 ? 3u : 0u; });
+  r.setV(1, [](unsigned l) { return l == 0 ? 0xffffffffu : 5u; });
+  r.setV(4, [](unsigned l) { return l == 0 ? 0xffffffffu : 7u; });
+  r.setV(5, [](unsigned l) { return l == 0 ? 0xffffffffu : 0u; });
+  ASSERT_TRUE(r.run().ok());
+  // (2^32-1)^2 + (2^64-1) = 2^65 - 2^33: low 64 bits 0xfffffffe00000000,
+  // carry out.
+  EXPECT_EQ(r.v(2, 0), 0u);
+  EXPECT_EQ(r.v(3, 0), 0xfffffffeu);
+  EXPECT_EQ(r.v(2, 1), 22u); // 3 * 5 + 7
+  EXPECT_EQ(r.v(3, 1), 0u);
+  EXPECT_EQ(r.v(2, 2), 7u);
+  EXPECT_EQ(r.w.sgpr64(10), 1u);
+}
+
+TEST(SimValu, PermBytes) {
+  WaveRun r({0xd1ed0003, 0x040a0300}); // v_perm_b32 v3, v0, v1, v2
+  r.setV(0, 0x11223344);               // S0: bytes 7..4
+  r.setV(1, [](unsigned l) { return l & 1 ? 0x5566f788u : 0x55667788u; });
+  r.setV(2, [](unsigned l) { return l & 1 ? 0x0d0a0900u : 0x0c080704u; });
+  ASSERT_TRUE(r.run().ok());
+  // Even: sel 4 -> S0 byte 0 (0x44), 7 -> S0 byte 3 (0x11), 8 -> sign of
+  // byte 1 (0x77: 0x00), 12 -> 0x00.
+  EXPECT_EQ(r.v(3, 0), 0x00001144u);
+  // Odd: sel 0 -> S1 byte 0 (0x88), 9 -> sign of byte 3 (0x55: 0x00),
+  // 10 -> sign of byte 5 (0x33: 0x00), 13 -> 0xff.
+  EXPECT_EQ(r.v(3, 1), 0xff000088u);
+}
+
+TEST(SimValu, Shift64) {
+  WaveRun r({0xd28f0002, 0x00020900}); // v_lshlrev_b64 v[2:3], v0, v[4:5]
+  r.setV(0, [](unsigned l) { return l; });
+  r.setV(4, 1);
+  r.setV(5, 0);
+  ASSERT_TRUE(r.run().ok());
+  for (unsigned l = 0; l < 64; ++l) {
+    uint64_t got = r.v(2, l) | uint64_t(r.v(3, l)) << 32;
+    EXPECT_EQ(got, uint64_t(1) << l) << "lane " << l;
+  }
+}
+
+TEST(SimValu, CompareClearsInactiveLanes) {
+  WaveRun r({
+      0x7d880300,             // v_cmp_gt_i32_e32 vcc, v0, v1
+      0xd0c4000e, 0x00020300, // v_cmp_gt_i32_e64 s[14:15], v0, v1
+  });
+  r.w.setExec(0x00000000ffffffffull);
+  r.w.setVcc(~uint64_t(0));
+  r.w.setSgpr64(14, ~uint64_t(0));
+  r.setV(0, [](unsigned l) { return l; });
+  r.setV(1, 10);
+  ASSERT_TRUE(r.run().ok());
+  // True for 11 <= lane; lanes 32-63 are outside EXEC and get 0.
+  EXPECT_EQ(r.w.vcc(), 0x00000000fffff800ull);
+  EXPECT_EQ(r.w.sgpr64(14), 0x00000000fffff800ull);
+}
+
+TEST(SimValu, CndmaskWithNeg) {
+  WaveRun r(
+      {0xd1000003, 0x40320300}); // v_cndmask_b32_e64 v3, v0, -v1, s[12:13]
+  r.setV(0, f32(1.0f));
+  r.setV(1, f32(2.0f));
+  r.w.setSgpr64(12, 0x5555555555555555ull);
+  ASSERT_TRUE(r.run().ok());
+  EXPECT_EQ(r.v(3, 0), f32(-2.0f)); // mask bit set: -S1
+  EXPECT_EQ(r.v(3, 1), f32(1.0f));  // clear: S0
+}
+
+TEST(SimValu, ExecMasksWrites) {
+  WaveRun r({0x7e020280}); // v_mov_b32_e32 v1, 0
+  r.setV(1, 9);
+  r.w.setExec(0x8000000000000001ull);
+  ASSERT_TRUE(r.run().ok());
+  EXPECT_EQ(r.v(1, 0), 0u);
+  EXPECT_EQ(r.v(1, 1), 9u);
+  EXPECT_EQ(r.v(1, 63), 0u);
+}
+
+TEST(SimValu, SdwaWordSelect) {
+  // v_mul_u32_u24_sdwa v1, v3, s10 dst_sel:DWORD dst_unused:UNUSED_PAD
+  //   src0_sel:WORD_1 src1_sel:DWORD
+  WaveRun r({0x100214f9, 0x86050603});
+  r.setV(3, 0x00070011); // WORD_1 = 7
+  r.w.s[10] = 6;
+  ASSERT_TRUE(r.run().ok());
+  EXPECT_EQ(r.v(1, 0), 42u);
+}
+
+TEST(SimValu, VgprOutsideTheAllocationIsAnError) {
+  WaveRun r({0x7e0a0300}, /*vgprs=*/4); // v_mov_b32_e32 v5, v0
+  Status s = r.run();
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("uses v5 but the kernel descriptor allocates 4 "
+                             "VGPRs"),
+            std::string::npos)
+      << s.message();
+}
