@@ -540,7 +540,7 @@ bool vConvert(Wave &w, const Instruction &in, ExecContext &ctx) {
     return true;
   case Op::V_CVT_F32_F16:
     forLanes(exec,
-             [&](unsigned l) { d[l] = asBits(halfToFloat(uint16_t(a[l]))); });
+             [&](unsigned l) { d[l] = asBits(f16ToF32(uint16_t(a[l]))); });
     return true;
   case Op::V_CVT_F32_F64:
     forLanes(exec,
@@ -585,7 +585,7 @@ bool vConvert(Wave &w, const Instruction &in, ExecContext &ctx) {
     auto rtz = [](float f) -> uint32_t {
       uint16_t h = floatToHalf(f);
       // Nearest-even may have rounded away from zero: step back one ulp.
-      if (!std::isnan(f) && std::fabs(halfToFloat(h)) > std::fabs(f))
+      if (!std::isnan(f) && std::fabs(f16ToF32(h)) > std::fabs(f))
         h = uint16_t(h - 1);
       return h;
     };
@@ -732,7 +732,7 @@ bool vF16(Wave &w, const Instruction &in, ExecContext &ctx) {
       h &= 0x7fff;
     if ((in.neg >> i) & 1)
       h ^= 0x8000;
-    return halfToFloat(h);
+    return f16ToF32(h);
   };
   forLanes(w.exec(), [&](unsigned l) {
     float A = half(a[l], 0), B = half(b[l], 1), R;
@@ -772,7 +772,7 @@ inline float packedHalf(uint32_t x, const Instruction &in, int i, bool hi) {
   bool neg = hi ? (in.negHi >> i) & 1 : (in.neg >> i) & 1;
   if (neg)
     h ^= 0x8000;
-  return halfToFloat(h);
+  return f16ToF32(h);
 }
 
 /// v_pk_*_f16: each half computed in f32 and rounded once to f16 (for
@@ -839,7 +839,7 @@ bool vFmaMix(Wave &w, const Instruction &in, ExecContext &ctx) {
       uint32_t v = s[i][l];
       float f;
       if ((in.opSelHi >> i) & 1)
-        f = halfToFloat(uint16_t((in.opSel >> i) & 1 ? v >> 16 : v));
+        f = f16ToF32(uint16_t((in.opSel >> i) & 1 ? v >> 16 : v));
       else
         f = asFloat(v);
       if ((in.negHi >> i) & 1)
@@ -877,9 +877,9 @@ bool vDot2F32F16(Wave &w, const Instruction &in, ExecContext &ctx) {
   forLanes(w.exec(), [&](unsigned l) {
     double p;
     if (simple) {
-      p = double(halfToFloat(uint16_t(a[l]))) * halfToFloat(uint16_t(b[l])) +
-          double(halfToFloat(uint16_t(a[l] >> 16))) *
-              halfToFloat(uint16_t(b[l] >> 16));
+      p = double(f16ToF32(uint16_t(a[l]))) * f16ToF32(uint16_t(b[l])) +
+          double(f16ToF32(uint16_t(a[l] >> 16))) *
+              f16ToF32(uint16_t(b[l] >> 16));
       d[l] = asBits(float(p + double(asFloat(c[l]))));
       return;
     }

@@ -14,6 +14,7 @@
 #ifndef FA_LIB_SIM_VECTORUTIL_H
 #define FA_LIB_SIM_VECTORUTIL_H
 
+#include "fa/Half.h"
 #include "sim/Wave.h"
 
 #include <algorithm>
@@ -77,6 +78,20 @@ inline uint32_t bytePerm(uint32_t s0, uint32_t s1, uint32_t sel) {
     r |= byte << (8 * i);
   }
   return r;
+}
+
+/// f16 bits to f32, exactly (every f16 value, denormals and NaN payloads
+/// included, is an f32 value): a table, since the conversion is the inner
+/// loop of v_dot2_f32_f16 and v_fma_mix*.
+inline float f16ToF32(uint16_t h) {
+  static const struct Table {
+    float f[65536];
+    Table() {
+      for (uint32_t i = 0; i < 65536; ++i)
+        f[i] = halfToFloat(uint16_t(i));
+    }
+  } table;
+  return table.f[h];
 }
 
 } // namespace sim
