@@ -104,6 +104,7 @@ Expected<CodeObject> fa::sim::readCodeObject(const std::vector<uint8_t> &b) {
     return corrupt("section header table outside the file");
 
   CodeObject co;
+  co.abiVersion = h.e_ident[EI_ABIVERSION];
   uint64_t imageEnd = 0;
   std::vector<Elf64_Phdr> loads;
   for (unsigned i = 0; i < h.e_phnum; ++i) {

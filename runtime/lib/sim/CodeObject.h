@@ -86,6 +86,9 @@ struct CodeObject {
   std::vector<uint8_t> image;
   /// Where executable code may be: the union of PF_X segments.
   uint64_t codeBegin = 0, codeEnd = 0;
+  /// EI_ABIVERSION: 2 code object v4, 3 v5, 4 v6 (the hidden kernel
+  /// arguments' layout depends on it).
+  unsigned abiVersion = 0;
   std::vector<CodeObjectKernel> kernels;
 
   /// The kernel named `name`, or nullptr.

@@ -275,6 +275,26 @@ SimBackend::load(const Manifest &manifest, const std::vector<uint8_t> &bytes,
   return std::unique_ptr<LoadedCode>(std::move(code));
 }
 
+/// The hidden kernel arguments of code object v5 after the explicit ones
+/// (AMDGPUUsage, "Code Object V5 Metadata": block counts, group sizes,
+/// remainders, global offsets, grid dimensions), what HIP appends: kernels
+/// compiled from HIP read blockDim from here. Pointers (printf buffer,
+/// heap, ...) stay null.
+static void fillHiddenArgsV5(uint8_t *at, const LaunchGeometry &g) {
+  for (int i = 0; i < 3; ++i) {
+    uint32_t count = g.grid[i];
+    uint16_t size = uint16_t(g.block[i]);
+    std::memcpy(at + 4 * i, &count, 4);
+    std::memcpy(at + 12 + 2 * i, &size, 2);
+    // Remainders (18 + 2i) are 0: the grid is whole workgroups; global
+    // offsets (40 + 8i) are 0.
+  }
+  uint16_t dims = g.grid[2] > 1 || g.block[2] > 1   ? 3
+                  : g.grid[1] > 1 || g.block[1] > 1 ? 2
+                                                    : 1;
+  std::memcpy(at + 64, &dims, 2);
+}
+
 Status SimCode::run(const SimKernelEntry &e, const LaunchGeometry &g,
                     std::vector<uint8_t> kernarg,
                     const LaunchOptions *options) {
@@ -285,6 +305,10 @@ Status SimCode::run(const SimKernelEntry &e, const LaunchGeometry &g,
   size_t kernargBytes = std::max<size_t>(kernarg.size(), kd.kernargSize);
   std::vector<uint64_t> kernargStore((kernargBytes + 7) / 8 + 2, 0);
   std::memcpy(kernargStore.data(), kernarg.data(), kernarg.size());
+  if (e.raw && co.abiVersion >= 3 && kd.kernargSize >= kernarg.size() + 66)
+    fillHiddenArgsV5(reinterpret_cast<uint8_t *>(kernargStore.data()) +
+                         (kernarg.size() + 7) / 8 * 8,
+                     g);
   uint64_t kernargAddr =
       uint64_t(reinterpret_cast<uintptr_t>(kernargStore.data()));
 
