@@ -352,6 +352,7 @@ Status SimCode::run(const SimKernelEntry &e, const LaunchGeometry &g,
   if (options) {
     L.checks.races = options->checkRaces;
     L.checks.maxReports = options->maxRaceReports;
+    L.poisonLds = options->poisonLds;
     L.workers = options->workers;
   }
   if (const char *budget = std::getenv("FA_SIM_WAVE_BUDGET"))

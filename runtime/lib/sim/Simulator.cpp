@@ -144,9 +144,26 @@ static bool anyPending(const Wave &w) {
   return false;
 }
 
+/// The in-order counter a vector memory instruction returns its data on
+/// (VMEM loads on vmcnt, LDS on lgkmcnt), or -1.
+static int inOrderCounter(const Instruction &in) {
+  switch (in.enc) {
+  case Encoding::GLOBAL:
+  case Encoding::FLAT:
+  case Encoding::SCRATCH:
+  case Encoding::MUBUF:
+    return kVmCnt;
+  case Encoding::DS:
+    return kLgkmCnt;
+  default:
+    return -1;
+  }
+}
+
 /// Reports an operand register whose load has not been waited for.
 static bool checkOperandHazards(Wave &w, const Instruction &in,
                                 ExecContext &ctx) {
+  const int sameCounter = inOrderCounter(in);
   auto check = [&](const Operand &o, bool isWrite) {
     if (o.kind == OperandKind::VGPR) {
       for (unsigned i = 0; i < std::max<unsigned>(o.count, 1); ++i) {
@@ -158,6 +175,10 @@ static bool checkOperandHazards(Wave &w, const Instruction &in,
           p.seq = 0;
           continue;
         }
+        // A later load on the same in-order counter writes after the
+        // outstanding one: no hazard (its own mark replaces this one).
+        if (isWrite && !p.outOfOrder && int(p.counter) == sameCounter)
+          continue;
         return ctx.fail(w, in, ErrorCode::LaunchFailed,
                         std::string("s_waitcnt hazard: ") +
                             (isWrite ? "overwrites" : "reads") + " v" +
@@ -392,7 +413,7 @@ static void initWaves(const SimLaunch &L, const uint32_t wg[3], Worker &wk) {
 static Status runWorkgroup(const SimLaunch &L, const uint32_t wg[3],
                            Worker &wk) {
   initWaves(L, wg, wk);
-  wk.lds.assign(L.ldsBytes, 0);
+  wk.lds.assign(L.ldsBytes, L.poisonLds ? 0xff : 0);
   uint32_t perLane = L.kernel->kd.privateSegmentFixedSize;
   wk.scratch.assign(size_t(perLane) * kWaveLanes * wk.waves.size(), 0);
   ExecContext ctx;

@@ -77,7 +77,8 @@ struct SimLaunch {
   uint64_t queueAddr = 0;
   MemoryMap memory;
   SimChecks checks;
-  unsigned workers = 0; ///< threads; 0: the hardware's
+  unsigned workers = 0;   ///< threads; 0: the hardware's
+  bool poisonLds = false; ///< LDS starts as 0xff bytes, not zeros
   SimStats *stats = nullptr;
 };
 

@@ -227,4 +227,18 @@ TEST(SimWaitcnt, ReadBeforeTheWaitIsAHazard) {
   auto waited = make({0xdc508000, 0x017f0002, 0xbf8c0f70, 0x680a0301});
   ASSERT_TRUE(waited->run().ok()) << waited->ctx.error.message();
   EXPECT_EQ(waited->v(5, 0), 6u);
+
+  // A second load into the same register returns after the first (vmcnt
+  // is in order): no hazard. A VALU write before the wait is one: the load
+  // would land on top of it.
+  auto twice = make(
+      {0xdc508000, 0x017f0002, 0xdc508000, 0x017f0002, 0xbf8c0f70, 0x680a0301});
+  EXPECT_TRUE(twice->run().ok()) << twice->ctx.error.message();
+  auto clobber = make({0xdc508000, 0x017f0002, 0x7e020280}); // v_mov v1, 0
+  s = clobber->run();
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("s_waitcnt hazard: overwrites v1 while the load "
+                             "at pc 0x0"),
+            std::string::npos)
+      << s.message();
 }
