@@ -302,6 +302,8 @@ bool fa::sim::runWave(Wave &w, const Program &p, ExecContext &ctx) {
     if (!fn(w, in, ctx))
       return false;
 #ifdef FA_SIM_TRACE
+    // A developer's trace of wave 0 of workgroup (0,0,0) (build with
+    // -DFA_SIM_TRACE): each instruction as disassembled, its first result.
     if (w.id == 0 && ctx.wg[0] == 0 && ctx.wg[1] == 0 && ctx.wg[2] == 0) {
       std::fprintf(stderr, "%6llx %-60s", (unsigned long long)in.pc,
                    disassemble(in).c_str());
@@ -315,7 +317,10 @@ bool fa::sim::runWave(Wave &w, const Program &p, ExecContext &ctx) {
     }
 #endif
     ++w.executed;
-    w.laneOps += uint64_t(__builtin_popcountll(exec));
+    // Lane-instructions: the EXEC lanes of vector instructions (the scalar
+    // ones run once per wave).
+    if (in.enc >= Encoding::VOP1)
+      w.laneOps += uint64_t(__builtin_popcountll(exec));
     if (ctx.nextPc == fallThrough) {
       ++w.at;
     } else {
@@ -439,10 +444,9 @@ static Status runWorkgroup(const SimLaunch &L, const uint32_t wg[3],
       if (!runWave(w, *L.program, ctx))
         return ctx.error;
     }
-    unsigned ended = 0, waiting = 0;
+    unsigned ended = 0;
     for (const Wave &w : wk.waves) {
       ended += w.state == Wave::State::Ended;
-      waiting += w.state == Wave::State::AtBarrier;
     }
     if (ended == numWaves)
       break;
@@ -462,7 +466,6 @@ static Status runWorkgroup(const SimLaunch &L, const uint32_t wg[3],
                      "] reached s_endpgm")
           .withKernel(L.kernelName);
     }
-    (void)waiting;
     for (Wave &w : wk.waves)
       w.state = Wave::State::Running;
     if (ctx.races)
