@@ -242,3 +242,35 @@ TEST(SimWaitcnt, ReadBeforeTheWaitIsAHazard) {
             std::string::npos)
       << s.message();
 }
+
+TEST(SimSmem, LoadWaitAndBounds) {
+  std::vector<uint32_t> kernarg = {11, 22, 33, 44};
+  auto make = [&](std::vector<uint32_t> words) {
+    auto r = std::make_unique<WaveRun>(std::move(words));
+    r->addRegion(kernarg.data(), 16, false, "kernarg segment");
+    r->w.setSgpr64(4, uint64_t(reinterpret_cast<uintptr_t>(kernarg.data())));
+    return r;
+  };
+  // s_load_dword s6, s[4:5], 0x8; s_waitcnt lgkmcnt(0); v_mov_b32 v1, s6.
+  auto ok = make({0xc0020182, 0x00000008, 0xbf8cc07f, 0x7e020206});
+  ASSERT_TRUE(ok->run().ok()) << ok->ctx.error.message();
+  EXPECT_EQ(ok->w.s[6], 33u);
+  EXPECT_EQ(ok->v(1, 0), 33u);
+  // Scalar loads return out of order: only a wait for lgkmcnt(0) covers
+  // them, so reading s6 before it is a hazard.
+  auto early = make({0xc0020182, 0x00000008, 0x7e020206});
+  Status s = early->run();
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("s_waitcnt hazard: reads s6 while the load at pc "
+                             "0x0"),
+            std::string::npos)
+      << s.message();
+  // 16 bytes from offset 8 run past the 16-byte segment.
+  auto far =
+      make({0xc00a0202, 0x00000008}); // s_load_dwordx4 s[8:11], s[4:5], 0x8
+  s = far->run();
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("out-of-bounds scalar load: 16 bytes at address"),
+            std::string::npos)
+      << s.message();
+}
