@@ -60,7 +60,10 @@ struct PendingWrite {
 struct Wave {
   enum class State : uint8_t { Running, AtBarrier, Ended };
 
-  uint32_t s[kScalarRegs] = {};
+  /// Four dwords of slack past EXEC_HI: a 64-bit or buffer-descriptor read
+  /// starting at a high operand code (only a damaged encoding names one)
+  /// stays inside the array.
+  uint32_t s[kScalarRegs + 4] = {};
   std::vector<uint32_t> v; ///< numVgprs * 64
   unsigned numVgprs = 0;
   unsigned numSgprs = 0;
