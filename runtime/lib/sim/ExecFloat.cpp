@@ -477,7 +477,10 @@ bool vDivScale64(Wave &w, const Instruction &in, ExecContext &ctx) {
 
 /// Conversions and other instructions whose source and result types differ.
 bool vConvert(Wave &w, const Instruction &in, ExecContext &ctx) {
-  if (in.opSel || in.omod || in.neg || in.abs)
+  // v_cvt_f32_ubyte* take an integer source (no neg/abs, which the decoder
+  // refuses) and give a float result, so clamp and omod apply to it.
+  bool ubyte = in.op >= Op::V_CVT_F32_UBYTE0 && in.op <= Op::V_CVT_F32_UBYTE3;
+  if (in.opSel || (in.omod && !ubyte) || in.neg || in.abs)
     return ctx.fail(w, in, ErrorCode::Unsupported,
                     "modifiers on a conversion are not implemented by "
                     "gfx906-sim");
@@ -515,6 +518,16 @@ bool vConvert(Wave &w, const Instruction &in, ExecContext &ctx) {
     d[l] = uint32_t(bits);
     dhi[l] = uint32_t(bits >> 32);
   };
+  if (ubyte) {
+    // D.f32 = (float)S0[8n+7:8n] for v_cvt_f32_ubyte<n>.
+    unsigned shift = 8 * (unsigned(in.op) - unsigned(Op::V_CVT_F32_UBYTE0));
+    bool outMods = in.omod || in.clamp;
+    forLanes(exec, [&](unsigned l) {
+      float f = float((a[l] >> shift) & 0xff);
+      d[l] = asBits(outMods ? outMod(f, in, w) : f);
+    });
+    return true;
+  }
   switch (in.op) {
   case Op::V_CVT_F32_I32:
     forLanes(exec, [&](unsigned l) { d[l] = asBits(float(int32_t(a[l]))); });
@@ -822,7 +835,8 @@ bool vPkF16(Wave &w, const Instruction &in, ExecContext &ctx) {
 
 /// v_fma_mix_f32 / v_fma_mixlo_f16 / v_fma_mixhi_f16: fused multiply-add
 /// of three sources, each f32 (op_sel_hi bit clear) or the f16 half chosen
-/// by op_sel (set); neg_lo negates, neg_hi takes the absolute value. mixlo
+/// by op_sel (set); neg_lo negates, neg_hi takes the absolute value (the
+/// decoder gives it as Instruction::abs). mixlo
 /// writes the f16 result to bits 15:0 and keeps 31:16; mixhi the reverse.
 bool vFmaMix(Wave &w, const Instruction &in, ExecContext &ctx) {
   if (in.omod)
@@ -842,7 +856,7 @@ bool vFmaMix(Wave &w, const Instruction &in, ExecContext &ctx) {
         f = f16ToF32(uint16_t((in.opSel >> i) & 1 ? v >> 16 : v));
       else
         f = asFloat(v);
-      if ((in.negHi >> i) & 1)
+      if ((in.abs >> i) & 1)
         f = std::fabs(f);
       if ((in.neg >> i) & 1)
         f = -f;
@@ -938,12 +952,14 @@ void fa::sim::registerValuFloat(ExecFn *t) {
                 Op::V_FREXP_MANT_F64, Op::V_DIV_FIXUP_F64, Op::V_DIV_FMAS_F64})
     set(op, vF64);
   set(Op::V_DIV_SCALE_F64, vDivScale64);
-  for (Op op : {Op::V_CVT_F32_I32, Op::V_CVT_F32_U32, Op::V_CVT_U32_F32,
-                Op::V_CVT_I32_F32, Op::V_CVT_F16_F32, Op::V_CVT_F32_F16,
-                Op::V_CVT_F32_F64, Op::V_CVT_F64_F32, Op::V_CVT_F64_I32,
-                Op::V_CVT_F64_U32, Op::V_CVT_I32_F64, Op::V_CVT_U32_F64,
-                Op::V_FREXP_EXP_I32_F32, Op::V_FREXP_EXP_I32_F64,
-                Op::V_CVT_PKRTZ_F16_F32})
+  for (Op op :
+       {Op::V_CVT_F32_I32, Op::V_CVT_F32_U32, Op::V_CVT_U32_F32,
+        Op::V_CVT_I32_F32, Op::V_CVT_F16_F32, Op::V_CVT_F32_F16,
+        Op::V_CVT_F32_F64, Op::V_CVT_F64_F32, Op::V_CVT_F64_I32,
+        Op::V_CVT_F64_U32, Op::V_CVT_I32_F64, Op::V_CVT_U32_F64,
+        Op::V_FREXP_EXP_I32_F32, Op::V_FREXP_EXP_I32_F64,
+        Op::V_CVT_PKRTZ_F16_F32, Op::V_CVT_F32_UBYTE0, Op::V_CVT_F32_UBYTE1,
+        Op::V_CVT_F32_UBYTE2, Op::V_CVT_F32_UBYTE3})
     set(op, vConvert);
 #define FCMP(NAME, KIND)                                                       \
   set(Op::V_CMP_##NAME##_F32, vCmpFloat<KIND, false>);                         \

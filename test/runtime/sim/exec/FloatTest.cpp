@@ -7,10 +7,10 @@
 // The floating-point instructions against the ISA's definitions:
 // v_dot2_f32_f16 = S2 + f32(a.lo) * f32(b.lo) + f32(a.hi) * f32(b.hi) with
 // one rounding, v_fma_mix* source selection and the half they keep, VOP3
-// abs/neg/omod/clamp, IEEE-mode v_max_f32 on NaNs, v_cvt_f16_f32 rounding
-// to nearest even, v_exp_f32's model, and LLVM's f32 division sequence
-// (v_div_scale / v_div_fmas / v_div_fixup) giving the correctly rounded
-// quotient and the IEEE special cases.
+// abs/neg/omod/clamp, v_cvt_f32_ubyte*, IEEE-mode v_max_f32 on NaNs,
+// v_cvt_f16_f32 rounding to nearest even, v_exp_f32's model, and LLVM's f32
+// division sequence (v_div_scale / v_div_fmas / v_div_fixup) giving the
+// correctly rounded quotient and the IEEE special cases.
 //
 //===----------------------------------------------------------------------===//
 
@@ -57,6 +57,43 @@ TEST(SimFloat, FmaMix) {
   EXPECT_EQ(r.v(4, 0), 0xabcdc780u);
   // 6.5 = f16 0x4680 into bits 31:16, 15:0 kept.
   EXPECT_EQ(r.v(5, 0), 0x46801234u);
+}
+
+TEST(SimFloat, FmaMixAbs) {
+  // The NEG_HI field of v_fma_mix* is abs: |src| before neg.
+  WaveRun r({
+      0xd3a00103, 0x1c0a0300, // v_fma_mix_f32 v3, |v0|, v1, v2
+                              //   op_sel_hi:[1,1,0]
+      0xd3a00604, 0x9c0a0300, // v_fma_mix_f32 v4, v0, |v1|, -|v2|
+                              //   op_sel_hi:[1,1,0]
+  });
+  r.setV(0, 0x0000be00); // lo -1.5
+  r.setV(1, 0x0000c400); // lo -4.0
+  r.setV(2, f32(0.5f));
+  ASSERT_TRUE(r.run().ok());
+  EXPECT_EQ(r.v(3, 0), f32(-5.5f)); // |-1.5| * -4 + 0.5
+  EXPECT_EQ(r.v(4, 0), f32(-6.5f)); // -1.5 * |-4| - |0.5|
+}
+
+TEST(SimFloat, CvtF32Ubyte) {
+  // D.f32 = (float)S0[8n+7:8n]; clamp and omod apply to the float result.
+  WaveRun r({
+      0x7e022300,             // v_cvt_f32_ubyte0_e32 v1, v0
+      0x7e042500,             // v_cvt_f32_ubyte1_e32 v2, v0
+      0x7e062700,             // v_cvt_f32_ubyte2_e32 v3, v0
+      0x7e082900,             // v_cvt_f32_ubyte3_e32 v4, v0
+      0xd1510005, 0x08000100, // v_cvt_f32_ubyte0_e64 v5, v0 mul:2
+      0xd1548006, 0x00000100, // v_cvt_f32_ubyte3_e64 v6, v0 clamp
+  });
+  r.setV(0, [](unsigned l) { return l == 0 ? 0xff80017fu : 0x00000000u; });
+  ASSERT_TRUE(r.run().ok());
+  EXPECT_EQ(r.v(1, 0), f32(127.0f));
+  EXPECT_EQ(r.v(2, 0), f32(1.0f));
+  EXPECT_EQ(r.v(3, 0), f32(128.0f));
+  EXPECT_EQ(r.v(4, 0), f32(255.0f)); // unsigned: 0xff is 255, not -1
+  EXPECT_EQ(r.v(5, 0), f32(254.0f));
+  EXPECT_EQ(r.v(6, 0), f32(1.0f));
+  EXPECT_EQ(r.v(6, 1), f32(0.0f));
 }
 
 TEST(SimFloat, Vop3Modifiers) {

@@ -121,6 +121,18 @@ TEST(SimValu, CndmaskWithNeg) {
   EXPECT_EQ(r.v(3, 1), f32(1.0f));  // clear: S0
 }
 
+TEST(SimValu, CndmaskWithAbs) {
+  // VOP3 abs/neg apply to the selected source only.
+  WaveRun r(
+      {0xd1000303, 0x40320300}); // v_cndmask_b32_e64 v3, |v0|, -|v1|, s[12:13]
+  r.setV(0, f32(-1.0f));
+  r.setV(1, f32(-2.0f));
+  r.w.setSgpr64(12, 0x5555555555555555ull);
+  ASSERT_TRUE(r.run().ok());
+  EXPECT_EQ(r.v(3, 0), f32(-2.0f)); // mask bit set: -|S1|
+  EXPECT_EQ(r.v(3, 1), f32(1.0f));  // clear: |S0|
+}
+
 TEST(SimValu, ExecMasksWrites) {
   WaveRun r({0x7e020280}); // v_mov_b32_e32 v1, 0
   r.setV(1, 9);
