@@ -6,7 +6,10 @@
 #      backend's resource report) and for the host emulation target (shared
 #      object + manifest);
 #   4. fa-run runs it on the best available device (the host emulator where
-#      no GPU is present) with the LDS race checker, and validates it.
+#      no GPU is present) with the LDS race checker, and validates it;
+#   5. fa-run runs the gfx906 code object itself: on an AMD GPU where there
+#      is one, otherwise on the gfx906 simulator (the AMDGPU backend's
+#      machine code executed instruction by instruction), and validates it.
 set -euo pipefail
 build=${1:-build}
 out="$build/example"
@@ -37,4 +40,9 @@ echo "   wrote $out/attention.host.so and its manifest $out/attention.host.so.js
 echo
 echo "== fa-run (device auto; the host emulator when no GPU is present)"
 "$build/bin/fa-run" "$out/attention.host.so" --shape 2,8,2,300,300 \
+  --dist normal --seed 1 --device auto --check-races
+
+echo
+echo "== fa-run $out/attention.gfx906.hsaco (device auto: an AMD GPU, else the gfx906 simulator)"
+"$build/bin/fa-run" "$out/attention.gfx906.hsaco" --shape 2,8,2,300,300 \
   --dist normal --seed 1 --device auto --check-races

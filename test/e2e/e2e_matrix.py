@@ -34,12 +34,17 @@ The same cases serve the mutation test (mutants.py): with a planted bug the
 suite must fail, and `first_failure` names the case that caught it.
 
 usage: e2e_matrix.py FAC FA_RUN GOLDEN_DIR WORK_DIR
+       e2e_matrix.py FAC FA_RUN GOLDEN_DIR WORK_DIR --target gfx906 \
+                     --device gfx906-sim
        e2e_matrix.py FAC - GOLDEN_DIR WORK_DIR --target sm_90 --write-plan P
        e2e_matrix.py --run-plan P FA_RUN --device cuda
 
-The second form compiles the suite's kernels for a GPU target here (where
-LLVM is) and writes the cases to the plan P (paths relative to P's folder);
-the third runs a plan on a machine with the GPU and only the runtime.
+The second form compiles the suite for gfx906 and runs it on the gfx906
+simulator (the AMDGPU backend's machine code, executed instruction by
+instruction; race checker and poisoned LDS on, as on the host). The third
+compiles the suite's kernels for a GPU target here (where LLVM is) and
+writes the cases to the plan P (paths relative to P's folder); the fourth
+runs a plan on a machine with the GPU and only the runtime.
 """
 import itertools
 import json
@@ -441,8 +446,10 @@ def coverage_cases(kernels):
                        extra)
 
 
-def all_cases(kernels, golden):
-    if kernels.target != "host":
+def all_cases(kernels, golden, large=True):
+    """Every section in order; `large` (GPU targets only) adds the shapes
+    that need the on-device fp64 reference."""
+    if kernels.target != "host" and large:
         yield from large_cases(kernels)
     yield from boundary_cases(kernels)
     yield from stride_cases(kernels)
@@ -460,9 +467,10 @@ def run_case(fa_run, case, device="host"):
         return False, case.args
     # On the host: the race checker, and LDS filled with NaN bytes before
     # each workgroup, so that a read of LDS nobody wrote is seen.
-    checks = ["--check-races"] if device == "host" and \
+    emulated = device in ("host", "gfx906-sim")
+    checks = ["--check-races"] if emulated and \
         "--check-races" not in case.args else []
-    if device == "host":
+    if emulated:
         checks.append("--poison-lds")
     p = subprocess.run([fa_run, case.kernel] + case.args + checks +
                        ["--device", device, "--json"],
@@ -492,12 +500,13 @@ def run_case(fa_run, case, device="host"):
     return False, p.stderr.strip() or json.dumps(report)[:2000]
 
 
-def first_failure(fac, fa_run, golden, work, plant_bug):
+def first_failure(fac, fa_run, golden, work, plant_bug, target="host",
+                  device="host"):
     """The first case of the suite that fails with `plant_bug` planted, as
     (case label, detail), or None when every case passes."""
-    kernels = Kernels(fac, work, plant_bug)
-    for case in all_cases(kernels, golden):
-        ok, detail = run_case(fa_run, case)
+    kernels = Kernels(fac, work, plant_bug, target=target)
+    for case in all_cases(kernels, golden, large=False):
+        ok, detail = run_case(fa_run, case, device)
         if not ok:
             return f"{case.section}: {case.label}", detail
     return None
@@ -547,22 +556,28 @@ def main():
         device = sys.argv[sys.argv.index("--device") + 1]
         return run_plan(sys.argv[2], sys.argv[3], device)
     fac, fa_run, golden, work = sys.argv[1:5]
+    target = sys.argv[sys.argv.index("--target") + 1] \
+        if "--target" in sys.argv else "host"
     if "--write-plan" in sys.argv:
-        target = sys.argv[sys.argv.index("--target") + 1]
         plan = sys.argv[sys.argv.index("--write-plan") + 1]
         shutil.rmtree(work, ignore_errors=True)
         os.makedirs(work)
         return write_plan(fac, golden, work, target, plan)
+    # --target T --device D: compile for T here and run on D here (gfx906
+    # on the gfx906-sim device); the large section needs a GPU's reference.
+    device = sys.argv[sys.argv.index("--device") + 1] \
+        if "--device" in sys.argv else "host"
     # Start clean: kernels compiled by an older fac must not be reused.
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
     failures = count = 0
     section = None
-    for case in all_cases(Kernels(fac, work), golden):
+    for case in all_cases(Kernels(fac, work, target=target), golden,
+                          large=False):
         if case.section != section:
             section = case.section
-            print(f"e2e: {section}")
-        ok, detail = run_case(fa_run, case)
+            print(f"e2e: {section}", flush=True)
+        ok, detail = run_case(fa_run, case, device)
         count += 1
         failures += not ok
         print(f"  {'PASS' if ok else 'FAIL'} {case.label} "

@@ -8,13 +8,17 @@ until one fails; prints the case that caught the bug. A bug that survives the
 whole suite fails this test: the suite cannot see it.
 
 usage: mutants.py FAC FA_RUN GOLDEN_DIR WORK_DIR [--count [--floor N,S]]
-                  [--markdown FILE] [BUG...]
+                  [--markdown FILE] [--target gfx906 --device gfx906-sim]
+                  [--skip BUG[,BUG...]] [BUG...]
 
 --count runs every case for every bug and prints how many cases catch each
 (slow: the whole suite per bug; for measuring the suite, not for make test).
 With --floor N,S it fails unless every bug is caught by at least N cases in
 at least S sections; --markdown writes the counts as a table
-(docs/validation.md).
+(docs/validation.md). --target/--device compile for another target and run
+on another device (gfx906 on the gfx906 simulator: the planted bugs must be
+caught in the machine code an MI50 would run too). --skip leaves out bugs
+that are none on that target (say why where it is used).
 """
 import os
 import shutil
@@ -41,13 +45,16 @@ def main():
     floor = option(bugs, "--floor")
     markdown = option(bugs, "--markdown")
     floor = tuple(int(x) for x in floor.split(",")) if floor else None
+    skip = (option(bugs, "--skip") or "").split(",")
+    target = option(bugs, "--target") or "host"
+    device = option(bugs, "--device") or "host"
     count = "--count" in bugs
     bugs = [b for b in bugs if b != "--count"]
     rows = []
     if not bugs:
         p = subprocess.run([fac, "--test-list-planted-bugs"],
                            capture_output=True, text=True, check=True)
-        bugs = p.stdout.split()
+        bugs = [b for b in p.stdout.split() if b not in skip]
     if not bugs:
         print("mutants: fac lists no planted bugs")
         return 1
@@ -57,11 +64,11 @@ def main():
         bug_work = os.path.join(work, bug)
         os.makedirs(bug_work)
         if count:
-            kernels = e2e_matrix.Kernels(fac, bug_work, bug)
-            cases = list(e2e_matrix.all_cases(kernels, golden))
+            kernels = e2e_matrix.Kernels(fac, bug_work, bug, target=target)
+            cases = list(e2e_matrix.all_cases(kernels, golden, large=False))
             sections = {}
             for case in cases:
-                ok, _ = e2e_matrix.run_case(fa_run, case)
+                ok, _ = e2e_matrix.run_case(fa_run, case, device)
                 hit = sections.setdefault(case.section, [0, 0])
                 hit[0] += not ok
                 hit[1] += 1
@@ -76,7 +83,8 @@ def main():
                                          len(hit) < floor[1])):
                 survivors.append(bug)
             continue
-        caught = e2e_matrix.first_failure(fac, fa_run, golden, bug_work, bug)
+        caught = e2e_matrix.first_failure(fac, fa_run, golden, bug_work, bug,
+                                          target, device)
         if caught is None:
             survivors.append(bug)
             print(f"  SURVIVED {bug}: every e2e case passed")
