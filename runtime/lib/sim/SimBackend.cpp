@@ -17,15 +17,16 @@
 //   Launch:  the kernarg segment packed by the code that packs it for
 //            hipModuleLaunchKernel (packKernargSegment, gpu/Vendor.h), so a
 //            packing error shows as a wrong result here; LDS sized from the
-//            descriptor plus the manifest's dynamic LDS.
+//            descriptor plus the manifest's dynamic LDS; the dispatch itself
+//            is sim/Dispatch.h's, which the fake HIP runtime shares.
 //
 //===----------------------------------------------------------------------===//
 
 #include "core/Backend.h"
 #include "gpu/AmdgpuMetadata.h"
 #include "gpu/Vendor.h"
+#include "sim/Dispatch.h"
 #include "sim/SimDevice.h"
-#include "sim/Simulator.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -84,10 +85,9 @@ struct SimKernelEntry {
 
 class SimCode : public LoadedCode {
 public:
-  SimCode(std::shared_ptr<Allocations> allocations, CodeObject co)
-      : allocations(std::move(allocations)), co(std::move(co)) {
-    program = Program::decode(this->co);
-  }
+  SimCode(std::shared_ptr<Allocations> allocations,
+          std::unique_ptr<SimModule> module)
+      : allocations(std::move(allocations)), module(std::move(module)) {}
 
   Status launch(size_t index, const LaunchGeometry &g, const uint64_t *words,
                 const LaunchOptions &options) override {
@@ -105,8 +105,7 @@ public:
   }
 
   std::shared_ptr<Allocations> allocations;
-  CodeObject co;
-  Program program;
+  std::unique_ptr<SimModule> module;
   std::vector<SimKernelEntry> kernels;
 
 private:
@@ -251,12 +250,12 @@ SimBackend::load(const Manifest &manifest, const std::vector<uint8_t> &bytes,
                                ", device 'gfx906-sim' (gfx906) runs wave 64")
           .withKernel(k.name);
 
-  Expected<CodeObject> co = readCodeObject(bytes);
-  if (!co)
-    return Status(co.status()).withLog("while loading " + displayName);
-  auto code = std::make_unique<SimCode>(allocations, co.take());
+  Expected<std::unique_ptr<SimModule>> module = SimModule::load(bytes);
+  if (!module)
+    return Status(module.status()).withLog("while loading " + displayName);
+  auto code = std::make_unique<SimCode>(allocations, module.take());
   for (const KernelInfo &k : manifest.kernels) {
-    const CodeObjectKernel *ck = code->co.find(k.symbol);
+    const CodeObjectKernel *ck = code->module->co.find(k.symbol);
     if (!ck)
       return Status::error(ErrorCode::NotFound,
                            "kernel '" + k.name + "': no kernel descriptor '" +
@@ -275,92 +274,34 @@ SimBackend::load(const Manifest &manifest, const std::vector<uint8_t> &bytes,
   return std::unique_ptr<LoadedCode>(std::move(code));
 }
 
-/// The hidden kernel arguments of code object v5 after the explicit ones
-/// (AMDGPUUsage, "Code Object V5 Metadata": block counts, group sizes,
-/// remainders, global offsets, grid dimensions), what HIP appends: kernels
-/// compiled from HIP read blockDim from here. Pointers (printf buffer,
-/// heap, ...) stay null.
-static void fillHiddenArgsV5(uint8_t *at, const LaunchGeometry &g) {
-  for (int i = 0; i < 3; ++i) {
-    uint32_t count = g.grid[i];
-    uint16_t size = uint16_t(g.block[i]);
-    std::memcpy(at + 4 * i, &count, 4);
-    std::memcpy(at + 12 + 2 * i, &size, 2);
-    // Remainders (18 + 2i) are 0: the grid is whole workgroups; global
-    // offsets (40 + 8i) are 0.
-  }
-  uint16_t dims = g.grid[2] > 1 || g.block[2] > 1   ? 3
-                  : g.grid[1] > 1 || g.block[1] > 1 ? 2
-                                                    : 1;
-  std::memcpy(at + 64, &dims, 2);
-}
-
 Status SimCode::run(const SimKernelEntry &e, const LaunchGeometry &g,
                     std::vector<uint8_t> kernarg,
                     const LaunchOptions *options) {
-  const KernelDescriptor &kd = e.kernel->kd;
-  // The segment as the GPU sees it: at least the descriptor's kernarg size
-  // (the part beyond the explicit arguments is zero: fa's kernels have no
-  // hidden arguments), 16-byte aligned like HIP's kernarg buffers.
-  size_t kernargBytes = std::max<size_t>(kernarg.size(), kd.kernargSize);
-  std::vector<uint64_t> kernargStore((kernargBytes + 7) / 8 + 2, 0);
-  std::memcpy(kernargStore.data(), kernarg.data(), kernarg.size());
-  if (e.raw && co.abiVersion >= 3 && kd.kernargSize >= kernarg.size() + 66)
-    fillHiddenArgsV5(reinterpret_cast<uint8_t *>(kernargStore.data()) +
-                         (kernarg.size() + 7) / 8 * 8,
-                     g);
-  uint64_t kernargAddr =
-      uint64_t(reinterpret_cast<uintptr_t>(kernargStore.data()));
-
-  // hsa_kernel_dispatch_packet_t, for kernels that read their geometry
-  // from it (dispatch ptr).
-  uint8_t packet[64] = {};
-  uint16_t wgSize[3] = {uint16_t(g.block[0]), uint16_t(g.block[1]),
-                        uint16_t(g.block[2])};
-  uint16_t setup = 3;
-  std::memcpy(packet + 2, &setup, 2);
-  std::memcpy(packet + 4, wgSize, 6);
+  SimDispatch d;
+  d.module = module.get();
+  d.kernel = e.kernel;
+  d.kernelName = e.info.name;
   for (int i = 0; i < 3; ++i) {
-    uint32_t gridItems = g.grid[i] * g.block[i];
-    std::memcpy(packet + 12 + 4 * i, &gridItems, 4);
+    d.grid[i] = g.grid[i];
+    d.block[i] = g.block[i];
   }
-  std::memcpy(packet + 24, &kd.privateSegmentFixedSize, 4);
-  uint32_t lds = uint32_t(kd.groupSegmentFixedSize + e.info.dynamicLdsBytes);
-  std::memcpy(packet + 28, &lds, 4);
-  std::memcpy(packet + 40, &kernargAddr, 8);
-  uint8_t queue[256] = {};
-
-  SimLaunch L;
-  L.program = &program;
-  L.kernel = e.kernel;
-  L.kernelName = e.info.name;
-  for (int i = 0; i < 3; ++i) {
-    L.grid[i] = g.grid[i];
-    L.block[i] = g.block[i];
-  }
-  L.ldsBytes = lds;
-  L.kernargAddr = kernargAddr;
-  L.dispatchPacketAddr = uint64_t(reinterpret_cast<uintptr_t>(packet));
-  L.queueAddr = uint64_t(reinterpret_cast<uintptr_t>(queue));
-  std::vector<Region> regions = allocations->regions();
-  regions.push_back(Region{kernargAddr, kernargAddr + kernargBytes, false,
-                           "kernarg segment"});
-  regions.push_back(Region{L.dispatchPacketAddr, L.dispatchPacketAddr + 64,
-                           false, "dispatch packet"});
-  regions.push_back(Region{L.queueAddr, L.queueAddr + 256, false, "queue"});
-  L.memory = MemoryMap(std::move(regions));
+  d.dynamicLdsBytes = uint32_t(e.info.dynamicLdsBytes);
+  d.kernarg = std::move(kernarg);
+  // fa's kernels have no hidden arguments; run-time compiled HIP reads them.
+  d.hiddenArgsV5 = e.raw;
+  d.memory = allocations->regions();
   if (options) {
-    L.checks.races = options->checkRaces;
-    L.checks.maxReports = options->maxRaceReports;
-    L.poisonLds = options->poisonLds;
-    L.workers = options->workers;
+    d.checks.races = options->checkRaces;
+    d.checks.maxReports = options->maxRaceReports;
+    d.poisonLds = options->poisonLds;
+    d.workers = options->workers;
   }
   if (const char *budget = std::getenv("FA_SIM_WAVE_BUDGET"))
     if (uint64_t b = std::strtoull(budget, nullptr, 10))
-      L.checks.waveBudget = b;
+      d.checks.waveBudget = b;
   SimStats stats;
-  L.stats = &stats;
-  Status s = runLaunch(L);
+  d.stats = &stats;
+  Status s = dispatch(d);
   addStats(stats);
   return s;
 }

@@ -30,7 +30,7 @@ typedef struct fake_hip_arg {
   uint32_t size;
   char value_kind[32]; ///< "global_buffer", "by_value", ...
   uint64_t value;
-  /// For global_buffer: 1 if `value` is the start of a live hipMalloc
+  /// For global_buffer: 1 if `value` points into a live hipMalloc
   /// allocation, 0 if it is null.
   int is_allocation;
 } fake_hip_arg;
@@ -50,6 +50,11 @@ typedef struct fake_hip_launch {
   /// the first disagreement (the launch then returned
   /// hipErrorInvalidValue).
   char problem[512];
+  /// 1 if the kernel ran on the simulator (the checks passed).
+  int executed;
+  /// Empty if it ran to completion, else the simulator's error; the next
+  /// hipDeviceSynchronize then returns hipErrorLaunchFailure.
+  char fault[2048];
 } fake_hip_launch;
 
 /// Back to one healthy gfx906 with no failures planted, no call recorded

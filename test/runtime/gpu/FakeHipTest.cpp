@@ -11,8 +11,10 @@
 // the public API, and the fake says what the HIP runtime was given: the
 // symbol, grid, block and LDS, and the kernarg segment at the offsets the
 // code object's own `.args` metadata gives, holding the buffer addresses and
-// the shape. It also plants failures (the Status names the call and the
-// error) and a gfx908 device (the target check refuses the code object).
+// the shape; the fake then runs the kernel on the gfx906 simulator (fa-run's
+// fake-hip-* tests validate its results). It also plants failures (the
+// Status names the call and the error) and a gfx908 device (the target
+// check refuses the code object).
 //
 // A separate executable: FA_HIP_LIBRARY is set before main, so the
 // once-per-process HIP probe finds the fake, and device selection in the
@@ -169,6 +171,9 @@ TEST_F(FakeHip, LaunchPassesTheKernargSegmentOfTheMetadata) {
   const fake_hip_launch &l = *fake_hip_last_launch();
   ASSERT_TRUE(s.ok()) << s.toString() << "\nthe fake says: " << l.problem;
   EXPECT_STREQ(l.problem, "");
+  // It ran on the simulator to the end (zeroed inputs: no fault).
+  EXPECT_EQ(l.executed, 1);
+  EXPECT_STREQ(l.fault, "");
   EXPECT_EQ(std::string(fake_hip_calls()),
             "hipSetDevice\nhipModuleLaunchKernel\nhipDeviceSynchronize\n");
 
