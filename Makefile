@@ -50,7 +50,7 @@ ASAN_BUILD ?= build-asan
 # crash: fuzz-loader hits a known dlopen crash, fuzz/findings/README.md).
 FUZZ_SECONDS ?= 60
 FUZZ_FLAGS ?=
-FUZZ_TARGETS ?= fuzz-manifest fuzz-run-args fuzz-loader fuzz-ir fuzz-sim-decode
+FUZZ_TARGETS ?= fuzz-manifest fuzz-run-args fuzz-loader fuzz-ir fuzz-sim-decode fuzz-sim-loader
 # fuzz-loader writes a temporary copy of every code object it loads.
 FUZZ_WORK ?= $(FUZZ_BUILD)/fuzz-work
 

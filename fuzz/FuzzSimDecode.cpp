@@ -28,8 +28,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   std::vector<uint8_t> bytes(data, data + size);
   uint32_t pc = 0;
   while (pc < bytes.size()) {
-    fa::Expected<fa::sim::Instruction> in = fa::sim::decode(
-        bytes.data() + pc, bytes.size() - pc, /*pc=*/pc);
+    fa::Expected<fa::sim::Instruction> in =
+        fa::sim::decode(bytes.data() + pc, bytes.size() - pc, /*pc=*/pc);
     if (!in) {
       (void)in.status().toString();
       // Go on at the next word: every 4-byte boundary is a possible start.
