@@ -83,6 +83,27 @@ Status fa::sim::checkDescriptor(const std::string &kernel,
   if (kd.floatRoundMode32() != 0 || kd.floatRoundMode1664() != 0)
     return unsupported("it asks for a rounding mode other than round to "
                        "nearest even");
+  // Sizes the hardware cannot honour are refused before anything is
+  // allocated for them: gfx9's scratch wave size (COMPUTE_TMPRING_SIZE.
+  // WAVESIZE) is 13 bits of 1 KiB, so a lane has at most 8191 * 1024 / 64
+  // bytes of private segment.
+  constexpr uint32_t kMaxPrivatePerLane = 8191 * 1024 / 64;
+  if (kd.privateSegmentFixedSize > kMaxPrivatePerLane)
+    return Status::error(ErrorCode::CorruptCodeObject,
+                         "kernel '" + kernel + "': private segment of " +
+                             std::to_string(kd.privateSegmentFixedSize) +
+                             " bytes per work-item, gfx906 has at most " +
+                             std::to_string(kMaxPrivatePerLane))
+        .withKernel(kernel);
+  // The kernarg segment is copied for each launch; HIP passes a few KiB.
+  constexpr uint32_t kMaxKernargBytes = 65536;
+  if (kd.kernargSize > kMaxKernargBytes)
+    return Status::error(ErrorCode::CorruptCodeObject,
+                         "kernel '" + kernel + "': kernarg segment of " +
+                             std::to_string(kd.kernargSize) +
+                             " bytes, the simulator takes at most " +
+                             std::to_string(kMaxKernargBytes))
+        .withKernel(kernel);
   return Status::success();
 }
 

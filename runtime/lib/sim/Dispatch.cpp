@@ -52,6 +52,10 @@ static void fillHiddenArgsV5(uint8_t *at, const SimDispatch &d) {
 
 Status fa::sim::dispatch(const SimDispatch &d) {
   const KernelDescriptor &kd = d.kernel->kd;
+  // Also here, for callers that load without the device's checks (the fake
+  // HIP runtime): nothing is sized from a descriptor it refuses.
+  if (Status s = checkDescriptor(d.kernelName, kd); !s.ok())
+    return s;
   // The segment as the GPU sees it: at least the descriptor's kernarg size
   // (the part beyond the arguments given is zero), 16-byte aligned like
   // HIP's kernarg buffers.

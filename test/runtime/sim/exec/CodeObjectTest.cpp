@@ -92,4 +92,17 @@ TEST(SimCodeObject, DamageIsACleanError) {
   ASSERT_FALSE(co.ok());
   EXPECT_NE(co.status().message().find("entry point"), std::string::npos)
       << co.status().message();
+
+  // Sizes no gfx906 dispatch has are refused before anything is allocated.
+  KernelDescriptor kd = parsed->kernels[0].kd;
+  kd.privateSegmentFixedSize = 131057;
+  Status s = checkDescriptor("k", kd);
+  EXPECT_EQ(s.code(), ErrorCode::CorruptCodeObject);
+  EXPECT_EQ(s.message(), "kernel 'k': private segment of 131057 bytes per "
+                         "work-item, gfx906 has at most 131056");
+  kd = parsed->kernels[0].kd;
+  kd.kernargSize = 1u << 31;
+  s = checkDescriptor("k", kd);
+  EXPECT_EQ(s.message(), "kernel 'k': kernarg segment of 2147483648 bytes, "
+                         "the simulator takes at most 65536");
 }
