@@ -73,34 +73,52 @@ float fminIeee(float a, float b, bool ieee) {
   return a < b ? a : b;
 }
 
-int exponentOf(float f) { return int((asBits(f) >> 23) & 0xff); }
+/// The constants of v_div_scale's case table for f32 and f64: the exponent
+/// gap that needs a scaling, the scale, and the numerator exponent below
+/// which the numerator is scaled up.
+template <typename T> struct DivScaleTraits;
+template <> struct DivScaleTraits<float> {
+  static constexpr int gap = 96, scale = 64, small = 23;
+  static int exponent(float f) { return int((asBits(f) >> 23) & 0xff); }
+};
+template <> struct DivScaleTraits<double> {
+  static constexpr int gap = 768, scale = 128, small = 53;
+  static int exponent(double f) { return int((asBits64(f) >> 52) & 0x7ff); }
+};
 
-/// v_div_scale_f32 (S0 the value to scale, S1 the denominator, S2 the
+int exponentOf(float f) { return DivScaleTraits<float>::exponent(f); }
+int exponentOf64(double f) { return DivScaleTraits<double>::exponent(f); }
+
+/// v_div_scale_f32/f64 (S0 the value to scale, S1 the denominator, S2 the
 /// numerator): the ISA's case table; `vcc` is set when the final v_div_fmas
 /// must undo a scaling.
-float divScale(float s0, float s1, float s2, bool &vcc) {
+template <typename T> T divScale(T s0, T s1, T s2, bool &vcc) {
+  using D = DivScaleTraits<T>;
+  auto denorm = [](T x) {
+    return x != 0 && std::fpclassify(x) == FP_SUBNORMAL;
+  };
   vcc = false;
   if (s2 == 0 || s1 == 0)
-    return std::numeric_limits<float>::quiet_NaN();
-  if (exponentOf(s2) - exponentOf(s1) >= 96) {
+    return std::numeric_limits<T>::quiet_NaN();
+  if (D::exponent(s2) - D::exponent(s1) >= D::gap) {
     vcc = true;
-    return s0 == s1 ? std::ldexp(s0, 64) : s0;
+    return s0 == s1 ? std::ldexp(s0, D::scale) : s0;
   }
-  if (isDenorm(s1))
-    return std::ldexp(s0, 64);
-  float inv = 1.0f / s1, q = s2 / s1;
-  if (isDenorm(inv) && isDenorm(q)) {
+  if (denorm(s1))
+    return std::ldexp(s0, D::scale);
+  T inv = T(1) / s1, q = s2 / s1;
+  if (denorm(inv) && denorm(q)) {
     vcc = true;
-    return s0 == s1 ? std::ldexp(s0, 64) : s0;
+    return s0 == s1 ? std::ldexp(s0, D::scale) : s0;
   }
-  if (isDenorm(inv))
-    return std::ldexp(s0, -64);
-  if (isDenorm(q)) {
+  if (denorm(inv))
+    return std::ldexp(s0, -D::scale);
+  if (denorm(q)) {
     vcc = true;
-    return s0 == s2 ? std::ldexp(s0, 64) : s0;
+    return s0 == s2 ? std::ldexp(s0, D::scale) : s0;
   }
-  if (exponentOf(s2) <= 23)
-    return std::ldexp(s0, 64);
+  if (D::exponent(s2) <= D::small)
+    return std::ldexp(s0, D::scale);
   return s0;
 }
 
@@ -138,37 +156,6 @@ double divFixup64(double q, double d, double n) {
   if (std::isinf(d) || n == 0)
     return neg ? -0.0 : 0.0;
   return neg ? -std::fabs(q) : std::fabs(q);
-}
-
-int exponentOf64(double f) { return int((asBits64(f) >> 52) & 0x7ff); }
-
-double divScale64(double s0, double s1, double s2, bool &vcc) {
-  vcc = false;
-  auto denorm = [](double x) {
-    return x != 0 && std::fpclassify(x) == FP_SUBNORMAL;
-  };
-  if (s2 == 0 || s1 == 0)
-    return std::numeric_limits<double>::quiet_NaN();
-  if (exponentOf64(s2) - exponentOf64(s1) >= 768) {
-    vcc = true;
-    return s0 == s1 ? std::ldexp(s0, 128) : s0;
-  }
-  if (denorm(s1))
-    return std::ldexp(s0, 128);
-  double inv = 1.0 / s1, q = s2 / s1;
-  if (denorm(inv) && denorm(q)) {
-    vcc = true;
-    return s0 == s1 ? std::ldexp(s0, 128) : s0;
-  }
-  if (denorm(inv))
-    return std::ldexp(s0, -128);
-  if (denorm(q)) {
-    vcc = true;
-    return s0 == s2 ? std::ldexp(s0, 128) : s0;
-  }
-  if (exponentOf64(s2) <= 53)
-    return std::ldexp(s0, 128);
-  return s0;
 }
 
 /// The per-source abs/neg of VOP3A as masks on the f32 bits.
@@ -466,7 +453,7 @@ bool vDivScale64(Wave &w, const Instruction &in, ExecContext &ctx) {
   forLanes(w.exec(), [&](unsigned l) {
     bool flag;
     uint64_t x = asBits64(
-        divScale64(asDouble(a[l]), asDouble(b[l]), asDouble(c[l]), flag));
+        divScale(asDouble(a[l]), asDouble(b[l]), asDouble(c[l]), flag));
     lo[l] = uint32_t(x);
     hi[l] = uint32_t(x >> 32);
     vcc |= uint64_t(flag) << l;
