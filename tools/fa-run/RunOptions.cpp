@@ -57,6 +57,11 @@ static const char *usage =
     "  --poison-lds            host: fill LDS with NaN bytes, not zeros\n"
     "  --bench N               also time N launches after a warm-up\n"
     "  --json                  print one JSON object instead of a table\n"
+    "  --profile               gfx906-sim: print the launch's execution\n"
+    "                          profile (instruction classes, global bytes,\n"
+    "                          LDS bank conflicts, occupancy; execution\n"
+    "                          counts, not timing; to stderr with --json)\n"
+    "  --profile-json FILE     gfx906-sim: write that profile as JSON\n"
     "  --help                  show this text\n"
     "\n"
     "A problem whose sizes overflow 64 bits, or that needs more memory than\n"
@@ -215,11 +220,11 @@ Expected<RunOptions> fa::parseRunOptions(int argc, const char *const *argv) {
     auto bad = [&](const std::string &why) {
       return usageError("bad " + a + " '" + v + "': " + why);
     };
-    const bool takesValue = a == "--shape" || a == "--dist" || a == "--seed" ||
-                            a == "--layout" || a == "--row-pad" ||
-                            a == "--lse-pad" || a == "--bench" ||
-                            a == "--device" || a == "--reference" ||
-                            a == "--kernel" || a == "--golden";
+    const bool takesValue =
+        a == "--shape" || a == "--dist" || a == "--seed" || a == "--layout" ||
+        a == "--row-pad" || a == "--lse-pad" || a == "--bench" ||
+        a == "--device" || a == "--reference" || a == "--kernel" ||
+        a == "--golden" || a == "--profile-json";
     if (takesValue && !value())
       return usageError(a + " needs a value");
     int64_t n;
@@ -228,6 +233,10 @@ Expected<RunOptions> fa::parseRunOptions(int argc, const char *const *argv) {
       return o;
     } else if (a == "--json") {
       o.json = true;
+    } else if (a == "--profile") {
+      o.profile = true;
+    } else if (a == "--profile-json") {
+      o.profileJson = v;
     } else if (a == "--check-races") {
       o.checkRaces = true;
     } else if (a == "--poison-lds") {

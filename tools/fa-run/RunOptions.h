@@ -38,6 +38,8 @@ struct RunOptions {
   AttentionLayout layout;
   int bench = 0;
   bool json = false;
+  bool profile = false;    ///< --profile: print the gfx906-sim profile
+  std::string profileJson; ///< --profile-json FILE
   ReferenceKind reference = ReferenceKind::Auto;
 };
 

@@ -217,6 +217,29 @@ bool isKernelFault(const Status &s) {
 }
 
 /// fa-run after its arguments are parsed; returns the exit status.
+/// --profile and --profile-json: the device's profile of the launch
+/// validateKernel made (gfx906-sim only).
+Status writeProfile(const Options &o, const Device &device) {
+  std::string text = device.lastProfile();
+  if (text.empty())
+    return Status::error(ErrorCode::Unsupported,
+                         "--profile: device '" + device.name() +
+                             "' gives no execution profile (gfx906-sim does)");
+  if (o.profile)
+    std::fputs(text.c_str(), o.json ? stderr : stdout);
+  if (!o.profileJson.empty()) {
+    std::FILE *f = std::fopen(o.profileJson.c_str(), "w");
+    std::string json = device.lastProfile(true);
+    bool ok = f && std::fwrite(json.data(), 1, json.size(), f) == json.size();
+    if (f && std::fclose(f) != 0)
+      ok = false;
+    if (!ok)
+      return Status::error(ErrorCode::IoError, "cannot write the profile to '" +
+                                                   o.profileJson + "'");
+  }
+  return Status::success();
+}
+
 int run(const Options &o) {
   // `auto` picks a device that runs the code object's target; a manifest
   // that cannot be read here is reported by Module::load below.
@@ -253,6 +276,7 @@ int run(const Options &o) {
   vo.seed = o.seed;
   vo.launch.checkRaces = o.checkRaces;
   vo.launch.poisonLds = o.poisonLds;
+  vo.launch.profile = o.profile || !o.profileJson.empty();
   vo.golden = golden ? &*golden : nullptr;
   vo.layout = o.layout;
   vo.reference = o.reference;
@@ -284,6 +308,10 @@ int run(const Options &o) {
               Status::success());
   else
     printTable(o, *device, kernel->info(), *report, bench ? &*bench : nullptr);
+  if (vo.launch.profile) {
+    if (Status s = writeProfile(o, *device); !s.ok())
+      return fail(s.toString());
+  }
   return report->verdict.pass ? 0 : 1;
 }
 

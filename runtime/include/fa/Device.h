@@ -69,6 +69,11 @@ public:
   bool isHostEmulator() const;
   /// For `auto`: why each skipped backend was skipped; empty otherwise.
   const std::string &selectionLog() const { return selectionLog_; }
+  /// gfx906-sim: the execution profile of the last launch on this device
+  /// made with LaunchOptions::profile (runtime/README.md, "Execution
+  /// profile"): text, or with `json` one JSON object. Empty when there is
+  /// none (other devices, no profiled launch yet).
+  std::string lastProfile(bool json = false) const;
 
   /// Allocates `bytes` (> 0) of device memory, zero-filled.
   Expected<Buffer> allocate(size_t bytes) const;

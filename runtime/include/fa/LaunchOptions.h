@@ -41,6 +41,10 @@ struct LaunchOptions {
   /// (LaunchFailed) on a write past either end, naming the tensor. A
   /// benchmark's timed launches turn it off.
   bool checkGuards = true;
+  /// gfx906-sim: collect the launch's execution profile (execution counts
+  /// from the simulator, not timing), read back with Device::lastProfile.
+  /// Other devices ignore it.
+  bool profile = false;
 };
 
 } // namespace fa

@@ -58,6 +58,13 @@ public:
   virtual bool isHostEmulator() const = 0;
   /// "host", "cuda:0 (NVIDIA H200, sm_90)": for selection logs.
   virtual std::string description() const { return name(); }
+  /// The execution profile of the last launch that asked for one
+  /// (LaunchOptions::profile), as text or JSON; empty where the backend
+  /// has none (only gfx906-sim profiles).
+  virtual std::string lastProfile(bool json) const {
+    (void)json;
+    return {};
+  }
 
   /// Nothing if this device runs code objects for `target` in `format`
   /// (`format` empty: any format), else why not ("" when targets() says it

@@ -47,6 +47,9 @@ bool Device::supportsTarget(std::string_view target) const {
 const DeviceLimits &Device::limits() const { return backend->limits(); }
 
 bool Device::isHostEmulator() const { return backend->isHostEmulator(); }
+std::string Device::lastProfile(bool json) const {
+  return backend->lastProfile(json);
+}
 
 Expected<Buffer> Device::allocate(size_t bytes) const {
   return allocate(bytes, isHostEmulator() ? Buffer::kDefaultGuardBytes : 0);

@@ -112,5 +112,6 @@ Status fa::sim::dispatch(const SimDispatch &d) {
   L.workers = d.workers;
   L.poisonLds = d.poisonLds;
   L.stats = d.stats;
+  L.profile = d.profile;
   return runLaunch(L);
 }

@@ -61,6 +61,7 @@ struct SimDispatch {
   unsigned workers = 0;   ///< threads; 0: the hardware's
   bool poisonLds = false; ///< LDS starts as 0xff bytes
   SimStats *stats = nullptr;
+  ProfileCounters *profile = nullptr; ///< execution counts (sim/Profile.h)
 };
 
 /// Runs every workgroup of `d` to completion; the first error (runLaunch's).

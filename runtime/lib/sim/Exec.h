@@ -35,6 +35,7 @@ namespace fa {
 namespace sim {
 
 class LdsRaceTracker;
+struct ProfileCounters;
 struct ExecContext;
 
 /// One Op's semantics.
@@ -58,6 +59,8 @@ struct ExecContext {
   uint8_t *scratch = nullptr;
   uint32_t scratchPerLane = 0;
   LdsRaceTracker *races = nullptr;
+  /// Execution counts (sim/Profile.h); nullptr: not profiling.
+  ProfileCounters *profile = nullptr;
   const SimChecks *checks = nullptr;
   const char *kernel = "";
   uint32_t wg[3] = {0, 0, 0};

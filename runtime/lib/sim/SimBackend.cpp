@@ -26,18 +26,21 @@
 #include "gpu/AmdgpuMetadata.h"
 #include "gpu/Vendor.h"
 #include "sim/Dispatch.h"
+#include "sim/Profile.h"
 #include "sim/SimDevice.h"
 
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <optional>
 
 using namespace fa;
 using namespace fa::detail;
 using namespace fa::sim;
 
 static void addStats(const SimStats &s);
+static void setLastProfile(const SimProfile &p);
 
 namespace {
 
@@ -134,6 +137,7 @@ public:
   std::string description() const override {
     return "gfx906-sim (gfx906 instruction-level simulator)";
   }
+  std::string lastProfile(bool json) const override;
 
   Expected<uint64_t> allocate(size_t bytes) override {
     if (bytes > SIZE_MAX - 255)
@@ -301,9 +305,39 @@ Status SimCode::run(const SimKernelEntry &e, const LaunchGeometry &g,
       d.checks.waveBudget = b;
   SimStats stats;
   d.stats = &stats;
+  std::optional<ProfileCounters> counters;
+  if (options && options->profile) {
+    counters.emplace();
+    d.profile = &*counters;
+  }
   Status s = dispatch(d);
   addStats(stats);
+  if (counters) {
+    SimProfile p = summarizeProfile(module->program, *counters);
+    p.kernel = e.info.name;
+    p.workgroups = uint64_t(g.grid[0]) * g.grid[1] * g.grid[2];
+    p.threadsPerWorkgroup = g.block[0] * g.block[1] * g.block[2];
+    setOccupancy(p, e.kernel->kd.vgprCount(), e.kernel->kd.sgprCount(),
+                 e.kernel->kd.groupSegmentFixedSize + d.dynamicLdsBytes,
+                 p.threadsPerWorkgroup);
+    setLastProfile(p);
+  }
   return s;
+}
+
+static std::mutex profileMutex;
+static std::string lastProfileText, lastProfileJson;
+
+static void setLastProfile(const SimProfile &p) {
+  std::string text = p.text(), json = p.json();
+  std::lock_guard<std::mutex> lock(profileMutex);
+  lastProfileText = std::move(text);
+  lastProfileJson = std::move(json);
+}
+
+std::string SimBackend::lastProfile(bool json) const {
+  std::lock_guard<std::mutex> lock(profileMutex);
+  return json ? lastProfileJson : lastProfileText;
 }
 
 Expected<std::shared_ptr<Backend>> fa::detail::openSimBackend() {

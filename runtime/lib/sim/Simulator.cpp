@@ -27,6 +27,7 @@
 
 #include "sim/Simulator.h"
 #include "sim/LdsRaces.h"
+#include "sim/Profile.h"
 #ifdef FA_SIM_TRACE
 #include "sim/Disassembler.h"
 #endif
@@ -233,6 +234,7 @@ struct Worker {
   std::vector<uint8_t> lds;
   std::vector<uint8_t> scratch;
   LdsRaceTracker races;
+  ProfileCounters profile;
   uint64_t instructions = 0, laneOps = 0;
 };
 
@@ -299,6 +301,9 @@ bool fa::sim::runWave(Wave &w, const Program &p, ExecContext &ctx) {
     uint64_t fallThrough = uint64_t(in.pc) + in.size;
     ctx.nextPc = fallThrough;
     uint64_t exec = w.exec();
+    // Execution profile: one branch per instruction when off.
+    if (ctx.profile)
+      profileInstruction(*ctx.profile, w, in, size_t(w.at));
     if (!fn(w, in, ctx))
       return false;
 #ifdef FA_SIM_TRACE
@@ -435,6 +440,10 @@ static Status runWorkgroup(const SimLaunch &L, const uint32_t wg[3],
     wk.races.beginWorkgroup(L.ldsBytes, wg);
     ctx.races = &wk.races;
   }
+  if (L.profile) {
+    ctx.profile = &wk.profile;
+    wk.profile.waves += wk.waves.size();
+  }
   unsigned numWaves = unsigned(wk.waves.size());
   while (true) {
     for (Wave &w : wk.waves) {
@@ -511,6 +520,8 @@ Status fa::sim::runLaunch(const SimLaunch &L) {
 
   auto work = [&] {
     Worker wk;
+    if (L.profile)
+      wk.profile.reset(L.program->insts.size());
     while (!stop.load(std::memory_order_relaxed)) {
       uint64_t i = next.fetch_add(1);
       if (i >= total)
@@ -535,6 +546,8 @@ Status fa::sim::runLaunch(const SimLaunch &L) {
     raceTotal += wk.races.total;
     stats.instructions += wk.instructions;
     stats.laneOps += wk.laneOps;
+    if (L.profile)
+      L.profile->add(wk.profile);
   };
   std::vector<std::thread> pool;
   for (unsigned t = 1; t < workers; ++t)

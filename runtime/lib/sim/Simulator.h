@@ -34,6 +34,8 @@
 namespace fa {
 namespace sim {
 
+struct ProfileCounters;
+
 /// Decoded code. Immutable once built: shared by every worker thread.
 class Program {
 public:
@@ -80,6 +82,9 @@ struct SimLaunch {
   unsigned workers = 0;   ///< threads; 0: the hardware's
   bool poisonLds = false; ///< LDS starts as 0xff bytes, not zeros
   SimStats *stats = nullptr;
+  /// When set, the launch's execution counts are added to it
+  /// (sim/Profile.h).
+  ProfileCounters *profile = nullptr;
 };
 
 /// Runs wave `w` from its current instruction (`w.at`) until it reaches

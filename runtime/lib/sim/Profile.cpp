@@ -1,0 +1,437 @@
+//===- Profile.cpp - Execution counts of a gfx906-sim launch --------------===//
+//
+// Part of the fa project.
+//
+//===----------------------------------------------------------------------===//
+//
+// This file implements sim/Profile.h: counting an issued instruction (its
+// LDS bank-conflict degree from the active lanes' addresses, its global
+// bytes), the classes, the occupancy and the summary's text and JSON.
+//
+//===----------------------------------------------------------------------===//
+
+#include "sim/Profile.h"
+#include "sim/Simulator.h"
+
+#include "fa/Json.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <map>
+
+using namespace fa;
+using namespace fa::sim;
+
+void ProfileCounters::add(const ProfileCounters &o) {
+  if (executed.size() < o.executed.size()) {
+    executed.resize(o.executed.size(), 0);
+    degrees.resize(o.degrees.size(), 0);
+  }
+  for (size_t i = 0; i < o.executed.size(); ++i)
+    executed[i] += o.executed[i];
+  for (size_t i = 0; i < o.degrees.size(); ++i)
+    degrees[i] += o.degrees[i];
+  globalBytesRead += o.globalBytesRead;
+  globalBytesWritten += o.globalBytesWritten;
+  waves += o.waves;
+}
+
+namespace {
+
+/// A DS instruction's elements per lane: `count` (1 or 2) of `bytes` each,
+/// at addr + offset (one) or addr + offset0/1 * scale (two).
+struct DsShape {
+  unsigned bytes = 0, count = 0, scale = 0;
+};
+
+DsShape dsShape(Op op) {
+  switch (op) {
+  case Op::DS_READ_I8:
+  case Op::DS_READ_U8:
+  case Op::DS_READ_U8_D16:
+  case Op::DS_READ_U8_D16_HI:
+  case Op::DS_WRITE_B8:
+  case Op::DS_WRITE_B8_D16_HI:
+    return {1, 1, 0};
+  case Op::DS_READ_I16:
+  case Op::DS_READ_U16:
+  case Op::DS_READ_U16_D16:
+  case Op::DS_READ_U16_D16_HI:
+  case Op::DS_WRITE_B16:
+  case Op::DS_WRITE_B16_D16_HI:
+    return {2, 1, 0};
+  case Op::DS_READ_B32:
+  case Op::DS_WRITE_B32:
+  case Op::DS_ADD_U32:
+    return {4, 1, 0};
+  case Op::DS_READ_B64:
+  case Op::DS_WRITE_B64:
+    return {8, 1, 0};
+  case Op::DS_READ_B96:
+  case Op::DS_WRITE_B96:
+    return {12, 1, 0};
+  case Op::DS_READ_B128:
+  case Op::DS_WRITE_B128:
+    return {16, 1, 0};
+  case Op::DS_READ2_B32:
+  case Op::DS_WRITE2_B32:
+    return {4, 2, 4};
+  case Op::DS_READ2ST64_B32:
+  case Op::DS_WRITE2ST64_B32:
+    return {4, 2, 4 * 64};
+  case Op::DS_READ2_B64:
+  case Op::DS_WRITE2_B64:
+    return {8, 2, 8};
+  case Op::DS_READ2ST64_B64:
+  case Op::DS_WRITE2ST64_B64:
+    return {8, 2, 8 * 64};
+  default:
+    return {}; // swizzle, permute: no bank access
+  }
+}
+
+/// docs/bank-conflicts.md's phases: lanes per phase by bytes per lane.
+unsigned phaseLanes(unsigned bytesPerLane) {
+  return bytesPerLane <= 4 ? 32 : bytesPerLane <= 8 ? 16 : 8;
+}
+
+/// Bytes per lane of a GLOBAL/FLAT/SCRATCH opcode (Opcodes.def's FA_SIM_MEM).
+unsigned globalBytes(uint16_t opcode) {
+  switch (opcode) {
+  case 0x10:
+  case 0x11:
+  case 0x18:
+  case 0x19:
+  case 0x20:
+  case 0x21:
+    return 1;
+  case 0x12:
+  case 0x13:
+  case 0x1a:
+  case 0x1b:
+  case 0x24:
+  case 0x25:
+    return 2;
+  case 0x14:
+  case 0x1c:
+    return 4;
+  case 0x15:
+  case 0x1d:
+    return 8;
+  case 0x16:
+  case 0x1e:
+    return 12;
+  case 0x17:
+  case 0x1f:
+    return 16;
+  default:
+    return 0;
+  }
+}
+
+} // namespace
+
+int fa::sim::ldsConflictDegree(const Wave &w, const Instruction &in) {
+  DsShape s = dsShape(in.op);
+  if (!s.count)
+    return -1;
+  const uint32_t *addr = w.vgpr(in.src[0].index);
+  const uint64_t exec = w.exec();
+  const unsigned lanesPerPhase = phaseLanes(s.bytes * s.count);
+  int degree = 0;
+  // At most 32 lanes x 2 elements x 5 dwords (an unaligned b128).
+  uint32_t words[32 * 2 * 5];
+  for (unsigned first = 0; first < kWaveLanes; first += lanesPerPhase) {
+    unsigned n = 0;
+    for (unsigned l = first; l < first + lanesPerPhase; ++l) {
+      if (!((exec >> l) & 1))
+        continue;
+      for (unsigned k = 0; k < s.count; ++k) {
+        uint64_t a =
+            uint64_t(addr[l]) +
+            (s.count == 1 ? uint64_t(uint32_t(in.offset))
+                          : uint64_t(k ? in.offset1 : in.offset0) * s.scale);
+        for (uint64_t d = a / 4; d <= (a + s.bytes - 1) / 4; ++d)
+          words[n++] = uint32_t(d);
+      }
+    }
+    if (!n)
+      continue;
+    std::sort(words, words + n);
+    n = unsigned(std::unique(words, words + n) - words);
+    unsigned perBank[32] = {};
+    for (unsigned i = 0; i < n; ++i)
+      degree = std::max<int>(degree, int(++perBank[words[i] % 32]));
+  }
+  return degree;
+}
+
+void fa::sim::profileInstruction(ProfileCounters &p, const Wave &w,
+                                 const Instruction &in, size_t index) {
+  ++p.executed[index];
+  switch (in.enc) {
+  case Encoding::DS: {
+    int d = ldsConflictDegree(w, in);
+    if (d >= 0)
+      ++p.degrees[index * kDegreeSlots + unsigned(d)];
+    break;
+  }
+  case Encoding::GLOBAL:
+  case Encoding::FLAT: {
+    uint64_t bytes = uint64_t(globalBytes(in.info().opcode)) *
+                     unsigned(__builtin_popcountll(w.exec()));
+    if (in.info().flags & OF_NoDst)
+      p.globalBytesWritten += bytes;
+    else
+      p.globalBytesRead += bytes;
+    break;
+  }
+  default:
+    break;
+  }
+}
+
+ProfileClass fa::sim::profileClassOf(Op op) {
+  const OpInfo &i = opInfo(op);
+  const char *m = i.mnemonic;
+  switch (i.enc) {
+  case Encoding::SOP1:
+  case Encoding::SOP2:
+  case Encoding::SOPK:
+  case Encoding::SOPC:
+    return ProfileClass::Salu;
+  case Encoding::SOPP:
+    if (!std::strcmp(m, "s_barrier"))
+      return ProfileClass::Barrier;
+    if (!std::strcmp(m, "s_waitcnt"))
+      return ProfileClass::Waitcnt;
+    if (i.flags & OF_Branch)
+      return ProfileClass::Branch;
+    return ProfileClass::SoppOther;
+  case Encoding::SMEM:
+    return ProfileClass::Smem;
+  case Encoding::DS:
+    if (!dsShape(op).count)
+      return ProfileClass::LdsSwizzle;
+    if (!std::strncmp(m, "ds_read", 7))
+      return ProfileClass::LdsRead;
+    if (!std::strncmp(m, "ds_write", 8))
+      return ProfileClass::LdsWrite;
+    return ProfileClass::LdsAtomic;
+  case Encoding::GLOBAL:
+  case Encoding::FLAT:
+    return (i.flags & OF_NoDst) ? ProfileClass::GlobalStore
+                                : ProfileClass::GlobalLoad;
+  case Encoding::SCRATCH:
+  case Encoding::MUBUF:
+    return ProfileClass::Scratch;
+  default:
+    if (!std::strcmp(m, "v_dot2_f32_f16"))
+      return ProfileClass::ValuDot2;
+    if (!std::strncmp(m, "v_pk_", 5))
+      return ProfileClass::ValuPk;
+    if (!std::strcmp(m, "v_exp_f32"))
+      return ProfileClass::ValuExp;
+    return ProfileClass::ValuOther;
+  }
+}
+
+const char *fa::sim::profileClassName(ProfileClass c) {
+  static const char *const names[kProfileClasses] = {"valu.v_dot2_f32_f16",
+                                                     "valu.v_pk",
+                                                     "valu.v_exp_f32",
+                                                     "valu.other",
+                                                     "salu",
+                                                     "branch",
+                                                     "s_barrier",
+                                                     "s_waitcnt",
+                                                     "sopp.other",
+                                                     "smem",
+                                                     "lds.read",
+                                                     "lds.write",
+                                                     "lds.swizzle",
+                                                     "lds.atomic",
+                                                     "global.load",
+                                                     "global.store",
+                                                     "scratch"};
+  return names[unsigned(c)];
+}
+
+void fa::sim::setOccupancy(SimProfile &p, unsigned vgprs, unsigned sgprs,
+                           uint32_t ldsBytes, uint32_t threads) {
+  auto roundUp = [](unsigned x, unsigned g) { return (x + g - 1) / g * g; };
+  p.vgprs = vgprs;
+  p.sgprs = sgprs;
+  p.ldsBytes = ldsBytes;
+  p.byVgpr = vgprs ? 256 / roundUp(vgprs, 4) : 10;
+  p.bySgpr = sgprs ? 800 / roundUp(sgprs, 16) : 10;
+  unsigned wavesPerGroup = std::max(1u, (threads + 63) / 64);
+  unsigned groupsByLds = ldsBytes ? 65536 / ldsBytes : 40;
+  p.byLds = groupsByLds * wavesPerGroup / 4;
+  p.wavesPerSimd = std::min({10u, p.byVgpr, p.bySgpr, p.byLds});
+  p.limitedBy = p.wavesPerSimd == p.byVgpr   ? "VGPRs"
+                : p.wavesPerSimd == p.byLds  ? "LDS"
+                : p.wavesPerSimd == p.bySgpr ? "SGPRs"
+                                             : "the 10-wave limit";
+}
+
+SimProfile fa::sim::summarizeProfile(const Program &program,
+                                     const ProfileCounters &c) {
+  SimProfile p;
+  p.waves = c.waves;
+  p.globalBytesRead = c.globalBytesRead;
+  p.globalBytesWritten = c.globalBytesWritten;
+  std::map<std::string, SimProfile::Conflicts> byMnemonic;
+  size_t best = SIZE_MAX;
+  for (size_t i = 0; i < c.executed.size() && i < program.insts.size(); ++i) {
+    uint64_t n = c.executed[i];
+    if (!n)
+      continue;
+    const Instruction &in = program.insts[i];
+    p.instructions += n;
+    p.classes[unsigned(profileClassOf(in.op))] += n;
+    if (in.enc == Encoding::DS && dsShape(in.op).count) {
+      SimProfile::Conflicts &k = byMnemonic[in.info().mnemonic];
+      k.mnemonic = in.info().mnemonic;
+      k.executed += n;
+      for (unsigned d = 0; d < kDegreeSlots; ++d)
+        k.histogram[d] += c.degrees[i * kDegreeSlots + d];
+    }
+    if ((in.info().flags & OF_Branch) && in.branchTarget <= in.pc &&
+        (best == SIZE_MAX || n > c.executed[best]))
+      best = i;
+  }
+  for (auto &[name, k] : byMnemonic)
+    p.conflicts.push_back(k);
+  if (best != SIZE_MAX) {
+    const Instruction &br = program.insts[best];
+    p.haveLoop = true;
+    p.loopHeadPc = br.branchTarget;
+    p.loopBranchPc = br.pc;
+    p.loopIterations = c.executed[best];
+    for (size_t i = 0; i < c.executed.size() && i < program.insts.size(); ++i) {
+      const Instruction &in = program.insts[i];
+      if (in.pc >= br.branchTarget && in.pc <= br.pc)
+        p.loopClasses[unsigned(profileClassOf(in.op))] += c.executed[i];
+    }
+  }
+  return p;
+}
+
+static std::string fmt(const char *f, double x) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), f, x);
+  return buf;
+}
+
+static std::string hexPc(uint32_t pc) {
+  char buf[16];
+  std::snprintf(buf, sizeof(buf), "0x%x", pc);
+  return buf;
+}
+
+static const char *kLabel =
+    "execution counts from the gfx906 simulator (not timing)";
+
+std::string SimProfile::text() const {
+  std::string o;
+  auto perWave = [&](uint64_t n) {
+    return waves ? fmt("%.1f", double(n) / double(waves)) : std::string("-");
+  };
+  o += "execution profile of kernel '" + kernel + "': " + kLabel + "\n";
+  o += "  launch        " + std::to_string(workgroups) + " workgroups x " +
+       std::to_string(threadsPerWorkgroup) + " threads, " +
+       std::to_string(waves) + " waves, " + std::to_string(instructions) +
+       " wave-instructions (" + perWave(instructions) + " per wave)\n";
+  char line[160];
+  std::snprintf(line, sizeof(line), "  %-22s %14s %12s\n", "class", "total",
+                "per wave");
+  o += line;
+  for (unsigned c = 0; c < kProfileClasses; ++c) {
+    std::snprintf(line, sizeof(line), "  %-22s %14llu %12s\n",
+                  profileClassName(ProfileClass(c)),
+                  (unsigned long long)classes[c], perWave(classes[c]).c_str());
+    o += line;
+  }
+  o += "  global bytes  read " + std::to_string(globalBytesRead) +
+       ", written " + std::to_string(globalBytesWritten) + "\n";
+  o += "  lds bank conflicts (degree:executions; 1 = conflict-free; 32 banks "
+       "of 4 bytes, docs/bank-conflicts.md)\n";
+  for (const Conflicts &k : conflicts) {
+    std::snprintf(line, sizeof(line), "    %-20s", k.mnemonic.c_str());
+    o += line;
+    for (unsigned d = 0; d < kDegreeSlots; ++d)
+      if (k.histogram[d])
+        o += " " + std::to_string(d) + ":" + std::to_string(k.histogram[d]);
+    o += "\n";
+  }
+  o += "  occupancy     " + std::to_string(wavesPerSimd) +
+       " waves per SIMD, limited by " + limitedBy +
+       " (descriptor: " + std::to_string(vgprs) + " VGPRs -> " +
+       std::to_string(byVgpr) + ", " + std::to_string(sgprs) + " SGPRs -> " +
+       std::to_string(bySgpr) + ", LDS " + std::to_string(ldsBytes) +
+       " bytes per workgroup -> " + std::to_string(byLds) + ")\n";
+  if (haveLoop) {
+    o += "  loop          most executed backward branch at pc " +
+         hexPc(loopBranchPc) + " (to " + hexPc(loopHeadPc) +
+         "): " + std::to_string(loopIterations) +
+         " iterations over all waves (" + perWave(loopIterations) +
+         " per wave); per iteration per wave:";
+    for (unsigned c = 0; c < kProfileClasses; ++c)
+      if (loopClasses[c])
+        o += std::string(" ") + profileClassName(ProfileClass(c)) + "=" +
+             fmt("%.2f", double(loopClasses[c]) / double(loopIterations));
+    o += "\n";
+  }
+  return o;
+}
+
+std::string SimProfile::json() const {
+  auto classesJson = [](const uint64_t *counts) {
+    std::string o = "{";
+    for (unsigned c = 0; c < kProfileClasses; ++c)
+      o += std::string(c ? ", " : "") + "\"" +
+           profileClassName(ProfileClass(c)) +
+           "\": " + std::to_string(counts[c]);
+    return o + "}";
+  };
+  std::string o =
+      "{\"label\": " + jsonQuote(kLabel) +
+      ", \"kernel\": " + jsonQuote(kernel) +
+      ", \"workgroups\": " + std::to_string(workgroups) +
+      ", \"threads_per_workgroup\": " + std::to_string(threadsPerWorkgroup) +
+      ", \"waves\": " + std::to_string(waves) +
+      ", \"instructions\": " + std::to_string(instructions) +
+      ", \"classes\": " + classesJson(classes) +
+      ", \"global_bytes_read\": " + std::to_string(globalBytesRead) +
+      ", \"global_bytes_written\": " + std::to_string(globalBytesWritten) +
+      ", \"lds_conflicts\": {";
+  for (size_t i = 0; i < conflicts.size(); ++i) {
+    const Conflicts &k = conflicts[i];
+    o += std::string(i ? ", " : "") + jsonQuote(k.mnemonic) +
+         ": {\"executed\": " + std::to_string(k.executed) + ", \"degrees\": {";
+    bool first = true;
+    for (unsigned d = 0; d < kDegreeSlots; ++d)
+      if (k.histogram[d]) {
+        o += std::string(first ? "" : ", ") + "\"" + std::to_string(d) +
+             "\": " + std::to_string(k.histogram[d]);
+        first = false;
+      }
+    o += "}}";
+  }
+  o += "}, \"occupancy\": {\"vgprs\": " + std::to_string(vgprs) +
+       ", \"sgprs\": " + std::to_string(sgprs) +
+       ", \"lds_bytes\": " + std::to_string(ldsBytes) +
+       ", \"by_vgpr\": " + std::to_string(byVgpr) +
+       ", \"by_sgpr\": " + std::to_string(bySgpr) +
+       ", \"by_lds\": " + std::to_string(byLds) +
+       ", \"waves_per_simd\": " + std::to_string(wavesPerSimd) +
+       ", \"limited_by\": " + jsonQuote(limitedBy) + "}";
+  if (haveLoop)
+    o += ", \"loop\": {\"branch_pc\": " + std::to_string(loopBranchPc) +
+         ", \"head_pc\": " + std::to_string(loopHeadPc) +
+         ", \"iterations\": " + std::to_string(loopIterations) +
+         ", \"classes\": " + classesJson(loopClasses) + "}";
+  return o + "}\n";
+}
