@@ -34,13 +34,24 @@ static bool readField(llvm::StringRef line, llvm::StringRef key, int64_t &out) {
 }
 
 /// Instruction classes of the reports' mixes: name and mnemonic prefix.
+/// v_fma_mix_f32 multiplies and accumulates; v_fma_mixlo/hi_f16 write an
+/// f16 half, which fa's kernels use to convert P (x * 1 + 0), so they are a
+/// class of their own and no MAC.
 static const std::pair<const char *, const char *> instructionClasses[] = {
-    {"v_dot2", "v_dot2_f32_f16"},     {"v_fma_mix", "v_fma_mix"},
-    {"v_fma_f32", "v_fma_f32"},       {"v_fmac_f32", "v_fmac_f32"},
-    {"v_pk_fma", "v_pk_fma"},         {"v_exp_f32", "v_exp_f32"},
-    {"ds_read", "ds_read"},           {"ds_write", "ds_write"},
-    {"ds_swizzle", "ds_swizzle"},     {"global_load", "global_load"},
-    {"global_store", "global_store"}, {"scratch (buffer_*)", "buffer_"},
+    {"v_dot2", "v_dot2_f32_f16"},
+    {"v_fma_mix", "v_fma_mix_f32"},
+    {"v_fma_mixlo/hi (f16 conversion)", "v_fma_mixlo"},
+    {"v_fma_mixlo/hi (f16 conversion)", "v_fma_mixhi"},
+    {"v_fma_f32", "v_fma_f32"},
+    {"v_fmac_f32", "v_fmac_f32"},
+    {"v_pk_fma", "v_pk_fma"},
+    {"v_exp_f32", "v_exp_f32"},
+    {"ds_read", "ds_read"},
+    {"ds_write", "ds_write"},
+    {"ds_swizzle", "ds_swizzle"},
+    {"global_load", "global_load"},
+    {"global_store", "global_store"},
+    {"scratch (buffer_*)", "buffer_"},
     {"s_barrier", "s_barrier"},
 };
 
@@ -52,12 +63,12 @@ static void countClasses(llvm::StringRef mnemonic,
 }
 
 /// FLOP per lane of a multiply-accumulate instruction (v_dot2_f32_f16 and
-/// v_pk_fma_f16: 2 MACs; v_fma_mix, v_fmac, v_mac: 1), or 0: these mark the
-/// loop of the two GEMMs.
+/// v_pk_fma_f16: 2 MACs; v_fma_mix_f32, v_fmac, v_mac: 1), or 0: these mark
+/// the loop of the two GEMMs. v_fma_mixlo/hi_f16 are conversions here.
 static int64_t macFlopsPerLane(llvm::StringRef m) {
   if (m.starts_with("v_dot2") || m.starts_with("v_pk_fma"))
     return 4;
-  if (m.starts_with("v_fma_mix") || m.starts_with("v_fmac_") ||
+  if (m.starts_with("v_fma_mix_f32") || m.starts_with("v_fmac_") ||
       m.starts_with("v_mac_"))
     return 2;
   return 0;

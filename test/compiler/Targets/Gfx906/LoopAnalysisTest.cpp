@@ -435,3 +435,20 @@ TEST(Gfx906LoopAnalysis, LdsBytesPerLaneFollowTheMnemonic) {
   EXPECT_EQ(ldsBytesPerLane("ds_swizzle_b32"), 0);
   EXPECT_EQ(ldsBytesPerLane("v_add_u32"), 0);
 }
+
+TEST(Gfx906LoopAnalysis, MixLoHiAreConversionsNotMacs) {
+  // v_fma_mixlo/hi_f16 write an f16 half (fa converts P with them): their
+  // own class in the mix, no MAC FLOPs; v_fma_mix_f32 is a MAC.
+  std::vector<AmdgpuResources> kernels =
+      parseAmdgpuResources(kernelAssembly(".LBB0_1:\n"
+                                          "\tv_fma_mix_f32 v0, v1, v2, v0\n"
+                                          "\tv_fma_mixlo_f16 v3, v1, v2, 0\n"
+                                          "\tv_fma_mixhi_f16 v3, v1, v2, 0\n"
+                                          "\ts_cbranch_scc1 .LBB0_1\n"));
+  ASSERT_EQ(kernels.size(), 1u);
+  const AmdgpuResources &r = kernels[0];
+  EXPECT_EQ(r.mix.at("v_fma_mix"), 1);
+  EXPECT_EQ(r.mix.at("v_fma_mixlo/hi (f16 conversion)"), 2);
+  ASSERT_TRUE(r.kvLoop.has_value());
+  EXPECT_EQ(r.kvLoop->macFlopsPerLane, 2);
+}
