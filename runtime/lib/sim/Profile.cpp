@@ -28,6 +28,10 @@ void ProfileCounters::add(const ProfileCounters &o) {
     executed.resize(o.executed.size(), 0);
     degrees.resize(o.degrees.size(), 0);
   }
+  if (taken.size() < o.taken.size())
+    taken.resize(o.taken.size(), 0);
+  for (size_t i = 0; i < o.taken.size(); ++i)
+    taken[i] += o.taken[i];
   for (size_t i = 0; i < o.executed.size(); ++i)
     executed[i] += o.executed[i];
   for (size_t i = 0; i < o.degrees.size(); ++i)
@@ -304,6 +308,35 @@ SimProfile fa::sim::summarizeProfile(const Program &program,
   }
   for (auto &[name, k] : byMnemonic)
     p.conflicts.push_back(k);
+  // Every backward branch taken at least once (the dispatch loop counts
+  // the jumps taken per instruction).
+  std::map<uint32_t, size_t> indexOfPc;
+  for (size_t i = 0; i < program.insts.size(); ++i)
+    indexOfPc[program.insts[i].pc] = i;
+  size_t counted = std::min(c.executed.size(), program.insts.size());
+  for (size_t b = 0; b < counted; ++b) {
+    const Instruction &br = program.insts[b];
+    if (!(br.info().flags & OF_Branch) || br.branchTarget > br.pc ||
+        b >= c.taken.size() || !c.taken[b])
+      continue;
+    auto head = indexOfPc.find(br.branchTarget);
+    if (head == indexOfPc.end() || head->second >= counted)
+      continue;
+    SimProfile::Loop l;
+    l.headPc = br.branchTarget;
+    l.branchPc = br.pc;
+    l.iterations = c.executed[head->second];
+    l.branchExecutions = c.executed[b];
+    l.taken = c.taken[b];
+    for (size_t i = head->second; i <= b; ++i)
+      l.classes[unsigned(profileClassOf(program.insts[i].op))] += c.executed[i];
+    p.loops.push_back(l);
+  }
+  std::sort(p.loops.begin(), p.loops.end(),
+            [](const SimProfile::Loop &a, const SimProfile::Loop &b) {
+              return a.headPc != b.headPc ? a.headPc < b.headPc
+                                          : a.branchPc < b.branchPc;
+            });
   if (best != SIZE_MAX) {
     const Instruction &br = program.insts[best];
     p.haveLoop = true;
@@ -384,6 +417,18 @@ std::string SimProfile::text() const {
              fmt("%.2f", double(loopClasses[c]) / double(loopIterations));
     o += "\n";
   }
+  if (!loops.empty())
+    o += "  loops         backward branches taken (head..branch: iterations "
+         "per wave = executions of the head; per iteration per wave)\n";
+  for (const Loop &l : loops) {
+    o += "    " + hexPc(l.headPc) + ".." + hexPc(l.branchPc) + ": " +
+         perWave(l.iterations) + ";";
+    for (unsigned c = 0; c < kProfileClasses; ++c)
+      if (l.classes[c])
+        o += std::string(" ") + profileClassName(ProfileClass(c)) + "=" +
+             fmt("%.2f", double(l.classes[c]) / double(l.iterations));
+    o += "\n";
+  }
   return o;
 }
 
@@ -433,5 +478,17 @@ std::string SimProfile::json() const {
          ", \"head_pc\": " + std::to_string(loopHeadPc) +
          ", \"iterations\": " + std::to_string(loopIterations) +
          ", \"classes\": " + classesJson(loopClasses) + "}";
+  o += ", \"loops\": [";
+  for (size_t i = 0; i < loops.size(); ++i) {
+    const Loop &l = loops[i];
+    o += std::string(i ? ", " : "") +
+         "{\"head_pc\": " + std::to_string(l.headPc) +
+         ", \"branch_pc\": " + std::to_string(l.branchPc) +
+         ", \"iterations\": " + std::to_string(l.iterations) +
+         ", \"branch_executions\": " + std::to_string(l.branchExecutions) +
+         ", \"taken\": " + std::to_string(l.taken) +
+         ", \"classes\": " + classesJson(l.classes) + "}";
+  }
+  o += "]";
   return o + "}\n";
 }

@@ -17,9 +17,10 @@
 //                    reads / writes / swizzles, global, s_barrier,
 //                    s_waitcnt), summed over waves and per wave, the
 //                    conflict histograms per DS mnemonic, the waves per
-//                    SIMD the kernel descriptor allows, and the counts per
-//                    iteration of the most executed backward branch (the
-//                    K/V loop's back edge in fa's kernels).
+//                    SIMD the kernel descriptor allows, and per backward
+//                    branch taken at least once (a loop: the instructions
+//                    at pcs [target, branch]) its iterations and its class
+//                    counts; `loop` is the most executed one.
 //
 // The conflict degree is docs/bank-conflicts.md's: 32 banks of 4 bytes; the
 // active lanes are served in phases by the access's width per lane (b32 and
@@ -55,12 +56,14 @@ constexpr unsigned kDegreeSlots = kMaxConflictDegree + 1;
 struct ProfileCounters {
   std::vector<uint64_t> executed; ///< per instruction index of the Program
   std::vector<uint64_t> degrees;  ///< per instruction index, kDegreeSlots
+  std::vector<uint64_t> taken;    ///< per instruction index: jumps taken
   uint64_t globalBytesRead = 0, globalBytesWritten = 0;
   uint64_t waves = 0; ///< waves that ran (added by the workgroup runner)
 
   void reset(size_t numInstructions) {
     executed.assign(numInstructions, 0);
     degrees.assign(numInstructions * kDegreeSlots, 0);
+    taken.assign(numInstructions, 0);
     globalBytesRead = globalBytesWritten = 0;
     waves = 0;
   }
@@ -131,6 +134,22 @@ struct SimProfile {
   uint32_t loopHeadPc = 0, loopBranchPc = 0;
   uint64_t loopIterations = 0; ///< executions of the branch, all waves
   uint64_t loopClasses[kProfileClasses] = {};
+
+  /// A backward branch taken at least once: the loop [headPc, branchPc].
+  /// iterations = executions of the instruction at headPc (the loop's
+  /// entries plus its taken back edges), over all waves; classes counts
+  /// the executions of the instructions whose pc is in [headPc, branchPc],
+  /// inner loops included, so classes / iterations is the per-iteration
+  /// per-wave count a static count of the body (inner loops times their
+  /// trips) gives.
+  struct Loop {
+    uint32_t headPc = 0, branchPc = 0;
+    uint64_t iterations = 0;
+    uint64_t branchExecutions = 0; ///< the branch, taken or not
+    uint64_t taken = 0;            ///< the back edge, taken
+    uint64_t classes[kProfileClasses] = {};
+  };
+  std::vector<Loop> loops; ///< by head pc, then branch pc
 
   std::string text() const;
   std::string json() const;

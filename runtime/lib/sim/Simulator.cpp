@@ -329,6 +329,9 @@ bool fa::sim::runWave(Wave &w, const Program &p, ExecContext &ctx) {
     if (ctx.nextPc == fallThrough) {
       ++w.at;
     } else {
+      // A taken branch (the jump path only: the fall-through is unchanged).
+      if (ctx.profile)
+        ++ctx.profile->taken[size_t(w.at)];
       w.at = p.indexOf(ctx.nextPc);
       if (w.at < 0)
         return ctx.fail(w, in, ErrorCode::LaunchFailed,

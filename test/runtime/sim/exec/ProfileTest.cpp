@@ -150,6 +150,26 @@ TEST(SimProfile, CountsClassesBytesConflictsAndTheLoop) {
   EXPECT_EQ(p.loopIterations, 3u);
   EXPECT_EQ(p.loopClasses[unsigned(ProfileClass::Salu)], 6u);
   EXPECT_EQ(p.loopClasses[unsigned(ProfileClass::Branch)], 3u);
+  // The loops list: the one backward branch, taken twice; its head ran 3
+  // times (one entry, two back edges), the iterations.
+  ASSERT_EQ(p.loops.size(), 1u);
+  const SimProfile::Loop &l = p.loops[0];
+  EXPECT_EQ(l.headPc, p.loopHeadPc);
+  EXPECT_EQ(l.branchPc, p.loopBranchPc);
+  EXPECT_EQ(l.iterations, 3u);
+  EXPECT_EQ(l.branchExecutions, 3u);
+  EXPECT_EQ(l.taken, 2u);
+  EXPECT_EQ(l.classes[unsigned(ProfileClass::Salu)], 6u);
+  EXPECT_EQ(l.classes[unsigned(ProfileClass::Branch)], 3u);
+  EXPECT_EQ(l.classes[unsigned(ProfileClass::Barrier)], 0u);
+  EXPECT_NE(
+      p.json().find("\"loops\": [{\"head_pc\": " + std::to_string(l.headPc) +
+                    ", \"branch_pc\": " + std::to_string(l.branchPc) +
+                    ", \"iterations\": 3, \"branch_executions\": 3, "
+                    "\"taken\": 2, \"classes\": {"),
+      std::string::npos)
+      << p.json();
+  EXPECT_NE(p.text().find("  loops "), std::string::npos);
 
   std::string text = p.text();
   EXPECT_NE(text.find("execution counts from the gfx906 simulator (not "
