@@ -112,6 +112,7 @@ private:
   }
   void instrument(Operation *op, Value memref, ValueRange indices,
                   int64_t bytes, bool isWrite, Value env);
+  Value byteAddress(Location loc, Value memref, ValueRange indices);
   void checkAlignment(Operation *op, Value memref, ValueRange indices,
                       int64_t bytes, int64_t claimed, bool isWrite, Value env);
 
@@ -120,26 +121,31 @@ private:
 };
 } // namespace
 
+/// The byte address (as an index) of element `indices` of `memref`: its
+/// aligned pointer plus (offset + sum of index * stride) elements.
+Value HostKernelBuilder::byteAddress(Location loc, Value memref,
+                                     ValueRange indices) {
+  auto type = cast<MemRefType>(memref.getType());
+  int64_t eltBytes = type.getElementType().getIntOrFloatBitWidth() / 8;
+  auto meta = memref::ExtractStridedMetadataOp::create(b, loc, memref);
+  Value linear = meta.getOffset();
+  for (auto [index, stride] : llvm::zip(indices, meta.getStrides()))
+    linear = arith::AddIOp::create(
+        b, loc, linear, arith::MulIOp::create(b, loc, index, stride));
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
+  return arith::AddIOp::create(
+      b, loc, base,
+      arith::MulIOp::create(b, loc, linear,
+                            arith::ConstantIndexOp::create(b, loc, eltBytes)));
+}
+
 /// Calls env->lds_access(emu, address, bytes, is_write) before `op`.
 void HostKernelBuilder::instrument(Operation *op, Value memref,
                                    ValueRange indices, int64_t bytes,
                                    bool isWrite, Value env) {
   Location loc = op->getLoc();
   b.setInsertionPoint(op);
-  auto type = cast<MemRefType>(memref.getType());
-  // Row-major linear index of a static-shape LDS buffer.
-  Value linear = arith::ConstantIndexOp::create(b, loc, 0);
-  for (auto [i, index] : llvm::enumerate(indices)) {
-    Value dim = arith::ConstantIndexOp::create(b, loc, type.getDimSize(i));
-    linear = arith::AddIOp::create(
-        b, loc, arith::MulIOp::create(b, loc, linear, dim), index);
-  }
-  int64_t eltBytes = type.getElementType().getIntOrFloatBitWidth() / 8;
-  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
-  Value addr = arith::AddIOp::create(
-      b, loc, base,
-      arith::MulIOp::create(b, loc, linear,
-                            arith::ConstantIndexOp::create(b, loc, eltBytes)));
+  Value addr = byteAddress(loc, memref, indices);
   Value addr64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), addr);
   auto ptrType = LLVM::LLVMPointerType::get(ctx);
   Value ptr = LLVM::IntToPtrOp::create(b, loc, ptrType, addr64);
@@ -158,18 +164,7 @@ void HostKernelBuilder::checkAlignment(Operation *op, Value memref,
                                        Value env) {
   Location loc = op->getLoc();
   b.setInsertionPoint(op);
-  auto type = cast<MemRefType>(memref.getType());
-  int64_t eltBytes = type.getElementType().getIntOrFloatBitWidth() / 8;
-  auto meta = memref::ExtractStridedMetadataOp::create(b, loc, memref);
-  Value linear = meta.getOffset();
-  for (auto [index, stride] : llvm::zip(indices, meta.getStrides()))
-    linear = arith::AddIOp::create(
-        b, loc, linear, arith::MulIOp::create(b, loc, index, stride));
-  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
-  Value addr = arith::AddIOp::create(
-      b, loc, base,
-      arith::MulIOp::create(b, loc, linear,
-                            arith::ConstantIndexOp::create(b, loc, eltBytes)));
+  Value addr = byteAddress(loc, memref, indices);
   Value low = arith::AndIOp::create(
       b, loc, addr, arith::ConstantIndexOp::create(b, loc, claimed - 1));
   Value bad = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, low,

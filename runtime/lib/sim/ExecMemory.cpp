@@ -76,6 +76,40 @@ inline bool ldsCheck(Wave &w, const Instruction &in, ExecContext &ctx,
 
 enum ReadKind { Dwords, U8, I8, U16, I16, D16Lo, D16Hi, U8D16Lo, U8D16Hi };
 
+/// Lane `l`'s `Bytes` loaded from `p` into the destination registers `d`
+/// (lane-major, kWaveLanes per register) as `Kind` says: whole dwords, zero-
+/// or sign-extended bytes and shorts, or a 16-bit half that keeps the other
+/// one. Shared by the LDS and the global/scratch loads.
+template <unsigned Bytes, ReadKind Kind>
+inline void writeLoaded(uint32_t *d, unsigned l, const uint8_t *p) {
+  if (Kind == Dwords) {
+    for (unsigned i = 0; i < Bytes / 4; ++i)
+      std::memcpy(&d[i * kWaveLanes + l], p + 4 * i, 4);
+    return;
+  }
+  uint32_t v = 0;
+  std::memcpy(&v, p, Bytes);
+  switch (Kind) {
+  case I8:
+    v = uint32_t(int32_t(int8_t(v)));
+    break;
+  case I16:
+    v = uint32_t(int32_t(int16_t(v)));
+    break;
+  case D16Lo:
+  case U8D16Lo:
+    v = (d[l] & 0xffff0000u) | v;
+    break;
+  case D16Hi:
+  case U8D16Hi:
+    v = (d[l] & 0xffffu) | v << 16;
+    break;
+  default:
+    break;
+  }
+  d[l] = v;
+}
+
 template <unsigned Bytes, ReadKind Kind>
 bool dsRead(Wave &w, const Instruction &in, ExecContext &ctx) {
   const uint32_t *addr = w.vgpr(in.src[0].index);
@@ -90,32 +124,7 @@ bool dsRead(Wave &w, const Instruction &in, ExecContext &ctx) {
       return;
     }
     const uint8_t *p = ctx.lds + a;
-    if (Kind == Dwords) {
-      for (unsigned i = 0; i < Bytes / 4; ++i)
-        std::memcpy(&d[i * kWaveLanes + l], p + 4 * i, 4);
-      return;
-    }
-    uint32_t v = 0;
-    std::memcpy(&v, p, Bytes);
-    switch (Kind) {
-    case I8:
-      v = uint32_t(int32_t(int8_t(v)));
-      break;
-    case I16:
-      v = uint32_t(int32_t(int16_t(v)));
-      break;
-    case D16Lo:
-    case U8D16Lo:
-      v = (d[l] & 0xffff0000u) | v;
-      break;
-    case D16Hi:
-    case U8D16Hi:
-      v = (d[l] & 0xffffu) | v << 16;
-      break;
-    default:
-      break;
-    }
-    d[l] = v;
+    writeLoaded<Bytes, Kind>(d, l, p);
   });
   if (!ok)
     return false;
@@ -374,32 +383,7 @@ bool vmLoad(Wave &w, const Instruction &in, ExecContext &ctx) {
       ok = false;
       return;
     }
-    if (Kind == Dwords) {
-      for (unsigned i = 0; i < Bytes / 4; ++i)
-        std::memcpy(&d[i * kWaveLanes + l], p + 4 * i, 4);
-      return;
-    }
-    uint32_t v = 0;
-    std::memcpy(&v, p, Bytes);
-    switch (Kind) {
-    case I8:
-      v = uint32_t(int32_t(int8_t(v)));
-      break;
-    case I16:
-      v = uint32_t(int32_t(int16_t(v)));
-      break;
-    case D16Lo:
-    case U8D16Lo:
-      v = (d[l] & 0xffff0000u) | v;
-      break;
-    case D16Hi:
-    case U8D16Hi:
-      v = (d[l] & 0xffffu) | v << 16;
-      break;
-    default:
-      break;
-    }
-    d[l] = v;
+    writeLoaded<Bytes, Kind>(d, l, p);
   });
   if (!ok)
     return false;
