@@ -100,8 +100,10 @@ unsigned phaseLanes(unsigned bytesPerLane) {
   return bytesPerLane <= 4 ? 32 : bytesPerLane <= 8 ? 16 : 8;
 }
 
+} // namespace
+
 /// Bytes per lane of a GLOBAL/FLAT/SCRATCH opcode (Opcodes.def's FA_SIM_MEM).
-unsigned globalBytes(uint16_t opcode) {
+static unsigned globalBytes(uint16_t opcode) {
   switch (opcode) {
   case 0x10:
   case 0x11:
@@ -134,7 +136,23 @@ unsigned globalBytes(uint16_t opcode) {
   }
 }
 
-} // namespace
+unsigned fa::sim::dsBytesPerLane(Op op) {
+  DsShape s = dsShape(op);
+  return s.bytes * s.count;
+}
+
+unsigned fa::sim::memoryBytesPerLane(const Instruction &in) {
+  switch (in.enc) {
+  case Encoding::DS:
+    return dsBytesPerLane(in.op);
+  case Encoding::GLOBAL:
+  case Encoding::FLAT:
+  case Encoding::SCRATCH:
+    return globalBytes(in.info().opcode);
+  default:
+    return 0;
+  }
+}
 
 int fa::sim::ldsConflictDegree(const Wave &w, const Instruction &in) {
   DsShape s = dsShape(in.op);

@@ -75,6 +75,11 @@ struct ProfileCounters {
 void profileInstruction(ProfileCounters &p, const Wave &w,
                         const Instruction &in, size_t index);
 
+/// Bytes one lane moves: a DS instruction's elements (ds_read2_b32: 8; 0
+/// for swizzles and permutes), a GLOBAL/FLAT/SCRATCH one's; 0 otherwise.
+unsigned dsBytesPerLane(Op op);
+unsigned memoryBytesPerLane(const Instruction &in);
+
 /// The LDS bank-conflict degree of DS instruction `in` with `w`'s active
 /// lanes' addresses; -1 for one that touches no bank (swizzle, permute).
 int ldsConflictDegree(const Wave &w, const Instruction &in);
