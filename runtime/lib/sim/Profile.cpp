@@ -154,7 +154,8 @@ unsigned fa::sim::memoryBytesPerLane(const Instruction &in) {
   }
 }
 
-int fa::sim::ldsConflictDegree(const Wave &w, const Instruction &in) {
+int fa::sim::ldsConflictDegree(const Wave &w, const Instruction &in,
+                                unsigned *passes) {
   DsShape s = dsShape(in.op);
   if (!s.count)
     return -1;
@@ -162,6 +163,8 @@ int fa::sim::ldsConflictDegree(const Wave &w, const Instruction &in) {
   const uint64_t exec = w.exec();
   const unsigned lanesPerPhase = phaseLanes(s.bytes * s.count);
   int degree = 0;
+  if (passes)
+    *passes = 0;
   // At most 32 lanes x 2 elements x 5 dwords (an unaligned b128).
   uint32_t words[32 * 2 * 5];
   for (unsigned first = 0; first < kWaveLanes; first += lanesPerPhase) {
@@ -183,8 +186,12 @@ int fa::sim::ldsConflictDegree(const Wave &w, const Instruction &in) {
     std::sort(words, words + n);
     n = unsigned(std::unique(words, words + n) - words);
     unsigned perBank[32] = {};
+    unsigned phase = 0;
     for (unsigned i = 0; i < n; ++i)
-      degree = std::max<int>(degree, int(++perBank[words[i] % 32]));
+      phase = std::max(phase, ++perBank[words[i] % 32]);
+    degree = std::max<int>(degree, int(phase));
+    if (passes)
+      *passes += phase;
   }
   return degree;
 }

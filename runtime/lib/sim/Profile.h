@@ -82,7 +82,10 @@ unsigned memoryBytesPerLane(const Instruction &in);
 
 /// The LDS bank-conflict degree of DS instruction `in` with `w`'s active
 /// lanes' addresses; -1 for one that touches no bank (swizzle, permute).
-int ldsConflictDegree(const Wave &w, const Instruction &in);
+/// With `passes`, also the bank cycles the access needs: the sum over its
+/// phases of each phase's degree (0 for one that touches no bank).
+int ldsConflictDegree(const Wave &w, const Instruction &in,
+                      unsigned *passes = nullptr);
 
 enum class ProfileClass : uint8_t {
   ValuDot2,   ///< v_dot2_f32_f16
