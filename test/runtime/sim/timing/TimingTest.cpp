@@ -1,0 +1,463 @@
+//===- TimingTest.cpp - Microbenchmarks of the MI50 timing model ----------===//
+//
+// Part of the fa project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Issue 20's microbenchmarks: gfx906 kernels written in assembly (valu.s,
+// lds.s, hbm.s, model.s next to this file, assembled by llvm-mc at build
+// time) run on the simulator with a TimingRequest, and the timing model
+// (sim/Timing.h) estimates their time on an MI50. Two kinds of test:
+//   - Mi50Figures: each published MI50 figure of issue 20's list computed
+//     from the model's estimate of the kernel that measures it, within 15%
+//     of the published value;
+//   - ModelRules: small kernels whose time follows from the rules Timing.h
+//     states (issue turns, VALU latency, LDS and global latency, barriers)
+//     worked out by hand from TimingParams' values, within 5% (exact to a
+//     turn's alignment).
+// Every figure is printed with its error; `--table FILE` writes them as a
+// markdown table (docs/mi50-timing-model.md includes it). The figures are
+// estimates of the model, not measurements: no GPU runs these kernels here.
+//
+//===----------------------------------------------------------------------===//
+
+#include "sim/Timing.h"
+#include "sim/Dispatch.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+using namespace fa;
+using namespace fa::sim;
+
+namespace {
+
+/// One line of the table.
+struct Row {
+  std::string figure;  ///< what is measured
+  std::string kernel;  ///< kernel and launch
+  std::string unit;    ///< of published and model
+  double expected = 0; ///< the published figure or the hand-worked value
+  double model = 0;    ///< the model's
+  std::string source;  ///< "published" or "hand-worked"
+  std::string limit;   ///< TimingEstimate::limitedBy
+  double errorPct() const { return 100.0 * (model - expected) / expected; }
+};
+
+std::vector<Row> &rows() {
+  static std::vector<Row> r;
+  return r;
+}
+
+std::string &tablePath() {
+  static std::string p;
+  return p;
+}
+
+/// Prints the row and checks it within `tolerance` (a fraction).
+void report(Row row, double tolerance = 0.15) {
+  std::printf("[timing] %-44s %-10s %s %10.4g  model %10.4g  %+6.1f%%  "
+              "(%s; limited by %s)\n",
+              row.figure.c_str(), row.unit.c_str(), row.source.c_str(),
+              row.expected, row.model, row.errorPct(), row.kernel.c_str(),
+              row.limit.c_str());
+  EXPECT_NEAR(row.model, row.expected, tolerance * row.expected)
+      << row.figure << ": " << row.source << " " << row.expected << " "
+      << row.unit << ", the model " << row.model << " (" << row.errorPct()
+      << "%), kernel " << row.kernel;
+  rows().push_back(std::move(row));
+}
+
+/// The code objects built from the .s files, loaded once.
+const SimModule &module(const std::string &name) {
+  static std::map<std::string, std::unique_ptr<SimModule>> cache;
+  auto it = cache.find(name);
+  if (it != cache.end())
+    return *it->second;
+  std::string path = std::string(FA_SIM_TIMING_KERNEL_DIR) + "/" + name;
+  std::ifstream f(path, std::ios::binary);
+  EXPECT_TRUE(f.good()) << "cannot read " << path;
+  std::vector<uint8_t> bytes(std::istreambuf_iterator<char>(f), {});
+  Expected<std::unique_ptr<SimModule>> m = SimModule::load(bytes);
+  if (!m) {
+    ADD_FAILURE() << path << ": " << m.status().message();
+    std::abort();
+  }
+  return *(cache[name] = m.take());
+}
+
+/// Device memory for a kernel: `bytes` not initialised (untouched pages
+/// cost nothing; only the sampled workgroups' parts are read).
+struct Buffer {
+  explicit Buffer(size_t bytes) : bytes(bytes) {
+    data = static_cast<uint8_t *>(std::malloc(bytes));
+  }
+  ~Buffer() { std::free(data); }
+  uint64_t addr() const { return uint64_t(reinterpret_cast<uintptr_t>(data)); }
+  Region region(bool writable, const char *what) const {
+    return Region{addr(), addr() + bytes, writable, what};
+  }
+  uint8_t *data;
+  size_t bytes;
+};
+
+/// Little-endian packing of the kernarg segment.
+struct Kernarg {
+  std::vector<uint8_t> bytes;
+  Kernarg &u32(uint32_t x) {
+    put(&x, 4);
+    return *this;
+  }
+  Kernarg &u64(uint64_t x) {
+    while (bytes.size() % 8)
+      bytes.push_back(0);
+    put(&x, 8);
+    return *this;
+  }
+  void put(const void *p, size_t n) {
+    const uint8_t *b = static_cast<const uint8_t *>(p);
+    bytes.insert(bytes.end(), b, b + n);
+  }
+};
+
+/// What one estimated launch gives the tests.
+struct Result {
+  TimingEstimate est;
+  /// Executed wave-instructions by mnemonic in the first sample, summed
+  /// over its waves (checks that the kernel ran the loop it was meant to).
+  std::map<std::string, uint64_t> counts;
+  unsigned waves = 0; ///< of the first sample
+};
+
+/// Runs `kernel` of `file` on the simulator, recording `samples` workgroups
+/// (only those run), and estimates the launch.
+Result estimate(const std::string &file, const std::string &kernel,
+                uint32_t gridX, uint32_t blockX, const Kernarg &args,
+                std::vector<Region> memory = {}, unsigned samples = 3) {
+  const SimModule &m = module(file);
+  const CodeObjectKernel *k = m.co.find(kernel);
+  Result r;
+  if (!k) {
+    ADD_FAILURE() << file << " has no kernel " << kernel;
+    return r;
+  }
+  TimingRequest req;
+  req.samplesX = TimingRequest::spread(gridX, samples);
+  req.onlyRecorded = true;
+  SimDispatch d;
+  d.module = &m;
+  d.kernel = k;
+  d.kernelName = kernel;
+  d.grid[0] = gridX;
+  d.block[0] = blockX;
+  d.kernarg = args.bytes;
+  d.memory = std::move(memory);
+  d.timing = &req;
+  Status s = dispatch(d);
+  if (!s.ok()) {
+    ADD_FAILURE() << kernel << ": " << s.message();
+    return r;
+  }
+  if (req.traces.empty()) {
+    ADD_FAILURE() << kernel << ": no workgroup was recorded";
+    return r;
+  }
+  r.waves = unsigned(req.traces[0].waves.size());
+  for (const std::vector<TraceEntry> &wave : req.traces[0].waves)
+    for (const TraceEntry &e : wave)
+      ++r.counts[m.program.insts[e.index].info().mnemonic];
+  r.est = estimateTiming(m.program, k->kd, d.grid, d.block,
+                         k->kd.groupSegmentFixedSize, std::move(req.traces));
+  r.est.kernel = kernel;
+  std::printf("%s\n", r.est.text().c_str());
+  return r;
+}
+
+const TimingParams kParams;
+
+// --- Published MI50 figures ------------------------------------------------
+
+// 60 CUs x 4 SIMDs: 240 workgroups of one wave are one wave per SIMD.
+constexpr uint32_t kOneWavePerSimd = 240;
+constexpr uint32_t kTwoWavesPerSimd = 480;
+constexpr uint32_t kValuTrips = 256; // x 64 VALU instructions per trip
+
+/// T MAC/s of a VALU kernel: 2 MACs per lane per instruction (v_dot2: two
+/// f16 products; v_pk_fma_f16: two f16 FMAs), 64 per trip.
+double valuMacs(const Result &r, uint32_t gridX, const char *mnemonic) {
+  uint64_t perWave = uint64_t(64) * kValuTrips;
+  EXPECT_EQ(r.counts.count(mnemonic) ? r.counts.at(mnemonic) : 0,
+            perWave * r.waves)
+      << mnemonic << " executed per workgroup";
+  return double(gridX) * r.waves * perWave * 64 * 2 / r.est.seconds / 1e12;
+}
+
+void valuFigure(const char *figure, const char *kernel, uint32_t gridX,
+                const char *mnemonic, double published) {
+  Result r =
+      estimate("valu.hsaco", kernel, gridX, 64, Kernarg().u32(kValuTrips));
+  if (r.est.seconds <= 0)
+    return;
+  report({figure,
+          std::string(kernel) + ", " + std::to_string(gridX) + "x64, " +
+              std::to_string(gridX / 240) +
+              (gridX / 240 == 1 ? " wave/SIMD" : " waves/SIMD"),
+          "T MAC/s", published, valuMacs(r, gridX, mnemonic), "published",
+          r.est.limitedBy});
+}
+
+TEST(Mi50Figures, Dot2OneDependentChain) {
+  valuFigure("v_dot2_f32_f16, 1 dependent chain", "dot2_chain1",
+             kOneWavePerSimd, "v_dot2_f32_f16", 3.35);
+}
+
+TEST(Mi50Figures, Dot2FourChainsOneWavePerSimd) {
+  valuFigure("v_dot2_f32_f16, 4 chains", "dot2_chain4", kOneWavePerSimd,
+             "v_dot2_f32_f16", 10.0);
+}
+
+TEST(Mi50Figures, Dot2TwoChainsTwoWavesPerSimd) {
+  valuFigure("v_dot2_f32_f16, 2 chains", "dot2_chain2", kTwoWavesPerSimd,
+             "v_dot2_f32_f16", 10.0);
+}
+
+// At two waves per SIMD one wave's loop instructions (3 scalar, a taken
+// branch) issue in the turns the other's VALU work fills; at one they
+// cost their turns (about 6% of 64 v_pk_fma_f16 per trip).
+TEST(Mi50Figures, PkFmaF16TwoWavesPerSimd) {
+  valuFigure("v_pk_fma_f16, 4 chains", "pk_fma_chain4", kTwoWavesPerSimd,
+             "v_pk_fma_f16", 13.2);
+}
+
+TEST(Mi50Figures, PkFmaF16OneWavePerSimd) {
+  valuFigure("v_pk_fma_f16, 4 chains", "pk_fma_chain4", kOneWavePerSimd,
+             "v_pk_fma_f16", 13.2);
+}
+
+/// ds_read_b128 at lane stride `stride` bytes: 240 workgroups of 256 lanes
+/// (4 waves per SIMD), 8 reads of 1 KiB per wave per trip.
+void ldsFigure(const char *figure, uint32_t stride, double published) {
+  const uint32_t trips = 64, gridX = 240;
+  Result r = estimate("lds.hsaco", "lds_read_b128", gridX, 256,
+                      Kernarg().u32(trips).u32(stride));
+  if (r.est.seconds <= 0)
+    return;
+  EXPECT_EQ(r.counts["ds_read_b128"], uint64_t(8) * trips * r.waves);
+  double bytes = double(gridX) * r.waves * 8 * trips * 1024;
+  report({figure,
+          "lds_read_b128 stride " + std::to_string(stride) +
+              " B, 240x256, 4 waves/SIMD",
+          "TB/s", published, bytes / r.est.seconds / 1e12, "published",
+          r.est.limitedBy});
+}
+
+TEST(Mi50Figures, LdsReadB128Contiguous) {
+  ldsFigure("ds_read_b128 contiguous", 16, 4.26);
+}
+
+TEST(Mi50Figures, LdsReadB128Stride32) {
+  ldsFigure("ds_read_b128 column, 32-dword rows", 128, 1.87);
+}
+
+TEST(Mi50Figures, LdsReadB128Stride33) {
+  ldsFigure("ds_read_b128 column, 33-dword rows", 132, 3.97);
+}
+
+// HBM: 240 workgroups of 256 lanes (4 waves per SIMD), each streaming 1 MiB
+// (64 trips of 16 KiB): 240 MiB.
+constexpr uint32_t kHbmTrips = 64, kHbmGrid = 240;
+constexpr size_t kHbmBytes = size_t(kHbmGrid) * kHbmTrips * 16384;
+
+TEST(Mi50Figures, HbmRead) {
+  Buffer src(kHbmBytes);
+  Result r = estimate("hbm.hsaco", "hbm_read", kHbmGrid, 256,
+                      Kernarg().u64(src.addr()).u32(kHbmTrips),
+                      {src.region(false, "src")});
+  if (r.est.seconds <= 0)
+    return;
+  EXPECT_EQ(r.counts["global_load_dwordx4"], uint64_t(4) * kHbmTrips * r.waves);
+  // Published: 800-890 GB/s; checked against the middle, 850.
+  report({"HBM read (800-890 GB/s)", "hbm_read, 240x256, 240 MiB", "GB/s", 850,
+          double(kHbmBytes) / r.est.seconds / 1e9, "published",
+          r.est.limitedBy});
+}
+
+TEST(Mi50Figures, HbmCopy) {
+  Buffer src(kHbmBytes), dst(kHbmBytes);
+  // The sampled workgroups (the only ones run) copy their chunks: a pattern
+  // there, checked in dst afterwards.
+  const size_t chunk = size_t(kHbmTrips) * 16384;
+  const std::vector<uint32_t> xs = TimingRequest::spread(kHbmGrid, 3);
+  for (uint32_t x : xs)
+    for (size_t i = 0; i < chunk; ++i)
+      src.data[x * chunk + i] = uint8_t(i * 7 + x);
+  Result r = estimate("hbm.hsaco", "hbm_copy", kHbmGrid, 256,
+                      Kernarg().u64(src.addr()).u64(dst.addr()).u32(kHbmTrips),
+                      {src.region(false, "src"), dst.region(true, "dst")});
+  if (r.est.seconds <= 0)
+    return;
+  for (uint32_t x : xs)
+    EXPECT_EQ(std::memcmp(dst.data + x * chunk, src.data + x * chunk, chunk), 0)
+        << "workgroup " << x << " did not copy its chunk";
+  EXPECT_EQ(r.counts["global_store_dwordx4"],
+            uint64_t(4) * kHbmTrips * r.waves);
+  // The copy figure counts bytes read + bytes written over the time, as
+  // TimingParams' write rate was fit (2 / 715 = 1 / 850 + 1 / 617).
+  report({"HBM copy (read + write bytes)", "hbm_copy, 240x256, 2x240 MiB",
+          "GB/s", 715, 2.0 * double(kHbmBytes) / r.est.seconds / 1e9,
+          "published", r.est.limitedBy});
+}
+
+// --- Hand-worked rules of the model ------------------------------------------
+//
+// One workgroup on one CU; cycles are TimingEstimate::cycles. The expected
+// values follow from Timing.h's rules and TimingParams, by hand: a wave
+// issues at most one instruction per turn of its SIMD (every `turn` = 4
+// cycles), s_endpgm included, and a wave ends a turn after its s_endpgm
+// issues. They are exact to within a turn's alignment, so they are checked
+// within 5%, not the published figures' 15%: a rate wrong by 10% shows.
+
+constexpr double kTurn = 4;
+constexpr double kRuleTolerance = 0.05;
+
+Result one(const char *kernel, uint32_t blockX = 64, Kernarg args = {},
+           std::vector<Region> memory = {}) {
+  return estimate("model.hsaco", kernel, 1, blockX, args, std::move(memory), 1);
+}
+
+void rule(const char *figure, const char *kernel, double expected, double model,
+          const std::string &limit) {
+  report({figure, kernel, "cycles", expected, model, "hand-worked", limit},
+         kRuleTolerance);
+}
+
+/// The first turn at or after `t` (t >= 0, turns at multiples of 4).
+double turnAfter(double t) { return kTurn * std::ceil(t / kTurn - 1e-9); }
+
+TEST(ModelRules, IndependentAdds) {
+  // 1024 v_add_f32 with no dependence: one per turn (valuCycles = 4 keeps
+  // the VALU no busier than that); s_endpgm the turn after the last.
+  Result r = one("add_indep");
+  rule("1024 independent v_add_f32, 1 wave", "add_indep",
+       1023 * std::max(kParams.valuCycles, kTurn) + 2 * kTurn, r.est.cycles,
+       r.est.limitedBy);
+}
+
+TEST(ModelRules, DependentDot2) {
+  // 256 v_dot2 on one chain: each issues dot2Latency after the previous;
+  // s_endpgm (no dependence) the turn after the last.
+  Result r = one("dot2_dep");
+  rule("256 dependent v_dot2_f32_f16, 1 wave", "dot2_dep",
+       255 * kParams.dot2Latency + 2 * kTurn, r.est.cycles, r.est.limitedBy);
+}
+
+TEST(ModelRules, IndependentDot2) {
+  // 256 v_dot2 on four chains: the VALU is busy dot2Cycles per v_dot2 and
+  // 4 * dot2Cycles >= dot2Latency, so the VALU's rate limits: the last one
+  // issues after 255 * dot2Cycles.
+  Result r = one("dot2_indep");
+  rule("256 v_dot2_f32_f16 on 4 chains, 1 wave", "dot2_indep",
+       255 * kParams.dot2Cycles + 2 * kTurn, r.est.cycles, r.est.limitedBy);
+}
+
+TEST(ModelRules, BarrierWaitsForTheSlowestWave) {
+  // Two waves (on two SIMDs): wave 0 runs 64 + 512 v_add_f32, wave 1 (its
+  // branch taken) 512 + 64. Both first spend 4 turns (v_readfirstlane,
+  // s_lshr, s_cmp, s_cbranch); wave 1 also takenBranchCycles. With a
+  // barrier, wave 0 resumes barrierCycles after wave 1 arrives and runs its
+  // 512; without, each wave runs its 576 on its own SIMD.
+  Result with = one("skew_barrier", 128);
+  Result without = one("skew_no_barrier", 128);
+  const double add = std::max(kParams.valuCycles, kTurn);
+  const double prologue = 4 * kTurn + kParams.takenBranchCycles;
+  rule("barrier: waves of 64+512 and 512+64 v_add", "skew_barrier, 2 waves",
+       prologue + 512 * add + kParams.barrierCycles + 512 * add + kTurn,
+       with.est.cycles, with.est.limitedBy);
+  rule("no barrier: the same waves", "skew_no_barrier, 2 waves",
+       prologue + 576 * add + kTurn, without.est.cycles, without.est.limitedBy);
+}
+
+TEST(ModelRules, LdsLatencyExposedByWait) {
+  // ds_read_b32 of 64 lanes x 4 bytes issued at turn T: the LDS serves it
+  // in s = max(256 / ldsBytesPerCycle, 2 passes x ldsPassCycles), its data
+  // is back at T + s + ldsLatency. lds_wait: s_waitcnt at T + 4, the adds
+  // from the first turn after the data. lds_nowait: the adds from T + 4,
+  // then its s_waitcnt (satisfied) takes one more turn. The difference:
+  // turnAfter(s + ldsLatency) - 2 turns.
+  Result wait = one("lds_wait");
+  Result nowait = one("lds_nowait");
+  double s =
+      std::max(256 / kParams.ldsBytesPerCycle, 2 * kParams.ldsPassCycles);
+  rule("s_waitcnt after ds_read_b32: added cycles", "lds_wait - lds_nowait",
+       turnAfter(s + kParams.ldsLatency) - 2 * kTurn,
+       wait.est.cycles - nowait.est.cycles, wait.est.limitedBy);
+}
+
+TEST(ModelRules, GlobalLatencyExposedByWait) {
+  // global_load_dword of 64 lanes x 4 bytes, waited for at once, or after
+  // 256 adds (1024 cycles > globalLatency). One CU has work, so its share
+  // of the HBM is all of it: the transfer (256 bytes at 493 bytes a cycle)
+  // is shorter than the vmemIssueCycles of the address; the data is back
+  // globalLatency after that. The difference as for the LDS.
+  Buffer src(256);
+  auto args = [&] { return Kernarg().u64(src.addr()); };
+  Result wait = one("global_wait", 64, args(), {src.region(false, "src")});
+  Result nowait = one("global_nowait", 64, args(), {src.region(false, "src")});
+  double s = std::max(kParams.vmemIssueCycles,
+                      256 / (kParams.hbmReadBytesPerSecond / kParams.clockHz));
+  rule("s_waitcnt after global_load_dword: added cycles",
+       "global_wait - global_nowait",
+       turnAfter(s + kParams.globalLatency) - 2 * kTurn,
+       wait.est.cycles - nowait.est.cycles, wait.est.limitedBy);
+}
+
+/// The table, markdown.
+void writeTable(const std::string &path) {
+  std::FILE *f = std::fopen(path.c_str(), "w");
+  if (!f) {
+    std::fprintf(stderr, "cannot write %s\n", path.c_str());
+    return;
+  }
+  std::fprintf(f,
+               "Estimates of %s (test/runtime/sim/timing, "
+               "fa-sim-timing-tests); not measurements.\n\n",
+               TimingParams::name().c_str());
+  std::fprintf(f,
+               "| figure | kernel | unit | %s | model | error | limited "
+               "by |\n|---|---|---|---:|---:|---:|---|\n",
+               "published / hand-worked");
+  for (const Row &r : rows())
+    std::fprintf(f, "| %s | %s | %s | %.4g (%s) | %.4g | %+.1f%% | %s |\n",
+                 r.figure.c_str(), r.kernel.c_str(), r.unit.c_str(), r.expected,
+                 r.source.c_str(), r.model, r.errorPct(), r.limit.c_str());
+  std::fclose(f);
+  std::printf("[timing] table written to %s\n", path.c_str());
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--table") && i + 1 < argc)
+      tablePath() = argv[++i];
+    else if (!std::strncmp(argv[i], "--table=", 8))
+      tablePath() = argv[i] + 8;
+  }
+  std::printf("[timing] model %s: %s\n", TimingParams::name().c_str(),
+              kParams.describe().c_str());
+  int rc = RUN_ALL_TESTS();
+  if (!tablePath().empty())
+    writeTable(tablePath());
+  return rc;
+}
