@@ -62,6 +62,18 @@ static const char *usage =
     "                          LDS bank conflicts, occupancy; execution\n"
     "                          counts, not timing; to stderr with --json)\n"
     "  --profile-json FILE     gfx906-sim: write that profile as JSON\n"
+    "  --estimate              gfx906-sim: print the MI50 timing model's\n"
+    "                          ESTIMATE of the launch (time, TFLOP/s, the\n"
+    "                          limiting unit, stalls; docs/mi50-timing-\n"
+    "                          model.md), from a sample of its workgroups\n"
+    "  --estimate-json FILE    gfx906-sim: write that estimate as JSON\n"
+    "  --estimate-only         gfx906-sim: run only the sampled workgroups\n"
+    "                          and estimate; no validation (a benchmark's\n"
+    "                          mode; implies --estimate)\n"
+    "  --estimate-samples N    grid x indices sampled (1-64, default 8)\n"
+    "  --estimate-param K=V    change a timing-model parameter from its\n"
+    "                          calibrated value (repeatable; the estimate\n"
+    "                          prints them all)\n"
     "  --help                  show this text\n"
     "\n"
     "A problem whose sizes overflow 64 bits, or that needs more memory than\n"
@@ -224,7 +236,8 @@ Expected<RunOptions> fa::parseRunOptions(int argc, const char *const *argv) {
         a == "--shape" || a == "--dist" || a == "--seed" || a == "--layout" ||
         a == "--row-pad" || a == "--lse-pad" || a == "--bench" ||
         a == "--device" || a == "--reference" || a == "--kernel" ||
-        a == "--golden" || a == "--profile-json";
+        a == "--golden" || a == "--profile-json" || a == "--estimate-json" ||
+        a == "--estimate-samples" || a == "--estimate-param";
     if (takesValue && !value())
       return usageError(a + " needs a value");
     int64_t n;
@@ -237,6 +250,18 @@ Expected<RunOptions> fa::parseRunOptions(int argc, const char *const *argv) {
       o.profile = true;
     } else if (a == "--profile-json") {
       o.profileJson = v;
+    } else if (a == "--estimate") {
+      o.estimate = true;
+    } else if (a == "--estimate-json") {
+      o.estimateJson = v;
+    } else if (a == "--estimate-only") {
+      o.estimateOnly = true;
+    } else if (a == "--estimate-samples") {
+      if (std::optional<std::string> why = parseInteger(v, 1, 64, n))
+        return bad(*why);
+      o.estimateSamples = unsigned(n);
+    } else if (a == "--estimate-param") {
+      o.estimateParams += (o.estimateParams.empty() ? "" : " ") + v;
     } else if (a == "--check-races") {
       o.checkRaces = true;
     } else if (a == "--poison-lds") {

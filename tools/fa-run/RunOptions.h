@@ -38,8 +38,13 @@ struct RunOptions {
   AttentionLayout layout;
   int bench = 0;
   bool json = false;
-  bool profile = false;    ///< --profile: print the gfx906-sim profile
-  std::string profileJson; ///< --profile-json FILE
+  bool profile = false;         ///< --profile: print the gfx906-sim profile
+  std::string profileJson;      ///< --profile-json FILE
+  bool estimate = false;        ///< --estimate: print the MI50 timing estimate
+  std::string estimateJson;     ///< --estimate-json FILE
+  bool estimateOnly = false;    ///< --estimate-only: no validation
+  unsigned estimateSamples = 8; ///< --estimate-samples N
+  std::string estimateParams;   ///< --estimate-param K=V (repeatable)
   ReferenceKind reference = ReferenceKind::Auto;
 };
 

@@ -240,6 +240,50 @@ Status writeProfile(const Options &o, const Device &device) {
   return Status::success();
 }
 
+/// --estimate and --estimate-json: the device's MI50 timing estimate of the
+/// launch (gfx906-sim only), with the problem's FLOPs.
+Status writeEstimate(const Options &o, const Device &device,
+                     const KernelInfo &info, const AttentionShape &shape) {
+  double flops = attentionFlops(
+      AttentionProblem{shape, info.headDim, info.causal, info.scale});
+  std::string text = device.lastEstimate(false, flops);
+  if (text.empty())
+    return Status::error(ErrorCode::Unsupported,
+                         "--estimate: device '" + device.name() +
+                             "' gives no timing estimate (gfx906-sim does)");
+  if (o.estimate || o.estimateOnly)
+    std::fputs(text.c_str(), o.json ? stderr : stdout);
+  if (!o.estimateJson.empty()) {
+    std::FILE *f = std::fopen(o.estimateJson.c_str(), "w");
+    std::string json = device.lastEstimate(true, flops);
+    bool ok = f && std::fwrite(json.data(), 1, json.size(), f) == json.size();
+    if (f && std::fclose(f) != 0)
+      ok = false;
+    if (!ok)
+      return Status::error(ErrorCode::IoError,
+                           "cannot write the estimate to '" + o.estimateJson +
+                               "'");
+  }
+  return Status::success();
+}
+
+/// --estimate-only: one launch of the sampled workgroups, no validation.
+int estimateOnly(const Options &o, const Device &device, const Kernel &kernel) {
+  if (!o.haveShape)
+    return fail("--estimate-only needs --shape (a golden case is validated)");
+  LaunchOptions lo;
+  lo.estimate = true;
+  lo.estimateOnly = true;
+  lo.estimateSamples = o.estimateSamples;
+  lo.estimateParams = o.estimateParams;
+  lo.checkGuards = false; // the unsampled workgroups' outputs are not written
+  if (Status s = launchOnInputs(kernel, o.shape, lo); !s.ok())
+    return fail(s.toString());
+  if (Status s = writeEstimate(o, device, kernel.info(), o.shape); !s.ok())
+    return fail(s.toString());
+  return 0;
+}
+
 int run(const Options &o) {
   // `auto` picks a device that runs the code object's target; a manifest
   // that cannot be read here is reported by Module::load below.
@@ -262,6 +306,9 @@ int run(const Options &o) {
   if (!kernel)
     return fail(kernel.status().toString());
 
+  if (o.estimateOnly)
+    return estimateOnly(o, *device, *kernel);
+
   std::optional<GoldenCase> golden;
   if (!o.golden.empty()) {
     Expected<GoldenCase> loaded = loadGoldenCase(o.golden);
@@ -277,6 +324,9 @@ int run(const Options &o) {
   vo.launch.checkRaces = o.checkRaces;
   vo.launch.poisonLds = o.poisonLds;
   vo.launch.profile = o.profile || !o.profileJson.empty();
+  vo.launch.estimate = o.estimate || !o.estimateJson.empty();
+  vo.launch.estimateSamples = o.estimateSamples;
+  vo.launch.estimateParams = o.estimateParams;
   vo.golden = golden ? &*golden : nullptr;
   vo.layout = o.layout;
   vo.reference = o.reference;
@@ -308,6 +358,11 @@ int run(const Options &o) {
               Status::success());
   else
     printTable(o, *device, kernel->info(), *report, bench ? &*bench : nullptr);
+  if (vo.launch.estimate)
+    if (Status s =
+            writeEstimate(o, *device, kernel->info(), report->problem.shape);
+        !s.ok())
+      return fail(s.toString());
   if (vo.launch.profile) {
     if (Status s = writeProfile(o, *device); !s.ok())
       return fail(s.toString());

@@ -74,6 +74,11 @@ public:
   /// profile"): text, or with `json` one JSON object. Empty when there is
   /// none (other devices, no profiled launch yet).
   std::string lastProfile(bool json = false) const;
+  /// gfx906-sim: the MI50 timing estimate of the last launch made with
+  /// LaunchOptions::estimate (a model's ESTIMATE, not a measurement), text
+  /// or one JSON object; `flops` (> 0) adds TFLOP/s. Empty when there is
+  /// none.
+  std::string lastEstimate(bool json = false, double flops = 0) const;
 
   /// Allocates `bytes` (> 0) of device memory, zero-filled.
   Expected<Buffer> allocate(size_t bytes) const;

@@ -15,6 +15,7 @@
 #define FA_LAUNCHOPTIONS_H
 
 #include <cstddef>
+#include <string>
 
 namespace fa {
 
@@ -45,6 +46,21 @@ struct LaunchOptions {
   /// from the simulator, not timing), read back with Device::lastProfile.
   /// Other devices ignore it.
   bool profile = false;
+  /// gfx906-sim: record the instruction streams of a sample of the
+  /// launch's workgroups and replay them on the MI50 timing model
+  /// (runtime/lib/sim/Timing.h, docs/mi50-timing-model.md); read the
+  /// ESTIMATE back with Device::lastEstimate. Other devices ignore it.
+  bool estimate = false;
+  /// With `estimate`: run only the sampled workgroups. The launch's
+  /// outputs are then incomplete: do not validate them.
+  bool estimateOnly = false;
+  /// With `estimate`: how many grid x indices to sample (evenly spread,
+  /// both ends; at y = z = 0).
+  unsigned estimateSamples = 8;
+  /// With `estimate`: the model's parameters changed from their calibrated
+  /// values, "key=value ..." (a sensitivity study; the estimate prints
+  /// them). An unknown key fails the launch.
+  std::string estimateParams;
 };
 
 } // namespace fa

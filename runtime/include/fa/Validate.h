@@ -136,6 +136,11 @@ struct BenchResult {
   bool hostEmulator = false;
 };
 
+/// One launch on N(0,1) inputs (seed 0) of `shape`; nothing is checked
+/// beyond the launch's own status (a timing estimate's launch).
+Status launchOnInputs(const Kernel &kernel, const AttentionShape &shape,
+                      const LaunchOptions &options = {});
+
 /// One warm-up launch, then `repetitions` timed launches (each followed by a
 /// device synchronize) on N(0,1) inputs.
 Expected<BenchResult> benchmarkKernel(const Kernel &kernel,

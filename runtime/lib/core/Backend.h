@@ -65,6 +65,13 @@ public:
     (void)json;
     return {};
   }
+  /// The timing estimate of the last launch that asked for one
+  /// (LaunchOptions::estimate); empty where the backend has none.
+  virtual std::string lastEstimate(bool json, double flops) const {
+    (void)json;
+    (void)flops;
+    return {};
+  }
 
   /// Nothing if this device runs code objects for `target` in `format`
   /// (`format` empty: any format), else why not ("" when targets() says it

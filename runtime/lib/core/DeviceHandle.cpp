@@ -50,6 +50,9 @@ bool Device::isHostEmulator() const { return backend->isHostEmulator(); }
 std::string Device::lastProfile(bool json) const {
   return backend->lastProfile(json);
 }
+std::string Device::lastEstimate(bool json, double flops) const {
+  return backend->lastEstimate(json, flops);
+}
 
 Expected<Buffer> Device::allocate(size_t bytes) const {
   return allocate(bytes, isHostEmulator() ? Buffer::kDefaultGuardBytes : 0);

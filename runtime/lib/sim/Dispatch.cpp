@@ -113,5 +113,6 @@ Status fa::sim::dispatch(const SimDispatch &d) {
   L.poisonLds = d.poisonLds;
   L.stats = d.stats;
   L.profile = d.profile;
+  L.timing = d.timing;
   return runLaunch(L);
 }

@@ -62,6 +62,9 @@ struct SimDispatch {
   bool poisonLds = false; ///< LDS starts as 0xff bytes
   SimStats *stats = nullptr;
   ProfileCounters *profile = nullptr; ///< execution counts (sim/Profile.h)
+  /// When set, the sampled workgroups' instruction streams are recorded
+  /// for the timing model (sim/Timing.h).
+  TimingRequest *timing = nullptr;
 };
 
 /// Runs every workgroup of `d` to completion; the first error (runLaunch's).

@@ -37,6 +37,7 @@ namespace sim {
 class LdsRaceTracker;
 struct ProfileCounters;
 struct ExecContext;
+struct TraceEntry;
 
 /// One Op's semantics.
 using ExecFn = bool (*)(Wave &w, const Instruction &in, ExecContext &ctx);
@@ -61,6 +62,9 @@ struct ExecContext {
   LdsRaceTracker *races = nullptr;
   /// Execution counts (sim/Profile.h); nullptr: not profiling.
   ProfileCounters *profile = nullptr;
+  /// The running wave's instruction stream for the timing model
+  /// (sim/Timing.h); nullptr: this workgroup is not recorded.
+  std::vector<TraceEntry> *trace = nullptr;
   const SimChecks *checks = nullptr;
   const char *kernel = "";
   uint32_t wg[3] = {0, 0, 0};

@@ -23,11 +23,33 @@
 using namespace fa;
 using namespace fa::sim;
 
+void DsAccessRecord::add(const DsAccessRecord &o) {
+  lowest = std::min(lowest, o.lowest);
+  highest = std::max(highest, o.highest);
+  for (unsigned l = 0; l < kWaveLanes; ++l) {
+    lowDelta[l] = std::min(lowDelta[l], o.lowDelta[l]);
+    highDelta[l] = std::max(highDelta[l], o.highDelta[l]);
+  }
+}
+
+DsAccessRecord &ProfileCounters::dsRecordOf(size_t index) {
+  if (dsRecord.size() <= index)
+    dsRecord.resize(index + 1, UINT32_MAX);
+  if (dsRecord[index] == UINT32_MAX) {
+    dsRecord[index] = uint32_t(ds.size());
+    ds.emplace_back();
+  }
+  return ds[dsRecord[index]];
+}
+
 void ProfileCounters::add(const ProfileCounters &o) {
   if (executed.size() < o.executed.size()) {
     executed.resize(o.executed.size(), 0);
     degrees.resize(o.degrees.size(), 0);
   }
+  for (size_t i = 0; i < o.dsRecord.size(); ++i)
+    if (o.dsRecord[i] != UINT32_MAX)
+      dsRecordOf(i).add(o.ds[o.dsRecord[i]]);
   if (taken.size() < o.taken.size())
     taken.resize(o.taken.size(), 0);
   for (size_t i = 0; i < o.taken.size(); ++i)
@@ -155,7 +177,7 @@ unsigned fa::sim::memoryBytesPerLane(const Instruction &in) {
 }
 
 int fa::sim::ldsConflictDegree(const Wave &w, const Instruction &in,
-                                unsigned *passes) {
+                               unsigned *passes) {
   DsShape s = dsShape(in.op);
   if (!s.count)
     return -1;
@@ -196,14 +218,41 @@ int fa::sim::ldsConflictDegree(const Wave &w, const Instruction &in,
   return degree;
 }
 
+/// The bytes `in` touches and its lanes' address pattern, into `r`.
+static void recordDsAccess(DsAccessRecord &r, const Wave &w,
+                           const Instruction &in, const DsShape &s) {
+  const uint64_t exec = w.exec();
+  if (!exec)
+    return;
+  const uint32_t *addr = w.vgpr(in.src[0].index);
+  uint64_t first = s.count == 1
+                       ? uint32_t(in.offset)
+                       : uint64_t(std::min(in.offset0, in.offset1)) * s.scale;
+  uint64_t last =
+      (s.count == 1 ? uint32_t(in.offset)
+                    : uint64_t(std::max(in.offset0, in.offset1)) * s.scale) +
+      s.bytes - 1;
+  const uint32_t base = addr[__builtin_ctzll(exec)];
+  for (uint64_t m = exec; m; m &= m - 1) {
+    unsigned l = unsigned(__builtin_ctzll(m));
+    r.lowest = uint32_t(std::min<uint64_t>(r.lowest, addr[l] + first));
+    r.highest = uint32_t(std::max<uint64_t>(r.highest, addr[l] + last));
+    int32_t d = int32_t(int64_t(addr[l]) - int64_t(base));
+    r.lowDelta[l] = std::min(r.lowDelta[l], d);
+    r.highDelta[l] = std::max(r.highDelta[l], d);
+  }
+}
+
 void fa::sim::profileInstruction(ProfileCounters &p, const Wave &w,
                                  const Instruction &in, size_t index) {
   ++p.executed[index];
   switch (in.enc) {
   case Encoding::DS: {
     int d = ldsConflictDegree(w, in);
-    if (d >= 0)
+    if (d >= 0) {
       ++p.degrees[index * kDegreeSlots + unsigned(d)];
+      recordDsAccess(p.dsRecordOf(index), w, in, dsShape(in.op));
+    }
     break;
   }
   case Encoding::GLOBAL:
@@ -305,6 +354,48 @@ void fa::sim::setOccupancy(SimProfile &p, unsigned vgprs, unsigned sgprs,
                                              : "the 10-wave limit";
 }
 
+unsigned SimProfile::DsInstruction::maxDegree() const {
+  for (unsigned d = kMaxConflictDegree; d > 0; --d)
+    if (histogram[d])
+      return d;
+  return 0;
+}
+
+/// One DS instruction's summary: `degrees` is its histogram, `r` its
+/// record (null: no execution had an active lane).
+static SimProfile::DsInstruction dsInstruction(const Instruction &in,
+                                               uint64_t executed,
+                                               const uint64_t *degrees,
+                                               const DsAccessRecord *r) {
+  SimProfile::DsInstruction k;
+  DsShape s = dsShape(in.op);
+  k.pc = in.pc;
+  k.mnemonic = in.info().mnemonic;
+  k.elementBytes = s.bytes;
+  if (s.count == 1)
+    k.elementOffsets = {uint32_t(in.offset)};
+  else
+    k.elementOffsets = {uint32_t(in.offset0) * s.scale,
+                        uint32_t(in.offset1) * s.scale};
+  k.executed = executed;
+  std::copy(degrees, degrees + kDegreeSlots, k.histogram);
+  if (!r || r->lowest > r->highest)
+    return k;
+  k.lowest = r->lowest;
+  k.highest = r->highest;
+  bool stable = true;
+  for (unsigned l = 0; l < kWaveLanes; ++l)
+    stable &= r->lowDelta[l] >= r->highDelta[l];
+  if (!stable)
+    return k;
+  for (unsigned l = 0; l < kWaveLanes; ++l) {
+    bool active = r->lowDelta[l] == r->highDelta[l];
+    k.active.push_back(active);
+    k.lanes.push_back(active ? r->lowDelta[l] : 0);
+  }
+  return k;
+}
+
 SimProfile fa::sim::summarizeProfile(const Program &program,
                                      const ProfileCounters &c) {
   SimProfile p;
@@ -326,6 +417,11 @@ SimProfile fa::sim::summarizeProfile(const Program &program,
       k.executed += n;
       for (unsigned d = 0; d < kDegreeSlots; ++d)
         k.histogram[d] += c.degrees[i * kDegreeSlots + d];
+      p.ds.push_back(
+          dsInstruction(in, n, &c.degrees[i * kDegreeSlots],
+                        i < c.dsRecord.size() && c.dsRecord[i] != UINT32_MAX
+                            ? &c.ds[c.dsRecord[i]]
+                            : nullptr));
     }
     if ((in.info().flags & OF_Branch) && in.branchTarget <= in.pc &&
         (best == SIZE_MAX || n > c.executed[best]))
@@ -424,6 +520,20 @@ std::string SimProfile::text() const {
         o += " " + std::to_string(d) + ":" + std::to_string(k.histogram[d]);
     o += "\n";
   }
+  if (!ds.empty())
+    o += "  lds by pc     (executions, LDS bytes touched, degree:executions; "
+         "lanes: the address pattern is the same in every execution)\n";
+  for (const DsInstruction &k : ds) {
+    std::snprintf(line, sizeof(line), "    %-8s %-20s %10llu  [%u, %u]",
+                  hexPc(k.pc).c_str(), k.mnemonic.c_str(),
+                  (unsigned long long)k.executed, k.lowest, k.highest);
+    o += line;
+    for (unsigned d = 0; d < kDegreeSlots; ++d)
+      if (k.histogram[d])
+        o += " " + std::to_string(d) + ":" + std::to_string(k.histogram[d]);
+    o += k.lanes.empty() ? "" : "  lanes";
+    o += "\n";
+  }
   o += "  occupancy     " + std::to_string(wavesPerSimd) +
        " waves per SIMD, limited by " + limitedBy +
        " (descriptor: " + std::to_string(vgprs) + " VGPRs -> " +
@@ -490,7 +600,41 @@ std::string SimProfile::json() const {
       }
     o += "}}";
   }
-  o += "}, \"occupancy\": {\"vgprs\": " + std::to_string(vgprs) +
+  o += "}, \"ds\": [";
+  for (size_t i = 0; i < ds.size(); ++i) {
+    const DsInstruction &k = ds[i];
+    o += std::string(i ? ", " : "") + "{\"pc\": " + std::to_string(k.pc) +
+         ", \"mnemonic\": " + jsonQuote(k.mnemonic) +
+         ", \"element_bytes\": " + std::to_string(k.elementBytes) +
+         ", \"element_offsets\": [";
+    for (size_t e = 0; e < k.elementOffsets.size(); ++e)
+      o += std::string(e ? ", " : "") + std::to_string(k.elementOffsets[e]);
+    o += "], \"executed\": " + std::to_string(k.executed) +
+         ", \"lds_lowest\": " + std::to_string(k.lowest) +
+         ", \"lds_highest\": " + std::to_string(k.highest) +
+         ", \"max_degree\": " + std::to_string(k.maxDegree()) +
+         ", \"degrees\": {";
+    bool first = true;
+    for (unsigned d = 0; d < kDegreeSlots; ++d)
+      if (k.histogram[d]) {
+        o += std::string(first ? "" : ", ") + "\"" + std::to_string(d) +
+             "\": " + std::to_string(k.histogram[d]);
+        first = false;
+      }
+    // Lanes never active: null.
+    o += "}, \"lanes\": ";
+    if (k.lanes.empty()) {
+      o += "null";
+    } else {
+      o += "[";
+      for (size_t l = 0; l < k.lanes.size(); ++l)
+        o += std::string(l ? ", " : "") +
+             (k.active[l] ? std::to_string(k.lanes[l]) : std::string("null"));
+      o += "]";
+    }
+    o += "}";
+  }
+  o += "], \"occupancy\": {\"vgprs\": " + std::to_string(vgprs) +
        ", \"sgprs\": " + std::to_string(sgprs) +
        ", \"lds_bytes\": " + std::to_string(ldsBytes) +
        ", \"by_vgpr\": " + std::to_string(byVgpr) +

@@ -12,11 +12,18 @@
 //                    instruction a histogram of its LDS bank-conflict
 //                    degrees, the global bytes read and written. One per
 //                    worker thread, summed at the end of the launch.
+//                    Per DS instruction with a bank access also the LDS
+//                    bytes it touched (lowest and highest address over all
+//                    executions) and its lanes' address pattern (each
+//                    lane's address less the lowest active lane's, where
+//                    every execution had the same).
 //   SimProfile       the counters by instruction class (VALU with
 //                    v_dot2_f32_f16, v_pk_* and v_exp_f32 apart, SALU, LDS
 //                    reads / writes / swizzles, global, s_barrier,
 //                    s_waitcnt), summed over waves and per wave, the
-//                    conflict histograms per DS mnemonic, the waves per
+//                    conflict histograms per DS mnemonic and per DS
+//                    instruction (`ds`: pc, histogram, bytes touched, lane
+//                    pattern), the waves per
 //                    SIMD the kernel descriptor allows, and per backward
 //                    branch taken at least once (a loop: the instructions
 //                    at pcs [target, branch]) its iterations and its class
@@ -52,11 +59,32 @@ class Program;
 constexpr unsigned kMaxConflictDegree = 32;
 constexpr unsigned kDegreeSlots = kMaxConflictDegree + 1;
 
+/// Where one DS instruction with a bank access went, over its executions.
+struct DsAccessRecord {
+  uint32_t lowest = UINT32_MAX; ///< lowest LDS byte address touched
+  uint32_t highest = 0;         ///< highest LDS byte address touched
+  /// Per lane: the lowest and highest of (its address register - the lowest
+  /// active lane's) over the executions it was active in; lowDelta >
+  /// highDelta: never active.
+  int32_t lowDelta[kWaveLanes], highDelta[kWaveLanes];
+  DsAccessRecord() {
+    for (unsigned l = 0; l < kWaveLanes; ++l) {
+      lowDelta[l] = INT32_MAX;
+      highDelta[l] = INT32_MIN;
+    }
+  }
+  void add(const DsAccessRecord &o);
+};
+
 /// The raw counters of one worker thread (or of the tests' one wave).
 struct ProfileCounters {
   std::vector<uint64_t> executed; ///< per instruction index of the Program
   std::vector<uint64_t> degrees;  ///< per instruction index, kDegreeSlots
   std::vector<uint64_t> taken;    ///< per instruction index: jumps taken
+  /// Per instruction index: its record in `ds` (UINT32_MAX: none yet),
+  /// made at its first execution with a bank access.
+  std::vector<uint32_t> dsRecord;
+  std::vector<DsAccessRecord> ds;
   uint64_t globalBytesRead = 0, globalBytesWritten = 0;
   uint64_t waves = 0; ///< waves that ran (added by the workgroup runner)
 
@@ -64,10 +92,14 @@ struct ProfileCounters {
     executed.assign(numInstructions, 0);
     degrees.assign(numInstructions * kDegreeSlots, 0);
     taken.assign(numInstructions, 0);
+    dsRecord.assign(numInstructions, UINT32_MAX);
+    ds.clear();
     globalBytesRead = globalBytesWritten = 0;
     waves = 0;
   }
   void add(const ProfileCounters &o);
+  /// `index`'s record, made if it has none.
+  DsAccessRecord &dsRecordOf(size_t index);
 };
 
 /// Counts instruction `index` (`in`) issued by `w`, before it executes (its
@@ -128,6 +160,26 @@ struct SimProfile {
     uint64_t histogram[kDegreeSlots] = {}; ///< executions by degree
   };
   std::vector<Conflicts> conflicts; ///< per DS mnemonic with a bank access
+
+  /// One executed DS instruction with a bank access.
+  struct DsInstruction {
+    uint32_t pc = 0;
+    std::string mnemonic;
+    unsigned elementBytes = 0; ///< bytes of each element per lane
+    /// The elements' byte offsets from the lane's address (one, or two for
+    /// ds_read2 / ds_write2).
+    std::vector<uint32_t> elementOffsets;
+    uint64_t executed = 0;
+    uint64_t histogram[kDegreeSlots] = {}; ///< executions by degree
+    uint32_t lowest = 0, highest = 0;      ///< LDS bytes touched
+    /// Per lane: its address less the lowest active lane's, the same in
+    /// every execution it was active in (`active[l]`: active in one at
+    /// least); both empty where some lane's varied.
+    std::vector<int64_t> lanes;
+    std::vector<bool> active;
+    unsigned maxDegree() const;
+  };
+  std::vector<DsInstruction> ds; ///< by pc
 
   // Occupancy from the descriptor (the runtime's own derivation of the
   // compiler's gfx906WavesPerSimd).

@@ -28,6 +28,7 @@
 #include "sim/Dispatch.h"
 #include "sim/Profile.h"
 #include "sim/SimDevice.h"
+#include "sim/Timing.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -41,6 +42,7 @@ using namespace fa::sim;
 
 static void addStats(const SimStats &s);
 static void setLastProfile(const SimProfile &p);
+static void setLastEstimate(TimingEstimate e);
 
 namespace {
 
@@ -138,6 +140,7 @@ public:
     return "gfx906-sim (gfx906 instruction-level simulator)";
   }
   std::string lastProfile(bool json) const override;
+  std::string lastEstimate(bool json, double flops) const override;
 
   Expected<uint64_t> allocate(size_t bytes) override {
     if (bytes > SIZE_MAX - 255)
@@ -310,8 +313,29 @@ Status SimCode::run(const SimKernelEntry &e, const LaunchGeometry &g,
     counters.emplace();
     d.profile = &*counters;
   }
+  std::optional<TimingRequest> timing;
+  if (options && options->estimate) {
+    timing.emplace();
+    timing->samplesX = TimingRequest::spread(
+        g.grid[0], std::max(1u, options->estimateSamples));
+    timing->onlyRecorded = options->estimateOnly;
+    d.timing = &*timing;
+  }
+  TimingParams params;
+  if (options && !options->estimateParams.empty())
+    if (std::string why = params.apply(options->estimateParams); !why.empty())
+      return Status::error(ErrorCode::InvalidArgument,
+                           "gfx906-sim timing model: " + why);
   Status s = dispatch(d);
   addStats(stats);
+  if (timing && s.ok()) {
+    TimingEstimate est =
+        estimateTiming(module->program, e.kernel->kd, g.grid, g.block,
+                       e.kernel->kd.groupSegmentFixedSize + d.dynamicLdsBytes,
+                       std::move(timing->traces), params);
+    est.kernel = e.info.name;
+    setLastEstimate(std::move(est));
+  }
   if (counters) {
     SimProfile p = summarizeProfile(module->program, *counters);
     p.kernel = e.info.name;
@@ -333,6 +357,23 @@ static void setLastProfile(const SimProfile &p) {
   std::lock_guard<std::mutex> lock(profileMutex);
   lastProfileText = std::move(text);
   lastProfileJson = std::move(json);
+}
+
+static std::mutex estimateMutex;
+static std::optional<TimingEstimate> lastEstimateValue;
+
+static void setLastEstimate(TimingEstimate e) {
+  std::lock_guard<std::mutex> lock(estimateMutex);
+  lastEstimateValue = std::move(e);
+}
+
+std::string SimBackend::lastEstimate(bool json, double flops) const {
+  std::lock_guard<std::mutex> lock(estimateMutex);
+  if (!lastEstimateValue)
+    return {};
+  TimingEstimate e = *lastEstimateValue;
+  e.flops = flops;
+  return json ? e.json() : e.text();
 }
 
 std::string SimBackend::lastProfile(bool json) const {

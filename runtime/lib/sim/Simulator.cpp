@@ -28,6 +28,7 @@
 #include "sim/Simulator.h"
 #include "sim/LdsRaces.h"
 #include "sim/Profile.h"
+#include "sim/Timing.h"
 #ifdef FA_SIM_TRACE
 #include "sim/Disassembler.h"
 #endif
@@ -235,6 +236,7 @@ struct Worker {
   std::vector<uint8_t> scratch;
   LdsRaceTracker races;
   ProfileCounters profile;
+  std::vector<std::vector<TraceEntry>> trace; ///< per wave, when recorded
   uint64_t instructions = 0, laneOps = 0;
 };
 
@@ -304,6 +306,17 @@ bool fa::sim::runWave(Wave &w, const Program &p, ExecContext &ctx) {
     // Execution profile: one branch per instruction when off.
     if (ctx.profile)
       profileInstruction(*ctx.profile, w, in, size_t(w.at));
+    if (ctx.trace) {
+      TraceEntry e;
+      e.index = uint32_t(w.at);
+      e.lanes = uint16_t(__builtin_popcountll(exec));
+      if (in.enc == Encoding::DS) {
+        unsigned passes = 0;
+        ldsConflictDegree(w, in, &passes);
+        e.passes = uint16_t(passes);
+      }
+      ctx.trace->push_back(e);
+    }
     if (!fn(w, in, ctx))
       return false;
 #ifdef FA_SIM_TRACE
@@ -448,11 +461,16 @@ static Status runWorkgroup(const SimLaunch &L, const uint32_t wg[3],
     wk.profile.waves += wk.waves.size();
   }
   unsigned numWaves = unsigned(wk.waves.size());
+  const bool record = L.timing && L.timing->records(wg);
+  if (record)
+    wk.trace.assign(numWaves, {});
   while (true) {
     for (Wave &w : wk.waves) {
       if (w.state != Wave::State::Running)
         continue;
       ctx.scratch = wk.scratch.data() + size_t(w.id) * perLane * kWaveLanes;
+      if (record)
+        ctx.trace = &wk.trace[w.id];
       if (!runWave(w, *L.program, ctx))
         return ctx.error;
     }
@@ -486,6 +504,15 @@ static Status runWorkgroup(const SimLaunch &L, const uint32_t wg[3],
   for (const Wave &w : wk.waves) {
     wk.instructions += w.executed;
     wk.laneOps += w.laneOps;
+  }
+  if (record) {
+    WorkgroupTrace t;
+    for (int i = 0; i < 3; ++i)
+      t.wg[i] = wg[i];
+    t.waves = std::move(wk.trace);
+    wk.trace.clear();
+    std::lock_guard<std::mutex> lock(L.timing->mutex);
+    L.timing->traces.push_back(std::move(t));
   }
   return Status::success();
 }
@@ -532,6 +559,8 @@ Status fa::sim::runLaunch(const SimLaunch &L) {
       uint32_t wg[3] = {uint32_t(i % L.grid[0]),
                         uint32_t(i / L.grid[0] % L.grid[1]),
                         uint32_t(i / (uint64_t(L.grid[0]) * L.grid[1]))};
+      if (L.timing && L.timing->onlyRecorded && !L.timing->records(wg))
+        continue;
       Status s = runWorkgroup(L, wg, wk);
       if (!s.ok()) {
         std::lock_guard<std::mutex> lock(mutex);

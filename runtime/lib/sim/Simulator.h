@@ -35,6 +35,7 @@ namespace fa {
 namespace sim {
 
 struct ProfileCounters;
+struct TimingRequest;
 
 /// Decoded code. Immutable once built: shared by every worker thread.
 class Program {
@@ -85,6 +86,9 @@ struct SimLaunch {
   /// When set, the launch's execution counts are added to it
   /// (sim/Profile.h).
   ProfileCounters *profile = nullptr;
+  /// When set, the sampled workgroups' instruction streams are recorded
+  /// for the timing model (sim/Timing.h).
+  TimingRequest *timing = nullptr;
 };
 
 /// Runs wave `w` from its current instruction (`w.at`) until it reaches

@@ -475,17 +475,20 @@ Expected<ValidationReport> fa::validateKernel(const Kernel &kernel,
   return r;
 }
 
-Expected<BenchResult> fa::benchmarkKernel(const Kernel &kernel,
-                                          const AttentionShape &shape,
-                                          int repetitions,
-                                          const LaunchOptions &options) {
-  if (repetitions < 1)
-    return Status::error(ErrorCode::InvalidArgument,
-                         "benchmark needs at least 1 repetition, got " +
-                             std::to_string(repetitions));
+namespace {
+/// The inputs of a benchmark or estimate launch, on the kernel's device.
+struct LaunchInputs {
+  AttentionProblem problem;
+  DeviceTensors tensors;
+};
+} // namespace
+
+static Status makeLaunchInputs(const Kernel &kernel,
+                               const AttentionShape &shape, LaunchInputs &in) {
   const KernelInfo &info = kernel.info();
   Device device = kernel.device();
-  AttentionProblem p{shape, info.headDim, info.causal, info.scale};
+  in.problem = AttentionProblem{shape, info.headDim, info.causal, info.scale};
+  const AttentionProblem &p = in.problem;
   Expected<ValidationMemory> memory =
       validationMemory(p, info.dtype, info.hasLse, AttentionLayout());
   if (!memory)
@@ -495,10 +498,33 @@ Expected<BenchResult> fa::benchmarkKernel(const Kernel &kernel,
       !s.ok())
     return s;
   AttentionData data = generateInputs(p, info.dtype, Distribution::Normal, 0);
-  DeviceTensors t;
-  if (Status s = t.create(device, info, p, data, AttentionLayout()); !s.ok())
+  return in.tensors.create(device, info, p, data, AttentionLayout());
+}
+
+Status fa::launchOnInputs(const Kernel &kernel, const AttentionShape &shape,
+                          const LaunchOptions &options) {
+  LaunchInputs in;
+  if (Status s = makeLaunchInputs(kernel, shape, in); !s.ok())
     return s;
-  AttentionArgs args = t.args(shape);
+  if (Status s = kernel.launch(in.tensors.args(shape), options); !s.ok())
+    return s;
+  return kernel.device().synchronize();
+}
+
+Expected<BenchResult> fa::benchmarkKernel(const Kernel &kernel,
+                                          const AttentionShape &shape,
+                                          int repetitions,
+                                          const LaunchOptions &options) {
+  if (repetitions < 1)
+    return Status::error(ErrorCode::InvalidArgument,
+                         "benchmark needs at least 1 repetition, got " +
+                             std::to_string(repetitions));
+  Device device = kernel.device();
+  LaunchInputs in;
+  if (Status s = makeLaunchInputs(kernel, shape, in); !s.ok())
+    return s;
+  const AttentionProblem &p = in.problem;
+  AttentionArgs args = in.tensors.args(shape);
   if (Status s = kernel.launch(args, options); !s.ok()) // warm-up
     return s;
   BenchResult r;

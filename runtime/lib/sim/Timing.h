@@ -1,0 +1,189 @@
+//===- Timing.h - An MI50 timing model over executed instructions -*- C++
+//-*-===//
+//
+// Part of the fa project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Internal. Issue 20's timing model: the gfx906 simulator records, for a
+// sample of a launch's workgroups, every instruction each wave executed (its
+// index in the Program, its active lanes, its LDS bank passes), and this
+// model replays those streams on one modelled MI50 compute unit, cycle by
+// cycle, to estimate how long the launch would take on an MI50. Everything
+// it prints is an ESTIMATE of the model named by TimingParams::name(), not a
+// measurement: no AMD GPU ran it.
+//
+// The compute unit (docs/mi50-timing-model.md has the derivations):
+//   - 4 SIMDs; SIMD s gets an issue turn every 4 cycles (cycle % 4 == s); in
+//     its turn it issues at most one instruction per unit (VALU, SALU/SMEM,
+//     LDS, vector memory, branch), each from a different wave, the oldest
+//     ready wave first; a wave issues at most one instruction per turn;
+//   - VALU: a wave64 instruction occupies its SIMD's VALU for issue cycles
+//     (4; v_dot2_f32_f16 16/3, from the 10 T MAC/s measured with independent
+//     chains; transcendental 16; f64 8) and its VGPR results are ready
+//     `latency` cycles after issue (v_dot2 16, from the 3.35 T MAC/s of one
+//     dependent chain; 4 otherwise: the next turn);
+//   - LDS: one per CU, serving instructions in order; an instruction takes
+//     max(bytes / LDS bytes per cycle, bank passes * cycles per pass) and its
+//     data returns `ldsLatency` after its service ends (lgkmcnt);
+//   - global memory: the CU's share of the HBM bandwidth (all CUs busy: the
+//     total over the CUs that have work), reads and writes at their own
+//     rates, data back `globalLatency` after its transfer (vmcnt, in order);
+//     scalar loads `smemLatency` (lgkmcnt);
+//   - s_waitcnt blocks a wave until the counter's outstanding operations are
+//     at most N; s_barrier until every wave of its workgroup arrived; a taken
+//     branch costs the wave `takenBranchCycles` more before its next issue.
+// A launch: the workgroups that differ only in grid y and z are taken to
+// take the same time (fa's grids: y is the head, z the batch); along x the
+// sampled workgroups' times are interpolated. Each sample is replayed as
+// `resident` copies sharing one CU (the workgroups per CU the descriptor,
+// the LDS and the grid allow), and the grid's workgroups are dispatched in
+// order to the earliest free slot of the CUs.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FA_LIB_SIM_TIMING_H
+#define FA_LIB_SIM_TIMING_H
+
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace fa {
+namespace sim {
+
+class Program;
+struct KernelDescriptor;
+
+/// The model's parameters. The defaults are the calibration of version 1
+/// (docs/mi50-timing-model.md: which published figure each comes from, or
+/// that it is an assumption).
+struct TimingParams {
+  static constexpr const char *kModel = "fa-mi50-timing";
+  static constexpr unsigned kVersion = 1;
+
+  unsigned cus = 60;
+  double clockHz = 1.725e9;
+  unsigned simdsPerCu = 4;
+  unsigned maxWavesPerCu = 40;
+  unsigned maxWorkgroupsPerCu = 16;
+
+  double valuCycles = 4;          ///< issue cycles of a wave64 VALU op
+  double dot2Cycles = 16.0 / 3.0; ///< v_dot2_f32_f16 (10 T MAC/s)
+  double transCycles = 16;        ///< v_exp/log/rcp/rsq/sqrt/sin/cos
+  double f64Cycles = 8;           ///< f64 FMA at half the f32 rate
+  double valuLatency = 4;         ///< result to a dependent VALU op
+  double dot2Latency = 16;        ///< v_dot2 result (3.35 T MAC/s chain)
+  double transLatency = 16;
+
+  double ldsBytesPerCycle = 41.2; ///< per CU (4.26 TB/s ds_read_b128)
+  double ldsPassCycles = 0.886;   ///< per bank pass (1.87 TB/s at 32-way)
+  double ldsLatency = 64;         ///< assumption
+  double smemLatency = 150;       ///< assumption
+
+  double hbmReadBytesPerSecond = 850e9;  ///< 800-890 GB/s measured
+  double hbmWriteBytesPerSecond = 617e9; ///< fit to the 715 GB/s copy
+  double globalLatency = 500;            ///< assumption
+  double vmemIssueCycles = 4;            ///< address cycles per vector op
+
+  double barrierCycles = 4;     ///< release after the last arrival
+  double takenBranchCycles = 4; ///< assumption: one turn to refetch
+
+  /// "fa-mi50-timing v1".
+  static std::string name();
+  /// The parameters, one "key=value" list (printed with every estimate).
+  std::string describe() const;
+  /// Applies "key=value[ key=value...]" (describe()'s keys; spaces or
+  /// commas between); why not, if a key is unknown or a value is not a
+  /// positive number.
+  std::string apply(const std::string &assignments);
+};
+
+/// One executed wave-instruction.
+struct TraceEntry {
+  uint32_t index = 0;  ///< in the Program
+  uint16_t lanes = 0;  ///< EXEC lanes when it issued
+  uint16_t passes = 0; ///< LDS bank passes (ldsConflictDegree); else 0
+};
+
+struct WorkgroupTrace {
+  uint32_t wg[3] = {0, 0, 0};
+  std::vector<std::vector<TraceEntry>> waves;
+};
+
+/// What a launch asks the simulator to record (SimLaunch::timing). The
+/// simulator fills `traces` (under `mutex`) for the workgroups `record`
+/// selects; with `onlyRecorded` it runs no other workgroup (an estimate
+/// without the launch's full results: the caller must not validate them).
+struct TimingRequest {
+  /// The grid x indices to record (at y = 0, z = 0).
+  std::vector<uint32_t> samplesX;
+  bool onlyRecorded = false;
+
+  std::mutex mutex;
+  std::vector<WorkgroupTrace> traces;
+
+  /// `samples` x indices spread evenly over [0, gridX) with both ends.
+  static std::vector<uint32_t> spread(uint32_t gridX, unsigned samples);
+  bool records(const uint32_t wg[3]) const;
+};
+
+/// Per unit of the modelled CU: busy cycles over the replay.
+struct UnitUse {
+  double valu = 0; ///< summed over the SIMDs' VALUs
+  double lds = 0;
+  double vmem = 0; ///< the CU's HBM share
+  double salu = 0;
+};
+
+/// Why the waves did not issue, in wave-cycles (summed over the waves).
+struct Stalls {
+  double waitLgkm = 0, waitVm = 0, barrier = 0, dependency = 0, valuBusy = 0,
+         branch = 0;
+};
+
+struct SampleTiming {
+  uint32_t x = 0;            ///< grid x of the sampled workgroup
+  unsigned resident = 0;     ///< copies replayed together on one CU
+  double cycles = 0;         ///< until the last of them ended
+  uint64_t instructions = 0; ///< wave-instructions of one copy
+  UnitUse busy;              ///< over the replay, all copies
+  Stalls stalls;             ///< over the replay, all copies
+};
+
+struct TimingEstimate {
+  std::string model;  ///< TimingParams::name()
+  std::string params; ///< TimingParams::describe()
+  std::string kernel;
+  uint32_t grid[3] = {1, 1, 1};
+  unsigned wavesPerWorkgroup = 0;
+  unsigned workgroupsPerCu = 0; ///< resident per CU (occupancy)
+  std::string residentLimit;    ///< what limits them
+  unsigned activeCus = 0;
+  std::vector<SampleTiming> samples;
+  double cycles = 0;  ///< the grid's makespan, CU cycles
+  double seconds = 0; ///< cycles / clock
+  /// Utilisation of each unit over the replays (busy / capacity), 0..1.
+  double valuUse = 0, ldsUse = 0, vmemUse = 0;
+  std::string limitedBy; ///< the most used unit, or "latency"
+  double flops = 0;      ///< set by the caller (0: unknown)
+
+  std::string text() const;
+  std::string json() const;
+};
+
+/// Replays `traces` (one WorkgroupTrace per sample) on the model. `ldsBytes`
+/// per workgroup (static + dynamic); the occupancy follows the descriptor's
+/// VGPR/SGPR counts.
+TimingEstimate estimateTiming(const Program &program,
+                              const KernelDescriptor &kd,
+                              const uint32_t grid[3], const uint32_t block[3],
+                              uint32_t ldsBytes,
+                              std::vector<WorkgroupTrace> traces,
+                              const TimingParams &params = TimingParams());
+
+} // namespace sim
+} // namespace fa
+
+#endif // FA_LIB_SIM_TIMING_H
