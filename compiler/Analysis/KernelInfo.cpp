@@ -26,6 +26,63 @@ int64_t mlir::fa::layoutLds(gpu::GPUFuncOp kernel,
   return (offset + 15) / 16 * 16;
 }
 
+/// `fa.lds_buffers` (fa-lower-to-gpu) into `k`, at layoutLds's `offsets`.
+static void collectLdsBuffers(gpu::GPUFuncOp f, ArrayRef<int64_t> offsets,
+                              KernelInfo &k) {
+  auto buffers = f->getAttrOfType<ArrayAttr>("fa.lds_buffers");
+  if (!buffers)
+    return;
+  auto integer = [](DictionaryAttr d, StringRef name) -> int64_t {
+    auto a = d.getAs<IntegerAttr>(name);
+    return a ? a.getInt() : 0;
+  };
+  auto flag = [](DictionaryAttr d, StringRef name) {
+    auto a = d.getAs<BoolAttr>(name);
+    return a && a.getValue();
+  };
+  auto string = [](DictionaryAttr d, StringRef name) {
+    auto a = d.getAs<StringAttr>(name);
+    return a ? a.str() : std::string();
+  };
+  auto attributions = f.getWorkgroupAttributions();
+  for (auto d : buffers.getAsRange<DictionaryAttr>()) {
+    LdsBufferInfo b;
+    b.name = string(d, "name");
+    b.slot = string(d, "slot");
+    b.attribution = integer(d, "attribution");
+    b.rows = integer(d, "rows");
+    b.cols = integer(d, "cols");
+    b.pad = integer(d, "pad");
+    b.elementBytes = integer(d, "element_bytes");
+    b.pairs = flag(d, "pairs");
+    if (b.attribution >= 0 && b.attribution < int64_t(offsets.size())) {
+      b.offset = offsets[b.attribution];
+      auto type = cast<MemRefType>(attributions[b.attribution].getType());
+      b.slotBytes = type.getNumElements() *
+                    (type.getElementType().getIntOrFloatBitWidth() / 8);
+    }
+    if (auto accesses = d.getAs<ArrayAttr>("accesses"))
+      for (auto a : accesses.getAsRange<DictionaryAttr>()) {
+        LdsAccessInfo i;
+        i.what = string(a, "what");
+        i.write = flag(a, "write");
+        i.bytes = integer(a, "bytes");
+        if (auto lanes = a.getAs<DenseI64ArrayAttr>("lanes");
+            lanes && lanes.size() == 5) {
+          i.q = lanes[0];
+          i.rowI = lanes[1];
+          i.rowJ = lanes[2];
+          i.colI = lanes[3];
+          i.colJ = lanes[4];
+        }
+        i.unpadded = integer(a, "unpadded");
+        i.degree = integer(a, "degree");
+        b.accesses.push_back(std::move(i));
+      }
+    k.ldsBuffers.push_back(std::move(b));
+  }
+}
+
 FailureOr<std::vector<KernelInfo>> mlir::fa::collectKernels(ModuleOp module) {
   std::vector<KernelInfo> kernels;
   WalkResult result = module.walk([&](gpu::GPUFuncOp f) {
@@ -55,6 +112,7 @@ FailureOr<std::vector<KernelInfo>> mlir::fa::collectKernels(ModuleOp module) {
       k.fetchAhead = ahead.str();
     SmallVector<int64_t> offsets;
     k.ldsBytes = layoutLds(f, offsets);
+    collectLdsBuffers(f, offsets, k);
     k.scale = scale.getValueAsDouble();
     k.causal = f->hasAttr("fa.causal");
     auto hasLse = f->getAttrOfType<BoolAttr>("fa.has_lse");

@@ -23,6 +23,32 @@
 
 namespace mlir::fa {
 
+/// One LDS access fa-pad-lds modelled (one wave's lanes): lane l starts at
+/// logical element (row, col) with i = l / q, j = l % q, row = rowI·i +
+/// rowJ·j, col = colI·i + colJ·j, and moves `bytes` contiguous bytes.
+struct LdsAccessInfo {
+  std::string what;
+  bool write = false;
+  int64_t bytes = 0;
+  int64_t q = 1, rowI = 0, rowJ = 0, colI = 0, colJ = 0;
+  int64_t unpadded = 0; ///< predicted degree without padding
+  int64_t degree = 0;   ///< predicted degree as compiled
+};
+
+/// One fa.lds_buffer in the kernel's LDS. Element (r, c) is at byte
+/// offset + (r·(cols + pad) + c)·elementBytes, or pair-interleaved at
+/// offset + ((r/2)·2(cols + pad) + 2c + r%2)·elementBytes.
+struct LdsBufferInfo {
+  std::string name, slot;
+  int64_t attribution = 0; ///< the kernel's workgroup attribution (slot)
+  int64_t offset = -1;     ///< byte offset of the slot; -1: unknown
+  int64_t slotBytes = 0;   ///< the slot's size (its largest buffer)
+  int64_t rows = 0, cols = 0, pad = 0, elementBytes = 0;
+  bool pairs = false;
+  std::vector<LdsAccessInfo> accesses; ///< empty: fa-pad-lds did not run
+  int64_t bytes() const { return rows * (cols + pad) * elementBytes; }
+};
+
 struct KernelInfo {
   std::string name, target, dtype;
   int64_t headDim = 0, blockM = 0, blockN = 0, threads = 0, waveSize = 0;
@@ -41,6 +67,13 @@ struct KernelInfo {
   /// The backend's resource figures (manifest `resources`), where it has
   /// them: name and value, in the order written.
   std::vector<std::pair<std::string, int64_t>> resources;
+  /// The LDS buffers (gpu.func attribute `fa.lds_buffers`, written by
+  /// fa-lower-to-gpu with fa-pad-lds's `fa.lds_accesses`), offsets as
+  /// layoutLds places the attributions; `ldsLayoutBy` says who placed them
+  /// ("fac", or on gfx906 "the AMDGPU backend" once Compile.cpp has read
+  /// its layout).
+  std::vector<LdsBufferInfo> ldsBuffers;
+  std::string ldsLayoutBy = "fac";
 };
 
 /// Byte offsets of the kernel's workgroup attributions (16-byte aligned, in

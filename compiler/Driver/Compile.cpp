@@ -33,6 +33,7 @@
 #include "compiler/Driver/Pipelines.h"
 #include "compiler/Targets/Codegen.h"
 #include "compiler/Targets/Gfx906/CodeObject.h"
+#include "compiler/Targets/Gfx906/LdsLayout.h"
 #include "compiler/Targets/Gfx906/LoopAnalysis.h"
 #include "compiler/Targets/Gfx906/LowerToRocdl.h"
 #include "compiler/Targets/Gfx906/Mi50Model.h"
@@ -181,6 +182,9 @@ private:
              llvm::TargetMachine &tm, Build &out, bool useDot2 = true);
   void retryOnGfx906(ModuleOp source, fa::PipelineOptions pipeline,
                      llvm::TargetMachine &tm, Build &result);
+  void useBackendLdsLayout(fa::KernelInfo &k, const llvm::Module &optimized,
+                           llvm::TargetMachine &tm,
+                           const std::vector<fa::AmdgpuResources> &resources);
   bool finish(Build &b, llvm::TargetMachine &tm, llvm::StringRef sourceText);
   bool finishNvidia(Build &b, llvm::StringRef sourceText);
   bool emitText(std::string text) {
@@ -283,8 +287,69 @@ bool Compilation::build(ModuleOp source, const fa::PipelineOptions &pipeline,
           r.kvLoop = a.kvLoop;
           r.otherMacLoops = a.otherMacLoops;
         }
+    for (fa::KernelInfo &k : out.kernels)
+      useBackendLdsLayout(k, *out.llvmModule, tm, out.resources);
   }
   return true;
+}
+
+/// gfx906: the LDS buffers' offsets as the AMDGPU backend packed the
+/// attributions (LdsLayout.h), where they fit the code object's LDS size;
+/// otherwise unknown (-1).
+void Compilation::useBackendLdsLayout(
+    fa::KernelInfo &k, const llvm::Module &optimized, llvm::TargetMachine &tm,
+    const std::vector<fa::AmdgpuResources> &resources) {
+  if (k.ldsBuffers.empty())
+    return;
+  int64_t attributions = 0, ldsBytes = -1;
+  for (const fa::LdsBufferInfo &b : k.ldsBuffers)
+    attributions = std::max(attributions, b.attribution + 1);
+  for (const fa::AmdgpuResources &r : resources)
+    if (r.kernel == k.name)
+      ldsBytes = r.ldsBytes;
+  auto offsets = fa::amdgpuLdsOffsets(optimized, tm, k.name, attributions);
+  bool fits = bool(offsets);
+  if (!offsets)
+    llvm::consumeError(offsets.takeError());
+  for (fa::LdsBufferInfo &b : k.ldsBuffers) {
+    if (!fits)
+      break;
+    int64_t offset = (*offsets)[b.attribution];
+    fits = offset >= 0 && offset + b.slotBytes <= ldsBytes;
+  }
+  for (fa::LdsBufferInfo &b : k.ldsBuffers)
+    b.offset = fits ? (*offsets)[b.attribution] : -1;
+  k.ldsLayoutBy = fits ? "the AMDGPU backend"
+                       : "unknown (the AMDGPU backend's could not be read)";
+}
+
+/// The report's LDS layout of `k`: each buffer where it lies and
+/// fa-pad-lds's predicted bank-conflict degree of each access it models
+/// (docs/bank-conflicts.md; test/e2e/conflicts_vs_padlds.py reads it).
+static std::string formatLdsLayout(const fa::KernelInfo &k) {
+  if (k.ldsBuffers.empty())
+    return "";
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "  LDS layout of " << k.name << " (offsets placed by " << k.ldsLayoutBy
+     << "; degrees: fa-pad-lds's prediction for one wave's access, 32 banks "
+        "of 4 bytes, unpadded -> as compiled):\n";
+  for (const fa::LdsBufferInfo &b : k.ldsBuffers) {
+    os << "    LDS buffer " << b.name << ": slot " << b.slot << ", offset "
+       << b.offset << ", " << b.bytes() << " bytes (slot " << b.slotBytes
+       << "), " << b.rows << "x" << b.cols << " of " << b.elementBytes
+       << " B, row pitch " << (b.cols + b.pad) * b.elementBytes << " B (pad "
+       << b.pad << ")" << (b.pairs ? ", pair-interleaved" : "") << "\n";
+    if (b.accesses.empty())
+      os << "      no accesses modelled (fa-pad-lds did not run)\n";
+    for (const fa::LdsAccessInfo &a : b.accesses)
+      os << "      " << (a.write ? "write" : "read") << " " << a.bytes
+         << " B per lane, lane l = (i, j) = (l/" << a.q << ", l%" << a.q
+         << ") at row " << a.rowI << "i+" << a.rowJ << "j, col " << a.colI
+         << "i+" << a.colJ << "j: degree " << a.unpadded << " -> " << a.degree
+         << " (" << a.what << ")\n";
+  }
+  return text;
 }
 
 /// Spills that reach memory: VGPR spills or any scratch. SGPR spills into
@@ -465,6 +530,9 @@ bool Compilation::finishNvidia(Build &b, llvm::StringRef sourceText) {
   } else if (options.report) {
     report << "ptxas not found: writing PTX, no resource figures\n";
   }
+  if (options.report)
+    for (const fa::KernelInfo &k : b.kernels)
+      report << formatLdsLayout(k);
   llvm::Expected<std::string> manifest = fa::renderManifest(
       target, codeObjectName(format), format, code, sourceText, b.kernels, "");
   if (!manifest)
@@ -513,6 +581,9 @@ bool Compilation::finish(Build &b, llvm::TargetMachine &tm,
                                   : std::string("single-buffered"))
                  << "\n";
       }
+  if (options.report)
+    for (const fa::KernelInfo &k : b.kernels)
+      report << formatLdsLayout(k);
 
   std::string object = std::move(b.object);
   if (object.empty())

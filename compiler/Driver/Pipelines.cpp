@@ -80,11 +80,12 @@ void fa::buildKernelPipeline(OpPassManager &pm,
   promote.pairRhs = options.pairRhs;
   promote.widen = options.widenLds;
   pm.addPass(createFaPromotePass(promote));
-  if (options.padLds) {
-    FaPadLdsPassOptions pad;
-    pad.remarks = options.report;
-    pm.addPass(createFaPadLdsPass(pad));
-  }
+  // Without padding the pass still records (and reports) the degrees of
+  // the unpadded layout.
+  FaPadLdsPassOptions pad;
+  pad.remarks = options.report;
+  pad.apply = options.padLds;
+  pm.addPass(createFaPadLdsPass(pad));
   FaDoubleBufferPassOptions buffer;
   buffer.remarks = options.report;
   buffer.ahead = options.fetchAhead;

@@ -106,14 +106,41 @@ LogicalResult KernelLowering::allocateLds() {
   auto space =
       gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
   llvm::StringMap<Value> storage;
-  for (auto &[name, slot] : slots)
+  llvm::StringMap<int64_t> attribution;
+  for (auto &[name, slot] : slots) {
+    attribution[name] = kernel.getNumWorkgroupAttributions();
     storage[name] = kernel.addWorkgroupAttribution(
         MemRefType::get({slot.second}, slot.first, MemRefLayoutAttrInterface(),
                         space),
         loc);
+  }
   for (LdsBufferOp op : ops)
     ldsBuffers[op.getResult()] = {storage.lookup(op.getStorage()),
                                   *getLdsLayout(op.getResult().getType())};
+  // The buffers in the kernel's LDS, with fa-pad-lds's predictions
+  // (KernelInfo.h: fa.lds_buffers).
+  auto predicted = grid->getAttrOfType<DictionaryAttr>("fa.lds_accesses");
+  SmallVector<Attribute> buffers;
+  for (LdsBufferOp op : ops) {
+    LdsLayout l = *getLdsLayout(op.getResult().getType());
+    SmallVector<NamedAttribute> entry = {
+        b.getNamedAttr("name", op.getNameAttr()),
+        b.getNamedAttr("slot", b.getStringAttr(op.getStorage())),
+        b.getNamedAttr("attribution", b.getI64IntegerAttr(
+                                          attribution.lookup(op.getStorage()))),
+        b.getNamedAttr("rows", b.getI64IntegerAttr(l.rows)),
+        b.getNamedAttr("cols", b.getI64IntegerAttr(l.cols)),
+        b.getNamedAttr("pad", b.getI64IntegerAttr(l.pad)),
+        b.getNamedAttr("pairs", b.getBoolAttr(l.pairs)),
+        b.getNamedAttr(
+            "element_bytes",
+            b.getI64IntegerAttr(l.elementType.getIntOrFloatBitWidth() / 8))};
+    if (predicted)
+      if (Attribute accesses = predicted.get(op.getName()))
+        entry.push_back(b.getNamedAttr("accesses", accesses));
+    buffers.push_back(b.getDictionaryAttr(entry));
+  }
+  kernel->setAttr("fa.lds_buffers", b.getArrayAttr(buffers));
   // cp.async: a staging area per fetched buffer, for 16-byte units.
   if (target.asyncCopy)
     grid.walk([&](FetchTileOp fetch) {

@@ -21,6 +21,10 @@
 //      the LDS-bound occupancy stays at the target's goal; rewrite each
 //      buffer's memref type (its row stride) and record the largest
 //      padding in `#fa.tile`'s lds_pad.
+//   4. Record every access's prediction on the grid (`fa.lds_accesses`,
+//      KernelInfo.h), which fa-lower-to-gpu carries to the kernel and fac
+//      --report prints with the LDS layout. With apply=false only this
+//      and the remark: the degrees of the layout as it is.
 //
 //===----------------------------------------------------------------------===//
 
@@ -42,11 +46,22 @@ using namespace mlir;
 using namespace mlir::fa;
 
 namespace {
+/// Lane l -> (row, column) of every pattern the pass models: with
+/// i = l / q and j = l % q, row = rowI·i + rowJ·j, column = colI·i + colJ·j.
+struct LanePattern {
+  int64_t q, rowI, rowJ, colI, colJ;
+  std::pair<int64_t, int64_t> operator()(int64_t l) const {
+    int64_t i = l / q, j = l % q;
+    return {rowI * i + rowJ * j, colI * i + colJ * j};
+  }
+};
+
 /// One KV-loop LDS access of a buffer, for the lanes of one wave: the
 /// logical element each lane starts at, and its width.
 struct LdsAccess {
   std::string what;
-  std::function<std::pair<int64_t, int64_t>(int64_t)> element;
+  bool write;
+  LanePattern element;
   int64_t accessBytes;
 };
 
@@ -80,8 +95,10 @@ static int64_t degree(const BankModel &model, const LdsLayout &layout,
 static void collectAccesses(scf::ForallOp grid, const ThreadMapping &m,
                             llvm::MapVector<Value, BufferPlan> &plans) {
   const int64_t tc = m.tc, rm = m.rm;
-  auto trOf = [tc](int64_t lane) { return lane / tc; };
-  auto tcOf = [tc](int64_t lane) { return lane % tc; };
+  // Thread row lane / tc, thread column lane % tc.
+  auto byThread = [tc](int64_t rowI, int64_t rowJ, int64_t colI, int64_t colJ) {
+    return LanePattern{tc, rowI, rowJ, colI, colJ};
+  };
   auto bytesOf = [](const LdsLayout &l) {
     return l.elementType.getIntOrFloatBitWidth() / 8;
   };
@@ -100,34 +117,27 @@ static void collectAccesses(scf::ForallOp grid, const ThreadMapping &m,
       const int64_t k = lhs->layout.cols;
       const int64_t pair = (k % 2 ? 1 : 2) * bytesOf(lhs->layout);
       lhs->accesses.push_back(
-          {"lhs of a product, row pairs (one per thread row)",
-           [=](int64_t l) { return std::make_pair(trOf(l) * rm, int64_t(0)); },
-           pair});
+          {"lhs of a product, row pairs (one per thread row)", false,
+           byThread(rm, 0, 0, 0), pair});
       if (dot.getTransposeRhs())
         rhs->accesses.push_back(
             {"rhs of a product (transposed), row pairs per thread column",
-             [=](int64_t l) { return std::make_pair(tcOf(l), int64_t(0)); },
-             pair});
+             false, byThread(0, 1, 0, 0), pair});
       else if (rhs->layout.pairs)
         rhs->accesses.push_back(
-            {"rhs of a product, key pairs (one word per column)",
-             [=](int64_t l) { return std::make_pair(int64_t(0), tcOf(l)); },
-             2 * bytesOf(rhs->layout)});
+            {"rhs of a product, key pairs (one word per column)", false,
+             byThread(0, 0, 0, 1), 2 * bytesOf(rhs->layout)});
       else
-        rhs->accesses.push_back(
-            {"rhs of a product, down a column",
-             [=](int64_t l) { return std::make_pair(int64_t(0), tcOf(l)); },
-             bytesOf(rhs->layout)});
+        rhs->accesses.push_back({"rhs of a product, down a column", false,
+                                 byThread(0, 0, 0, 1), bytesOf(rhs->layout)});
       return;
     }
     if (auto write = dyn_cast<WriteTileOp>(op)) {
       BufferPlan *p = planOf(write.getDest());
       if (!p)
         return;
-      p->accesses.push_back(
-          {"write of a register tile (element per lane)",
-           [=](int64_t l) { return std::make_pair(trOf(l) * rm, tcOf(l)); },
-           bytesOf(p->layout)});
+      p->accesses.push_back({"write of a register tile (element per lane)",
+                             true, byThread(rm, 0, 0, 1), bytesOf(p->layout)});
       return;
     }
     if (auto copy = dyn_cast<CopyTileOp>(op)) {
@@ -144,20 +154,54 @@ static void collectAccesses(scf::ForallOp grid, const ThreadMapping &m,
         // halves; the first half is the pattern.
         p->accesses.push_back(
             {"copy from global memory (two rows interleaved, 16 B stores)",
-             [=](int64_t l) {
-               return std::make_pair(2 * (l / perRow), (l % perRow) * width);
-             },
-             16});
+             true, LanePattern{perRow, 2, 0, 0, width}, 16});
       } else {
-        p->accesses.push_back({"copy from global memory (16 B per lane)",
-                               [=](int64_t l) {
-                                 return std::make_pair(l / perRow,
-                                                       (l % perRow) * width);
-                               },
-                               16});
+        p->accesses.push_back({"copy from global memory (16 B per lane)", true,
+                               LanePattern{perRow, 1, 0, 0, width}, 16});
       }
     }
   });
+}
+
+/// Each buffer's padding and its accesses' degrees, unpadded -> as chosen.
+static void describePlans(llvm::raw_ostream &os,
+                          const llvm::MapVector<Value, BufferPlan> &plans) {
+  for (auto &[value, p] : plans) {
+    os << "  " << LdsBufferOp(p.op).getName() << ": pad " << p.pad;
+    if (p.layout.pairs)
+      os << " (pair-interleaved)";
+    os << "\n";
+    for (auto [a, access] : llvm::enumerate(p.accesses))
+      os << "    " << access.what << ", " << access.accessBytes
+         << " B per lane: degree " << p.before[a] << " -> " << p.after[a]
+         << "\n";
+  }
+}
+
+/// `fa.lds_accesses` on the grid (KernelInfo.h): per buffer name, its
+/// accesses with their lane pattern and degrees.
+static void recordPredictions(scf::ForallOp grid,
+                              const llvm::MapVector<Value, BufferPlan> &plans) {
+  Builder b(grid.getContext());
+  SmallVector<NamedAttribute> buffers;
+  for (auto &[value, p] : plans) {
+    SmallVector<Attribute> accesses;
+    for (auto [a, access] : llvm::enumerate(p.accesses)) {
+      const LanePattern &l = access.element;
+      accesses.push_back(b.getDictionaryAttr({
+          b.getNamedAttr("what", b.getStringAttr(access.what)),
+          b.getNamedAttr("write", b.getBoolAttr(access.write)),
+          b.getNamedAttr("bytes", b.getI64IntegerAttr(access.accessBytes)),
+          b.getNamedAttr("lanes", b.getDenseI64ArrayAttr(
+                                      {l.q, l.rowI, l.rowJ, l.colI, l.colJ})),
+          b.getNamedAttr("unpadded", b.getI64IntegerAttr(p.before[a])),
+          b.getNamedAttr("degree", b.getI64IntegerAttr(p.after[a])),
+      }));
+    }
+    buffers.push_back(
+        b.getNamedAttr(LdsBufferOp(p.op).getName(), b.getArrayAttr(accesses)));
+  }
+  grid->setAttr("fa.lds_accesses", b.getDictionaryAttr(buffers));
 }
 
 namespace {
@@ -218,6 +262,26 @@ void FaPadLdsPass::padGrid(scf::ForallOp grid, TileConfigAttr config,
   collectAccesses(grid, *mapping, plans);
   BankModel model = bankModelFor(target);
   model.lanes = std::min(model.lanes, config.getThreads());
+  if (!apply) {
+    // The degrees of the layout as it is, recorded and reported.
+    for (auto &[value, p] : plans) {
+      p.pad = p.layout.pad;
+      for (const LdsAccess &a : p.accesses)
+        p.before.push_back(degree(model, p.layout, a, p.pad));
+      p.after = p.before;
+    }
+    recordPredictions(grid, plans);
+    if (remarks) {
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      os << "fa-pad-lds: " << target.name << " " << model.lanes
+         << " lanes per wave, thread grid " << mapping->tr << "x" << mapping->tc
+         << ", analysis only (apply=false): no padding\n";
+      describePlans(os, plans);
+      grid.emitRemark() << text;
+    }
+    return;
+  }
 
   // Each buffer's own best padding: the smallest with its lowest worst
   // degree, in multiples of 2 elements: pair loads (4 bytes for 16-bit
@@ -279,6 +343,7 @@ void FaPadLdsPass::padGrid(scf::ForallOp grid, TileConfigAttr config,
     worstAt(p, p.pad, &p.after);
     maxPadChosen = std::max(maxPadChosen, p.pad);
   }
+  recordPredictions(grid, plans);
   if (remarks) {
     std::string text;
     llvm::raw_string_ostream os(text);
@@ -292,16 +357,7 @@ void FaPadLdsPass::padGrid(scf::ForallOp grid, TileConfigAttr config,
     if (!refused.empty())
       os << "; not padded: " << refused;
     os << "\n";
-    for (auto &[value, p] : plans) {
-      os << "  " << p.op.getName() << ": pad " << p.pad;
-      if (p.layout.pairs)
-        os << " (pair-interleaved)";
-      os << "\n";
-      for (auto [a, access] : llvm::enumerate(p.accesses))
-        os << "    " << access.what << ", " << access.accessBytes
-           << " B per lane: degree " << p.before[a] << " -> " << p.after[a]
-           << "\n";
-    }
+    describePlans(os, plans);
     grid.emitRemark() << text;
   }
   if (maxPadChosen == 0)

@@ -195,12 +195,21 @@ def FaPadLdsPass : Pass<"fa-pad-lds", "::mlir::ModuleOp"> {
     not fire when `lds_pad` was set by hand (non-zero) or there are no
     buffers; `remarks=true` says why and lists each access with its degree
     before and after.
+
+    Every access's lane pattern and degrees (unpadded, as chosen) are
+    recorded on the grid as `fa.lds_accesses` (KernelInfo.h), which
+    fa-lower-to-gpu carries to the kernel and `fac --report` prints with
+    the LDS layout. `apply=false` records and reports the degrees of the
+    layout as it is and changes nothing else (fac --pad-lds=false).
   }];
   let options = [
     Option<"remarks", "remarks", "bool", /*default=*/"false",
            "Emit a remark per grid with the accesses, degrees and padding">,
     Option<"maxPad", "max-pad", "int64_t", /*default=*/"16",
-           "Largest padding (elements per row) to consider">
+           "Largest padding (elements per row) to consider">,
+    Option<"apply", "apply", "bool", /*default=*/"true",
+           "Pad; false only records and reports the degrees of the layout "
+           "as it is (fac --pad-lds=false)">
   ];
 }
 

@@ -77,7 +77,7 @@
 // CHECK-SAME: (%[[QBUF:[^:]+]]: memref<?xf16, strided<[1], offset: ?>>, %[[KBUF:[^:]+]]: memref<?xf16, strided<[1], offset: ?>>, %[[VBUF:[^:]+]]: memref<?xf16, strided<[1], offset: ?>>, %[[OBUF:[^:]+]]: memref<?xf16, strided<[1], offset: ?>>, %[[LSEBUF:[^:]+]]: memref<?xf32, strided<[1], offset: ?>>,
 // CHECK-SAME: {{(%[^:]+: i64, ){18}%[^:]+}}: i64)
 // CHECK-SAME: workgroup(%[[QLDS:[^ ]+]] : memref<4096xf16, #gpu.address_space<workgroup>>, %[[KLDS:[^ ]+]] : memref<2048xf16, #gpu.address_space<workgroup>>, %[[VLDS:[^ ]+]] : memref<2048xf16, #gpu.address_space<workgroup>>, %[[PLDS:[^ ]+]] : memref<2048xf16, #gpu.address_space<workgroup>>)
-// CHECK-SAME: kernel attributes {fa.causal, fa.has_lse = true, fa.head_dim = 64 : i64, fa.scale = 1.250000e-01 : f32, fa.static_sizes = array<i64: -1, 8, 2, -1, -1>,
+// CHECK-SAME: kernel attributes {fa.causal, fa.has_lse = true, fa.head_dim = 64 : i64, fa.lds_buffers = [{{.*}}], fa.scale = 1.250000e-01 : f32, fa.static_sizes = array<i64: -1, 8, 2, -1, -1>,
 // CHECK-SAME: fa.tile = #fa.tile<target = "gfx906", block_m = 64, block_n = 32, waves = 4, wave_size = 64, stages = 1, lds_pad = 0>, known_block_size = array<i32: 256, 1, 1>} {
 // CHECK-DAG: %[[C0:.+]] = arith.constant 0 : index
 // CHECK-DAG: %[[C2:.+]] = arith.constant 2 : index
@@ -273,6 +273,9 @@ func.func @causal_lse(%q: tensor<?x8x?x64xf16>, %k: tensor<?x2x?x64xf16>, %v: te
 // before V overwrites K (after Q·Kᵀ), after V's copy and P's write.
 // KVSLOT-LABEL: gpu.func @causal_lse_kernel
 // KVSLOT-SAME: workgroup(%[[QLDS:[^ ]+]] : memref<4096xf16, #gpu.address_space<workgroup>>, %[[KVLDS:[^ ]+]] : memref<2048xf16, #gpu.address_space<workgroup>>, %[[PLDS:[^ ]+]] : memref<2048xf16, #gpu.address_space<workgroup>>)
+// The buffers in the kernel's LDS (KernelInfo.h: fa.lds_buffers), K and V
+// in attribution 1; without fa-pad-lds no accesses are recorded.
+// KVSLOT-SAME: fa.lds_buffers = [{attribution = 0 : i64, cols = 64 : i64, element_bytes = 2 : i64, name = "q", pad = 0 : i64, pairs = false, rows = 64 : i64, slot = "q"}, {attribution = 1 : i64, cols = 64 : i64, element_bytes = 2 : i64, name = "k", pad = 0 : i64, pairs = false, rows = 32 : i64, slot = "kv"}, {attribution = 1 : i64, cols = 64 : i64, element_bytes = 2 : i64, name = "v", pad = 0 : i64, pairs = true, rows = 32 : i64, slot = "kv"}, {attribution = 2 : i64, cols = 32 : i64, element_bytes = 2 : i64, name = "p", pad = 0 : i64, pairs = false, rows = 64 : i64, slot = "p"}]
 // KVSLOT-SAME: kv_shared = true
 // KVSLOT: scf.if %{{.+}} -> (vector<4xf32>, vector<4xf32>, vector<16xf32>) {
 // KVSLOT-NEXT: scf.for

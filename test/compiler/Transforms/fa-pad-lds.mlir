@@ -9,6 +9,9 @@
 // 32 KiB: any padding would leave one 256-thread workgroup per CU (1 wave
 // per SIMD instead of 2), so the pass keeps the rows and says why.
 // RUN: fa-opt %t/d64.mlir --fa-tile="target=gfx906 block-m=64 block-n=64 kv-shared=off" --fa-promote --fa-pad-lds="remarks=true" -mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s --check-prefix=OCCUPANCY
+// Analysis only (apply=false, fac --pad-lds=false): the degrees of the
+// layout as it is, reported and recorded on the grid; no buffer changes.
+// RUN: fa-opt %t/d128.mlir --fa-tile="target=gfx906" --fa-promote --fa-pad-lds="apply=false remarks=true" -mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s --check-prefix=ANALYSIS
 
 // Where it must not fire: padding set by hand, a layout already
 // conflict-free (D=40, BLOCK_N=40: every row 80 bytes), a grid without
@@ -24,7 +27,19 @@
 // GFX906-NEXT: fa.lds_buffer "k" slot("kv") : memref<32x128xf16, strided<[130, 1]>, #gpu.address_space<workgroup>>
 // GFX906-NEXT: fa.lds_buffer "v" slot("kv") : memref<16x128x2xf16, strided<[256, 2, 1]>, #gpu.address_space<workgroup>>
 // GFX906-NEXT: fa.lds_buffer "p" : memref<64x32xf16, strided<[36, 1]>, #gpu.address_space<workgroup>>
+// Every access's lane pattern (lane l: i = l / q, j = l % q; row, column
+// = rowI i + rowJ j, colI i + colJ j: [q, rowI, rowJ, colI, colJ]) and its
+// degrees, recorded on the grid for fac --report (KernelInfo.h).
+// GFX906: fa.lds_accesses = {k = [{bytes = 16 : i64, degree = 1 : i64, lanes = array<i64: 16, 1, 0, 0, 8>, unpadded = 1 : i64, what = "copy from global memory (16 B per lane)", write = true}, {bytes = 4 : i64, degree = 1 : i64, lanes = array<i64: 16, 0, 1, 0, 0>, unpadded = 16 : i64, what = "rhs of a product (transposed), row pairs per thread column", write = false}], p = [
 // GFX906: fa.tile = #fa.tile<target = "gfx906", block_m = 64, block_n = 32, waves = 4, wave_size = 64, stages = 2, lds_pad = 4, kv_shared = true>
+// ANALYSIS: remark: fa-pad-lds: gfx906 64 lanes per wave, thread grid 16x16, analysis only (apply=false): no padding
+// ANALYSIS: k: pad 0
+// ANALYSIS-NEXT: copy from global memory (16 B per lane), 16 B per lane: degree 1 -> 1
+// ANALYSIS-NEXT: rhs of a product (transposed), row pairs per thread column, 4 B per lane: degree 16 -> 16
+// ANALYSIS: fa.lds_buffer "q" : memref<64x128xf16, strided<[128, 1]>, #gpu.address_space<workgroup>>
+// ANALYSIS-NEXT: fa.lds_buffer "k" slot("kv") : memref<32x128xf16, strided<[128, 1]>, #gpu.address_space<workgroup>>
+// ANALYSIS: fa.lds_accesses = {k = [{bytes = 16 : i64, degree = 1 : i64, lanes = array<i64: 16, 1, 0, 0, 8>, unpadded = 1 : i64, what = "copy from global memory (16 B per lane)", write = true}, {bytes = 4 : i64, degree = 16 : i64, lanes = array<i64: 16, 0, 1, 0, 0>, unpadded = 16 : i64,
+// ANALYSIS-SAME: lds_pad = 0
 // REMARK: remark: fa-pad-lds: gfx906 64 lanes per wave, thread grid 16x16, LDS 28672 -> 29568 bytes (2 waves per SIMD by LDS)
 // REMARK-NEXT: q: pad 2
 // REMARK-NEXT: copy from global memory (16 B per lane), 16 B per lane: degree 1 -> 1

@@ -179,6 +179,80 @@ TEST(SimProfile, CountsClassesBytesConflictsAndTheLoop) {
                           "{\"1\": 1, \"2\": 1, \"32\": 1}}"),
             std::string::npos)
       << p.json();
+
+  // Per DS instruction (by pc, swizzles left out): the bytes touched and
+  // the lanes' address pattern (address less lane 0's).
+  ASSERT_EQ(p.ds.size(), 5u);
+  const SimProfile::DsInstruction &first = p.ds[0];
+  EXPECT_EQ(first.pc, 8u);
+  EXPECT_EQ(first.mnemonic, "ds_read_b32");
+  EXPECT_EQ(first.executed, 1u);
+  EXPECT_EQ(first.lowest, 0u);
+  EXPECT_EQ(first.highest, 63u * 128 + 3);
+  EXPECT_EQ(first.maxDegree(), 32u);
+  ASSERT_EQ(first.lanes.size(), 64u);
+  EXPECT_EQ(first.lanes[5], 5 * 128);
+  EXPECT_TRUE(first.active[63]);
+  // ds_write2_b32 v3 offset1:32: elements at +0 and +128 bytes.
+  const SimProfile::DsInstruction &w2i = p.ds[3];
+  EXPECT_EQ(w2i.mnemonic, "ds_write2_b32");
+  EXPECT_EQ(w2i.elementBytes, 4u);
+  EXPECT_EQ(w2i.elementOffsets, (std::vector<uint32_t>{0, 128}));
+  EXPECT_EQ(w2i.lowest, 0u);
+  EXPECT_EQ(w2i.highest, 63u * 4 + 128 + 3);
+  EXPECT_EQ(w2i.maxDegree(), 2u);
+  // ds_read_b32 v5, v0 with EXEC = lanes 0 and 1: two active lanes.
+  const SimProfile::DsInstruction &masked = p.ds[4];
+  EXPECT_EQ(masked.highest, 128u + 3);
+  ASSERT_EQ(masked.lanes.size(), 64u);
+  EXPECT_TRUE(masked.active[1]);
+  EXPECT_FALSE(masked.active[2]);
+  EXPECT_EQ(masked.lanes[1], 128);
+  EXPECT_NE(p.json().find("\"ds\": [{\"pc\": 8, \"mnemonic\": "
+                          "\"ds_read_b32\", \"element_bytes\": 4, "
+                          "\"element_offsets\": [0], \"executed\": 1, "
+                          "\"lds_lowest\": 0, \"lds_highest\": 8067, "
+                          "\"max_degree\": 32, \"degrees\": {\"32\": 1}, "
+                          "\"lanes\": [0, 128, 256"),
+            std::string::npos)
+      << p.json();
+  EXPECT_NE(text.find("  lds by pc "), std::string::npos) << text;
+}
+
+TEST(SimProfile, DsPatternThatVariesAndWorkersAdded) {
+  // A lane whose offset from the lowest active lane changes between
+  // executions has no pattern; two workers' records add up.
+  WaveRun r({}, 8, 16384);
+  Instruction in;
+  in.enc = Encoding::DS;
+  in.op = Op::DS_READ_B32;
+  in.pc = 0;
+  in.src[0].kind = OperandKind::VGPR;
+  in.src[0].index = 0;
+  ProfileCounters a, b;
+  a.reset(1);
+  b.reset(1);
+  r.setV(0, [](unsigned l) { return 256 + l * 4; });
+  profileInstruction(a, r.w, in, 0);
+  r.setV(0, [](unsigned l) { return 1024 + l * 4; });
+  profileInstruction(b, r.w, in, 0);
+  ProfileCounters sum;
+  sum.add(a);
+  sum.add(b);
+  Program program;
+  program.insts.push_back(in);
+  SimProfile p = summarizeProfile(program, sum);
+  ASSERT_EQ(p.ds.size(), 1u);
+  EXPECT_EQ(p.ds[0].executed, 2u);
+  EXPECT_EQ(p.ds[0].lowest, 256u);
+  EXPECT_EQ(p.ds[0].highest, 1024u + 63 * 4 + 3);
+  ASSERT_EQ(p.ds[0].lanes.size(), 64u); // the same pattern, shifted
+  EXPECT_EQ(p.ds[0].lanes[63], 63 * 4);
+  r.setV(0, [](unsigned l) { return l * 8; });
+  profileInstruction(sum, r.w, in, 0);
+  p = summarizeProfile(program, sum);
+  EXPECT_TRUE(p.ds[0].lanes.empty());
+  EXPECT_NE(p.json().find("\"lanes\": null"), std::string::npos);
 }
 
 TEST(SimProfile, ConflictDegreeOfWideAndPaddedAccesses) {
