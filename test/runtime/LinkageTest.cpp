@@ -136,7 +136,7 @@ TEST(LinkageTest, ValidateNeedsTheRuntimeAndNoLlvmOrMlir) {
 }
 
 /// The functions of the validation harness (fa/Reference.h, Inputs.h,
-/// Metrics.h, Golden.h, Validate.h, DeviceReference.h).
+/// Metrics.h, Golden.h, Validate.h, DeviceReference.h, PagedVarlen.h).
 const char *const kValidationFunctions[] = {
     // Reference.h
     "fa::checkShape", "fa::checkProblem", "fa::referenceAttentionF64",
@@ -156,7 +156,19 @@ const char *const kValidationFunctions[] = {
     // DeviceReference.h
     "fa::referenceKindName", "fa::parseReferenceKind", "fa::useDeviceReference",
     "fa::deviceReferenceSource", "fa::compileDeviceReference",
-    "fa::deviceReferenceAttention"};
+    "fa::deviceReferenceAttention",
+    // PagedVarlen.h
+    "fa::PagedProblem::qElements", "fa::PagedProblem::cacheElements",
+    "fa::PagedProblem::lseElements", "fa::VarlenProblem::fromLengths",
+    "fa::VarlenProblem::qElements", "fa::VarlenProblem::kvElements",
+    "fa::VarlenProblem::lseElements", "fa::checkPagedProblem",
+    "fa::checkPagedData", "fa::checkVarlenProblem", "fa::checkVarlenData",
+    "fa::generatePagedProblem", "fa::generateVarlenProblem",
+    "fa::generatePagedInputs", "fa::generateVarlenInputs",
+    "fa::poisonUnreadCacheRows", "fa::referencePagedAttentionF64",
+    "fa::naivePagedAttention", "fa::referenceVarlenAttentionF64",
+    "fa::naiveVarlenAttention", "fa::gatherPagedSequences",
+    "fa::gatherVarlenSequences"};
 
 /// True if the demangled `symbol` is function `function` (any overload;
 /// "fa::f(int)", or "fa::f[abi:cxx11](int)" for one returning std::string).

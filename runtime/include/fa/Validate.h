@@ -13,8 +13,8 @@
 // the output buffers must stay untouched. Also a simple timing loop.
 //
 // The umbrella of fa::validate too: it includes every header of the library
-// (DeviceReference.h, Golden.h, Inputs.h, Metrics.h, Reference.h) and
-// fa/Module.h.
+// (DeviceReference.h, Golden.h, Inputs.h, Metrics.h, PagedVarlen.h,
+// Reference.h) and fa/Module.h.
 //
 // Library: fa::validate (libfa_validate.so, over fa::runtime).
 //
@@ -28,6 +28,7 @@
 #include "fa/Inputs.h"
 #include "fa/Metrics.h"
 #include "fa/Module.h"
+#include "fa/PagedVarlen.h"
 #include "fa/Reference.h"
 
 namespace fa {

@@ -6,15 +6,16 @@
 //
 // This file implements the fp64 reference (with the conditioning magnitude
 // sum_j p_ij |v_jd| of each output element) and the naive same-precision
-// references with one row routine templated on the arithmetic type; the
-// 16-bit naive variants additionally round P and the output to the element
-// type.
+// references with one row routine templated on the arithmetic type
+// (validate/AttentionCore.h, shared with the paged and variable-length
+// references); the 16-bit naive variants additionally round P and the output
+// to the element type.
 //
 //===----------------------------------------------------------------------===//
 
 #include "fa/Reference.h"
+#include "validate/AttentionCore.h"
 #include "validate/Parallel.h"
-#include "fa/Half.h"
 
 #include <cmath>
 #include <cstdint>
@@ -89,9 +90,8 @@ Status fa::checkProblem(const AttentionProblem &p, const AttentionData &d) {
   return Status::success();
 }
 
-/// Computes all rows of one (batch, query head) in arithmetic type T.
-/// `roundType` (F16/BF16) rounds P and the output like a plain 16-bit
-/// implementation; F32 rounds nothing.
+/// Computes all rows of one (batch, query head) in arithmetic type T: the
+/// dense tensors' rows handed to the shared row routine (AttentionCore.h).
 template <typename T>
 static void attentionHead(const AttentionProblem &p, const AttentionData &d,
                           int64_t b, int64_t h, DType roundType,
@@ -99,58 +99,25 @@ static void attentionHead(const AttentionProblem &p, const AttentionData &d,
   const AttentionShape &s = p.shape;
   const int64_t D = p.headDim, Lq = s.seqQ, Lk = s.seqK;
   const int64_t hk = h / (s.headsQ / s.headsKv);
-  const float *q = d.q.data() + ((b * s.headsQ + h) * Lq) * D;
-  const float *k = d.k.data() + ((b * s.headsKv + hk) * Lk) * D;
-  const float *v = d.v.data() + ((b * s.headsKv + hk) * Lk) * D;
-  T *o = out.o.data() + ((b * s.headsQ + h) * Lq) * D;
-  T *lse = out.lse.data() + (b * s.headsQ + h) * Lq;
-  const T scale = T(p.scale);
-  const bool round16 = roundType != DType::F32;
-
-  for (int64_t i = 0; i < Lq; ++i) {
-    // Keys 0 .. visible-1 are visible (bottom-right aligned causal mask).
-    int64_t visible = p.causal ? std::min(Lk, i + Lk - Lq + 1) : Lk;
-    T *oRow = o + i * D;
-    if (visible <= 0) {
-      for (int64_t c = 0; c < D; ++c)
-        oRow[c] = T(0);
-      lse[i] = -std::numeric_limits<T>::infinity();
-      continue;
-    }
-    T rowMax = -std::numeric_limits<T>::infinity();
-    for (int64_t j = 0; j < visible; ++j) {
-      T dot = 0;
-      for (int64_t c = 0; c < D; ++c)
-        dot += T(q[i * D + c]) * T(k[j * D + c]);
-      scores[j] = dot * scale;
-      rowMax = std::max(rowMax, scores[j]);
-    }
-    T sum = 0;
-    for (int64_t j = 0; j < visible; ++j) {
-      scores[j] = std::exp(scores[j] - rowMax);
-      sum += scores[j];
-    }
-    for (int64_t j = 0; j < visible; ++j) {
-      scores[j] /= sum; // P
-      if (round16)
-        scores[j] = T(roundTo(roundType, float(scores[j])));
-    }
-    for (int64_t c = 0; c < D; ++c)
-      oRow[c] = 0;
-    for (int64_t j = 0; j < visible; ++j)
-      for (int64_t c = 0; c < D; ++c)
-        oRow[c] += scores[j] * T(v[j * D + c]);
-    if (!out.magnitude.empty()) {
-      T *aRow = out.magnitude.data() + ((b * s.headsQ + h) * Lq + i) * D;
-      for (int64_t j = 0; j < visible; ++j)
-        for (int64_t c = 0; c < D; ++c)
-          aRow[c] += scores[j] * std::fabs(T(v[j * D + c]));
-    }
-    if (round16)
-      for (int64_t c = 0; c < D; ++c)
-        oRow[c] = T(roundTo(roundType, float(oRow[c])));
-    lse[i] = rowMax + std::log(sum);
-  }
+  HeadTask<T> t;
+  t.lq = Lq;
+  t.lk = Lk;
+  t.headDim = D;
+  t.causal = p.causal;
+  t.scale = p.scale;
+  t.q = d.q.data() + ((b * s.headsQ + h) * Lq) * D;
+  t.qStride = D;
+  t.k.base = d.k.data() + ((b * s.headsKv + hk) * Lk) * D;
+  t.k.rowStride = D;
+  t.v.base = d.v.data() + ((b * s.headsKv + hk) * Lk) * D;
+  t.v.rowStride = D;
+  t.o = out.o.data() + ((b * s.headsQ + h) * Lq) * D;
+  t.oStride = D;
+  t.lse = out.lse.data() + (b * s.headsQ + h) * Lq;
+  t.lseStride = 1;
+  if (!out.magnitude.empty())
+    t.magnitude = out.magnitude.data() + ((b * s.headsQ + h) * Lq) * D;
+  attentionRows(t, roundType, scores);
 }
 
 template <typename T>

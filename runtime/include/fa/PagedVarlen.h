@@ -1,0 +1,257 @@
+//===- PagedVarlen.h - Paged KV caches, variable-length batches -*- C++ -*-===//
+//
+// Part of the fa project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Validation of the two inference layouts of issue 21, FlashAttention 2 /
+// vLLM's conventions:
+//
+// Paged KV cache (flash_attn_with_kvcache): the K and V caches are
+// [num_pages, page_size, Hkv, D]; block_table [B, max_pages] holds int32
+// page indices, cache_seqlens [B] the int32 key count of each sequence. Key j
+// of sequence b is row j % page_size of page block_table[b][j / page_size].
+// Q and O are dense [B, Hq, Lq, D], LSE [B, Hq, Lq]. Pages may be in any
+// order and shared between sequences (prefix sharing); the entries of a row
+// of block_table past the pages its sequence needs are never read.
+//
+// Variable-length batches (flash_attn_varlen_func): cu_seqlens_q [B+1] and
+// cu_seqlens_k [B+1] (int32, starting at 0, non-decreasing) cut packed Q
+// [total_q, Hq, D] and K, V [total_k, Hkv, D] into sequences: sequence b is
+// rows cu_seqlens_q[b] .. cu_seqlens_q[b+1]-1 of Q (and O) and rows
+// cu_seqlens_k[b] .. cu_seqlens_k[b+1]-1 of K and V. O is packed
+// [total_q, Hq, D], LSE [Hq, total_q] (FlashAttention 2's varlen layout).
+// max_seqlen_q / max_seqlen_k bound the lengths (the kernel's grid).
+//
+// Within each sequence everything is the dense reference's (Reference.h):
+// causal masking bottom-right within the sequence's own lengths (query i
+// sees key j iff j <= i + Lk_b - Lq_b), query head h reads KV head
+// h / (Hq / Hkv), a row that sees no key (Lk_b = 0, or causal with
+// Lq_b > Lk_b) has O = 0 and LSE = -inf, and a sequence with Lq_b = 0 gives
+// nothing. The references compute each (sequence, head) with the dense
+// reference's row routine, so a sequence's result is bit-identical to the
+// dense reference of that sequence gathered into dense tensors
+// (gatherPagedSequences, gatherVarlenSequences).
+//
+// The host checks (checkPagedProblem, checkVarlenProblem) validate all the
+// host-visible metadata before anything is launched; a kernel trusts it, as
+// FlashAttention's do (runtime/README.md, "Paged KV cache and
+// variable-length batches").
+//
+// Element data uses AttentionData (Reference.h) with the layouts above: for
+// a paged problem q is [B, Hq, Lq, D] and k, v are the caches; for a varlen
+// problem q is [total_q, Hq, D] and k, v are [total_k, Hkv, D]. Results are
+// AttentionResult with o (and magnitude) in Q's layout and lse as above.
+//
+// Library: fa::validate (libfa_validate.so, over fa::runtime).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FA_PAGEDVARLEN_H
+#define FA_PAGEDVARLEN_H
+
+#include "fa/Inputs.h"
+#include "fa/Reference.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace fa {
+
+/// The smallest and largest page size, and the rule: a power of two between.
+constexpr int64_t kMinPageSize = 16;
+constexpr int64_t kMaxPageSize = 256;
+
+/// An attention over a paged KV cache: everything besides the element data.
+struct PagedProblem {
+  int64_t batch = 1;   ///< B
+  int64_t headsQ = 1;  ///< Hq
+  int64_t headsKv = 1; ///< Hkv
+  int64_t seqQ = 1;    ///< Lq, the same for every sequence
+  int64_t headDim = 0; ///< D
+  int64_t numPages = 0;
+  int64_t pageSize = 0;
+  int64_t maxPages = 0; ///< block_table's columns
+  bool causal = false;
+  double scale = 0;
+  std::vector<int32_t> blockTable;   ///< [B, max_pages], row-major
+  std::vector<int32_t> cacheSeqlens; ///< [B]
+
+  // Element counts; SIZE_MAX when one overflows (checkPagedProblem refuses
+  // that).
+  size_t qElements() const;     ///< B*Hq*Lq*D (also O)
+  size_t cacheElements() const; ///< num_pages*page_size*Hkv*D (each of K, V)
+  size_t lseElements() const;   ///< B*Hq*Lq
+};
+
+/// A variable-length batch: everything besides the element data.
+struct VarlenProblem {
+  int64_t batch = 1;   ///< B
+  int64_t headsQ = 1;  ///< Hq
+  int64_t headsKv = 1; ///< Hkv
+  int64_t headDim = 0; ///< D
+  int64_t totalQ = 0;  ///< rows of packed Q and O
+  int64_t totalK = 0;  ///< rows of packed K and V
+  int64_t maxSeqlenQ = 0;
+  int64_t maxSeqlenK = 0;
+  bool causal = false;
+  double scale = 0;
+  std::vector<int32_t> cuSeqlensQ; ///< [B+1]
+  std::vector<int32_t> cuSeqlensK; ///< [B+1]
+
+  /// The problem of these per-sequence lengths (B = their count, which must
+  /// agree): cu_seqlens are their prefix sums, total_q/total_k their sums,
+  /// max_seqlen_q/max_seqlen_k their maxima. Lengths are not checked here
+  /// (checkVarlenProblem does); a sum past int32 saturates.
+  static VarlenProblem fromLengths(int64_t headsQ, int64_t headsKv,
+                                   int64_t headDim,
+                                   const std::vector<int32_t> &lengthsQ,
+                                   const std::vector<int32_t> &lengthsK,
+                                   bool causal, double scale);
+
+  // Element counts; SIZE_MAX when one overflows (checkVarlenProblem refuses
+  // that).
+  size_t qElements() const;   ///< total_q*Hq*D (also O)
+  size_t kvElements() const;  ///< total_k*Hkv*D (each of K, V)
+  size_t lseElements() const; ///< Hq*total_q
+};
+
+// --- Host-side checks --------------------------------------------------------
+// Each returns InvalidArgument naming the first bad entry, in this order:
+// sizes, page size / array lengths, then sequence by sequence.
+
+/// B, Hq, Hkv, Lq, D, num_pages, max_pages at least 1; Hq a multiple of Hkv;
+/// page_size a power of two in [16, 256]; block_table of B * max_pages and
+/// cache_seqlens of B entries; each cache_seqlens[b] non-negative and served
+/// by the table's max_pages pages; each entry block_table[b][p] a sequence
+/// uses (p < ceil(cache_seqlens[b] / page_size)) in [0, num_pages); every
+/// tensor's fp64 byte size fits in int64.
+Status checkPagedProblem(const PagedProblem &problem);
+
+/// checkPagedProblem, and the data has the sizes the problem implies.
+Status checkPagedData(const PagedProblem &problem, const AttentionData &data);
+
+/// B, Hq, Hkv, D at least 1; Hq a multiple of Hkv; cu_seqlens_q and
+/// cu_seqlens_k of B + 1 entries, starting at 0, non-decreasing, ending at
+/// total_q / total_k; max_seqlen_q / max_seqlen_k at least every sequence's
+/// length; every tensor's fp64 byte size fits in int64.
+Status checkVarlenProblem(const VarlenProblem &problem);
+
+/// checkVarlenProblem, and the data has the sizes the problem implies.
+Status checkVarlenData(const VarlenProblem &problem, const AttentionData &data);
+
+// --- Seeded generators -------------------------------------------------------
+
+struct PagedGeneratorOptions {
+  int64_t batch = 2, headsQ = 8, headsKv = 2, seqQ = 1, headDim = 64;
+  int64_t pageSize = 16;
+  /// cache_seqlens[b] is uniform in [minSeqlenK, maxSeqlenK].
+  int64_t minSeqlenK = 0, maxSeqlenK = 300;
+  /// Every nonzero length leaves its last page partly filled (a drawn
+  /// multiple of page_size moves by one within the bounds).
+  bool partialLastPage = true;
+  /// The first this many pages of every sequence (of those it uses) are the
+  /// same pages: a shared prompt prefix.
+  int64_t sharedPrefixPages = 0;
+  /// Pages of the cache no sequence uses (freed pages), mixed in.
+  int64_t unusedPages = 3;
+  /// block_table's columns; 0: the most pages a sequence uses (at least 1).
+  int64_t maxPages = 0;
+  /// What the entries past a sequence's pages hold (never read).
+  int32_t padEntry = -1;
+  bool causal = false;
+  /// 0: 1 / sqrt(D).
+  double scale = 0;
+};
+
+/// A random paged problem: the lengths as the options say, and a block
+/// table whose pages are a random permutation of the cache's pages (shared
+/// prefix pages first, then each sequence's own, in shuffled order).
+/// InvalidArgument for options no valid problem has (the checks'
+/// messages, or a length range with no partly filled last page).
+Expected<PagedProblem> generatePagedProblem(const PagedGeneratorOptions &opts,
+                                            uint64_t seed);
+
+struct VarlenGeneratorOptions {
+  int64_t batch = 6, headsQ = 8, headsKv = 2, headDim = 64;
+  /// Lengths are uniform in [0, maxSeqlenQ] and [0, maxSeqlenK].
+  int64_t maxSeqlenQ = 70, maxSeqlenK = 90;
+  /// Lq_b = Lk_b (self-attention prefill); otherwise drawn independently.
+  bool sameLengths = false;
+  /// Put in the edge cases, at random positions (as many as B allows, in
+  /// this order): Lq = 0 (gives nothing); Lk = 0 with Lq > 0 (rows that see
+  /// no key); Lq = 1 (decode) with Lk > 0; Lk = 1 with Lq > 0. With
+  /// sameLengths: a length of 0 and one of 1. Needs maxSeqlenQ and
+  /// maxSeqlenK of at least 1.
+  bool edgeLengths = true;
+  bool causal = false;
+  /// 0: 1 / sqrt(D).
+  double scale = 0;
+};
+
+/// A random variable-length batch (VarlenProblem::fromLengths of the drawn
+/// lengths). InvalidArgument for options no valid problem has.
+Expected<VarlenProblem>
+generateVarlenProblem(const VarlenGeneratorOptions &opts, uint64_t seed);
+
+/// Q, then the K cache, then the V cache (paged) / Q, K, V (varlen), drawn
+/// from one generator seeded with `seed` with generateInputs' distributions,
+/// rounded to `dtype`. Empty when the problem's check fails.
+AttentionData generatePagedInputs(const PagedProblem &problem, DType dtype,
+                                  Distribution dist, uint64_t seed);
+AttentionData generateVarlenInputs(const VarlenProblem &problem, DType dtype,
+                                   Distribution dist, uint64_t seed);
+
+/// Sets every cache row no sequence reads (pages no table entry in use
+/// names, and the rows of each page past the longest length that reads it)
+/// to NaN in K and V, so that a kernel reading one, even to multiply it by a
+/// masked P of 0, gives NaN. Returns the number of [Hkv, D] rows set, or the
+/// data check's error.
+Expected<int64_t> poisonUnreadCacheRows(const PagedProblem &problem,
+                                        AttentionData &data);
+
+// --- References --------------------------------------------------------------
+// As Reference.h's: empty results when the data check fails.
+
+/// The fp64 reference of a paged problem: o, magnitude [B, Hq, Lq, D],
+/// lse [B, Hq, Lq].
+AttentionResult<double> referencePagedAttentionF64(const PagedProblem &problem,
+                                                   const AttentionData &data);
+/// The naive same-precision reference of `dtype` (naiveAttention's).
+AttentionResult<float> naivePagedAttention(const PagedProblem &problem,
+                                           DType dtype,
+                                           const AttentionData &data);
+
+/// The fp64 reference of a varlen problem: o, magnitude [total_q, Hq, D],
+/// lse [Hq, total_q].
+AttentionResult<double>
+referenceVarlenAttentionF64(const VarlenProblem &problem,
+                            const AttentionData &data);
+AttentionResult<float> naiveVarlenAttention(const VarlenProblem &problem,
+                                            DType dtype,
+                                            const AttentionData &data);
+
+// --- Per-sequence dense problems ---------------------------------------------
+
+/// One sequence as a dense problem: B = 1, Hq, Hkv, Lq_b, Lk_b, D, and its
+/// rows of Q, K, V copied into contiguous [1, H, L, D] tensors. A sequence
+/// with Lq_b = 0 or Lk_b = 0 has no dense counterpart (the dense problem
+/// needs lengths of at least 1): its problem has that zero length and its
+/// data is empty; its rows (if any) are O = 0, LSE = -inf by definition.
+struct DenseSequence {
+  AttentionProblem problem;
+  AttentionData data;
+};
+
+/// The sequences of a paged problem, each with its keys gathered page by
+/// page from the caches.
+Expected<std::vector<DenseSequence>>
+gatherPagedSequences(const PagedProblem &problem, const AttentionData &data);
+
+/// The sequences of a varlen problem, each cut out of the packed tensors.
+Expected<std::vector<DenseSequence>>
+gatherVarlenSequences(const VarlenProblem &problem, const AttentionData &data);
+
+} // namespace fa
+
+#endif // FA_PAGEDVARLEN_H
