@@ -2,7 +2,7 @@
 BUILD ?= build
 JOBS ?= $(shell nproc)
 
-.PHONY: run test build deps clean bench test-gpu fuzz sanitize
+.PHONY: run test build deps clean bench bench-gfx906 test-gpu fuzz sanitize
 
 deps:
 	@bash scripts/install-deps.sh
@@ -34,6 +34,17 @@ bench: build
 	  echo "bench: no NVIDIA GPU here. Copy the tree (with $(BUILD)/sm90) to a GPU machine and run:"; \
 	  echo "  bash bench/gpu.sh $(BUILD)/sm90 bench/results/<date>-<gpu>"; \
 	fi
+
+# The gfx906 (MI50) benchmark, here: no MI50 runs it; the calibrated MI50
+# timing model of fa's gfx906 simulator estimates the default kernels and
+# their ablations (bench/gfx906.py; never a timed test). Builds fac and
+# fa-run only. The chart needs matplotlib (Debian's python3-matplotlib, for
+# /usr/bin/python3); without it the CSV and summary are still written.
+BENCH_PYTHON ?= $(shell /usr/bin/python3 -c 'import matplotlib' 2>/dev/null && echo /usr/bin/python3 || echo python3)
+bench-gfx906: deps $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS) --target fac fa-run
+	$(BENCH_PYTHON) bench/gfx906.py --build $(BUILD) --jobs 2 \
+	  --out bench/results/$$(date +%F)-gfx906-sim
 
 clean:
 	rm -rf $(BUILD)
