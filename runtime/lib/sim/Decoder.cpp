@@ -720,6 +720,12 @@ bool InstDecoder::decodeDpp(unsigned numSrc) {
   in_.size = 8;
   if (!second())
     return false;
+  // The Vega ISA lists DPP after VOPC too, but LLVM neither assembles nor
+  // decodes it for GFX9, and how row_mask, bank_mask and bound_ctrl act on
+  // the VCC bits is not documented.
+  if (in_.enc == Encoding::VOPC)
+    return fail("VOPC with DPP is not supported (LLVM has no such form for "
+                "GFX9)");
   in_.dpp = true;
   Dpp &d = in_.dppCtl;
   d.ctrl = static_cast<uint16_t>(bits(w1_, 16, 8));

@@ -48,7 +48,8 @@
 // Beyond the field layouts the decoder refuses what the ISA leaves undefined
 // or forbids, rather than guess: neg/abs on integer operands, an output
 // modifier on a non-float result, SDWA on 64-bit operands, DPP on them (not
-// modelled), two scalar values in one VALU instruction (the constant bus),
+// modelled) and after VOPC (LLVM has no such form for GFX9), reserved DPP
+// controls, two scalar values in one VALU instruction (the constant bus),
 // float inline constants in 16-bit integer operands, ds_swizzle modes of
 // later chips, GDS, FLAT-to-LDS and MUBUF lds/tfe. Fields of absent
 // operands are ignored, as the hardware ignores them.

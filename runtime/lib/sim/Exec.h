@@ -89,6 +89,19 @@ const ExecFn *execTable();
 /// dst_sel / dst_unused.
 bool execSdwa(Wave &w, const Instruction &in, ExecContext &ctx);
 
+/// A DPP instruction (ExecDpp.cpp): src0 gathered from other lanes per
+/// dpp_ctrl into a scratch VGPR, the Op's handler run on the lanes that
+/// row_mask, bank_mask and bound_ctrl let it write.
+bool execDpp(Wave &w, const Instruction &in, ExecContext &ctx);
+
+/// The lane whose src0 lane `n` reads under DPP control `ctrl`, or -1 where
+/// the source lane is invalid (out of its row, past the wave's end, the
+/// first row(s) of a broadcast; reserved controls).
+int dppSourceLane(unsigned ctrl, unsigned n);
+
+/// The lanes that row_mask and bank_mask let a DPP instruction write.
+uint64_t dppWriteMask(unsigned rowMask, unsigned bankMask);
+
 // Per-family registration (Exec*.cpp).
 void registerSalu(ExecFn *table);
 void registerSopp(ExecFn *table);

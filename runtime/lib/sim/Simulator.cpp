@@ -110,12 +110,12 @@ Program Program::decode(const CodeObject &co) {
       continue;
     }
     ExecFn fn = table[unsigned(in->op)];
-    // SDWA operands are selected around the instruction's own handler;
-    // DPP is not implemented (LLVM does not emit it for fa's kernels).
+    // SDWA operands are selected, DPP ones gathered from other lanes,
+    // around the instruction's own handler.
     if (in->sdwa && fn)
       fn = execSdwa;
-    if (in->dpp)
-      fn = nullptr;
+    if (in->dpp && fn)
+      fn = execDpp;
     p.insts.push_back(*in);
     p.fns.push_back(fn);
     p.decodeErrors.emplace_back();

@@ -28,7 +28,8 @@ namespace fa {
 namespace sim {
 
 constexpr unsigned kWaveLanes = 64;
-/// VGPRs past the kernel's own that the engine uses for SDWA operands.
+/// VGPRs past the kernel's own that the engine uses for SDWA and DPP
+/// operands.
 constexpr unsigned kScratchVgprs = 3;
 
 /// Scalar operand codes (the SSRC/SDST encoding of GFX9).

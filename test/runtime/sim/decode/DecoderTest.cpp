@@ -83,6 +83,48 @@ const Case kCases[] = {
     {{0x020004FA, 0xA5091101},
      "v_add_f32_dpp v0, v1, v2 row_shr:1 row_mask:0xa bank_mask:0x5 "
      "bound_ctrl:1"},
+    // One of each dpp_ctrl class (ExecDpp.cpp), bound_ctrl, masks, neg/abs.
+    {{0x7E0202FA, 0xFF004F00},
+     "v_mov_b32_dpp v1, v0 quad_perm:[3,3,0,1] row_mask:0xf bank_mask:0xf"},
+    {{0x7E0202FA, 0xFF090F00},
+     "v_mov_b32_dpp v1, v0 row_shl:15 row_mask:0xf bank_mask:0xf "
+     "bound_ctrl:1"},
+    {{0x7E0202FA, 0xFF011300},
+     "v_mov_b32_dpp v1, v0 row_shr:3 row_mask:0xf bank_mask:0xf"},
+    {{0x7E0202FA, 0x9A092400},
+     "v_mov_b32_dpp v1, v0 row_ror:4 row_mask:0x9 bank_mask:0xa "
+     "bound_ctrl:1"},
+    {{0x7E0202FA, 0xFF093000},
+     "v_mov_b32_dpp v1, v0 wave_shl:1 row_mask:0xf bank_mask:0xf "
+     "bound_ctrl:1"},
+    {{0x7E0202FA, 0xFF013400},
+     "v_mov_b32_dpp v1, v0 wave_rol:1 row_mask:0xf bank_mask:0xf"},
+    {{0x7E0202FA, 0xFF013800},
+     "v_mov_b32_dpp v1, v0 wave_shr:1 row_mask:0xf bank_mask:0xf"},
+    {{0x7E0202FA, 0xFF013C00},
+     "v_mov_b32_dpp v1, v0 wave_ror:1 row_mask:0xf bank_mask:0xf"},
+    {{0x7E0202FA, 0xFF014000},
+     "v_mov_b32_dpp v1, v0 row_mirror row_mask:0xf bank_mask:0xf"},
+    {{0x7E0202FA, 0xFF014100},
+     "v_mov_b32_dpp v1, v0 row_half_mirror row_mask:0xf bank_mask:0xf"},
+    {{0x7E0202FA, 0xAF014200},
+     "v_mov_b32_dpp v1, v0 row_bcast:15 row_mask:0xa bank_mask:0xf"},
+    {{0x7E0202FA, 0xCF014300},
+     "v_mov_b32_dpp v1, v0 row_bcast:31 row_mask:0xc bank_mask:0xf"},
+    {{0x020402FA, 0xFF992200},
+     "v_add_f32_dpp v2, -v0, |v1| row_ror:2 row_mask:0xf bank_mask:0xf "
+     "bound_ctrl:1"},
+    {{0x000402FA, 0xFF012800},
+     "v_cndmask_b32_dpp v2, v0, v1, vcc row_ror:8 row_mask:0xf "
+     "bank_mask:0xf"},
+    {{0x2C0402FA, 0xFF014000},
+     "v_mac_f32_dpp v2, v0, v1 row_mirror row_mask:0xf bank_mask:0xf"},
+    {{0x3E0402FA, 0xFF090200},
+     "v_add_f16_dpp v2, v0, v1 row_shl:2 row_mask:0xf bank_mask:0xf "
+     "bound_ctrl:1"},
+    {{0x320402FA, 0xFF011100},
+     "v_add_co_u32_dpp v2, vcc, v0, v1 row_shr:1 row_mask:0xf "
+     "bank_mask:0xf"},
     {{0xBE8000FF, 0x12345678}, "s_mov_b32 s0, 0x12345678"},
     {{0xBE80017E}, "s_mov_b64 s[0:1], exec"},
     {{0xBEFC00C1}, "s_mov_b32 m0, -1"},
@@ -356,6 +398,19 @@ TEST(SimDecoder, Errors) {
   EXPECT_NE(decodeError({0xBEE50180}, 4).find("spans"), std::string::npos);
   // Reserved source field 209.
   EXPECT_NE(decodeError({0x7E0002D1}, 4).find("field 209"), std::string::npos);
+  // DPP: a reserved dpp_ctrl (0x131; LLVM prints "Invalid dpp_ctrl
+  // value"), row_newbcast (0x150, gfx90a+), VOPC with DPP (LLVM has none
+  // for GFX9), DPP on 64-bit operands (v_cvt_f64_f32).
+  EXPECT_NE(decodeError({0x7E0202FA, 0xFF013100}, 8)
+                .find("DPP control 305 is reserved"),
+            std::string::npos);
+  EXPECT_NE(decodeError({0x7E0202FA, 0xFF015000}, 8).find("reserved"),
+            std::string::npos);
+  EXPECT_NE(decodeError({0x7D9402FA, 0xFF00B100}, 8)
+                .find("VOPC with DPP is not supported"),
+            std::string::npos);
+  EXPECT_NE(decodeError({0x7E0420FA, 0xFF011100}, 8).find("64-bit"),
+            std::string::npos);
   // Encoding prefix 0xF8 (EXP / MIMG territory) is not implemented.
   EXPECT_NE(decodeError({0xF8000000, 0}, 8).find("encoding"),
             std::string::npos);

@@ -100,12 +100,15 @@ def variants(mn, enc, opc, types):
             else:
                 out.append([0x7C000000 | opc << 17 | 3 << 9 | 0xF9,
                             2 | 5 << 16 | 6 << 24 | 1 << 15 | 8 << 8])
-            # DPP: row_shl:1, row_mask 0xa, bank_mask 0xf, bound_ctrl.
+            # DPP: row_shl:1, row_mask 0xa, bank_mask 0xf, bound_ctrl (VOPC
+            # too: LLVM has no VOPC DPP for GFX9, fa must refuse it).
             dpp = 2 | 0x101 << 8 | 1 << 19 | 0xF << 24 | 0xA << 28
             if enc == "VOP1":
                 out.append([0x7E000000 | 1 << 17 | opc << 9 | 0xFA, dpp])
             elif enc == "VOP2":
                 out.append([opc << 25 | 1 << 17 | 3 << 9 | 0xFA, dpp])
+            else:
+                out.append([0x7C000000 | opc << 17 | 3 << 9 | 0xFA, dpp])
     if enc in ("VOP1", "VOP2", "VOPC", "VOP3A", "VOP3B") and nsrc and \
             not (int(_flags(mn)) & 32):
         v3 = {"VOP1": 0x140, "VOP2": 0x100}.get(enc, 0) + opc
@@ -172,6 +175,25 @@ def variants(mn, enc, opc, types):
     return out
 
 
+def dpp_variants(mn, enc, opc):
+    """Every DPP_CTRL value (0x000-0x1FF, the reserved ones included: LLVM
+    marks them invalid, fa must refuse them) on v_mov_b32 and v_add_f32,
+    with row/bank masks, bound_ctrl on and off and, for v_add_f32, the
+    neg/abs bits of both sources."""
+    out = []
+    if mn not in ("v_mov_b32", "v_add_f32"):
+        return out
+    for ctrl in range(0x200):
+        rm, bm = (0xF, 0xF) if ctrl % 3 else (ctrl >> 2 & 0xF, ctrl & 0xF)
+        dpp = 2 | ctrl << 8 | (ctrl & 1) << 19 | bm << 24 | rm << 28
+        if enc == "VOP1":
+            out.append([0x7E000000 | 1 << 17 | opc << 9 | 0xFA, dpp])
+        else:
+            mods = (ctrl >> 4 & 0xF) << 20  # src0 neg/abs, src1 neg/abs
+            out.append([opc << 25 | 1 << 17 | 3 << 9 | 0xFA, dpp | mods])
+    return out
+
+
 _FLAGS = {}
 
 
@@ -191,6 +213,7 @@ def main():
             mn, enc, opc, flags, *types = row.split()
             _FLAGS[mn] = flags
             cases += [(mn, w) for w in variants(mn, enc, int(opc), types)]
+            cases += [(mn, w) for w in dpp_variants(mn, enc, int(opc))]
     # llvm-mc reads one byte stream; its output names each instruction's
     # bytes, which is how its lines are matched with the cases.
     text = "\n".join(" ".join(f"0x{(w >> s) & 0xFF:02x}" for w in ws
@@ -201,8 +224,12 @@ def main():
     llvm = {}
     for line in p.stdout.splitlines():
         m = re.match(r"\s+(.*?)\s*; encoding: \[(.*)\]", line)
-        # A word LLVM decodes but marks invalid counts as refused.
-        if m and "/*Invalid" not in m.group(1):
+        # A word LLVM decodes but marks invalid counts as refused (an
+        # "/*Invalid ...*/" operand, a reserved dpp_ctrl's
+        # "/* Invalid dpp_ctrl value */", row_newbcast's "/* ... is not
+        # supported on ASICs earlier than GFX90A/GFX10 */").
+        if m and not re.search(r"/\*\s*Invalid|not supported on",
+                               m.group(1)):
             llvm.setdefault(m.group(2).lower(), " ".join(m.group(1).split()))
     ours = subprocess.run(
         [disasm, "--words"], capture_output=True, text=True, check=True,
