@@ -650,6 +650,7 @@ void Compilation::run(ModuleOp source, llvm::StringRef sourceText) {
   pipeline.plantBug = options.plantBug;
   pipeline.padLds = options.padLds;
   pipeline.kvShared = options.kvShared;
+  pipeline.shareRows = options.shareRows;
   pipeline.pairRhs = options.pairRhs;
   pipeline.widenLds = options.widenLds;
   pipeline.fetchAhead = options.fetchAhead == "auto" ? std::string("next-block")

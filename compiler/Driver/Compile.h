@@ -53,6 +53,9 @@ struct CompileOptions {
   std::string widenLds = "auto";
   /// gfx906 v_dot2_f32_f16 in Q*K^T: auto, on, off.
   std::string dot2 = "auto";
+  /// The lhs rows of the LDS products rotated around each thread row
+  /// (fa-lower-to-gpu share-rows): auto, on, off.
+  std::string shareRows = "auto";
   bool allowBf16 = false;
   /// The tile configuration, LDS budget and the backend's figures.
   bool report = false;

@@ -45,6 +45,9 @@ llvm::Error fa::validateCompileOptions(const CompileOptions &o) {
                        std::to_string(o.indexBits));
   if (o.dot2 != "auto" && o.dot2 != "on" && o.dot2 != "off")
     return optionError("--dot2 must be auto, on or off, got '" + o.dot2 + "'");
+  if (o.shareRows != "auto" && o.shareRows != "on" && o.shareRows != "off")
+    return optionError("--share-rows must be auto, on or off, got '" +
+                       o.shareRows + "'");
   if (o.indexBits != 0 && o.target == "host")
     return optionError("--index-bits is for GPU targets (host kernels use "
                        "64-bit index arithmetic)");
@@ -86,6 +89,7 @@ llvm::Error fa::setCompileOption(CompileOptions &o, llvm::StringRef name,
                           .Case("kv-shared", &o.kvShared)
                           .Case("widen-lds", &o.widenLds)
                           .Case("dot2", &o.dot2)
+                          .Case("share-rows", &o.shareRows)
                           .Case("name", &o.codeObjectName)
                           .Case("test-plant-bug", &o.plantBug)
                           .Default(nullptr);

@@ -70,6 +70,7 @@ void fa::buildKernelPipeline(OpPassManager &pm,
   // fa-tile, which rejects it.
   const PlantedBugInfo *bug = lookupPlantedBug(options.plantBug);
   FaLowerToGpuPassOptions lower;
+  lower.shareRows = options.shareRows;
   if (bug && bug->pass == "fa-lower-to-gpu")
     lower.testPlantBug = options.plantBug;
   else if (!bug || bug->pass != "fa-double-buffer")
@@ -131,6 +132,11 @@ struct FaPipelineCLOptions : public PassPipelineOptions<FaPipelineCLOptions> {
       *this, "fetch-ahead",
       llvm::cl::desc("fa-double-buffer: next-block or in-block"),
       llvm::cl::init("next-block")};
+  Option<std::string> shareRows{
+      *this, "share-rows",
+      llvm::cl::desc("fa-lower-to-gpu: lhs rows rotated around a thread "
+                     "row: auto, on or off"),
+      llvm::cl::init("auto")};
   Option<std::string> testPlantBug{
       *this, "test-plant-bug",
       llvm::cl::desc("Test only: plant a bug (PlantedBugs.h)"),
@@ -156,6 +162,7 @@ void fa::registerFaPipelines() {
         options.pairRhs = cl.pairRhs;
         options.widenLds = cl.widenLds;
         options.fetchAhead = cl.fetchAhead;
+        options.shareRows = cl.shareRows;
         buildKernelPipeline(pm, options);
       });
 }

@@ -34,6 +34,8 @@ struct PipelineOptions {
   std::string widenLds = "auto";
   /// fa-double-buffer's `ahead`: next-block or in-block.
   std::string fetchAhead = "next-block";
+  /// fa-lower-to-gpu's share-rows: auto, on, off.
+  std::string shareRows = "auto";
   /// Test only: a bug to plant (PlantedBugs.h), routed to its pass.
   std::string plantBug;
 };

@@ -40,10 +40,10 @@ using namespace mlir::fa;
 KernelLowering::KernelLowering(scf::ForallOp grid, gpu::GPUFuncOp kernel,
                                const TargetDesc &target, TileConfigAttr config,
                                ThreadMapping mapping, ArrayRef<int64_t> roles,
-                               PlantedBug bug)
+                               PlantedBug bug, bool shareRows)
     : grid(grid), kernel(kernel), target(target), config(config),
-      mapping(mapping), roles(roles), bug(bug), b(kernel.getContext()),
-      loc(grid.getLoc()) {}
+      mapping(mapping), roles(roles), bug(bug), shareRows(shareRows),
+      b(kernel.getContext()), loc(grid.getLoc()) {}
 
 Value KernelLowering::idx(int64_t v) {
   return arith::ConstantIndexOp::create(b, loc, v);
@@ -269,9 +269,10 @@ Value KernelLowering::ldsDot(LdsDotOp op) {
   Type elt = lhs.layout.elementType;
   auto pairType = VectorType::get({2}, elt);
   auto pairAlign = llvm::MaybeAlign(2 * elt.getIntOrFloatBitWidth() / 8);
-  // One step of the reduction: the pair (kk, kk+1) into `acc`.
-  auto reduceStep = [&](OpBuilder &nb, Location l, Value kk,
-                        Value accIn) -> Value {
+  // One step of the reduction: the pair (kk, kk+1) into `acc`; the lhs
+  // pairs (one vector<2 x elt> per row) given, or read from LDS.
+  auto reduceStep = [&](OpBuilder &nb, Location l, Value kk, Value accIn,
+                        ArrayRef<Value> lhsPairs = {}) -> Value {
     auto toF32 = [&](Value v) -> Value {
       return v.getType().isF32()
                  ? v
@@ -312,7 +313,14 @@ Value KernelLowering::ldsDot(LdsDotOp op) {
     // a[p][i], bv[p][j]: element p of the pair for lhs row i, rhs col j.
     SmallVector<SmallVector<Value>> a(step), bv(step);
     for (int64_t i = 0; i < mapping.rm; ++i) {
-      SmallVector<Value> pair = alongRow(lhs, rows[i]);
+      SmallVector<Value> pair;
+      if (!lhsPairs.empty()) {
+        for (int64_t p = 0; p < 2; ++p)
+          pair.push_back(toF32(vector::ExtractOp::create(
+              nb, l, lhsPairs[i], ArrayRef<int64_t>{p})));
+      } else {
+        pair = alongRow(lhs, rows[i]);
+      }
       for (int64_t p = 0; p < step; ++p)
         a[p].push_back(pair[p]);
     }
@@ -336,6 +344,102 @@ Value KernelLowering::ldsDot(LdsDotOp op) {
     }
     return acc;
   };
+  // share-rows: the 16 lanes of a thread row (TC = 16: one DPP row of a
+  // wave) all need the same lhs rows. Lane c reads only the pairs 16m + c
+  // of its rows from LDS and passes them one lane down its row per step
+  // (gpu.shuffle idx from in-row lane c + 1, marked fa.row_rotate = 1:
+  // DPP row_ror:15 on gfx906), so that in step r it holds lane
+  // (c + r) mod 16's pairs and multiplies them with the rhs at that pair's
+  // index. A lane's sum runs over the pairs in its own order; every
+  // product is one the plain loop does. Both loops stay rolled (unrolled,
+  // the backend hoists every step's rhs loads and spills).
+  const bool sharedRows =
+      shareRows && mapping.tc == 16 && target.waveSize % 16 == 0 && step == 2 &&
+      elt.getIntOrFloatBitWidth() == 16 && !lhs.layout.pairs &&
+      lhs.layout.rowStride() % 2 == 0 && k % 32 == 0;
+  if (sharedRows) {
+    Type i32 = b.getI32Type();
+    auto wordType = VectorType::get({1}, i32);
+    constexpr int64_t kStepsPerTrip = 4;
+    Value lane = arith::RemUIOp::create(b, loc, tid, idx(target.waveSize));
+    Value rowBase = arith::SubIOp::create(b, loc, lane, tc);
+    // The lane one up the row: the source of every rotation step.
+    Value next = arith::IndexCastOp::create(
+        b, loc, i32,
+        arith::AddIOp::create(
+            b, loc, rowBase,
+            arith::AndIOp::create(
+                b, loc, arith::AddIOp::create(b, loc, tc, idx(1)), idx(15))));
+    Value width = arith::ConstantIntOp::create(b, loc, i32, target.waveSize);
+    // 16 steps, as a bound the backend cannot see (min(Lq, 0) is 0: Lq is
+    // a positive size): with a constant one the AMDGPU backend unrolls the
+    // loop fully, hoists every step's LDS loads and spills.
+    Value rotations = arith::AddIOp::create(
+        b, loc, idx(16), arith::MinSIOp::create(b, loc, sizes[3], idx(0)));
+    auto outer = scf::ForOp::create(
+        b, loc, idx(0), idx(k), idx(32), ValueRange{init},
+        [&](OpBuilder &nb, Location l, Value base, ValueRange iter) {
+          auto cst = [&](int64_t v) {
+            return arith::ConstantIndexOp::create(nb, l, v);
+          };
+          // The pair index owned by in-row lane (tc + r) mod 16.
+          auto pairIndex = [&](OpBuilder &ib, Location il, Value r) -> Value {
+            Value from = arith::AndIOp::create(
+                ib, il, arith::AddIOp::create(ib, il, tc, r), cst(15));
+            return arith::AddIOp::create(
+                ib, il, base, arith::MulIOp::create(ib, il, from, cst(2)));
+          };
+          SmallVector<Value> inits{iter[0]};
+          Value ownK = pairIndex(nb, l, cst(0));
+          for (int64_t i = 0; i < mapping.rm; ++i) {
+            Value pair = vector::LoadOp::create(
+                nb, l, pairType, lhs.mem,
+                ValueRange{ldsIndex(nb, l, lhs, rows[i], ownK)}, false,
+                pairAlign);
+            Value word = vector::BitCastOp::create(nb, l, wordType, pair);
+            inits.push_back(
+                vector::ExtractOp::create(nb, l, word, ArrayRef<int64_t>{0}));
+          }
+          // Four steps per trip (fewer loop overheads; still rolled).
+          auto inner = scf::ForOp::create(
+              nb, l, cst(0), rotations, cst(kStepsPerTrip), inits,
+              [&](OpBuilder &ib, Location il, Value r0, ValueRange carried) {
+                SmallVector<Value> words(carried.begin(), carried.end());
+                for (int64_t u = 0; u < kStepsPerTrip; ++u) {
+                  Value r = u ? Value(arith::AddIOp::create(
+                                    ib, il, r0,
+                                    arith::ConstantIndexOp::create(ib, il, u)))
+                              : r0;
+                  SmallVector<Value> pairs;
+                  for (int64_t i = 0; i < mapping.rm; ++i) {
+                    Value vec = vector::BroadcastOp::create(ib, il, wordType,
+                                                            words[1 + i]);
+                    pairs.push_back(
+                        vector::BitCastOp::create(ib, il, pairType, vec));
+                  }
+                  // The planted bug reads the rhs at lane c - r, not c + r.
+                  Value rhsStep =
+                      bug == PlantedBug::SharedRowsMisrotated
+                          ? Value(arith::SubIOp::create(
+                                ib, il,
+                                arith::ConstantIndexOp::create(ib, il, 16), r))
+                          : r;
+                  words[0] = reduceStep(ib, il, pairIndex(ib, il, rhsStep),
+                                        words[0], pairs);
+                  for (int64_t i = 0; i < mapping.rm; ++i) {
+                    auto shuffle =
+                        gpu::ShuffleOp::create(ib, il, words[1 + i], next,
+                                               width, gpu::ShuffleMode::IDX);
+                    shuffle->setAttr("fa.row_rotate", ib.getI32IntegerAttr(1));
+                    words[1 + i] = shuffle.getShuffleResult();
+                  }
+                }
+                scf::YieldOp::create(ib, il, words);
+              });
+          scf::YieldOp::create(nb, l, inner.getResult(0));
+        });
+    return outer.getResult(0);
+  }
   // Kept as a loop: unrolled, the backend hoists the LDS loads of every
   // step and spills (measured on gfx906: 96 -> 128 VGPRs + 199 spilled).
   auto loop = scf::ForOp::create(

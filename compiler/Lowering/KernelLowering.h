@@ -37,7 +37,7 @@ public:
   KernelLowering(scf::ForallOp grid, gpu::GPUFuncOp kernel,
                  const TargetDesc &target, TileConfigAttr config,
                  ThreadMapping mapping, ArrayRef<int64_t> roles,
-                 PlantedBug bug = PlantedBug::None);
+                 PlantedBug bug = PlantedBug::None, bool shareRows = false);
 
   /// Emits the kernel body. Fails (with a diagnostic) on IR it cannot map.
   LogicalResult run();
@@ -147,6 +147,9 @@ private:
   ThreadMapping mapping;
   SmallVector<int64_t> roles;
   PlantedBug bug; ///< test only: the bug to plant (PlantedBugs.h)
+  /// The lhs rows of the LDS products rotated around each thread row
+  /// (share-rows; ldsDot says where it applies).
+  bool shareRows = false;
   OpBuilder b;
   Location loc;
 

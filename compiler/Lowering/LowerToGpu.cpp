@@ -129,7 +129,8 @@ static std::string checkGridShape(scf::ForallOp grid, ArrayRef<int64_t> roles) {
 
 /// Lowers one grid to a kernel plus its launch.
 static LogicalResult lowerGrid(scf::ForallOp grid, gpu::GPUModuleOp gpuModule,
-                               unsigned kernelIndex, PlantedBug bug) {
+                               unsigned kernelIndex, PlantedBug bug,
+                               StringRef shareRows) {
   auto config = grid->getAttrOfType<TileConfigAttr>("fa.tile");
   auto rolesAttr = grid->getAttrOfType<DenseI64ArrayAttr>("fa.args");
   if (!config || !rolesAttr || rolesAttr.size() != kNumRoles)
@@ -207,7 +208,10 @@ static LogicalResult lowerGrid(scf::ForallOp grid, gpu::GPUModuleOp gpuModule,
                                            staticDim(qType.getShape()[2]),
                                            staticDim(kType.getShape()[2])}));
 
-  KernelLowering lowering(grid, kernel, *target, config, *mapping, roles, bug);
+  const bool share =
+      shareRows == "on" || (shareRows == "auto" && target->shareRows);
+  KernelLowering lowering(grid, kernel, *target, config, *mapping, roles, bug,
+                          share);
   if (failed(lowering.run()))
     return failure();
 
@@ -229,6 +233,12 @@ struct FaLowerToGpuPass
       module.emitError() << why;
       return signalPassFailure();
     }
+    if (shareRows != "auto" && shareRows != "on" && shareRows != "off") {
+      module.emitError() << "fa-lower-to-gpu: share-rows must be auto, on or "
+                            "off, got '"
+                         << shareRows << "'";
+      return signalPassFailure();
+    }
     SmallVector<scf::ForallOp> grids;
     module.walk([&](scf::ForallOp op) {
       if (op->hasAttr("fa.tile"))
@@ -243,7 +253,7 @@ struct FaLowerToGpuPass
     DenseMap<Operation *, unsigned> perFunc;
     for (scf::ForallOp grid : grids) {
       unsigned &index = perFunc[grid->getParentOfType<func::FuncOp>()];
-      if (failed(lowerGrid(grid, gpuModule, index++, bug)))
+      if (failed(lowerGrid(grid, gpuModule, index++, bug, shareRows)))
         return signalPassFailure();
     }
   }

@@ -38,6 +38,11 @@ def FaLowerToGpuPass : Pass<"fa-lower-to-gpu", "::mlir::ModuleOp"> {
   let options = [
     Option<"remarks", "remarks", "bool", /*default=*/"false",
            "Emit a remark when there is nothing to lower">,
+    Option<"shareRows", "share-rows", "std::string", /*default=*/"\"auto\"",
+           "The lhs rows of an LDS product read once per thread row and "
+           "rotated around its 16 lanes (gpu.shuffle idx, fa.row_rotate; "
+           "DPP row_ror on gfx906) instead of by every lane: auto (the "
+           "target's choice), on, off">,
     Option<"testPlantBug", "test-plant-bug", "std::string", /*default=*/"\"\"",
            "Test only: plant this bug (PlantedBugs.h) in the kernel">
   ];

@@ -49,6 +49,10 @@ static const PlantedBugInfo kBugs[] = {
      "that misaligned strides do not have"},
     {PlantedBug::ORowPastEnd, "o-row-past-end", "fa-lower-to-gpu",
      "the epilogue stores row Lq of O and LSE too (one row past the end)"},
+    {PlantedBug::SharedRowsMisrotated, "shared-rows-misrotated",
+     "fa-lower-to-gpu",
+     "share-rows: each lane multiplies the lhs pair rotated from lane "
+     "(c + r) of its row with the rhs pair of lane (c - r)"},
     {PlantedBug::PipelineNoBarrier, "pipeline-no-barrier", "fa-double-buffer",
      "the barrier before the pipelined loop's first LDS store is removed, so "
      "block n+1 overwrites a slot other threads still read"},

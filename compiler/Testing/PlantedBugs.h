@@ -42,6 +42,8 @@ enum class PlantedBug {
   CopyLastRoundUnguarded, ///< the last copy round's idle threads also store
   UnversionedVectorCopy,  ///< 16-byte copies claimed aligned on any layout
   ORowPastEnd,            ///< the O/LSE store writes row Lq too
+  SharedRowsMisrotated,   ///< share-rows: the rhs read at the rotation the
+                          ///< other way round from the lhs value's
   // fa-double-buffer (Level 1b)
   PipelineNoBarrier, ///< a staged K/V tile overwrites its slot unsynchronised
 };

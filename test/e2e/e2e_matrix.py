@@ -168,11 +168,12 @@ class Kernels:
         self.built = {}
 
     def get(self, dtype, d, causal, scale=None, tile=None, pad=True,
-            stages=None, fetch_ahead=None, lse=True):
+            stages=None, fetch_ahead=None, lse=True, share_rows=None):
         """(path of the .so, its manifest entry) or (None, error text).
         stages: None leaves fac's default (auto); 1 or 2 passes --stages.
         fetch_ahead: None (auto) or in-block / next-block. lse: whether the
-        kernel also returns the LSE."""
+        kernel also returns the LSE. share_rows: None (the target's
+        default) or "on" / "off" (fac --share-rows)."""
         name = f"attn_{dtype}_d{d}_{'causal' if causal else 'full'}"
         if scale is not None:
             name += f"_scale{scale}"
@@ -193,6 +194,9 @@ class Kernels:
         if fetch_ahead is not None:
             name += "_" + fetch_ahead.replace("-", "")
             options.append(f"--fetch-ahead={fetch_ahead}")
+        if share_rows is not None:
+            name += "_share" + share_rows
+            options.append(f"--share-rows={share_rows}")
         if self.plant_bug:
             options.append("--test-plant-bug=" + self.plant_bug)
         if dtype == "bf16":
@@ -385,6 +389,26 @@ def buffering_cases(kernels):
                             "--check-races"])
 
 
+def share_rows_cases(kernels):
+    """The lhs rows of the LDS products read by every lane (--share-rows=off)
+    next to the default (on for host and gfx906: rotated around each 16-lane
+    row), f16 D 64/128, causal on/off, GQA, across one and several K/V
+    blocks, Lq > Lk; race checker on."""
+    n = 0
+    for share in ("off", "on"):
+        for d in (64, 128):
+            for causal in (False, True):
+                so, meta = kernels.get("f16", d, causal, share_rows=share)
+                what = f"f16 D={d} causal={int(causal)} share-rows={share}"
+                for lq, lk in ((1, 1), (63, 100), (200, 163)):
+                    shape = f"1,4,2,{lq},{lk}"
+                    yield Case("share-rows", f"{what} shape={shape}", so,
+                               meta if so is None else
+                               ["--shape", shape, "--seed", str(n),
+                                "--check-races"])
+                    n += 1
+
+
 def golden_cases(kernels, golden):
     for case in sorted(os.listdir(golden)):
         meta_path = os.path.join(golden, case, "meta.json")
@@ -457,6 +481,7 @@ def all_cases(kernels, golden, large=True):
     yield from extra_cases(kernels)
     yield from head_dim_cases(kernels)
     yield from buffering_cases(kernels)
+    yield from share_rows_cases(kernels)
     yield from golden_cases(kernels, golden)
     yield from coverage_cases(kernels)
 

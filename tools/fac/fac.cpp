@@ -91,6 +91,13 @@ static cl::opt<std::string> dot2(
     cl::desc("gfx906: v_dot2_f32_f16 for the Q·K^T products: auto (default: "
              "unless it costs waves per SIMD, judged by the backend), on, off"),
     cl::init("auto"));
+static cl::opt<std::string> shareRows(
+    "share-rows",
+    cl::desc("The lhs rows of the LDS products (Q, P) read once per thread "
+             "row and rotated around its 16 lanes (DPP row_ror on gfx906) "
+             "instead of read by every lane: auto (default: on for gfx906 "
+             "and host), on, off"),
+    cl::init("auto"));
 static cl::opt<bool> allowBf16("allow-bf16", cl::desc("Accept emulated bf16"),
                                cl::init(false));
 static cl::opt<bool> report("report",
@@ -138,6 +145,7 @@ static fa::CompileOptions optionsFromCommandLine() {
   o.pairRhs = pairRhs;
   o.widenLds = widenLds;
   o.dot2 = dot2;
+  o.shareRows = shareRows;
   o.allowBf16 = allowBf16;
   o.report = report;
   o.plantBug = testPlantBug;

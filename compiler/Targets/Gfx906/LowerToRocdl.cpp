@@ -135,12 +135,45 @@ static void useDot2(Operation *root) {
   }
 }
 
+/// fa-lower-to-gpu's share-rows rotations: a gpu.shuffle idx marked
+/// fa.row_rotate = r reads lane (c + r) mod 16 of the reader's 16-lane row
+/// (c its own in-row lane), which is DPP row_ror:(16 - r): row_ror:n gives
+/// lane i the value of lane (i - n) mod 16 of its row (AMD's Vega ISA,
+/// "DPP"). One v_mov_b32_dpp on the VALU instead of a ds_bpermute_b32
+/// through the LDS. Every lane of the row is valid: `valid` is true.
+static void useDpp(Operation *root) {
+  SmallVector<gpu::ShuffleOp> rotations;
+  root->walk([&](gpu::ShuffleOp op) {
+    if (op->hasAttr("fa.row_rotate") && op.getMode() == gpu::ShuffleMode::IDX &&
+        op.getValue().getType().isInteger(32))
+      rotations.push_back(op);
+  });
+  for (gpu::ShuffleOp op : rotations) {
+    int64_t r = op->getAttrOfType<IntegerAttr>("fa.row_rotate").getInt();
+    if (r <= 0 || r >= 16)
+      continue;
+    OpBuilder b(op);
+    Location loc = op.getLoc();
+    const int32_t rowRor = 0x120 + int32_t(16 - r);
+    Value v = op.getValue();
+    Value moved = ROCDL::DPPUpdateOp::create(
+        b, loc, v.getType(), v, v, b.getI32IntegerAttr(rowRor),
+        b.getI32IntegerAttr(0xf), b.getI32IntegerAttr(0xf),
+        b.getBoolAttr(false));
+    op.getShuffleResult().replaceAllUsesWith(moved);
+    op.getValid().replaceAllUsesWith(
+        arith::ConstantIntOp::create(b, loc, 1, 1).getResult());
+    op.erase();
+  }
+}
+
 FailureOr<OwningOpRef<ModuleOp>>
 fa::lowerToRocdl(ModuleOp module, unsigned indexBits, bool dot2) {
   OwningOpRef<ModuleOp> work = module.clone();
   for (auto gm : work->getOps<gpu::GPUModuleOp>()) {
     if (dot2)
       useDot2(gm);
+    useDpp(gm);
     // Ask the register allocator for the seed's occupancy, 2 waves per SIMD
     // (at most 128 VGPRs), where LDS allows it (two workgroups per CU) and
     // the kernel is 16-bit: f32 kernels need more registers than that and

@@ -4,17 +4,17 @@
 // not depend on the budget model's choice) and fa-promote, cleaned up as the
 // pipeline does; the canonicalizer after fa-lower-to-gpu hoists the kernel's
 // constants so that they can be captured once.
-// RUN: fa-opt %t/attention.mlir --fa-tile="target=gfx906 block-m=64 block-n=32" --fa-promote --canonicalize --cse --fa-lower-to-gpu --canonicalize --cse | FileCheck %s
+// RUN: fa-opt %t/attention.mlir --fa-tile="target=gfx906 block-m=64 block-n=32" --fa-promote --canonicalize --cse --fa-lower-to-gpu=share-rows=off --canonicalize --cse | FileCheck %s
 // RUN: fa-opt %t/attention.mlir --fa-tile="target=sm_90 block-m=64 block-n=32" --fa-promote --canonicalize --cse --fa-lower-to-gpu --canonicalize --cse | FileCheck %s --check-prefix=SM90
-// RUN: fa-opt %t/head-dim-36.mlir --fa-tile="target=gfx906 block-m=64 block-n=32" --fa-promote --canonicalize --cse --fa-lower-to-gpu --canonicalize --cse | FileCheck %s --check-prefix=D36
+// RUN: fa-opt %t/head-dim-36.mlir --fa-tile="target=gfx906 block-m=64 block-n=32" --fa-promote --canonicalize --cse --fa-lower-to-gpu=share-rows=off --canonicalize --cse | FileCheck %s --check-prefix=D36
 // K and V in one LDS slot.
-// RUN: fa-opt %t/attention.mlir --fa-tile="target=gfx906 block-m=64 block-n=32 kv-shared=on" --fa-promote --canonicalize --cse --fa-lower-to-gpu --canonicalize --cse | FileCheck %s --check-prefix=KVSLOT
+// RUN: fa-opt %t/attention.mlir --fa-tile="target=gfx906 block-m=64 block-n=32 kv-shared=on" --fa-promote --canonicalize --cse --fa-lower-to-gpu=share-rows=off --canonicalize --cse | FileCheck %s --check-prefix=KVSLOT
 
 // fa-lower-to-gpu straight after fa-promote (constants still inside the grid).
-// RUN: fa-opt %t/attention.mlir --fa-tile="target=gfx906 block-m=64 block-n=32" --fa-promote --fa-lower-to-gpu | FileCheck %s --check-prefix=RAW
+// RUN: fa-opt %t/attention.mlir --fa-tile="target=gfx906 block-m=64 block-n=32" --fa-promote --fa-lower-to-gpu=share-rows=off | FileCheck %s --check-prefix=RAW
 
 // Hand-written Level 1b IR: each LDS buffer with its own row padding.
-// RUN: fa-opt %t/lds-pad.mlir --fa-lower-to-gpu --canonicalize --cse | FileCheck %s --check-prefix=PAD
+// RUN: fa-opt %t/lds-pad.mlir --fa-lower-to-gpu=share-rows=off --canonicalize --cse | FileCheck %s --check-prefix=PAD
 
 // Where the pass must not fire: no tile grid, no change; a remark only when
 // asked for.
