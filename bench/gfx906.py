@@ -11,7 +11,8 @@ What it does (issue 20, the gfx906 benchmark):
   1. compiles the default f16 kernels (D 64 and 128, causal off and on) and
      the ablations, each one change against the default: padding off,
      double buffering off (--stages=1), --dot2=off, K and V in two LDS
-     slots (--kv-shared=off), the other fetch-ahead, 8 waves, other tiles;
+     slots (--kv-shared=off), the other fetch-ahead, 8 waves, share-rows
+     off (every lane reads its lhs rows from LDS), other tiles;
      a combination that fails to compile is a row with the reason;
   2. runs each kernel once, validated, at a small shape with --profile-json
      (the LDS bank-conflict histogram, the global bytes, which must equal
@@ -83,6 +84,8 @@ COMMON_ABLATIONS = [
     ("dot2-off", ["--dot2=off"], "no v_dot2_f32_f16"),
     ("kv-2slots", ["--kv-shared=off"], "K and V in separate LDS slots"),
     ("waves8", ["--waves=8"], "8 waves per workgroup"),
+    ("share-rows-off", ["--share-rows=off"],
+     "every lane reads its lhs rows from LDS (no DPP rotations)"),
 ]
 D_ABLATIONS = {
     64: [("in-block", ["--fetch-ahead=in-block"],
@@ -90,9 +93,8 @@ D_ABLATIONS = {
          ("64x32", ["--block-m=64", "--block-n=32"], "tile 64x32"),
          ("128x32", ["--block-m=128", "--block-n=32"], "tile 128x32"),
          ("32x32", ["--block-m=32", "--block-n=32"], "tile 32x32")],
-    128: [("next-block", ["--fetch-ahead=next-block", "--block-m=64",
-                          "--block-n=32"],
-           "fetch-ahead=next-block at the default 64x32 (default in-block)"),
+    128: [("in-block", ["--fetch-ahead=in-block"],
+           "fetch-ahead=in-block (default next-block)"),
           ("32x64", ["--block-m=32", "--block-n=64"], "tile 32x64"),
           ("64x64", ["--block-m=64", "--block-n=64"], "tile 64x64"),
           ("128x32", ["--block-m=128", "--block-n=32"], "tile 128x32"),
