@@ -392,17 +392,8 @@ def main():
              "gives N, as measured"] + \
         [f"{reason} ({', '.join(sorted(kernels))})"
          for reason, kernels in sorted(notes.items())]
-    for n in notes:
-        print("note: " + n)
-    if markdown:
-        with open(markdown, "w") as f:
-            f.write("\n".join(table) + "\n\n" +
-                    "".join(f"- {n}\n" for n in notes))
-    if failures:
-        print(f"conflicts-vs-pad-lds: {failures} failures")
-        return 1
-    print("conflicts-vs-pad-lds: PASS")
-    return 0
+    return e2e_matrix.finish_report("conflicts-vs-pad-lds", table, notes, markdown,
+                                    failures)
 
 
 if __name__ == "__main__":

@@ -141,6 +141,24 @@ TILE_CONFIGS = [
 ]
 
 
+def finish_report(name, table, notes, markdown, failures):
+    """The end of a model-vs-execution test (static_vs_profile.py,
+    conflicts_vs_padlds.py): prints the notes, writes the table and notes
+    to `markdown` if given, says PASS or how many failures; the exit
+    status."""
+    for n in notes:
+        print("note: " + n)
+    if markdown:
+        with open(markdown, "w") as f:
+            f.write("\n".join(table) + "\n\n" +
+                    "".join(f"- {n}\n" for n in notes))
+    if failures:
+        print(f"{name}: {failures} failures")
+        return 1
+    print(f"{name}: PASS")
+    return 0
+
+
 def kernel_source(dtype, d, causal, scale=None, lse=True):
     t = f"tensor<?x?x?x{d}x{dtype}>"
     l = "tensor<?x?x?xf32>"

@@ -208,17 +208,8 @@ def main():
              "every shape, so there only the classes masking does not "
              "change (v_dot2, v_exp_f32, LDS, s_barrier) must be equal"] + \
         sorted(notes)
-    for n in notes:
-        print("note: " + n)
-    if markdown:
-        with open(markdown, "w") as f:
-            f.write("\n".join(table) + "\n\n" +
-                    "".join(f"- {n}\n" for n in notes))
-    if failures:
-        print(f"static-vs-profile: {failures} failures")
-        return 1
-    print("static-vs-profile: PASS")
-    return 0
+    return e2e_matrix.finish_report("static-vs-profile", table, notes, markdown,
+                                    failures)
 
 
 if __name__ == "__main__":
