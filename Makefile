@@ -2,7 +2,7 @@
 BUILD ?= build
 JOBS ?= $(shell nproc)
 
-.PHONY: run test build deps clean bench bench-gfx906 test-gpu fuzz sanitize
+.PHONY: run test build deps bench-deps clean bench bench-gfx906 test-gpu fuzz sanitize
 
 deps:
 	@bash scripts/install-deps.sh
@@ -38,10 +38,14 @@ bench: build
 # The gfx906 (MI50) benchmark, here: no MI50 runs it; the calibrated MI50
 # timing model of fa's gfx906 simulator estimates the default kernels and
 # their ablations (bench/gfx906.py; never a timed test). Builds fac and
-# fa-run only. The chart needs matplotlib (Debian's python3-matplotlib, for
-# /usr/bin/python3); without it the CSV and summary are still written.
+# fa-run only. The chart needs matplotlib (Debian's python3-matplotlib for
+# /usr/bin/python3, which bench-deps installs); without it the CSV and the
+# summary are still written.
 BENCH_PYTHON ?= $(shell /usr/bin/python3 -c 'import matplotlib' 2>/dev/null && echo /usr/bin/python3 || echo python3)
-bench-gfx906: deps $(BUILD)/build.ninja
+bench-deps:
+	@bash scripts/install-deps.sh --bench
+
+bench-gfx906: deps bench-deps $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS) --target fac fa-run
 	$(BENCH_PYTHON) bench/gfx906.py --build $(BUILD) --jobs 2 \
 	  --out bench/results/$$(date +%F)-gfx906-sim

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages fa needs, skipping those already present.
+# Installs the Debian 12 packages fa needs, skipping those already present
+# (with --bench, also the benchmark's chart library).
 # Idempotent: a second run installs nothing. No other downloads.
 set -euo pipefail
 
@@ -9,6 +10,11 @@ packages=(
   libamdhip64-dev rocm-device-libs
   cmake ninja-build g++ make libgtest-dev nlohmann-json3-dev python3
 )
+# `install-deps.sh --bench`: also what `make bench-gfx906` draws its chart
+# with (the CSV and the summary need nothing more).
+if [ "${1:-}" = "--bench" ]; then
+  packages+=(python3-matplotlib)
+fi
 
 missing=()
 for p in "${packages[@]}"; do
