@@ -94,6 +94,27 @@ fa::createTargetMachine(llvm::StringRef target) {
   return tm;
 }
 
+llvm::Error fa::runModulePipeline(llvm::Module &module, llvm::TargetMachine &tm,
+                                  llvm::StringRef pipeline) {
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder pb(&tm);
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::ModulePassManager mpm;
+  if (pipeline.empty())
+    mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+  else if (llvm::Error e = pb.parsePassPipeline(mpm, pipeline))
+    return e;
+  mpm.run(module, mam);
+  return llvm::Error::success();
+}
+
 llvm::Expected<std::unique_ptr<llvm::Module>>
 fa::translateAndOptimize(ModuleOp module, llvm::LLVMContext &context,
                          llvm::TargetMachine &tm,
@@ -114,19 +135,8 @@ fa::translateAndOptimize(ModuleOp module, llvm::LLVMContext &context,
   if (prepare)
     prepare(*llvmModule);
 
-  llvm::LoopAnalysisManager lam;
-  llvm::FunctionAnalysisManager fam;
-  llvm::CGSCCAnalysisManager cgam;
-  llvm::ModuleAnalysisManager mam;
-  llvm::PassBuilder pb(&tm);
-  pb.registerModuleAnalyses(mam);
-  pb.registerCGSCCAnalyses(cgam);
-  pb.registerFunctionAnalyses(fam);
-  pb.registerLoopAnalyses(lam);
-  pb.crossRegisterProxies(lam, fam, cgam, mam);
-  llvm::ModulePassManager mpm =
-      pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
-  mpm.run(*llvmModule, mam);
+  if (llvm::Error e = runModulePipeline(*llvmModule, tm))
+    return std::move(e);
   return llvmModule;
 }
 

@@ -41,6 +41,11 @@ translateAndOptimize(ModuleOp module, llvm::LLVMContext &context,
                      llvm::TargetMachine &tm,
                      llvm::function_ref<void(llvm::Module &)> prepare = {});
 
+/// Runs a new-pass-manager module pipeline for `tm` on `module`: the
+/// textual `pipeline` ("amdgpu-lower-module-lds"), or -O3 when empty.
+llvm::Error runModulePipeline(llvm::Module &module, llvm::TargetMachine &tm,
+                              llvm::StringRef pipeline = "");
+
 /// Runs the backend: an ELF object, or assembly text.
 llvm::Error emitCode(llvm::Module &module, llvm::TargetMachine &tm,
                      bool assembly, std::string &out);

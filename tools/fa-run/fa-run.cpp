@@ -217,6 +217,19 @@ bool isKernelFault(const Status &s) {
 }
 
 /// fa-run after its arguments are parsed; returns the exit status.
+/// Writes `text` to `path`; IoError "cannot write WHAT to 'PATH'".
+Status writeText(const std::string &path, const std::string &text,
+                 const char *what) {
+  std::FILE *f = std::fopen(path.c_str(), "w");
+  bool ok = f && std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  if (f && std::fclose(f) != 0)
+    ok = false;
+  if (!ok)
+    return Status::error(ErrorCode::IoError, std::string("cannot write ") +
+                                                 what + " to '" + path + "'");
+  return Status::success();
+}
+
 /// --profile and --profile-json: the device's profile of the launch
 /// validateKernel made (gfx906-sim only).
 Status writeProfile(const Options &o, const Device &device) {
@@ -227,16 +240,8 @@ Status writeProfile(const Options &o, const Device &device) {
                              "' gives no execution profile (gfx906-sim does)");
   if (o.profile)
     std::fputs(text.c_str(), o.json ? stderr : stdout);
-  if (!o.profileJson.empty()) {
-    std::FILE *f = std::fopen(o.profileJson.c_str(), "w");
-    std::string json = device.lastProfile(true);
-    bool ok = f && std::fwrite(json.data(), 1, json.size(), f) == json.size();
-    if (f && std::fclose(f) != 0)
-      ok = false;
-    if (!ok)
-      return Status::error(ErrorCode::IoError, "cannot write the profile to '" +
-                                                   o.profileJson + "'");
-  }
+  if (!o.profileJson.empty())
+    return writeText(o.profileJson, device.lastProfile(true), "the profile");
   return Status::success();
 }
 
@@ -253,17 +258,9 @@ Status writeEstimate(const Options &o, const Device &device,
                              "' gives no timing estimate (gfx906-sim does)");
   if (o.estimate || o.estimateOnly)
     std::fputs(text.c_str(), o.json ? stderr : stdout);
-  if (!o.estimateJson.empty()) {
-    std::FILE *f = std::fopen(o.estimateJson.c_str(), "w");
-    std::string json = device.lastEstimate(true, flops);
-    bool ok = f && std::fwrite(json.data(), 1, json.size(), f) == json.size();
-    if (f && std::fclose(f) != 0)
-      ok = false;
-    if (!ok)
-      return Status::error(ErrorCode::IoError,
-                           "cannot write the estimate to '" + o.estimateJson +
-                               "'");
-  }
+  if (!o.estimateJson.empty())
+    return writeText(o.estimateJson, device.lastEstimate(true, flops),
+                     "the estimate");
   return Status::success();
 }
 

@@ -13,11 +13,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Targets/Gfx906/LdsLayout.h"
+#include "compiler/Targets/Codegen.h"
 
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/Module.h"
-#include "llvm/Passes/PassBuilder.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Transforms/Utils/Cloning.h"
 
@@ -87,20 +87,8 @@ mlir::fa::amdgpuLdsOffsets(const llvm::Module &optimized,
       uses[i] = findUse(dl, gv);
   }
 
-  llvm::LoopAnalysisManager lam;
-  llvm::FunctionAnalysisManager fam;
-  llvm::CGSCCAnalysisManager cgam;
-  llvm::ModuleAnalysisManager mam;
-  llvm::PassBuilder pb(&tm);
-  pb.registerModuleAnalyses(mam);
-  pb.registerCGSCCAnalyses(cgam);
-  pb.registerFunctionAnalyses(fam);
-  pb.registerLoopAnalyses(lam);
-  pb.crossRegisterProxies(lam, fam, cgam, mam);
-  llvm::ModulePassManager mpm;
-  if (llvm::Error e = pb.parsePassPipeline(mpm, "amdgpu-lower-module-lds"))
+  if (llvm::Error e = fa::runModulePipeline(*m, tm, "amdgpu-lower-module-lds"))
     return std::move(e);
-  mpm.run(*m, mam);
 
   std::vector<int64_t> offsets(attributions, -1);
   for (size_t i = 0; i < attributions; ++i) {

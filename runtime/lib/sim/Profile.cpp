@@ -567,6 +567,17 @@ std::string SimProfile::text() const {
   return o;
 }
 
+/// A degree histogram as JSON members, "degree": executions, zeros left
+/// out (the braces are the caller's).
+static std::string degreesJson(const uint64_t *histogram) {
+  std::string o;
+  for (unsigned d = 0; d < kDegreeSlots; ++d)
+    if (histogram[d])
+      o += std::string(o.empty() ? "" : ", ") + "\"" + std::to_string(d) +
+           "\": " + std::to_string(histogram[d]);
+  return o;
+}
+
 std::string SimProfile::json() const {
   auto classesJson = [](const uint64_t *counts) {
     std::string o = "{";
@@ -591,13 +602,7 @@ std::string SimProfile::json() const {
     const Conflicts &k = conflicts[i];
     o += std::string(i ? ", " : "") + jsonQuote(k.mnemonic) +
          ": {\"executed\": " + std::to_string(k.executed) + ", \"degrees\": {";
-    bool first = true;
-    for (unsigned d = 0; d < kDegreeSlots; ++d)
-      if (k.histogram[d]) {
-        o += std::string(first ? "" : ", ") + "\"" + std::to_string(d) +
-             "\": " + std::to_string(k.histogram[d]);
-        first = false;
-      }
+    o += degreesJson(k.histogram);
     o += "}}";
   }
   o += "}, \"ds\": [";
@@ -614,13 +619,7 @@ std::string SimProfile::json() const {
          ", \"lds_highest\": " + std::to_string(k.highest) +
          ", \"max_degree\": " + std::to_string(k.maxDegree()) +
          ", \"degrees\": {";
-    bool first = true;
-    for (unsigned d = 0; d < kDegreeSlots; ++d)
-      if (k.histogram[d]) {
-        o += std::string(first ? "" : ", ") + "\"" + std::to_string(d) +
-             "\": " + std::to_string(k.histogram[d]);
-        first = false;
-      }
+    o += degreesJson(k.histogram);
     // Lanes never active: null.
     o += "}, \"lanes\": ";
     if (k.lanes.empty()) {

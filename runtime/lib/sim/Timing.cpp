@@ -303,7 +303,6 @@ double waitFor(std::vector<double> &q, unsigned n) {
 }
 
 struct CuReplay {
-  const Program &program;
   const std::vector<InstTiming> &classes;
   const TimingParams &p;
   double hbmReadPerCycle = 0, hbmWritePerCycle = 0;
@@ -612,7 +611,7 @@ fa::sim::estimateTiming(const Program &program, const KernelDescriptor &kd,
   classes.reserve(program.insts.size());
   for (const Instruction &in : program.insts)
     classes.push_back(classify(in, p));
-  CuReplay cu{program, classes, p};
+  CuReplay cu{classes, p};
   cu.hbmReadPerCycle = p.hbmReadBytesPerSecond / est.activeCus / p.clockHz;
   cu.hbmWritePerCycle = p.hbmWriteBytesPerSecond / est.activeCus / p.clockHz;
 
