@@ -230,8 +230,8 @@ void LoadTileOp::getEffects(
 
 LogicalResult LoadTileOp::verify() {
   auto t = getResult().getType();
-  if (t.getRank() != 2)
-    return emitOpError() << "result must be a 2-D tile, got " << t;
+  if (t.getRank() != 1 && t.getRank() != 2)
+    return emitOpError() << "result must be a 1-D or 2-D tile, got " << t;
   return checkTileAgainstMemref(*this, t, getSource().getType());
 }
 

@@ -112,9 +112,13 @@ def Fa_LoadTileOp : Fa_Op<"load_tile", [
   let summary = "Load a block of rows of one (batch, head) slice";
   let description = [{
     Reads rows `[row, row + R)` of `source[batch, head]` (a rank-4 memref
-    `[B, H, L, D]`) into an `R x C` tile, `C >= D`. Rows at or past `L`, and
-    columns at or past `D` (a head dimension padded for the thread mapping),
-    read as zero.
+    `[B, H, L, D]`) into an `R x C` tile, `C >= D`, or of a rank-3 memref
+    `[B, H, L]` into an `R` tile. Rows at or past `L`, and columns at or
+    past `D` (a head dimension padded for the thread mapping), read as zero.
+
+    With `group(%g)` the rows are packed query heads (GQA packing): `head`
+    is a KV head and packed row `p = row + r` is row `p mod L` of head
+    `head * g + p / L`; rows `p >= g * L` read as zero.
 
     ```mlir
     %t = fa.load_tile %k[%b, %h, %n0]
@@ -122,11 +126,11 @@ def Fa_LoadTileOp : Fa_Op<"load_tile", [
     ```
   }];
   let arguments = (ins AnyMemRef:$source, Index:$batch, Index:$head,
-                       Index:$row);
+                       Index:$row, Optional<Index>:$group);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = [{
-    $source `[` $batch `,` $head `,` $row `]` attr-dict `:` type($source)
-    `->` type($result)
+    $source `[` $batch `,` $head `,` $row `]` (`group` `(` $group^ `)`)?
+    attr-dict `:` type($source) `->` type($result)
   }];
   let hasVerifier = 1;
 }
@@ -138,7 +142,9 @@ def Fa_StoreTileOp : Fa_Op<"store_tile", [
     Writes an `R x D` tile to rows `[row, row + R)` of `dest[batch, head]`
     (rank-4 memref `[B, H, L, D]`), or an `R` tile to `dest[batch, head,
     row : row + R]` (rank-3 memref `[B, H, L]`). Rows at or past `L` are not
-    written, nor are the columns of a wider tile at or past `D`.
+    written, nor are the columns of a wider tile at or past `D`. With
+    `group(%g)` the rows are packed query heads as in `fa.load_tile`; rows
+    `p >= g * L` are not written.
 
     ```mlir
     fa.store_tile %o, %out[%b, %h, %m0]
@@ -146,10 +152,10 @@ def Fa_StoreTileOp : Fa_Op<"store_tile", [
     ```
   }];
   let arguments = (ins AnyRankedTensor:$tile, AnyMemRef:$dest, Index:$batch,
-                       Index:$head, Index:$row);
+                       Index:$head, Index:$row, Optional<Index>:$group);
   let assemblyFormat = [{
-    $tile `,` $dest `[` $batch `,` $head `,` $row `]` attr-dict `:`
-    type($tile) `,` type($dest)
+    $tile `,` $dest `[` $batch `,` $head `,` $row `]`
+    (`group` `(` $group^ `)`)? attr-dict `:` type($tile) `,` type($dest)
   }];
   let hasVerifier = 1;
 }
@@ -218,18 +224,23 @@ def Fa_TileMaskOp : Fa_Op<"tile_mask", [Pure,
     Entry `(i, j)` of the tile is global position `(r, c) = (row + i, col + j)`
     of a `rows x cols` score matrix. It becomes `-inf` when `c >= cols`, or,
     with `causal`, when `c > r + (cols - rows)`; other entries pass through.
-    Rows `r >= rows` are left as they are (they are never stored).
+    Rows `r >= rows` are left as they are (they are never stored). With
+    `period(%l)` (packed query heads, `fa.load_tile`'s `group`) row `r` is
+    position `r mod l` of a query head of `l` rows: causal masks
+    `c > r mod l + (cols - l)`.
 
     ```mlir
     %m = fa.tile_mask %s rows(%m0, %lq) cols(%n0, %lk) causal : tensor<64x64xf32>
     ```
   }];
   let arguments = (ins AnyRankedTensor:$input, Index:$row, Index:$rows,
-                       Index:$col, Index:$cols, UnitAttr:$causal);
+                       Index:$col, Index:$cols, Optional<Index>:$period,
+                       UnitAttr:$causal);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = [{
     $input `rows` `(` $row `,` $rows `)` `cols` `(` $col `,` $cols `)`
-    (`causal` $causal^)? attr-dict `:` type($input)
+    (`period` `(` $period^ `)`)? (`causal` $causal^)? attr-dict `:`
+    type($input)
   }];
   let hasVerifier = 1;
 }
@@ -284,6 +295,7 @@ def Fa_CopyTileOp : Fa_Op<"copy_tile"> {
     columns of a wider buffer at or past `D`. Another thread
     may read the result only after a barrier. A 16-bit source may be
     stored in an f32 buffer (widened once here, not in every product step).
+    With `group(%g)` the rows are packed query heads as in `fa.load_tile`.
 
     ```mlir
     fa.copy_tile %k[%b, %h, %n0] to %kbuf
@@ -293,10 +305,11 @@ def Fa_CopyTileOp : Fa_Op<"copy_tile"> {
   }];
   let arguments = (ins Arg<AnyMemRef, "global source", [MemRead]>:$source,
                        Index:$batch, Index:$head, Index:$row,
-                       Arg<AnyMemRef, "LDS destination", [MemWrite]>:$dest);
+                       Arg<AnyMemRef, "LDS destination", [MemWrite]>:$dest,
+                       Optional<Index>:$group);
   let assemblyFormat = [{
-    $source `[` $batch `,` $head `,` $row `]` `to` $dest attr-dict `:`
-    type($source) `to` type($dest)
+    $source `[` $batch `,` $head `,` $row `]` (`group` `(` $group^ `)`)?
+    `to` $dest attr-dict `:` type($source) `to` type($dest)
   }];
   let hasVerifier = 1;
 }

@@ -118,6 +118,14 @@ FailureOr<std::vector<KernelInfo>> mlir::fa::collectKernels(ModuleOp module) {
     auto hasLse = f->getAttrOfType<BoolAttr>("fa.has_lse");
     k.hasLse = hasLse && hasLse.getValue();
     k.staticSizes.assign(sizes.asArrayRef().begin(), sizes.asArrayRef().end());
+    if (auto abi = f->getAttrOfType<IntegerAttr>("fa.abi_version"))
+      k.abiVersion = abi.getInt();
+    k.splitKv = f->hasAttr("fa.kv_splits");
+    k.gqaPacked = f->hasAttr("fa.gqa_packed");
+    if (auto combine = f->getAttrOfType<FlatSymbolRefAttr>("fa.combine"))
+      k.combine = combine.getValue().str();
+    else
+      k.isCombine = f->hasAttr("fa.combine");
     kernels.push_back(std::move(k));
     return WalkResult::advance();
   });

@@ -63,6 +63,12 @@ struct KernelInfo {
   int64_t indexBits = 64;
   float scale = 0;
   bool causal = false, hasLse = false;
+  /// Kernel ABI version (KernelAbi.h): 1 dense, 2 split-KV.
+  int64_t abiVersion = 1;
+  /// Split-KV: the split kernel names its combine kernel (`combine`); the
+  /// combine kernel has `isCombine`.
+  bool splitKv = false, isCombine = false, gqaPacked = false;
+  std::string combine;
   std::vector<int64_t> staticSizes; // B, Hq, Hkv, Lq, Lk; -1 = dynamic
   /// The backend's resource figures (manifest `resources`), where it has
   /// them: name and value, in the order written.

@@ -651,6 +651,8 @@ void Compilation::run(ModuleOp source, llvm::StringRef sourceText) {
   pipeline.padLds = options.padLds;
   pipeline.kvShared = options.kvShared;
   pipeline.shareRows = options.shareRows;
+  pipeline.kvSplits = options.kvSplits;
+  pipeline.gqaPack = options.gqaPack;
   pipeline.pairRhs = options.pairRhs;
   pipeline.widenLds = options.widenLds;
   pipeline.fetchAhead = options.fetchAhead == "auto" ? std::string("next-block")

@@ -56,6 +56,10 @@ struct CompileOptions {
   /// The lhs rows of the LDS products rotated around each thread row
   /// (fa-lower-to-gpu share-rows): auto, on, off.
   std::string shareRows = "auto";
+  /// Split-KV (flash-decoding; fa-tile kv-splits): off or runtime.
+  std::string kvSplits = "off";
+  /// GQA packing (fa-tile gqa-pack): off or on.
+  std::string gqaPack = "off";
   bool allowBf16 = false;
   /// The tile configuration, LDS budget and the backend's figures.
   bool report = false;

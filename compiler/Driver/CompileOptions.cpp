@@ -48,6 +48,11 @@ llvm::Error fa::validateCompileOptions(const CompileOptions &o) {
   if (o.shareRows != "auto" && o.shareRows != "on" && o.shareRows != "off")
     return optionError("--share-rows must be auto, on or off, got '" +
                        o.shareRows + "'");
+  if (o.kvSplits != "off" && o.kvSplits != "runtime")
+    return optionError("--kv-splits must be off or runtime, got '" +
+                       o.kvSplits + "'");
+  if (o.gqaPack != "off" && o.gqaPack != "on")
+    return optionError("--gqa-pack must be off or on, got '" + o.gqaPack + "'");
   if (o.indexBits != 0 && o.target == "host")
     return optionError("--index-bits is for GPU targets (host kernels use "
                        "64-bit index arithmetic)");
@@ -90,6 +95,8 @@ llvm::Error fa::setCompileOption(CompileOptions &o, llvm::StringRef name,
                           .Case("widen-lds", &o.widenLds)
                           .Case("dot2", &o.dot2)
                           .Case("share-rows", &o.shareRows)
+                          .Case("kv-splits", &o.kvSplits)
+                          .Case("gqa-pack", &o.gqaPack)
                           .Case("name", &o.codeObjectName)
                           .Case("test-plant-bug", &o.plantBug)
                           .Default(nullptr);

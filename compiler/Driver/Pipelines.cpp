@@ -65,6 +65,8 @@ void fa::buildKernelPipeline(OpPassManager &pm,
   tile.stages = options.stages;
   tile.allowBf16 = options.allowBf16;
   tile.kvShared = options.kvShared;
+  tile.kvSplits = options.kvSplits;
+  tile.gqaPack = options.gqaPack;
   tile.report = options.report;
   // A planted bug goes to the pass that plants it; an unknown name goes to
   // fa-tile, which rejects it.
@@ -137,6 +139,12 @@ struct FaPipelineCLOptions : public PassPipelineOptions<FaPipelineCLOptions> {
       llvm::cl::desc("fa-lower-to-gpu: lhs rows rotated around a thread "
                      "row: auto, on or off"),
       llvm::cl::init("auto")};
+  Option<std::string> kvSplits{
+      *this, "kv-splits", llvm::cl::desc("fa-tile: split-KV, off or runtime"),
+      llvm::cl::init("off")};
+  Option<std::string> gqaPack{*this, "gqa-pack",
+                              llvm::cl::desc("fa-tile: GQA packing, off or on"),
+                              llvm::cl::init("off")};
   Option<std::string> testPlantBug{
       *this, "test-plant-bug",
       llvm::cl::desc("Test only: plant a bug (PlantedBugs.h)"),
@@ -163,6 +171,8 @@ void fa::registerFaPipelines() {
         options.widenLds = cl.widenLds;
         options.fetchAhead = cl.fetchAhead;
         options.shareRows = cl.shareRows;
+        options.kvSplits = cl.kvSplits;
+        options.gqaPack = cl.gqaPack;
         buildKernelPipeline(pm, options);
       });
 }

@@ -36,6 +36,8 @@ struct PipelineOptions {
   std::string fetchAhead = "next-block";
   /// fa-lower-to-gpu's share-rows: auto, on, off.
   std::string shareRows = "auto";
+  std::string kvSplits = "off"; ///< fa-tile kv-splits
+  std::string gqaPack = "off";  ///< fa-tile gqa-pack
   /// Test only: a bug to plant (PlantedBugs.h), routed to its pass.
   std::string plantBug;
 };

@@ -347,7 +347,8 @@ LogicalResult HostKernelBuilder::outline(gpu::GPUFuncOp kernel,
 /// Checks that the lowered body takes what buildEntry passes: the ABI words
 /// (each buffer as allocated and aligned pointer, offset, size, stride; then
 /// the sizes and strides), the LDS block as one more such memref, and env.
-static LogicalResult checkBodyParameters(LLVM::LLVMFuncOp body) {
+static LogicalResult checkBodyParameters(LLVM::LLVMFuncOp body,
+                                         int64_t abiVersion) {
   auto params = body.getFunctionType().getParams();
   MLIRContext *ctx = body.getContext();
   Type ptr = LLVM::LLVMPointerType::get(ctx), i64 = IntegerType::get(ctx, 64);
@@ -360,13 +361,19 @@ static LogicalResult checkBodyParameters(LLVM::LLVMFuncOp body) {
                         FA_ABI_NUM_STRIDES ==
                     FA_ABI_NUM_WORDS,
                 "a buffer is one memref descriptor of 5 words");
+  if (abiVersion == 2) { // the split-KV workspace O and LSE, then S
+    memref();
+    memref();
+    expected.push_back(i64);
+  }
+  const unsigned words = fa_abi_num_words(uint32_t(abiVersion));
   memref(); // the LDS block
   expected.push_back(ptr);
   if (params.size() != expected.size())
     return body.emitError()
            << "internal error: lowered kernel body takes " << params.size()
            << " parameters, the host ABI passes " << expected.size() << " ("
-           << FA_ABI_NUM_WORDS << " ABI words, the LDS descriptor's 5, env)";
+           << words << " ABI words, the LDS descriptor's 5, env)";
   for (auto [i, pair] : llvm::enumerate(llvm::zip(params, expected)))
     if (std::get<0>(pair) != std::get<1>(pair))
       return body.emitError()
@@ -380,9 +387,9 @@ static LogicalResult checkBodyParameters(LLVM::LLVMFuncOp body) {
 /// body addresses.
 static fa_host_info hostInfo(const KernelInfo &k, int64_t ldsBytes) {
   fa_host_info info = {};
-  info.abi_version = FA_ABI_VERSION;
+  info.abi_version = uint32_t(k.abiVersion);
   info.info_bytes = sizeof(fa_host_info);
-  info.num_words = FA_ABI_NUM_WORDS;
+  info.num_words = fa_abi_num_words(uint32_t(k.abiVersion));
   info.env_bytes = sizeof(fa_host_env);
   info.lds_bytes = uint64_t(ldsBytes);
   info.threads = uint32_t(k.threads);
@@ -423,7 +430,7 @@ static void buildInfo(OpBuilder &b, ModuleOp module, Location loc,
 /// After lowering to LLVM: `void <kernel>_host(const uint64_t *args,
 /// fa_host_env *env)` unpacking the ABI words and the LDS descriptor.
 static void buildEntry(OpBuilder &b, LLVM::LLVMFuncOp body, StringRef entryName,
-                       int64_t ldsBytes) {
+                       int64_t ldsBytes, unsigned numWords) {
   MLIRContext *ctx = b.getContext();
   Location loc = body.getLoc();
   auto ptrType = LLVM::LLVMPointerType::get(ctx);
@@ -438,7 +445,7 @@ static void buildEntry(OpBuilder &b, LLVM::LLVMFuncOp body, StringRef entryName,
   auto paramTypes = body.getFunctionType().getParams();
   SmallVector<Value> operands;
   // The ABI words, in order; then the LDS descriptor; then env.
-  for (unsigned i = 0; i < FA_ABI_NUM_WORDS; ++i) {
+  for (unsigned i = 0; i < numWords; ++i) {
     Value addr = LLVM::GEPOp::create(b, loc, ptrType, i64, args,
                                      ArrayRef<LLVM::GEPArg>{(int32_t)i});
     Value word = LLVM::LoadOp::create(b, loc, i64, addr);
@@ -547,9 +554,10 @@ struct FaGpuToHostPass
                            << "' is missing";
         return signalPassFailure();
       }
-      if (failed(checkBodyParameters(body)))
+      if (failed(checkBodyParameters(body, e.info.abiVersion)))
         return signalPassFailure();
-      buildEntry(b, body, e.entry, sizes[i]);
+      buildEntry(b, body, e.entry, sizes[i],
+                 fa_abi_num_words(uint32_t(e.info.abiVersion)));
       buildInfo(b, module, body.getLoc(), e.entry + FA_HOST_INFO_SUFFIX,
                 hostInfo(e.info, sizes[i]));
     }

@@ -187,10 +187,15 @@ FailureOr<Value> KernelLowering::scalar(Value v) {
     }
     int role = it->second.role;
     bool kv = role == kK || role == kV;
+    bool workspace = role == kWsO || role == kWsLse;
     Value result;
     switch (*d) {
-    case 0:
+    case 0: // the workspace holds S * B batches
       result = sizes[0];
+      if (workspace) {
+        result = arith::MulIOp::create(b, loc, splits, sizes[0]);
+        preambleEnd = result.getDefiningOp();
+      }
       break;
     case 1:
       result = kv ? sizes[2] : sizes[1];
@@ -530,8 +535,13 @@ Value KernelLowering::tileMask(TileMaskOp op) {
   Value masked = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, colsV,
                                        splat(colEnd));
   if (op.getCausal()) {
-    // Bottom-right aligned: row r sees columns c <= r + (cols - rows).
-    Value shift = arith::SubIOp::create(b, loc, numCols, *scalar(op.getRows()));
+    // Bottom-right aligned: row r sees columns c <= r + (cols - rows); a
+    // packed row is position r mod period of a head of `period` rows.
+    Value period = op.getPeriod() ? *scalar(op.getPeriod()) : Value();
+    if (period)
+      rowsV = arith::RemUIOp::create(b, loc, rowsV, splat(period));
+    Value shift = arith::SubIOp::create(
+        b, loc, numCols, period ? period : *scalar(op.getRows()));
     Value limit = arith::AddIOp::create(b, loc, rowsV, splat(shift));
     Value above =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, colsV, limit);
@@ -657,14 +667,17 @@ LogicalResult KernelLowering::lowerFor(scf::ForOp op) {
 
 LogicalResult KernelLowering::lowerOp(Operation *op) {
   loc = op->getLoc();
-  if (isa<LoadTileOp, TileDotOp>(op))
+  if (isa<TileDotOp>(op) ||
+      (isa<LoadTileOp>(op) &&
+       llvm::any_of(op->getUsers(), llvm::IsaPred<TileDotOp>)))
     return op->emitOpError()
            << "is a tile in LDS without an explicit buffer: run fa-promote "
               "before fa-lower-to-gpu";
   // The tile-op helpers below assume that every operand has a kernel-side
   // value; check first so that malformed IR gets a diagnostic.
   if (isa<CopyTileOp, FetchTileOp, StageTileOp, WriteTileOp, LdsDotOp,
-          StoreTileOp, RowReduceOp, RowBroadcastOp, TileMaskOp>(op)) {
+          StoreTileOp, LoadTileOp, RowReduceOp, RowBroadcastOp, TileMaskOp>(
+          op)) {
     for (OpOperand &operand : op->getOpOperands()) {
       Value v = operand.get();
       if (auto m = dyn_cast<MemRefType>(v.getType())) {
@@ -694,6 +707,10 @@ LogicalResult KernelLowering::lowerOp(Operation *op) {
   }
   if (auto fetch = dyn_cast<FetchTileOp>(op)) {
     fragments[fetch.getResult()] = fetchTile(fetch);
+    return success();
+  }
+  if (auto load = dyn_cast<LoadTileOp>(op)) {
+    fragments[load.getResult()] = loadTile(load);
     return success();
   }
   if (auto stage = dyn_cast<StageTileOp>(op)) {
@@ -771,10 +788,26 @@ LogicalResult KernelLowering::run() {
         b, loc, b.getIndexType(),
         kernel.getArgument(kNumRoles + kNumSizes + i));
   };
+  if (roles.size() == kNumSplitRoles)
+    splits = arith::IndexCastOp::create(b, loc, b.getIndexType(),
+                                        kernel.getArgument(kWsArg + 2));
   auto func = grid->getParentOfType<func::FuncOp>();
-  for (int r = 0; r < kNumRoles; ++r) {
+  for (int r = 0; r < static_cast<int>(roles.size()); ++r) {
     if (roles[r] < 0)
       continue;
+    if (r == kWsO || r == kWsLse) {
+      // The workspace is contiguous, f32 [S*B, Hq, Lq, D] and [S*B, Hq, Lq].
+      Global g;
+      g.role = r;
+      g.flat = kernel.getArgument(kWsArg + (r - kWsO));
+      auto argType = cast<MemRefType>(func.getArgument(roles[r]).getType());
+      g.cols = r == kWsO ? argType.getDimSize(3) : 0;
+      g.sl = r == kWsO ? idx(g.cols) : idx(1);
+      g.sh = arith::MulIOp::create(b, loc, sizes[3], g.sl);
+      g.sb = arith::MulIOp::create(b, loc, sizes[1], g.sh);
+      globals[func.getArgument(roles[r])] = g;
+      continue;
+    }
     // Planted bugs read another role's strides (or none).
     int strideRole = r;
     if (bug == PlantedBug::SwapKvStrides && (r == kK || r == kV))

@@ -27,10 +27,24 @@
 
 namespace mlir::fa {
 
-/// Buffer roles, in the ABI's order (KernelAbi.h).
-enum Role { kQ = 0, kK = 1, kV = 2, kO = 3, kLse = 4, kNumRoles = 5 };
+/// Buffer roles, in the ABI's order (KernelAbi.h). The first kNumRoles are
+/// ABI version 1's buffers; a split-KV grid (fa.args of 7) also has the
+/// workspace O and LSE, after the strides (ABI version 2).
+enum Role {
+  kQ = 0,
+  kK = 1,
+  kV = 2,
+  kO = 3,
+  kLse = 4,
+  kNumRoles = 5,
+  kWsO = 5,
+  kWsLse = 6,
+  kNumSplitRoles = 7
+};
 constexpr int64_t kNumSizes = 5;    // B, Hq, Hkv, Lq, Lk
 constexpr int64_t kNumStrides = 14; // 3 each for Q, K, V, O; 2 for LSE
+/// Kernel argument index of the workspace O; LSE and S follow.
+constexpr int64_t kWsArg = kNumRoles + kNumSizes + kNumStrides;
 
 class KernelLowering {
 public:
@@ -113,6 +127,15 @@ private:
                  int64_t width);
   void writeTile(WriteTileOp op);
   void storeTile(StoreTileOp op);
+  /// fa.load_tile left in registers (fa-promote): each thread loads its
+  /// fragment, zero past the rows' end and past D.
+  Value loadTile(LoadTileOp op);
+  /// Where row `r` (tile-relative) of the rows at `row0` of `g` starts, and
+  /// whether it exists (i1): `base` + r * row stride, r < L; or, while
+  /// `packing` is set, row (row0 + r) mod L of query head
+  /// head * group + (row0 + r) / L, existing below group * L.
+  std::pair<Value, Value> rowStart(const Global &g, Value base, Value row0,
+                                   Value r);
   Value ldsDot(LdsDotOp op);
   Value rowReduce(RowReduceOp op);
   Value rowBroadcast(RowBroadcastOp op);
@@ -154,7 +177,13 @@ private:
   Location loc;
 
   Value tid, tr, tc;
-  Value sizes[kNumSizes];          // B, Hq, Hkv, Lq, Lk as index
+  Value sizes[kNumSizes]; // B, Hq, Hkv, Lq, Lk as index
+  Value splits;           // S (split-KV grids), as index
+  /// GQA packing of the tile being copied or stored (fa.load_tile's group);
+  /// null group: rows are rows of one head.
+  struct {
+    Value batch, head, group;
+  } packing;
   DenseMap<Value, Global> globals; // tile-IR memref -> kernel buffer
   IRMapping scalars;
   DenseMap<Value, Value> fragments;   // tensor -> vector (registers)

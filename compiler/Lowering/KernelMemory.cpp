@@ -15,6 +15,8 @@
 
 #include "compiler/Lowering/KernelLowering.h"
 
+#include "llvm/ADT/ScopeExit.h"
+
 #include <numeric>
 
 using namespace mlir;
@@ -34,15 +36,52 @@ Value KernelLowering::columnsLeft(const Global &g, Value c, int64_t tileCols,
                                idx(g.cols));
 }
 
+std::pair<Value, Value> KernelLowering::rowStart(const Global &g, Value base,
+                                                 Value row0, Value r) {
+  Value row = arith::AddIOp::create(b, loc, row0, r);
+  if (!packing.group)
+    return {arith::AddIOp::create(b, loc, base,
+                                  arith::MulIOp::create(b, loc, r, g.sl)),
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, row,
+                                  rowLimit(g))};
+  // Packed query heads: row p is position p mod L of head h*G + p / L.
+  Value limit = rowLimit(g);
+  Value headOf = arith::DivUIOp::create(b, loc, row, limit);
+  Value head =
+      bug == PlantedBug::GqaPackWrongHead
+          ? packing.head
+          : Value(arith::MulIOp::create(b, loc, packing.head, packing.group));
+  head = arith::AddIOp::create(b, loc, head, headOf);
+  Value pos = arith::RemUIOp::create(b, loc, row, limit);
+  Value start = arith::AddIOp::create(
+      b, loc,
+      arith::AddIOp::create(b, loc,
+                            arith::MulIOp::create(b, loc, packing.batch, g.sb),
+                            arith::MulIOp::create(b, loc, head, g.sh)),
+      arith::MulIOp::create(b, loc, pos, g.sl));
+  Value exists = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::slt, row,
+      arith::MulIOp::create(b, loc, limit, packing.group));
+  return {start, exists};
+}
+
 Value KernelLowering::loadUnitRow(const Global &g, Value base, Value row0,
                                   Value r, Value c, int64_t width,
                                   int64_t tileCols, bool scalarLoads,
                                   Value valid) {
   Type elt = cast<MemRefType>(g.flat.getType()).getElementType();
   Type valueType = width == 1 ? elt : Type(VectorType::get({width}, elt));
-  Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
-                                        arith::AddIOp::create(b, loc, row0, r),
-                                        rowLimit(g));
+  // Unpacked, as base + (r * stride + c): the association the backend has
+  // always been given.
+  Value rowBase, inRange, rowOffset;
+  if (packing.group) {
+    std::tie(rowBase, inRange) = rowStart(g, base, row0, r);
+  } else {
+    inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                    arith::AddIOp::create(b, loc, row0, r),
+                                    rowLimit(g));
+    rowOffset = arith::MulIOp::create(b, loc, r, g.sl);
+  }
   if (valid)
     inRange = arith::AndIOp::create(b, loc, inRange, valid);
   // A tile wider than the rows (D padded): whole units past D read as zero;
@@ -51,9 +90,11 @@ Value KernelLowering::loadUnitRow(const Global &g, Value base, Value row0,
     inRange = arith::AndIOp::create(b, loc, inRange, cOk);
   const bool straddles = tileCols > g.cols && g.cols % width != 0 &&
                          bug != PlantedBug::PaddedColumnsRead;
-  Value rowStart = arith::MulIOp::create(b, loc, r, g.sl);
-  Value off = arith::AddIOp::create(b, loc, base,
-                                    arith::AddIOp::create(b, loc, rowStart, c));
+  Value off =
+      packing.group
+          ? Value(arith::AddIOp::create(b, loc, rowBase, c))
+          : Value(arith::AddIOp::create(
+                b, loc, base, arith::AddIOp::create(b, loc, rowOffset, c)));
   auto load = scf::IfOp::create(
       b, loc, inRange,
       [&](OpBuilder &tb, Location tl) {
@@ -80,8 +121,11 @@ Value KernelLowering::loadUnitRow(const Global &g, Value base, Value row0,
             Value ok = arith::CmpIOp::create(
                 tb, tl, arith::CmpIPredicate::ult,
                 arith::AddIOp::create(tb, tl, c, cst(e)), cst(g.cols));
-            at = arith::SelectOp::create(
-                tb, tl, ok, at, arith::AddIOp::create(tb, tl, base, rowStart));
+            Value first =
+                packing.group
+                    ? rowBase
+                    : Value(arith::AddIOp::create(tb, tl, base, rowOffset));
+            at = arith::SelectOp::create(tb, tl, ok, at, first);
             Value x = memref::LoadOp::create(tb, tl, g.flat, at);
             elements.push_back(arith::SelectOp::create(tb, tl, ok, x, zero));
           }
@@ -250,6 +294,10 @@ void KernelLowering::copyTile(CopyTileOp op) {
 
   Value row0 = *scalar(op.getRow());
   Value base = rowsBase(g, *scalar(op.getBatch()), *scalar(op.getHead()), row0);
+  if (op.getGroup())
+    packing = {*scalar(op.getBatch()), *scalar(op.getHead()),
+               *scalar(op.getGroup())};
+  auto unpack = llvm::make_scope_exit([&] { packing = {}; });
 
   const int64_t width = vectorWidth(op);
   if (width == 0 || copyPath == CopyPath::Scalar) {
@@ -509,25 +557,42 @@ void KernelLowering::storeTile(StoreTileOp op) {
   Value base =
       arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, bIdx, g.sb),
                             arith::MulIOp::create(b, loc, h, g.sh));
+  if (op.getGroup())
+    packing = {bIdx, h, *scalar(op.getGroup())};
+  auto unpack = llvm::make_scope_exit([&] { packing = {}; });
   const int64_t cc = colsPerThread(type);
   Value limit = rowLimit(g);
   Value firstLane =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tc, idx(0));
   for (int64_t i = 0; i < mapping.rm; ++i) {
     Value row = arith::AddIOp::create(b, loc, row0, rowOf(i));
-    Value ok = arith::CmpIOp::create(b, loc,
-                                     bug == PlantedBug::ORowPastEnd
-                                         ? arith::CmpIPredicate::sle
-                                         : arith::CmpIPredicate::slt,
-                                     row, limit);
+    // Packed rows: where the row starts and whether it exists (rowStart);
+    // the planted bug also stores the row past the end.
+    Value packedBase, ok;
+    if (packing.group) {
+      std::tie(packedBase, ok) = rowStart(g, Value(), row0, rowOf(i));
+      if (bug == PlantedBug::ORowPastEnd)
+        ok = rowStart(g, Value(), row0,
+                      arith::SubIOp::create(b, loc, rowOf(i), idx(1)))
+                 .second;
+    } else {
+      ok = arith::CmpIOp::create(b, loc,
+                                 bug == PlantedBug::ORowPastEnd
+                                     ? arith::CmpIPredicate::sle
+                                     : arith::CmpIPredicate::slt,
+                                 row, limit);
+    }
     // A row value is replicated over the TC lanes of its row: one stores.
     if (type.getRank() == 1)
       ok = arith::AndIOp::create(b, loc, ok, firstLane);
     auto ifOp = scf::IfOp::create(b, loc, ok, /*withElse=*/false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(ifOp.thenBlock());
-    Value rowBase = arith::AddIOp::create(
-        b, loc, base, arith::MulIOp::create(b, loc, row, g.sl));
+    Value rowBase =
+        packing.group
+            ? packedBase
+            : Value(arith::AddIOp::create(
+                  b, loc, base, arith::MulIOp::create(b, loc, row, g.sl)));
     for (int64_t j = 0; j < cc; ++j) {
       Value v = vector::ExtractOp::create(b, loc, frag,
                                           ArrayRef<int64_t>{i * cc + j});
@@ -545,4 +610,44 @@ void KernelLowering::storeTile(StoreTileOp op) {
       memref::StoreOp::create(b, loc, v, g.flat, off);
     }
   }
+}
+
+Value KernelLowering::loadTile(LoadTileOp op) {
+  auto type = op.getResult().getType();
+  const Global &g = globals.lookup(op.getSource());
+  Value bIdx = *scalar(op.getBatch()), h = *scalar(op.getHead()),
+        row0 = *scalar(op.getRow());
+  Value base = rowsBase(g, bIdx, h, row0);
+  if (op.getGroup())
+    packing = {bIdx, h, *scalar(op.getGroup())};
+  auto unpack = llvm::make_scope_exit([&] { packing = {}; });
+  Type elt = type.getElementType();
+  const int64_t cc = colsPerThread(type);
+  SmallVector<Value> elements;
+  for (int64_t i = 0; i < mapping.rm; ++i) {
+    auto [rowBase, ok] = rowStart(g, base, row0, rowOf(i));
+    for (int64_t j = 0; j < cc; ++j) {
+      Value off = rowBase, inRange = ok;
+      if (type.getRank() == 2) {
+        off = arith::AddIOp::create(b, loc, rowBase, colOf(j));
+        if (Value cOk = columnsLeft(g, colOf(j), type.getDimSize(1), 1))
+          inRange = arith::AndIOp::create(b, loc, inRange, cOk);
+      }
+      auto load = scf::IfOp::create(
+          b, loc, inRange,
+          [&](OpBuilder &tb, Location tl) {
+            scf::YieldOp::create(
+                tb, tl,
+                ValueRange{memref::LoadOp::create(tb, tl, g.flat, off)});
+          },
+          [&](OpBuilder &eb, Location el) {
+            scf::YieldOp::create(
+                eb, el,
+                ValueRange{arith::ConstantOp::create(
+                    eb, el, cast<TypedAttr>(eb.getZeroAttr(elt)))});
+          });
+      elements.push_back(load.getResult(0));
+    }
+  }
+  return vector::FromElementsOp::create(b, loc, fragmentType(type), elements);
 }

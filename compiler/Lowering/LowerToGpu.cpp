@@ -90,6 +90,27 @@ static void buildLaunch(OpBuilder &b, scf::ForallOp grid, gpu::GPUFuncOp kernel,
   SmallVector<Value> args(flat);
   args.append({dim(kQ, 0), dim(kQ, 1), dim(kK, 1), dim(kQ, 2), dim(kK, 2)});
   args.append(strides);
+  if (roles.size() == kNumSplitRoles) {
+    // ABI version 2: the workspace (contiguous) and S = its batches / B.
+    for (int r : {kWsO, kWsLse}) {
+      Value m = func.getArgument(roles[r]);
+      auto flatType =
+          cast<MemRefType>(kernel.getArgumentTypes()[kWsArg + r - kWsO]);
+      auto meta = memref::ExtractStridedMetadataOp::create(b, loc, m);
+      Value extent = c1;
+      for (Value size : meta.getSizes())
+        extent = arith::MulIOp::create(b, loc, extent, size);
+      args.push_back(memref::ReinterpretCastOp::create(
+          b, loc, flatType, meta.getBaseBuffer(),
+          OpFoldResult(meta.getOffset()), ArrayRef<OpFoldResult>{extent},
+          ArrayRef<OpFoldResult>{b.getIndexAttr(1)}));
+    }
+    Value s = arith::DivUIOp::create(
+        b, loc,
+        memref::DimOp::create(b, loc, func.getArgument(roles[kWsLse]), 0),
+        memref::DimOp::create(b, loc, func.getArgument(roles[kQ]), 0));
+    args.push_back(arith::IndexCastOp::create(b, loc, b.getI64Type(), s));
+  }
 
   SmallVector<Value> gridSize =
       getValueOrCreateConstantIndexOp(b, loc, grid.getMixedUpperBound());
@@ -124,6 +145,23 @@ static std::string checkGridShape(scf::ForallOp grid, ArrayRef<int64_t> roles) {
     if (r != kLse && ShapedType::isDynamic(type.getShape()[3]))
       return role + " must have a static head dimension";
   }
+  if (roles.size() == kNumRoles)
+    return "";
+  if (roles.size() != kNumSplitRoles)
+    return "fa.args has " + std::to_string(roles.size()) +
+           " entries, expected 5, or 7 for split-KV";
+  for (int r : {kWsO, kWsLse}) {
+    std::string role = "fa.args[" + std::to_string(r) + "]";
+    if (roles[r] < 0 ||
+        roles[r] >= static_cast<int64_t>(func.getNumArguments()))
+      return role + " = " + std::to_string(roles[r]) +
+             " is not an argument of the function";
+    auto type = dyn_cast<MemRefType>(func.getArgument(roles[r]).getType());
+    int64_t rank = r == kWsLse ? 3 : 4;
+    if (!type || type.getRank() != rank || !type.getElementType().isF32())
+      return role + " (the split-KV workspace) must be a rank-" +
+             std::to_string(rank) + " f32 memref";
+  }
   return "";
 }
 
@@ -133,7 +171,8 @@ static LogicalResult lowerGrid(scf::ForallOp grid, gpu::GPUModuleOp gpuModule,
                                StringRef shareRows) {
   auto config = grid->getAttrOfType<TileConfigAttr>("fa.tile");
   auto rolesAttr = grid->getAttrOfType<DenseI64ArrayAttr>("fa.args");
-  if (!config || !rolesAttr || rolesAttr.size() != kNumRoles)
+  if (!config || !rolesAttr ||
+      (rolesAttr.size() != kNumRoles && rolesAttr.size() != kNumSplitRoles))
     return grid.emitOpError()
            << "is not an fa tile grid (missing fa.tile or fa.args)";
   if (std::string why = checkGridShape(grid, rolesAttr.asArrayRef());
@@ -147,6 +186,9 @@ static LogicalResult lowerGrid(scf::ForallOp grid, gpu::GPUModuleOp gpuModule,
 
   auto func = grid->getParentOfType<func::FuncOp>();
   ArrayRef<int64_t> roles = rolesAttr.asArrayRef();
+  if (grid->hasAttr("fa.combine") && roles.size() != kNumSplitRoles)
+    return grid.emitOpError()
+           << "is a split-KV combine grid without the workspace (fa.args)";
   auto qType = cast<MemRefType>(func.getArgument(roles[kQ]).getType());
   Type elt = qType.getElementType();
   int64_t headDim = qType.getShape()[3];
@@ -175,6 +217,11 @@ static LogicalResult lowerGrid(scf::ForallOp grid, gpu::GPUModuleOp gpuModule,
   SmallVector<Type> argTypes(4, flatType(elt));
   argTypes.push_back(flatType(Float32Type::get(ctx)));
   argTypes.append(kNumSizes + kNumStrides, IntegerType::get(ctx, 64));
+  const bool split = roles.size() == kNumSplitRoles;
+  if (split) // ABI version 2: workspace O and LSE, S
+    argTypes.append({flatType(Float32Type::get(ctx)),
+                     flatType(Float32Type::get(ctx)),
+                     IntegerType::get(ctx, 64)});
   std::string name = func.getName().str() + "_kernel";
   if (kernelIndex)
     name += std::to_string(kernelIndex);
@@ -193,9 +240,11 @@ static LogicalResult lowerGrid(scf::ForallOp grid, gpu::GPUModuleOp gpuModule,
                                  config.getWaveSize(), 1, config.getLdsPad(),
                                  config.getKvShared());
   kernel->setAttr("fa.tile", config);
-  for (StringRef attr : {"fa.scale", "fa.causal", "fa.fetch_ahead"})
+  for (StringRef attr : {"fa.scale", "fa.causal", "fa.fetch_ahead",
+                         "fa.kv_splits", "fa.gqa_packed", "fa.combine"})
     if (Attribute a = grid->getAttr(attr))
       kernel->setAttr(attr, a);
+  kernel->setAttr("fa.abi_version", mb.getI64IntegerAttr(split ? 2 : 1));
   kernel->setAttr("fa.has_lse", mb.getBoolAttr(roles[kLse] >= 0));
   kernel->setAttr("fa.head_dim", mb.getI64IntegerAttr(headDim));
   // Sizes fixed at compile time (-1: dynamic); the runtime checks them.
@@ -251,10 +300,35 @@ struct FaLowerToGpuPass
     }
     gpu::GPUModuleOp gpuModule = getOrCreateGpuModule(module);
     DenseMap<Operation *, unsigned> perFunc;
+    // A split-KV grid names its combine kernel (the next combine grid of
+    // the same function): fa.combine = @kernel on the split kernel.
+    DenseMap<Operation *, gpu::GPUFuncOp> pendingSplit;
     for (scf::ForallOp grid : grids) {
-      unsigned &index = perFunc[grid->getParentOfType<func::FuncOp>()];
+      Operation *func = grid->getParentOfType<func::FuncOp>();
+      unsigned &index = perFunc[func];
+      const bool isSplit = grid->hasAttr("fa.kv_splits");
+      const bool isCombine = grid->hasAttr("fa.combine");
       if (failed(lowerGrid(grid, gpuModule, index++, bug, shareRows)))
         return signalPassFailure();
+      auto kernel = cast<gpu::GPUFuncOp>(gpuModule.getBody()->back());
+      if (isSplit)
+        pendingSplit[func] = kernel;
+      if (isCombine) {
+        gpu::GPUFuncOp split = pendingSplit.lookup(func);
+        if (!split) {
+          kernel.emitOpError() << "is a split-KV combine kernel with no "
+                                  "split-KV grid before it";
+          return signalPassFailure();
+        }
+        split->setAttr("fa.combine",
+                       FlatSymbolRefAttr::get(kernel.getNameAttr()));
+        kernel->setAttr("fa.combine", UnitAttr::get(&getContext()));
+        pendingSplit.erase(func);
+      }
+    }
+    for (auto &[func, split] : pendingSplit) {
+      split.emitOpError() << "is a split-KV kernel with no combine grid";
+      return signalPassFailure();
     }
   }
 };

@@ -25,6 +25,14 @@ static const PlantedBugInfo kBugs[] = {
      "O is rescaled after P·V is accumulated instead of before"},
     {PlantedBug::NoScale, "no-scale", "fa-tile",
      "the scores are not multiplied by the softmax scale"},
+    {PlantedBug::CombineNoRescale, "combine-no-rescale", "fa-tile",
+     "the split-KV combine sums the splits' outputs and row sums without "
+     "rescaling them by the global max"},
+    {PlantedBug::SplitShort, "split-short", "fa-tile",
+     "split-KV: each split stops one K/V block before its range ends"},
+    {PlantedBug::SplitOverlap, "split-overlap", "fa-tile",
+     "split-KV: each split after the first also visits the block before its "
+     "range (its predecessor's last)"},
     {PlantedBug::NoRaggedMask, "no-ragged-mask", "fa-lower-to-gpu",
      "keys past Lk in the last KV block are not masked"},
     {PlantedBug::SwapKvStrides, "swap-kv-strides", "fa-lower-to-gpu",
@@ -53,6 +61,9 @@ static const PlantedBugInfo kBugs[] = {
      "fa-lower-to-gpu",
      "share-rows: each lane multiplies the lhs pair rotated from lane "
      "(c + r) of its row with the rhs pair of lane (c - r)"},
+    {PlantedBug::GqaPackWrongHead, "gqa-pack-wrong-head", "fa-lower-to-gpu",
+     "GQA packing: packed row p goes to query head head + p / Lq instead of "
+     "head * (Hq/Hkv) + p / Lq"},
     {PlantedBug::PipelineNoBarrier, "pipeline-no-barrier", "fa-double-buffer",
      "the barrier before the pipelined loop's first LDS store is removed, so "
      "block n+1 overwrites a slot other threads still read"},

@@ -32,6 +32,11 @@ enum class PlantedBug {
   GqaModulo,        ///< KV head = h % Hkv instead of h / (Hq / Hkv)
   RescaleAfter,     ///< O rescaled after P·V is accumulated (seed rule 3)
   NoScale,          ///< scores not multiplied by the softmax scale
+  CombineNoRescale, ///< split-KV combine adds the splits without rescaling
+                    ///< them by the global max
+  SplitShort,       ///< split-KV: each split stops one K/V block short
+  SplitOverlap,     ///< split-KV: each split after the first starts one
+                    ///< K/V block early (visits its predecessor's last)
   // fa-lower-to-gpu (Level 2)
   NoRaggedMask,           ///< keys past Lk in the last KV block are not masked
   SwapKvStrides,          ///< K read with V's strides and V with K's
@@ -44,6 +49,8 @@ enum class PlantedBug {
   ORowPastEnd,            ///< the O/LSE store writes row Lq too
   SharedRowsMisrotated,   ///< share-rows: the rhs read at the rotation the
                           ///< other way round from the lhs value's
+  GqaPackWrongHead,       ///< GQA packing: packed row p read from and
+                          ///< written to head + p / Lq (group not applied)
   // fa-double-buffer (Level 1b)
   PipelineNoBarrier, ///< a staged K/V tile overwrites its slot unsynchronised
 };

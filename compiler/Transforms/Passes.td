@@ -75,6 +75,13 @@ def FaTilePass : Pass<"fa-tile", "::mlir::ModuleOp"> {
            "occupancy goal), on or off">,
     Option<"allowBf16", "allow-bf16", "bool", /*default=*/"false",
            "Accept bf16 on targets that only emulate it">,
+    Option<"kvSplits", "kv-splits", "std::string", /*default=*/"\"off\"",
+           "Split-KV (flash-decoding): off, or runtime (the K/V range of each "
+           "Q block is split over S workgroups, S a launch argument, and a "
+           "combine grid merges the parts; kernel ABI version 2)">,
+    Option<"gqaPack", "gqa-pack", "std::string", /*default=*/"\"off\"",
+           "GQA packing: off, or on (the Hq/Hkv query heads of one KV head "
+           "are rows of one Q tile; the grid's y is over KV heads)">,
     Option<"report", "report", "bool", /*default=*/"false",
            "Emit a remark with the LDS budget table of the chosen config">,
     Option<"testPlantBug", "test-plant-bug", "std::string", /*default=*/"\"\"",

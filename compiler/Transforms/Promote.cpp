@@ -7,12 +7,13 @@
 // This file implements `fa-promote`, the pass that creates the memory level.
 // For every tile grid (`scf.forall` with `#fa.tile`):
 //
-//   1. each fa.load_tile becomes an fa.lds_buffer (allocated at the top of
-//      the grid body, named after its role) and an fa.copy_tile where the
-//      load was. The right operand of P·V is stored pair-interleaved (16-bit
-//      types) so that the product can read two keys as one 32-bit word.
-//      With `kv_shared`, K and V share the slot "kv" and the copy into the
-//      slot moves down to just before its first reader;
+//   1. each fa.load_tile that a tile product reads becomes an
+//      fa.lds_buffer (allocated at the top of the grid body, named after its
+//      role) and an fa.copy_tile where the load was (a tile no product
+//      reads stays a register load). The right operand of P·V is stored
+//      pair-interleaved (16-bit types) so that the product can read two keys as
+//      one 32-bit word. With `kv_shared`, K and V share the slot "kv" and the
+//      copy into the slot moves down to just before its first reader;
 //   2. a tile product whose left operand lives in registers (P) gets a
 //      buffer of its own and an fa.write_tile before it;
 //   3. every fa.tile_dot becomes an fa.lds_dot over the buffers;
@@ -107,8 +108,15 @@ LogicalResult FaPromotePass::promote(scf::ForallOp grid,
   std::string summary;
   llvm::raw_string_ostream os(summary);
   DenseMap<Value, Value> buffers; // loaded tensor -> LDS buffer
+  SmallVector<LoadTileOp> promoted;
   for (LoadTileOp load : loads) {
     auto type = load.getResult().getType();
+    // A tile no product reads (split-KV's partial results) stays a register
+    // load: each thread reads its own fragment.
+    if (llvm::none_of(load->getUsers(), llvm::IsaPred<TileDotOp>) &&
+        !load->use_empty())
+      continue;
+    promoted.push_back(load);
     bool rhsOnly = !load->use_empty();
     for (OpOperand &use : load->getUses()) {
       auto dot = dyn_cast<TileDotOp>(use.getOwner());
@@ -143,7 +151,7 @@ LogicalResult FaPromotePass::promote(scf::ForallOp grid,
     }
     OpBuilder b(at);
     CopyTileOp::create(b, load.getLoc(), load.getSource(), load.getBatch(),
-                       load.getHead(), load.getRow(), buffer);
+                       load.getHead(), load.getRow(), buffer, load.getGroup());
     buffers[load.getResult()] = buffer;
     os << "  " << name << ": " << layout.rows << "x" << layout.cols << " "
        << layout.elementType << (layout.pairs ? " pair-interleaved" : "")
@@ -173,7 +181,7 @@ LogicalResult FaPromotePass::promote(scf::ForallOp grid,
     dot.replaceAllUsesWith(lds.getResult());
     dot.erase();
   }
-  for (LoadTileOp load : loads)
+  for (LoadTileOp load : promoted)
     load.erase();
 
   int64_t barriers = placeLdsBarriers(*grid.getBody());

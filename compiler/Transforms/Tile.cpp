@@ -56,9 +56,10 @@ namespace {
 class TileBuilder {
 public:
   TileBuilder(OpBuilder &b, Location loc, const TileConfig &config,
-              int64_t headDim, const TargetDesc &target, PlantedBug bug)
+              int64_t headDim, const TargetDesc &target, PlantedBug bug,
+              bool pack)
       : b(b), loc(loc), config(config), headDim(headDim), target(target),
-        bug(bug) {}
+        bug(bug), pack(pack) {}
 
   /// What `build` needs of `op` that reads its operand types: taken
   /// before the function's arguments become memrefs.
@@ -70,10 +71,19 @@ public:
     return {op.getQuery().getType().getElementType(), op.getEffectiveScale()};
   }
 
+  /// The attention grid. With a workspace (`wsO`, `wsLse`: split-KV) it
+  /// writes each split's partial O and LSE there instead of O and LSE.
   void build(AttentionOp op, const OpFacts &facts, Value q, Value k, Value v,
-             Value o, Value lse);
+             Value o, Value lse, Value wsO = {}, Value wsLse = {});
+  /// The split-KV combine grid: merges the workspace's splits into O and
+  /// LSE as online softmax does.
+  void buildCombine(AttentionOp op, const OpFacts &facts, Value q, Value k,
+                    Value v, Value o, Value lse, Value wsO, Value wsLse);
 
 private:
+  /// The grid's common attributes (fa.tile, fa.scale, fa.causal, fa.args).
+  void annotate(scf::ForallOp grid, AttentionOp op, const OpFacts &facts,
+                ArrayRef<Value> roles);
   Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
   Value splat(RankedTensorType t, double v) {
     return arith::ConstantOp::create(
@@ -95,14 +105,35 @@ private:
   int64_t headDim; ///< of the tiles: D, or D padded (tileHeadDim)
   const TargetDesc &target;
   PlantedBug bug; ///< test only: the bug to plant (PlantedBugs.h)
+  bool pack;      ///< GQA packing: grid y over KV heads, rows packed
 };
 } // namespace
 
+void TileBuilder::annotate(scf::ForallOp grid, AttentionOp op,
+                           const OpFacts &facts, ArrayRef<Value> roles) {
+  MLIRContext *ctx = b.getContext();
+  grid->setAttr("fa.tile", TileConfigAttr::get(
+                               ctx, b.getStringAttr(target.name), config.blockM,
+                               config.blockN, config.waves, target.waveSize,
+                               config.stages, config.ldsPad, config.kvShared));
+  grid->setAttr("fa.scale", b.getF32FloatAttr(facts.scale));
+  if (op.getCausal())
+    grid->setAttr("fa.causal", b.getUnitAttr());
+  // Which kernel arguments play Q, K, V, O, LSE (and, split-KV, the
+  // workspace O and LSE); -1: none.
+  SmallVector<int64_t> argNos;
+  for (Value v : roles)
+    argNos.push_back(
+        v ? static_cast<int64_t>(cast<BlockArgument>(v).getArgNumber()) : -1);
+  grid->setAttr("fa.args", b.getDenseI64ArrayAttr(argNos));
+}
+
 void TileBuilder::build(AttentionOp op, const OpFacts &facts, Value q, Value k,
-                        Value v, Value o, Value lse) {
+                        Value v, Value o, Value lse, Value wsO, Value wsLse) {
   const int64_t bm = config.blockM, bn = config.blockN, d = headDim;
   Type elt = facts.elementType;
   const bool causal = op.getCausal();
+  const bool split = static_cast<bool>(wsO);
   MLIRContext *ctx = b.getContext();
 
   Value c0 = idx(0), c1 = idx(1);
@@ -111,53 +142,82 @@ void TileBuilder::build(AttentionOp op, const OpFacts &facts, Value q, Value k,
   Value lq = memref::DimOp::create(b, loc, q, 2);
   Value hkv = memref::DimOp::create(b, loc, k, 1);
   Value lk = memref::DimOp::create(b, loc, k, 2);
-  Value numMBlocks = arith::CeilDivUIOp::create(b, loc, lq, idx(bm));
   Value group = arith::DivUIOp::create(b, loc, hq, hkv);
+  // GQA packing: the rows of grid y = KV head h are the Lq rows of each of
+  // its `group` query heads, one after the other.
+  Value rows = pack ? Value(arith::MulIOp::create(b, loc, lq, group)) : lq;
+  Value numMBlocks = arith::CeilDivUIOp::create(b, loc, rows, idx(bm));
+  // Split-KV: S splits of every Q block's K/V range; the workspace holds
+  // S * B batches.
+  Value splits =
+      split ? Value(arith::DivUIOp::create(
+                  b, loc, memref::DimOp::create(b, loc, wsLse, 0), batch))
+            : c1;
+  Value gridX = split ? Value(arith::MulIOp::create(b, loc, numMBlocks, splits))
+                      : numMBlocks;
 
-  // One workgroup per (Q block, head, batch).
+  // One workgroup per (Q block [x split], head [KV head when packed], batch).
   auto mapping = b.getArrayAttr(
       {gpu::GPUBlockMappingAttr::get(ctx, gpu::MappingId::DimX),
        gpu::GPUBlockMappingAttr::get(ctx, gpu::MappingId::DimY),
        gpu::GPUBlockMappingAttr::get(ctx, gpu::MappingId::DimZ)});
   auto grid = scf::ForallOp::create(
-      b, loc, getAsOpFoldResult(ValueRange{numMBlocks, hq, batch}),
+      b, loc, getAsOpFoldResult(ValueRange{gridX, pack ? hkv : hq, batch}),
       ValueRange{}, mapping);
-  grid->setAttr("fa.tile", TileConfigAttr::get(
-                               ctx, b.getStringAttr(target.name), bm, bn,
-                               config.waves, target.waveSize, config.stages,
-                               config.ldsPad, config.kvShared));
-  grid->setAttr("fa.scale", b.getF32FloatAttr(facts.scale));
-  if (causal)
-    grid->setAttr("fa.causal", b.getUnitAttr());
-  // Which kernel arguments play Q, K, V, O and LSE (-1: none).
-  auto argNo = [](Value v) -> int64_t {
-    return v ? static_cast<int64_t>(cast<BlockArgument>(v).getArgNumber()) : -1;
-  };
-  grid->setAttr("fa.args", b.getDenseI64ArrayAttr({argNo(q), argNo(k), argNo(v),
-                                                   argNo(o), argNo(lse)}));
+  SmallVector<Value> roles{q, k, v, o, lse};
+  if (split)
+    roles.append({wsO, wsLse});
+  annotate(grid, op, facts, roles);
+  if (split)
+    grid->setAttr("fa.kv_splits", b.getStringAttr("runtime"));
+  if (pack)
+    grid->setAttr("fa.gqa_packed", b.getUnitAttr());
 
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(grid.getBody());
-  Value mb = grid.getInductionVar(0), h = grid.getInductionVar(1),
+  Value x = grid.getInductionVar(0), h = grid.getInductionVar(1),
         bIdx = grid.getInductionVar(2);
+  // Split s of Q block mb is grid x mb * S + s.
+  Value mb = split ? Value(arith::DivUIOp::create(b, loc, x, splits)) : x;
+  Value sIdx = split ? Value(arith::RemUIOp::create(b, loc, x, splits)) : c0;
   Value m0 = arith::MulIOp::create(b, loc, mb, idx(bm));
-  Value hk = bug == PlantedBug::GqaModulo
+  Value hk = pack ? h
+             : bug == PlantedBug::GqaModulo
                  ? Value(arith::RemUIOp::create(b, loc, h, hkv))
                  : Value(arith::DivUIOp::create(b, loc, h, group));
+  Value rowGroup = pack ? group : Value();
 
   // Q block: loaded once, resident for the whole KV loop.
   auto qTileType = RankedTensorType::get({bm, d}, elt);
   auto kvTileType = RankedTensorType::get({bn, d}, elt);
-  Value qTile = LoadTileOp::create(b, loc, qTileType, q, bIdx, h, m0);
+  Value qTile = LoadTileOp::create(b, loc, qTileType, q, bIdx, h, m0, rowGroup);
 
-  // KV blocks to visit: all of them, or (causal) those up to the diagonal:
-  // the last query row of this block, m0 + bm - 1, sees keys up to
-  // m0 + bm - 1 + (lk - lq).
+  // KV blocks to visit: all of them, or (causal) those up to the diagonal
+  // of the block's last query position, pos: keys up to pos + (lk - lq).
+  // Unpacked, pos = m0 + bm - 1; packed, the last real row's position, or
+  // lq - 1 where the block spans two query heads.
   Value kvEnd = lk;
   if (causal) {
-    Value diag = arith::SubIOp::create(
-        b, loc, arith::AddIOp::create(b, loc, m0, idx(bm)), lq);
-    diag = arith::AddIOp::create(b, loc, diag, lk);
+    Value diag;
+    if (pack) {
+      Value last = arith::SubIOp::create(
+          b, loc,
+          arith::MinUIOp::create(
+              b, loc, arith::AddIOp::create(b, loc, m0, idx(bm)), rows),
+          c1);
+      Value firstHead = arith::DivUIOp::create(b, loc, m0, lq);
+      Value lastHead = arith::DivUIOp::create(b, loc, last, lq);
+      Value oneHead = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                            firstHead, lastHead);
+      Value lastPos = arith::RemUIOp::create(b, loc, last, lq);
+      Value pos = arith::SelectOp::create(
+          b, loc, oneHead, lastPos, arith::SubIOp::create(b, loc, lq, c1));
+      diag = arith::AddIOp::create(b, loc, pos, c1);
+    } else {
+      diag = arith::AddIOp::create(b, loc, m0, idx(bm));
+    }
+    diag = arith::AddIOp::create(b, loc,
+                                 arith::SubIOp::create(b, loc, diag, lq), lk);
     if (bug == PlantedBug::CausalBoundKey)
       diag = arith::SubIOp::create(b, loc, diag, c1);
     diag = arith::MaxSIOp::create(b, loc, diag, c0);
@@ -167,6 +227,22 @@ void TileBuilder::build(AttentionOp op, const OpFacts &facts, Value q, Value k,
   if (causal && bug == PlantedBug::CausalBoundBlock)
     numKvBlocks = arith::MaxSIOp::create(
         b, loc, arith::SubIOp::create(b, loc, numKvBlocks, c1), c0);
+  // Split s visits blocks [s*c, min((s+1)*c, n)), c = ceil(n / S).
+  Value kvLo = c0, kvHi = numKvBlocks;
+  if (split) {
+    Value per = arith::CeilDivUIOp::create(b, loc, numKvBlocks, splits);
+    Value start = arith::MulIOp::create(b, loc, sIdx, per);
+    if (bug == PlantedBug::SplitOverlap)
+      start = arith::MaxSIOp::create(
+          b, loc, arith::SubIOp::create(b, loc, start, c1), c0);
+    kvLo = arith::MinUIOp::create(b, loc, start, numKvBlocks);
+    Value end = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, sIdx, per), per);
+    if (bug == PlantedBug::SplitShort)
+      end = arith::SubIOp::create(b, loc, end, c1);
+    kvHi = arith::MaxSIOp::create(
+        b, loc, arith::MinSIOp::create(b, loc, end, numKvBlocks), kvLo);
+  }
 
   auto rowsType = f32Tile({bm});
   auto sType = f32Tile({bm, bn});
@@ -182,17 +258,20 @@ void TileBuilder::build(AttentionOp op, const OpFacts &facts, Value q, Value k,
       splat(sType, (bug == PlantedBug::NoScale ? 1.0 : facts.scale) * log2e);
 
   auto loop = scf::ForOp::create(
-      b, loc, c0, numKvBlocks, c1, ValueRange{mInit, lInit, accInit},
+      b, loc, kvLo, kvHi, c1, ValueRange{mInit, lInit, accInit},
       [&](OpBuilder &nb, Location l, Value n, ValueRange iter) {
         Value mOld = iter[0], lOld = iter[1], acc = iter[2];
         Value n0 = arith::MulIOp::create(nb, l, n, idx(bn));
-        Value kTile = LoadTileOp::create(nb, l, kvTileType, k, bIdx, hk, n0);
-        Value vTile = LoadTileOp::create(nb, l, kvTileType, v, bIdx, hk, n0);
+        Value kTile =
+            LoadTileOp::create(nb, l, kvTileType, k, bIdx, hk, n0, Value());
+        Value vTile =
+            LoadTileOp::create(nb, l, kvTileType, v, bIdx, hk, n0, Value());
         // S = (Q·Kᵀ)·scale·log2(e), masked.
         Value s = TileDotOp::create(nb, l, sType, qTile, kTile, Value(),
                                     /*transpose_rhs=*/true);
         s = arith::MulFOp::create(nb, l, s, scoreScale);
-        s = TileMaskOp::create(nb, l, sType, s, m0, lq, n0, lk, causal);
+        s = TileMaskOp::create(nb, l, sType, s, m0, rows, n0, lk,
+                               pack ? lq : Value(), causal);
         // m_new = max(m_old, rowmax(S)); a row with no key so far keeps
         // m = -inf and uses 0 as its reference so exp2 yields 0, not NaN.
         Value rowMax = RowReduceOp::create(nb, l, rowsType, ReduceKind::max, s);
@@ -225,7 +304,106 @@ void TileBuilder::build(AttentionOp op, const OpFacts &facts, Value q, Value k,
       });
 
   // Epilogue: O = acc / l (0 where no key was visible), LSE = ln(2)·(m +
-  // log2 l) (-inf there).
+  // log2 l) (-inf there). A split writes both, in f32, to the workspace
+  // at batch s * B + b.
+  Value mFinal = loop.getResult(0), lFinal = loop.getResult(1),
+        accFinal = loop.getResult(2);
+  Value empty = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, lFinal,
+                                      zeroRows);
+  Value inv = arith::DivFOp::create(b, loc, splat(rowsType, 1.0), lFinal);
+  inv = arith::SelectOp::create(b, loc, empty, zeroRows, inv);
+  Value out = arith::MulFOp::create(b, loc, accFinal, rowBroadcast(inv, d));
+  Value outBatch = bIdx;
+  if (split) {
+    outBatch = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, sIdx, batch), bIdx);
+    o = wsO;
+    lse = wsLse;
+  } else if (!elt.isF32()) {
+    out = arith::TruncFOp::create(b, loc, qTileType, out);
+  }
+  StoreTileOp::create(b, loc, out, o, outBatch, h, m0, rowGroup);
+  if (lse) {
+    Value logL = math::Log2Op::create(b, loc, lFinal);
+    Value val = arith::MulFOp::create(
+        b, loc, arith::AddFOp::create(b, loc, mFinal, logL),
+        splat(rowsType, std::log(2.0)));
+    val = arith::SelectOp::create(b, loc, empty, negInfRows, val);
+    StoreTileOp::create(b, loc, val, lse, outBatch, h, m0, rowGroup);
+  }
+}
+
+void TileBuilder::buildCombine(AttentionOp op, const OpFacts &facts, Value q,
+                               Value k, Value v, Value o, Value lse, Value wsO,
+                               Value wsLse) {
+  const int64_t bm = config.blockM, d = headDim;
+  Type elt = facts.elementType;
+  MLIRContext *ctx = b.getContext();
+  Value c0 = idx(0), c1 = idx(1);
+  Value batch = memref::DimOp::create(b, loc, q, 0);
+  Value hq = memref::DimOp::create(b, loc, q, 1);
+  Value lq = memref::DimOp::create(b, loc, q, 2);
+  Value splits = arith::DivUIOp::create(
+      b, loc, memref::DimOp::create(b, loc, wsLse, 0), batch);
+  Value numMBlocks = arith::CeilDivUIOp::create(b, loc, lq, idx(bm));
+
+  auto mapping = b.getArrayAttr(
+      {gpu::GPUBlockMappingAttr::get(ctx, gpu::MappingId::DimX),
+       gpu::GPUBlockMappingAttr::get(ctx, gpu::MappingId::DimY),
+       gpu::GPUBlockMappingAttr::get(ctx, gpu::MappingId::DimZ)});
+  auto grid = scf::ForallOp::create(
+      b, loc, getAsOpFoldResult(ValueRange{numMBlocks, hq, batch}),
+      ValueRange{}, mapping);
+  annotate(grid, op, facts, {q, k, v, o, lse, wsO, wsLse});
+  grid->setAttr("fa.combine", b.getUnitAttr());
+
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(grid.getBody());
+  Value mb = grid.getInductionVar(0), h = grid.getInductionVar(1),
+        bIdx = grid.getInductionVar(2);
+  Value m0 = arith::MulIOp::create(b, loc, mb, idx(bm));
+  auto rowsType = f32Tile({bm});
+  auto accType = f32Tile({bm, d});
+  const double negInf = -std::numeric_limits<double>::infinity();
+  const double log2e = 1.4426950408889634;
+  Value zeroRows = splat(rowsType, 0.0);
+  Value negInfRows = splat(rowsType, negInf);
+  Value log2eRows = splat(rowsType, log2e);
+  // Online softmax over the splits: M the largest lse_s so far, L the sum
+  // of exp(lse_s - M), acc the sum of exp(lse_s - M) * O_s.
+  auto loop = scf::ForOp::create(
+      b, loc, c0, splits, c1,
+      ValueRange{negInfRows, zeroRows, splat(accType, 0.0)},
+      [&](OpBuilder &nb, Location l, Value s, ValueRange iter) {
+        Value mOld = iter[0], lOld = iter[1], acc = iter[2];
+        Value at = arith::AddIOp::create(
+            nb, l, arith::MulIOp::create(nb, l, s, batch), bIdx);
+        Value lseS =
+            LoadTileOp::create(nb, l, rowsType, wsLse, at, h, m0, Value());
+        Value oS = LoadTileOp::create(nb, l, accType, wsO, at, h, m0, Value());
+        Value mNew = arith::MaximumFOp::create(nb, l, mOld, lseS);
+        // Every split so far empty: reference 0, so that exp gives 0.
+        Value noKey = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ,
+                                            mNew, negInfRows);
+        Value mRef = arith::SelectOp::create(nb, l, noKey, zeroRows, mNew);
+        auto expOf = [&](Value x) -> Value {
+          return math::Exp2Op::create(
+              nb, l,
+              arith::MulFOp::create(
+                  nb, l, arith::SubFOp::create(nb, l, x, mRef), log2eRows));
+        };
+        // (The planted bug adds the splits up as they are.)
+        const bool noRescale = bug == PlantedBug::CombineNoRescale;
+        Value alpha = noRescale ? splat(rowsType, 1.0) : expOf(mOld);
+        Value w = noRescale ? splat(rowsType, 1.0) : expOf(lseS);
+        Value lNew = arith::AddFOp::create(
+            nb, l, arith::MulFOp::create(nb, l, lOld, alpha), w);
+        Value rescaled =
+            arith::MulFOp::create(nb, l, acc, rowBroadcast(alpha, d));
+        Value weighted = arith::MulFOp::create(nb, l, oS, rowBroadcast(w, d));
+        Value accNew = arith::AddFOp::create(nb, l, rescaled, weighted);
+        scf::YieldOp::create(nb, l, ValueRange{mNew, lNew, accNew});
+      });
   Value mFinal = loop.getResult(0), lFinal = loop.getResult(1),
         accFinal = loop.getResult(2);
   Value empty = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, lFinal,
@@ -234,15 +412,16 @@ void TileBuilder::build(AttentionOp op, const OpFacts &facts, Value q, Value k,
   inv = arith::SelectOp::create(b, loc, empty, zeroRows, inv);
   Value out = arith::MulFOp::create(b, loc, accFinal, rowBroadcast(inv, d));
   if (!elt.isF32())
-    out = arith::TruncFOp::create(b, loc, qTileType, out);
-  StoreTileOp::create(b, loc, out, o, bIdx, h, m0);
+    out = arith::TruncFOp::create(b, loc, RankedTensorType::get({bm, d}, elt),
+                                  out);
+  StoreTileOp::create(b, loc, out, o, bIdx, h, m0, Value());
   if (lse) {
     Value logL = math::Log2Op::create(b, loc, lFinal);
-    Value val = arith::MulFOp::create(
-        b, loc, arith::AddFOp::create(b, loc, mFinal, logL),
-        splat(rowsType, std::log(2.0)));
+    Value lnL =
+        arith::MulFOp::create(b, loc, logL, splat(rowsType, std::log(2.0)));
+    Value val = arith::AddFOp::create(b, loc, mFinal, lnL);
     val = arith::SelectOp::create(b, loc, empty, negInfRows, val);
-    StoreTileOp::create(b, loc, val, lse, bIdx, h, m0);
+    StoreTileOp::create(b, loc, val, lse, bIdx, h, m0, Value());
   }
 }
 
@@ -314,6 +493,12 @@ FailureOr<TileConfig> FaTilePass::configFor(AttentionOp op, const TargetDesc &t,
   if (stages < 0 || stages > 2)
     return op.emitOpError()
            << "stages must be 0 (auto), 1 or 2, got " << stages.getValue();
+  if (kvSplits != "off" && kvSplits != "runtime")
+    return op.emitOpError() << "kv-splits must be off or runtime, got '"
+                            << kvSplits.getValue() << "'";
+  if (gqaPack != "off" && gqaPack != "on")
+    return op.emitOpError()
+           << "gqa-pack must be off or on, got '" << gqaPack.getValue() << "'";
   if (kvShared != "auto" && kvShared != "on" && kvShared != "off")
     return op.emitOpError() << "kv-shared must be auto, on or off, got '"
                             << kvShared.getValue() << "'";
@@ -505,6 +690,13 @@ LogicalResult FaTilePass::tileFunction(func::FuncOp func, const TargetDesc &t) {
     if (!returned.contains(op.getOutput()))
       return op.emitOpError() << "output is not returned";
 
+  const bool split = kvSplits == "runtime";
+  if (split && ops.size() != 1)
+    return ops[1].emitOpError()
+           << "kv-splits=runtime takes one fa.attention per kernel function "
+              "(the kernel ABI has one split-KV workspace), got "
+           << ops.size();
+
   SmallVector<TileConfig> configs;
   SmallVector<int64_t> tileDims;
   for (AttentionOp op : ops) {
@@ -532,6 +724,20 @@ LogicalResult FaTilePass::tileFunction(func::FuncOp func, const TargetDesc &t) {
     auto tt = cast<RankedTensorType>(v.getType());
     outArg[v] = entry.addArgument(kernelMemRefType(tt), v.getLoc());
   }
+  // Split-KV: the workspace, f32 [S * B, Hq, Lq, D] and [S * B, Hq, Lq],
+  // after the outputs.
+  Value wsO, wsLse;
+  if (split) {
+    const int64_t dyn = ShapedType::kDynamic;
+    Type f32 = Float32Type::get(func.getContext());
+    Location l = ops.front().getLoc();
+    wsO =
+        entry.addArgument(kernelMemRefType(RankedTensorType::get(
+                              {dyn, dyn, dyn, ops.front().getHeadDim()}, f32)),
+                          l);
+    wsLse = entry.addArgument(
+        kernelMemRefType(RankedTensorType::get({dyn, dyn, dyn}, f32)), l);
+  }
   func.setType(
       FunctionType::get(func.getContext(), entry.getArgumentTypes(), {}));
   // The old argument and result attributes no longer fit the signature.
@@ -544,9 +750,13 @@ LogicalResult FaTilePass::tileFunction(func::FuncOp func, const TargetDesc &t) {
        llvm::zip(ops, configs, tileDims, facts)) {
     Value o = outArg.lookup(op.getOutput());
     Value lse = op.getLse() ? outArg.lookup(op.getLse()) : Value();
-    TileBuilder(b, op.getLoc(), config, tileDim, t, plantedBug)
-        .build(op, opFacts, op->getOperand(0), op->getOperand(1),
-               op->getOperand(2), o, lse);
+    TileBuilder builder(b, op.getLoc(), config, tileDim, t, plantedBug,
+                        gqaPack == "on");
+    builder.build(op, opFacts, op->getOperand(0), op->getOperand(1),
+                  op->getOperand(2), o, lse, wsO, wsLse);
+    if (split)
+      builder.buildCombine(op, opFacts, op->getOperand(0), op->getOperand(1),
+                           op->getOperand(2), o, lse, wsO, wsLse);
   }
   func::ReturnOp::create(b, ret.getLoc());
   ret.erase();

@@ -185,10 +185,20 @@ func.func @load_tile_type(%m: memref<?x?x?x64xf16>, %i: index) {
 // -----
 
 func.func @load_tile_1d(%m: memref<?x?x?x64xf16>, %i: index) {
-  // expected-error @+1 {{'fa.load_tile' op result must be a 2-D tile, got 'tensor<32xf16>'}}
+  // expected-error @+1 {{'fa.load_tile' op a rank-1 tile needs a rank-3 memref, got rank 4}}
   %t = fa.load_tile %m[%i, %i, %i] : memref<?x?x?x64xf16> -> tensor<32xf16>
   return
 }
+
+// -----
+
+func.func @load_tile_3d(%m: memref<?x?x?x64xf16>, %i: index) {
+  // expected-error @+1 {{'fa.load_tile' op result must be a 1-D or 2-D tile, got 'tensor<2x32x64xf16>'}}
+  %t = fa.load_tile %m[%i, %i, %i] : memref<?x?x?x64xf16> -> tensor<2x32x64xf16>
+  return
+}
+
+
 
 // -----
 

@@ -62,6 +62,16 @@ func.func @tile_ops(%m: memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>, 
   fa.store_tile %oh, %m[%i, %i, %i] : tensor<32x64xf16>, memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>
   // CHECK: fa.store_tile %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] : tensor<32xf32>, memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
   fa.store_tile %r2, %lse[%i, %i, %i] : tensor<32xf32>, memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+  // GQA packing (group) and the causal mask's period; a row tile loaded
+  // from a rank-3 memref (split-KV's partial LSE).
+  // CHECK: fa.load_tile %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] group(%{{.*}}) : memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>> -> tensor<32x64xf16>
+  %packed = fa.load_tile %m[%i, %i, %i] group(%i) : memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>> -> tensor<32x64xf16>
+  // CHECK: fa.tile_mask %{{.*}} rows(%{{.*}}, %{{.*}}) cols(%{{.*}}, %{{.*}}) period(%{{.*}}) causal : tensor<32x32xf32>
+  %pm = fa.tile_mask %s rows(%i, %i) cols(%i, %i) period(%i) causal : tensor<32x32xf32>
+  // CHECK: fa.store_tile %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] group(%{{.*}}) : tensor<32x64xf16>
+  fa.store_tile %oh, %m[%i, %i, %i] group(%i) : tensor<32x64xf16>, memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>
+  // CHECK: fa.load_tile %{{.*}} : memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>> -> tensor<32xf32>
+  %rows = fa.load_tile %lse[%i, %i, %i] : memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>> -> tensor<32xf32>
   return
 }
 

@@ -98,6 +98,19 @@ static cl::opt<std::string> shareRows(
              "instead of read by every lane: auto (default: on for gfx906 "
              "and host), on, off"),
     cl::init("auto"));
+static cl::opt<std::string> kvSplits(
+    "kv-splits",
+    cl::desc("Split-KV (flash-decoding): off (default), or runtime: the K/V "
+             "range of each Q block is split over S workgroups, S chosen at "
+             "launch, and a second kernel combines the parts (kernel ABI "
+             "version 2)"),
+    cl::init("off"));
+static cl::opt<std::string> gqaPack(
+    "gqa-pack",
+    cl::desc("GQA packing: off (default), or on: the Hq/Hkv query heads of "
+             "one KV head are rows of one Q tile, so that each K/V block is "
+             "read once per KV head (for decode)"),
+    cl::init("off"));
 static cl::opt<bool> allowBf16("allow-bf16", cl::desc("Accept emulated bf16"),
                                cl::init(false));
 static cl::opt<bool> report("report",
@@ -146,6 +159,8 @@ static fa::CompileOptions optionsFromCommandLine() {
   o.widenLds = widenLds;
   o.dot2 = dot2;
   o.shareRows = shareRows;
+  o.kvSplits = kvSplits;
+  o.gqaPack = gqaPack;
   o.allowBf16 = allowBf16;
   o.report = report;
   o.plantBug = testPlantBug;

@@ -28,6 +28,26 @@
 // The softmax scale, causal flag, element type, D, and tile sizes are
 // compile-time properties recorded in the manifest.
 //
+// ABI version 2 (split-KV kernels, `fac --kv-splits=runtime`) appends to the
+// 44 words of version 1, which keep their meaning:
+//
+//   word 44..48: workspace O    f32 [S*B, Hq, Lq, D], contiguous
+//   word 49..53: workspace LSE  f32 [S*B, Hq, Lq], contiguous
+//                (split s of batch b is batch index s*B + b)
+//   word 54:     S, the number of K/V splits (>= 1)
+//
+// A split-KV attention is two kernels that take the same 55 words (the
+// manifest's `combine` names the second): the split kernel, grid
+// (ceil(R / block_m) * S, Hg, B), where split s of Q block m is grid x
+// m * S + s, visits K/V blocks [s*c, min((s+1)*c, n)) with c = ceil(n / S)
+// (n: the Q block's K/V blocks) and writes O_s = acc / l and lse_s (-inf for
+// a split that saw no key) to the workspace; the combine kernel, grid
+// (ceil(Lq / combine block_m), Hq, B), merges the splits as online softmax
+// does and writes O and LSE. R and Hg are Lq and Hq, or, for a kernel whose
+// manifest says `gqa_packed`, Lq * Hq/Hkv and Hkv: the Hq/Hkv query heads of
+// one KV head are rows of one Q tile (packed row p is query head
+// h*Hq/Hkv + p / Lq, position p mod Lq). Versions only ever append words.
+//
 // Host target: the code object is an x86-64 ELF shared object that exports,
 // for each kernel `<name>`, the entry point
 //     void <name>_host(const uint64_t *args, fa_host_env *env);
@@ -57,7 +77,9 @@
 extern "C" {
 #endif
 
-#define FA_ABI_VERSION 1
+/// The newest version; a kernel's own version (manifest `abi_version`,
+/// fa_host_info::abi_version) is 1 (dense) or 2 (split-KV).
+#define FA_ABI_VERSION 2
 
 enum {
   FA_ABI_NUM_BUFFERS = 5, // Q, K, V, O, LSE
@@ -79,6 +101,22 @@ enum {
   FA_ABI_STRIDES =
       30, // q_b q_h q_l k_b k_h k_l v_b v_h v_l o_b o_h o_l lse_b lse_h
 };
+
+/// Version 2: the split-KV workspace and split count (see above).
+enum {
+  FA_ABI_V1_NUM_WORDS = 44,
+  FA_ABI_WS_O = 44,
+  FA_ABI_WS_LSE = 49,
+  FA_ABI_SPLITS = 54,
+  FA_ABI_V2_NUM_WORDS = 55,
+  FA_ABI_MAX_WORDS = FA_ABI_V2_NUM_WORDS,
+};
+
+/// The words a kernel of ABI `version` takes, or 0 for an unknown version.
+static inline uint32_t fa_abi_num_words(uint32_t version) {
+  return version == 1 ? FA_ABI_V1_NUM_WORDS
+                      : version == 2 ? FA_ABI_V2_NUM_WORDS : 0;
+}
 
 /// Shuffle modes, as in gpu.shuffle.
 enum {
@@ -131,7 +169,7 @@ enum { FA_HOST_DTYPE_F32 = 1, FA_HOST_DTYPE_F16 = 2, FA_HOST_DTYPE_BF16 = 3 };
 typedef struct fa_host_info {
   uint32_t abi_version; ///< FA_ABI_VERSION of the compiler's KernelAbi.h
   uint32_t info_bytes;  ///< sizeof(fa_host_info) there
-  uint32_t num_words;   ///< FA_ABI_NUM_WORDS: words the entry reads from args
+  uint32_t num_words;   ///< fa_abi_num_words(abi_version): words read from args
   uint32_t env_bytes;   ///< sizeof(fa_host_env) the kernel was compiled for
   uint64_t lds_bytes;   ///< bytes of env->lds the kernel addresses
   uint32_t threads;     ///< threads per workgroup (block = (threads, 1, 1))

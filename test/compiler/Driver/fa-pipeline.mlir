@@ -30,7 +30,7 @@
 // CHECK-NEXT: gpu.func @attention_kernel
 // GFX906-SAME: workgroup(%{{[^ ]+}} : memref<{{[0-9]+}}xf16, #gpu.address_space<workgroup>>, %{{[^ ]+}} : memref<{{[0-9]+}}xf16, #gpu.address_space<workgroup>>, %{{[^ ]+}} : memref<{{[0-9]+}}xf16, #gpu.address_space<workgroup>>)
 // The softmax's causal mask and scale are the kernel's.
-// CHECK-SAME: kernel attributes {fa.causal, {{(fa.fetch_ahead = "next-block", )?}}fa.has_lse = false, fa.head_dim = 64 : i64, fa.lds_buffers = [{{.*}}], fa.scale = 1.250000e-01 : f32, fa.static_sizes = array<i64: -1, 8, 2, -1, -1>,
+// CHECK-SAME: kernel attributes {fa.abi_version = 1 : i64, fa.causal, {{(fa.fetch_ahead = "next-block", )?}}fa.has_lse = false, fa.head_dim = 64 : i64, fa.lds_buffers = [{{.*}}], fa.scale = 1.250000e-01 : f32, fa.static_sizes = array<i64: -1, 8, 2, -1, -1>,
 // gfx906's choice (fa-tile.mlir): 64x64 with K and V in one slot, so three
 // LDS attributions; V is stored pair-interleaved.
 // GFX906-SAME: fa.tile = #fa.tile<target = "gfx906", block_m = 64, block_n = 64, {{.*}}wave_size = 64{{.*}}, kv_shared = true>

@@ -77,7 +77,7 @@
 // CHECK-SAME: (%[[QBUF:[^:]+]]: memref<?xf16, strided<[1], offset: ?>>, %[[KBUF:[^:]+]]: memref<?xf16, strided<[1], offset: ?>>, %[[VBUF:[^:]+]]: memref<?xf16, strided<[1], offset: ?>>, %[[OBUF:[^:]+]]: memref<?xf16, strided<[1], offset: ?>>, %[[LSEBUF:[^:]+]]: memref<?xf32, strided<[1], offset: ?>>,
 // CHECK-SAME: {{(%[^:]+: i64, ){18}%[^:]+}}: i64)
 // CHECK-SAME: workgroup(%[[QLDS:[^ ]+]] : memref<4096xf16, #gpu.address_space<workgroup>>, %[[KLDS:[^ ]+]] : memref<2048xf16, #gpu.address_space<workgroup>>, %[[VLDS:[^ ]+]] : memref<2048xf16, #gpu.address_space<workgroup>>, %[[PLDS:[^ ]+]] : memref<2048xf16, #gpu.address_space<workgroup>>)
-// CHECK-SAME: kernel attributes {fa.causal, fa.has_lse = true, fa.head_dim = 64 : i64, fa.lds_buffers = [{{.*}}], fa.scale = 1.250000e-01 : f32, fa.static_sizes = array<i64: -1, 8, 2, -1, -1>,
+// CHECK-SAME: kernel attributes {fa.abi_version = 1 : i64, fa.causal, fa.has_lse = true, fa.head_dim = 64 : i64, fa.lds_buffers = [{{.*}}], fa.scale = 1.250000e-01 : f32, fa.static_sizes = array<i64: -1, 8, 2, -1, -1>,
 // CHECK-SAME: fa.tile = #fa.tile<target = "gfx906", block_m = 64, block_n = 32, waves = 4, wave_size = 64, stages = 1, lds_pad = 0>, known_block_size = array<i32: 256, 1, 1>} {
 // CHECK-DAG: %[[C0:.+]] = arith.constant 0 : index
 // CHECK-DAG: %[[C2:.+]] = arith.constant 2 : index

@@ -18,6 +18,7 @@
 // RUN: fa-opt %t/empty.mlir --fa-promote="remarks=true" -mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s --check-prefix=EMPTY
 // RUN: fa-opt %t/d64.mlir --fa-promote | FileCheck %s --check-prefix=UNTOUCHED
 // RUN: fa-opt %t/invalid.mlir -split-input-file --fa-promote -verify-diagnostics
+// RUN: fa-opt %t/registers.mlir --fa-promote | FileCheck %s --check-prefix=REGISTERS
 
 // Separate K and V slots: K's copy needs no barrier before it (every read of
 // K happened before the P barrier), V's does (the last P·V read it).
@@ -107,13 +108,33 @@ func.func @empty(%q: memref<?x8x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>) {
   return
 }
 
+//--- registers.mlir
+// A tile no product reads (split-KV's partial results) stays a register
+// load: no buffer, no copy, no barrier.
+// REGISTERS-LABEL: func.func @combine_like
+// REGISTERS-NOT: fa.lds_buffer
+// REGISTERS-NOT: fa.copy_tile
+// REGISTERS: fa.load_tile
+// REGISTERS-NOT: gpu.barrier
+// REGISTERS: fa.store_tile
+func.func @combine_like(%ws: memref<?x8x?x64xf32, strided<[?, ?, ?, 1], offset: ?>>, %o: memref<?x8x?x64xf32, strided<[?, ?, ?, 1], offset: ?>>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  scf.forall (%mb, %h, %b) in (%c1, %c1, %c1) {
+    %t = fa.load_tile %ws[%b, %h, %c0] : memref<?x8x?x64xf32, strided<[?, ?, ?, 1], offset: ?>> -> tensor<64x64xf32>
+    fa.store_tile %t, %o[%b, %h, %c0] : tensor<64x64xf32>, memref<?x8x?x64xf32, strided<[?, ?, ?, 1], offset: ?>>
+  } {fa.args = array<i64: 0, 0, 0, 1, -1>, fa.tile = #fa.tile<target = "gfx906", block_m = 64, block_n = 64, waves = 4, wave_size = 64, stages = 1, lds_pad = 0>, mapping = [#gpu.block<x>, #gpu.block<y>, #gpu.block<z>]}
+  return
+}
+
 //--- invalid.mlir
-func.func @not_a_product(%q: memref<?x8x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>, %o: memref<?x8x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>) {
+func.func @not_only_a_product(%q: memref<?x8x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>, %o: memref<?x8x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   scf.forall (%mb, %h, %b) in (%c1, %c1, %c1) {
     // expected-error @+1 {{'fa.load_tile' op cannot be promoted to LDS: its tile is used by 'fa.store_tile', and LDS tiles are read only by fa.tile_dot}}
     %t = fa.load_tile %q[%b, %h, %c0] : memref<?x8x?x64xf16, strided<[?, ?, ?, 1], offset: ?>> -> tensor<64x64xf16>
+    %s = fa.tile_dot %t, %t transpose_rhs : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf32>
     fa.store_tile %t, %o[%b, %h, %c0] : tensor<64x64xf16>, memref<?x8x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>
   } {fa.args = array<i64: 0, 0, 0, 1, -1>, fa.tile = #fa.tile<target = "gfx906", block_m = 64, block_n = 64, waves = 4, wave_size = 64, stages = 1, lds_pad = 0>, mapping = [#gpu.block<x>, #gpu.block<y>, #gpu.block<z>]}
   return

@@ -50,7 +50,7 @@
 // NO-PLANT: scf.forall (%{{.*}}, %[[H:.*]], %{{.*}}) in
 // NO-PLANT-NOT: arith.remui
 // NO-PLANT: arith.divui %[[H]], %{{.*}} : index
-// PLANT-UNKNOWN: error: unknown planted bug 'nonsense'; known: causal-bound-key, causal-bound-block, gqa-modulo, rescale-after, no-scale, no-ragged-mask, swap-kv-strides, o-with-q-strides, lse-strides-ignored
+// PLANT-UNKNOWN: error: unknown planted bug 'nonsense'; known: causal-bound-key, causal-bound-block, gqa-modulo, rescale-after, no-scale, combine-no-rescale, split-short, split-overlap, no-ragged-mask, swap-kv-strides, o-with-q-strides, lse-strides-ignored
 // PLANT-OTHER-PASS: error: planted bug 'swap-kv-strides' is planted by fa-lower-to-gpu, not fa-tile
 
 // Stages: 0 (auto), 1 or 2. Auto double-buffers unless the registers that
@@ -86,8 +86,8 @@
 // CHECK: %[[LQ:[^ ]+]] = memref.dim %[[Q]], %{{c2[_0-9]*}}
 // CHECK: %[[HKV:[^ ]+]] = memref.dim %[[K]], %{{c1[_0-9]*}}
 // CHECK: %[[LK:[^ ]+]] = memref.dim %[[K]], %{{c2[_0-9]*}}
-// CHECK: %[[NUM_M:[^ ]+]] = arith.ceildivui %[[LQ]], %{{c64[_0-9]*}}
 // CHECK: %[[GROUP:[^ ]+]] = arith.divui %[[HQ]], %[[HKV]]
+// CHECK: %[[NUM_M:[^ ]+]] = arith.ceildivui %[[LQ]], %{{c64[_0-9]*}}
 //
 // The grid is outermost: one workgroup per (Q block, head, batch).
 // CHECK: scf.forall (%[[MB:[^,]+]], %[[H:[^,]+]], %[[B:[^)]+]]) in (%[[NUM_M]], %[[HQ]], %[[BATCH]]) {

@@ -1,0 +1,147 @@
+// fa-tile kv-splits=runtime (split-KV, flash-decoding) and gqa-pack=on:
+// the split grid, its K/V range per split, the workspace, the combine grid.
+// RUN: split-file %s %t
+// RUN: fa-opt %t/decode.mlir --fa-tile="block-m=16 block-n=64 kv-splits=runtime" | FileCheck %s
+// RUN: fa-opt %t/decode.mlir --fa-tile="block-m=16 block-n=64 kv-splits=runtime gqa-pack=on" | FileCheck %s --check-prefix=PACK
+// RUN: fa-opt %t/decode.mlir --fa-tile="block-m=16 block-n=64 gqa-pack=on" | FileCheck %s --check-prefix=PACK-DENSE
+
+// Where it must not fire: the default (off) leaves the dense grid alone.
+// RUN: fa-opt %t/decode.mlir --fa-tile="block-m=16 block-n=64" | FileCheck %s --check-prefix=OFF
+// OFF-NOT: fa.kv_splits
+// OFF-NOT: fa.combine
+// OFF-NOT: group(
+// OFF: fa.args = array<i64: 0, 1, 2, 3, 4>
+
+// Planted bugs (e2e/mutants.py runs them): each changes what this test pins.
+// RUN: fa-opt %t/decode.mlir --fa-tile="block-m=16 block-n=64 kv-splits=runtime test-plant-bug=split-short" | FileCheck %s --check-prefix=SHORT
+// RUN: fa-opt %t/decode.mlir --fa-tile="block-m=16 block-n=64 kv-splits=runtime test-plant-bug=split-overlap" | FileCheck %s --check-prefix=OVERLAP
+// RUN: fa-opt %t/decode.mlir --fa-tile="block-m=16 block-n=64 kv-splits=runtime test-plant-bug=combine-no-rescale" | FileCheck %s --check-prefix=NO-RESCALE
+
+// Bad values and shapes.
+// RUN: fa-opt %t/bad-value.mlir --fa-tile="kv-splits=always" -verify-diagnostics
+// RUN: fa-opt %t/bad-pack.mlir --fa-tile="gqa-pack=auto" -verify-diagnostics
+// RUN: fa-opt %t/two.mlir --fa-tile="kv-splits=runtime" -verify-diagnostics
+
+//--- decode.mlir
+// The workspace follows the outputs: f32 [S*B, Hq, Lq, D] and [S*B, Hq, Lq].
+// CHECK-LABEL: func.func @decode
+// CHECK-SAME: %[[Q:[^:]+]]: memref<?x8x?x128xf16
+// CHECK-SAME: %[[K:[^:]+]]: memref<?x2x?x128xf16
+// CHECK-SAME: %[[O:[^:]+]]: memref<?x8x?x128xf16
+// CHECK-SAME: %[[LSE:[^:]+]]: memref<?x8x?xf32
+// CHECK-SAME: %[[WSO:[^:]+]]: memref<?x?x?x128xf32, strided<[?, ?, ?, 1], offset: ?>>,
+// CHECK-SAME: %[[WSL:[^:]+]]: memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>) {
+// CHECK: %[[B:[^ ]+]] = memref.dim %[[Q]], %{{c0[_0-9]*}}
+// CHECK: %[[NUM_M:[^ ]+]] = arith.ceildivui %{{[^,]+}}, %{{c16[_0-9]*}}
+// S = the workspace's batches / B; grid x = Q blocks x S.
+// CHECK: %[[WSB:[^ ]+]] = memref.dim %[[WSL]], %{{c0[_0-9]*}}
+// CHECK: %[[S:[^ ]+]] = arith.divui %[[WSB]], %[[B]]
+// CHECK: %[[GX:[^ ]+]] = arith.muli %[[NUM_M]], %[[S]]
+// CHECK: scf.forall (%[[X:[^,]+]], %[[H:[^,]+]], %[[BI:[^)]+]]) in (%[[GX]], %{{[^,]+}}, %[[B]]) {
+// CHECK: %[[MB:[^ ]+]] = arith.divui %[[X]], %[[S]]
+// CHECK: %[[SI:[^ ]+]] = arith.remui %[[X]], %[[S]]
+// CHECK: %[[NUM_N:[^ ]+]] = arith.ceildivui %{{[^,]+}}, %{{c64[_0-9]*}}
+// Split s visits blocks [min(s*c, n), max(min(s*c + c, n), lo)), c = ceil(n/S).
+// CHECK: %[[C:[^ ]+]] = arith.ceildivui %[[NUM_N]], %[[S]]
+// CHECK: %[[START:[^ ]+]] = arith.muli %[[SI]], %[[C]]
+// CHECK: %[[LO:[^ ]+]] = arith.minui %[[START]], %[[NUM_N]]
+// CHECK: %[[START2:[^ ]+]] = arith.muli %[[SI]], %[[C]]
+// CHECK: %[[END:[^ ]+]] = arith.addi %[[START2]], %[[C]]
+// CHECK: %[[END2:[^ ]+]] = arith.minsi %[[END]], %[[NUM_N]]
+// CHECK: %[[HI:[^ ]+]] = arith.maxsi %[[END2]], %[[LO]]
+// CHECK: scf.for %{{[^ ]+}} = %[[LO]] to %[[HI]] step
+// The split's O (f32, not rounded) and LSE go to workspace batch s*B + b.
+// CHECK: %[[SB:[^ ]+]] = arith.muli %[[SI]], %[[B]]
+// CHECK: %[[AT:[^ ]+]] = arith.addi %[[SB]], %[[BI]]
+// CHECK-NOT: arith.truncf
+// CHECK: fa.store_tile %{{[^,]+}}, %[[WSO]][%[[AT]], %[[H]], %{{[^]]+}}] : tensor<16x128xf32>
+// CHECK: fa.store_tile %{{[^,]+}}, %[[WSL]][%[[AT]], %[[H]], %{{[^]]+}}] : tensor<16xf32>
+// CHECK: } {fa.args = array<i64: 0, 1, 2, 3, 4, 5, 6>, fa.causal, fa.kv_splits = "runtime"
+//
+// The combine grid: (ceil(Lq / 16), Hq, B), online softmax over the splits.
+// CHECK: scf.forall (%{{[^,]+}}, %[[CH:[^,]+]], %[[CB:[^)]+]]) in
+// CHECK: scf.for %[[SPLIT:[^ ]+]] = %{{[^ ]+}} to %{{[^ ]+}} step %{{[^ ]+}} iter_args(%[[MOLD:[^ ]+]] = %{{[^,]+}}, %[[LOLD:[^ ]+]] = %{{[^,]+}}, %[[ACC:[^ ]+]] = %{{[^)]+}})
+// CHECK: %[[LSES:[^ ]+]] = fa.load_tile %[[WSL]][%{{[^,]+}}, %[[CH]], %{{[^]]+}}] : {{.*}} -> tensor<16xf32>
+// CHECK: %[[OS:[^ ]+]] = fa.load_tile %[[WSO]][%{{[^,]+}}, %[[CH]], %{{[^]]+}}] : {{.*}} -> tensor<16x128xf32>
+// CHECK: %[[MNEW:[^ ]+]] = arith.maximumf %[[MOLD]], %[[LSES]]
+// CHECK: %[[MREF:[^ ]+]] = arith.select %{{[^,]+}}, %{{[^,]+}}, %[[MNEW]]
+// alpha = exp(m_old - m), w = exp(lse_s - m) (as exp2 of log2(e) times).
+// CHECK: %[[D1:[^ ]+]] = arith.subf %[[MOLD]], %[[MREF]]
+// CHECK: %[[E1:[^ ]+]] = arith.mulf %[[D1]], %{{.+}}
+// CHECK: %[[ALPHA:[^ ]+]] = math.exp2 %[[E1]]
+// CHECK: %[[D2:[^ ]+]] = arith.subf %[[LSES]], %[[MREF]]
+// CHECK: %[[E2:[^ ]+]] = arith.mulf %[[D2]], %{{.+}}
+// CHECK: %[[W:[^ ]+]] = math.exp2 %[[E2]]
+// CHECK: %[[LS:[^ ]+]] = arith.mulf %[[LOLD]], %[[ALPHA]]
+// CHECK: arith.addf %[[LS]], %[[W]]
+// CHECK: fa.row_broadcast %[[ALPHA]]
+// CHECK: fa.row_broadcast %[[W]]
+// CHECK: scf.yield %[[MNEW]]
+// CHECK: arith.truncf %{{.+}} : tensor<16x128xf32> to tensor<16x128xf16>
+// CHECK: fa.store_tile %{{[^,]+}}, %[[O]][%[[CB]], %[[CH]], %{{[^]]+}}] : tensor<16x128xf16>
+// CHECK: fa.store_tile %{{[^,]+}}, %[[LSE]][%[[CB]], %[[CH]], %{{[^]]+}}] : tensor<16xf32>
+// CHECK: } {fa.args = array<i64: 0, 1, 2, 3, 4, 5, 6>, fa.causal, fa.combine,
+
+// GQA packing: grid y over the 2 KV heads; the rows are the 4 query heads'
+// Lq rows each (group = Hq / Hkv); the causal mask takes the position
+// row mod Lq.
+// PACK: %[[LQ:[^ ]+]] = memref.dim %{{[^,]+}}, %{{c2[_0-9]*}}
+// PACK: %[[HKV:[^ ]+]] = memref.dim %{{[^,]+}}, %{{c1[_0-9]*}}
+// PACK: %[[G:[^ ]+]] = arith.divui %{{[^,]+}}, %[[HKV]]
+// PACK: %[[ROWS:[^ ]+]] = arith.muli %[[LQ]], %[[G]]
+// PACK: scf.forall (%{{[^,]+}}, %[[KVH:[^,]+]], %[[BI:[^)]+]]) in (%{{[^,]+}}, %[[HKV]], %{{[^)]+}})
+// PACK: fa.load_tile %{{[^[]+}}[%[[BI]], %[[KVH]], %[[M0:[0-9a-z_]+]]] group(%[[G]]) : {{.*}} -> tensor<16x128xf16>
+// PACK: fa.load_tile %{{[^[]+}}[%[[BI]], %[[KVH]], %{{[^]]+}}] : {{.*}} -> tensor<64x128xf16>
+// PACK: fa.tile_mask %{{[^ ]+}} rows(%[[M0]], %[[ROWS]]) cols(%{{[^)]+}}) period(%[[LQ]]) causal
+// PACK: fa.store_tile %{{[^,]+}}, %{{[^[]+}}[%{{[^,]+}}, %[[KVH]], %[[M0]]] group(%[[G]]) : tensor<16x128xf32>
+// PACK: } {fa.args = array<i64: 0, 1, 2, 3, 4, 5, 6>, fa.causal, fa.gqa_packed, fa.kv_splits = "runtime"
+// The combine grid is not packed: one query head per grid y.
+// PACK-NOT: group(
+// PACK: fa.combine
+
+// Packing without splitting: O and LSE stored packed.
+// PACK-DENSE: fa.store_tile %{{[^,]+}}, %{{[^[]+}}[{{[^]]+}}] group(%{{[^)]+}}) : tensor<16x128xf16>
+// PACK-DENSE: fa.store_tile %{{[^,]+}}, %{{[^[]+}}[{{[^]]+}}] group(%{{[^)]+}}) : tensor<16xf32>
+// PACK-DENSE: fa.args = array<i64: 0, 1, 2, 3, 4>, fa.causal, fa.gqa_packed
+
+// SHORT: scf.forall
+// SHORT: %[[N:[^ ]+]] = arith.ceildivui %{{[^,]+}}, %{{c64[_0-9]*}} : index
+// SHORT: %[[C:[^ ]+]] = arith.ceildivui %[[N]], %{{[^ ]+}} : index
+// SHORT: %[[END:[^ ]+]] = arith.addi %{{[^,]+}}, %[[C]]
+// SHORT: arith.subi %[[END]], %{{c1[_0-9]*}}
+// OVERLAP: scf.forall
+// OVERLAP: %[[N:[^ ]+]] = arith.ceildivui %{{[^,]+}}, %{{c64[_0-9]*}} : index
+// OVERLAP: %[[C:[^ ]+]] = arith.ceildivui %[[N]], %{{[^ ]+}} : index
+// OVERLAP: %[[START:[^ ]+]] = arith.muli %{{[^,]+}}, %[[C]]
+// OVERLAP: %[[EARLY:[^ ]+]] = arith.subi %[[START]], %{{c1[_0-9]*}}
+// OVERLAP: arith.maxsi %[[EARLY]], %{{c0[_0-9]*}}
+// NO-RESCALE: fa.kv_splits = "runtime"
+// NO-RESCALE: fa.load_tile %{{.*}} -> tensor<16xf32>
+// NO-RESCALE-NOT: math.exp2
+// NO-RESCALE: scf.yield
+func.func @decode(%q: tensor<?x8x?x128xf16>, %k: tensor<?x2x?x128xf16>, %v: tensor<?x2x?x128xf16>) -> (tensor<?x8x?x128xf16>, tensor<?x8x?xf32>) {
+  %o, %lse = fa.attention %q, %k, %v causal : tensor<?x8x?x128xf16>, tensor<?x2x?x128xf16>, tensor<?x2x?x128xf16> -> tensor<?x8x?x128xf16>, tensor<?x8x?xf32>
+  return %o, %lse : tensor<?x8x?x128xf16>, tensor<?x8x?xf32>
+}
+
+//--- bad-value.mlir
+func.func @bad(%q: tensor<1x1x1x64xf16>, %k: tensor<1x1x8x64xf16>, %v: tensor<1x1x8x64xf16>) -> tensor<1x1x1x64xf16> {
+  // expected-error @+1 {{kv-splits must be off or runtime, got 'always'}}
+  %o = fa.attention %q, %k, %v : tensor<1x1x1x64xf16>, tensor<1x1x8x64xf16>, tensor<1x1x8x64xf16> -> tensor<1x1x1x64xf16>
+  return %o : tensor<1x1x1x64xf16>
+}
+
+//--- bad-pack.mlir
+func.func @bad(%q: tensor<1x1x1x64xf16>, %k: tensor<1x1x8x64xf16>, %v: tensor<1x1x8x64xf16>) -> tensor<1x1x1x64xf16> {
+  // expected-error @+1 {{gqa-pack must be off or on, got 'auto'}}
+  %o = fa.attention %q, %k, %v : tensor<1x1x1x64xf16>, tensor<1x1x8x64xf16>, tensor<1x1x8x64xf16> -> tensor<1x1x1x64xf16>
+  return %o : tensor<1x1x1x64xf16>
+}
+
+//--- two.mlir
+func.func @two(%q: tensor<1x1x1x64xf16>, %k: tensor<1x1x8x64xf16>, %v: tensor<1x1x8x64xf16>, %q2: tensor<1x1x1x64xf16>, %k2: tensor<1x1x8x64xf16>, %v2: tensor<1x1x8x64xf16>) -> (tensor<1x1x1x64xf16>, tensor<1x1x1x64xf16>) {
+  %o = fa.attention %q, %k, %v : tensor<1x1x1x64xf16>, tensor<1x1x8x64xf16>, tensor<1x1x8x64xf16> -> tensor<1x1x1x64xf16>
+  // expected-error @+1 {{kv-splits=runtime takes one fa.attention per kernel function (the kernel ABI has one split-KV workspace), got 2}}
+  %o2 = fa.attention %q2, %k2, %v2 : tensor<1x1x1x64xf16>, tensor<1x1x8x64xf16>, tensor<1x1x8x64xf16> -> tensor<1x1x1x64xf16>
+  return %o, %o2 : tensor<1x1x1x64xf16>, tensor<1x1x1x64xf16>
+}
