@@ -170,6 +170,12 @@ void fa_module_unload(fa_module *module) { delete module; }
 
 fa_status fa_module_launch(fa_module *module, const char *kernel,
                            const fa_attention_args *a) {
+  return fa_module_launch_with_options(module, kernel, a, nullptr);
+}
+
+fa_status fa_module_launch_with_options(fa_module *module, const char *kernel,
+                                        const fa_attention_args *a,
+                                        fa_launch_options *o) {
   return guarded([&]() -> fa_status {
     if (!module || !a)
       return nullArgument(!module ? "module" : "arguments");
@@ -196,6 +202,11 @@ fa_status fa_module_launch(fa_module *module, const char *kernel,
     }
     LaunchOptions options;
     options.checkRaces = a->check_races != 0;
-    return report(k->launch(args, options));
+    options.kvSplits = o ? o->kv_splits : 0;
+    LaunchInfo launched;
+    Status s = k->launch(args, options, &launched);
+    if (o && s.ok())
+      o->kv_splits_used = launched.kvSplits;
+    return report(s);
   });
 }

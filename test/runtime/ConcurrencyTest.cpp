@@ -44,6 +44,9 @@ std::string validateConcurrently(const std::vector<Kernel> &kernels) {
         if (t % 2)
           o.layout = AttentionLayout::distinct();
         const Kernel &kernel = kernels[size_t(t) % kernels.size()];
+        // Split-KV: workspaces of many sizes at once (0: the runtime's S).
+        if (kernel.info().splitKv)
+          o.launch.kvSplits = (t + round) % 4 * 3;
         Expected<ValidationReport> r = validateKernel(kernel, o);
         std::string where = "thread " + std::to_string(t) + " round " +
                             std::to_string(round) + " " + o.shape.toString() +
@@ -66,6 +69,17 @@ std::string validateConcurrently(const std::vector<Kernel> &kernels) {
 TEST(ConcurrencyTest, SharedKernelLaunchesFromManyThreads) {
   Expected<Module> m =
       Module::load(test::hostDevice(), test::fixturePath("attn_f16_causal"));
+  ASSERT_TRUE(m.ok()) << m.status().toString();
+  Expected<Kernel> k = m->kernel();
+  ASSERT_TRUE(k.ok()) << k.status().toString();
+  EXPECT_EQ(validateConcurrently({*k}), "");
+}
+
+// A split-KV kernel's launches from all threads at once: each holds a
+// workspace of its own while others are taken and given back.
+TEST(ConcurrencyTest, SharedSplitKvKernelLaunchesFromManyThreads) {
+  Expected<Module> m =
+      Module::load(test::hostDevice(), test::fixturePath("split_f16_causal"));
   ASSERT_TRUE(m.ok()) << m.status().toString();
   Expected<Kernel> k = m->kernel();
   ASSERT_TRUE(k.ok()) << k.status().toString();

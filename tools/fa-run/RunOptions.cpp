@@ -45,7 +45,14 @@ static const char *usage =
     "                          so later ones change single tensors\n"
     "  --device NAME           auto, host, hip[:N], cuda[:N], gfx906-sim\n"
     "                          (default auto)\n"
-    "  --kernel NAME           kernel of the module (default: the first)\n"
+    "  --kernel NAME           kernel of the module (default: the first that\n"
+    "                          is not a split-KV combine kernel)\n"
+    "  --kv-splits N           split-KV kernels: split K/V into N parts (1 to\n"
+    "                          1024; more than the K/V blocks leaves some\n"
+    "                          empty), or 0 (default) to let the runtime\n"
+    "                          choose about 2 workgroups per compute unit;\n"
+    "                          the summary's `kv splits` line says which\n"
+    "                          count ran\n"
     "  --reference auto|cpu|device\n"
     "                          where the fp64 and naive references run: the\n"
     "                          CPU, or a kernel compiled with NVRTC/hiprtc on\n"
@@ -237,7 +244,8 @@ Expected<RunOptions> fa::parseRunOptions(int argc, const char *const *argv) {
         a == "--row-pad" || a == "--lse-pad" || a == "--bench" ||
         a == "--device" || a == "--reference" || a == "--kernel" ||
         a == "--golden" || a == "--profile-json" || a == "--estimate-json" ||
-        a == "--estimate-samples" || a == "--estimate-param";
+        a == "--estimate-samples" || a == "--estimate-param" ||
+        a == "--kv-splits";
     if (takesValue && !value())
       return usageError(a + " needs a value");
     int64_t n;
@@ -306,6 +314,11 @@ Expected<RunOptions> fa::parseRunOptions(int argc, const char *const *argv) {
       o.reference = *r;
     } else if (a == "--kernel") {
       o.kernel = v;
+    } else if (a == "--kv-splits") {
+      if (parseInteger(v, 0, maxKvSplits, n))
+        return bad("expected a split count in [1, " +
+                   std::to_string(maxKvSplits) + "], or 0 for automatic");
+      o.kvSplits = n;
     } else if (a == "--golden") {
       o.golden = v;
     } else if (!a.empty() && a[0] == '-') {

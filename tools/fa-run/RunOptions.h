@@ -46,6 +46,7 @@ struct RunOptions {
   unsigned estimateSamples = 8; ///< --estimate-samples N
   std::string estimateParams;   ///< --estimate-param K=V (repeatable)
   ReferenceKind reference = ReferenceKind::Auto;
+  int64_t kvSplits = 0; ///< --kv-splits N: split-KV kernels' S (0: auto)
 };
 
 /// The largest --bench count.

@@ -125,6 +125,8 @@ void printJson(const Options &o, const Device &device, const KernelInfo &k,
     out += "  \"layout\": " + layoutJson(r->layout, r->strides) + ",\n";
   if (r)
     out += "  \"reference\": " + jsonQuote(r->reference) + ",\n";
+  if (r && k.splitKv)
+    out += "  \"kv_splits\": " + std::to_string(r->kvSplits) + ",\n";
   if (r) {
     out += "  \"metrics\": " + metricsJson(r->ours) + ",\n";
     out += "  \"naive_metrics\": " + metricsJson(r->naive) + ",\n";
@@ -153,6 +155,14 @@ void printJson(const Options &o, const Device &device, const KernelInfo &k,
   std::fputs(out.c_str(), stdout);
 }
 
+/// The split count a split-KV launch used, and its combine kernel.
+void printKvSplits(const Options &o, const KernelInfo &k, int64_t splits) {
+  std::printf("  kv splits %lld (%s; then kernel %s combines them)\n",
+              (long long)splits,
+              o.kvSplits ? "--kv-splits" : "chosen by the runtime",
+              k.combine.c_str());
+}
+
 void printTable(const Options &o, const Device &device, const KernelInfo &k,
                 const ValidationReport &r, const BenchResult *bench) {
   std::printf("fa-run %s\n", o.path.c_str());
@@ -167,6 +177,8 @@ void printTable(const Options &o, const Device &device, const KernelInfo &k,
               k.causal ? "yes" : "no", k.scale, k.hasLse ? "yes" : "no",
               (long long)k.blockM, (long long)k.threads);
   std::printf("  shape     %s\n", r.problem.shape.toString().c_str());
+  if (k.splitKv)
+    printKvSplits(o, k, r.kvSplits);
   std::printf("  layout    %s\n", r.layout.toString().c_str());
   std::printf("  strides   Q %s K %s V %s O %s LSE %s\n",
               stridesText(r.strides.q, "(", ")").c_str(),
@@ -273,9 +285,13 @@ int estimateOnly(const Options &o, const Device &device, const Kernel &kernel) {
   lo.estimateOnly = true;
   lo.estimateSamples = o.estimateSamples;
   lo.estimateParams = o.estimateParams;
+  lo.kvSplits = o.kvSplits;
   lo.checkGuards = false; // the unsampled workgroups' outputs are not written
-  if (Status s = launchOnInputs(kernel, o.shape, lo); !s.ok())
+  LaunchInfo launched;
+  if (Status s = launchOnInputs(kernel, o.shape, lo, &launched); !s.ok())
     return fail(s.toString());
+  if (kernel.info().splitKv && !o.json)
+    printKvSplits(o, kernel.info(), launched.kvSplits);
   if (Status s = writeEstimate(o, device, kernel.info(), o.shape); !s.ok())
     return fail(s.toString());
   return 0;
@@ -324,6 +340,7 @@ int run(const Options &o) {
   vo.launch.estimate = o.estimate || !o.estimateJson.empty();
   vo.launch.estimateSamples = o.estimateSamples;
   vo.launch.estimateParams = o.estimateParams;
+  vo.launch.kvSplits = o.kvSplits;
   vo.golden = golden ? &*golden : nullptr;
   vo.layout = o.layout;
   vo.reference = o.reference;
@@ -343,6 +360,7 @@ int run(const Options &o) {
   if (o.bench > 0) {
     LaunchOptions lo;
     lo.poisonLds = o.poisonLds;
+    lo.kvSplits = o.kvSplits;
     Expected<BenchResult> b =
         benchmarkKernel(*kernel, report->problem.shape, o.bench, lo);
     if (!b)

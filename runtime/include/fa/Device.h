@@ -42,6 +42,9 @@ struct DeviceLimits {
   uint32_t maxThreadsPerWorkgroup = 0;
   uint64_t maxLdsBytes = 0;
   uint32_t maxGrid[3] = {0, 0, 0};
+  /// Compute units (CUs, SMs) that run workgroups at once: what the
+  /// automatic K/V split count fills (0: unknown, taken as 1).
+  uint32_t computeUnits = 0;
 };
 
 /// A handle to an opened device; copies share it.

@@ -35,6 +35,9 @@ struct HostLaunch {
   fa_host_kernel_fn entry = nullptr;
   /// Passed through to every call of `entry`.
   const uint64_t *args = nullptr;
+  /// How many words `args` holds (fa_abi_num_words of the kernel's ABI
+  /// version): reports name the buffer an address is in from them.
+  uint32_t numWords = FA_ABI_V1_NUM_WORDS;
   /// Names the kernel in reports.
   std::string kernelName;
   uint32_t grid[3] = {1, 1, 1};

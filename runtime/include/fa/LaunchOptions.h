@@ -15,11 +15,17 @@
 #define FA_LAUNCHOPTIONS_H
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace fa {
 
 struct LaunchOptions {
+  /// Split-KV kernels (manifest `kv_splits`): the number of K/V splits S,
+  /// 1 to maxKvSplits (fa/Module.h; more splits than K/V blocks is allowed:
+  /// the extra splits are empty), or 0 to let the runtime choose (about two
+  /// workgroups per compute unit). A dense kernel takes 0 or 1.
+  int64_t kvSplits = 0;
   /// Host emulator: track every LDS byte and fail the launch (RaceDetected)
   /// when two threads touch it without a barrier between, one of them
   /// writing. Also reports LDS accesses out of bounds.

@@ -7,7 +7,9 @@
 // The manifest (`<code object>.json`, docs/manifest.md) tells the runtime how
 // to launch each kernel of a code object without the compiler: target, the
 // code object's size and FNV-1a hash, and per kernel its ABI version, element
-// type, head dimension, causal flag, scale, LSE output and tile/launch sizes.
+// type, head dimension, causal flag, scale, LSE output and tile/launch sizes,
+// and for a split-KV attention (ABI version 2) which kernel combines its
+// splits.
 // This header reads, checks and writes it; fac fills a Manifest and writes it
 // with formatManifest, so there is one writer and one hash.
 //
@@ -28,6 +30,15 @@
 #include <vector>
 
 namespace fa {
+
+/// What a kernel is launched for (manifest field `role`).
+enum class KernelRole {
+  /// An attention, launched by Kernel::launch (`"attention"`, the default).
+  Attention,
+  /// The second kernel of a split-KV attention (`"combine"`): it merges the
+  /// splits' partial results and runs only after its split kernel.
+  Combine,
+};
 
 /// One entry of `kernels[]`.
 struct KernelInfo {
@@ -64,7 +75,24 @@ struct KernelInfo {
   int64_t ldsPad = 0;
   int64_t stages = 1;
   std::vector<std::pair<std::string, int64_t>> resources;
+  /// `role`, optional: "attention" [default] or "combine".
+  KernelRole role = KernelRole::Attention;
+  /// `kv_splits`, optional: "runtime" (the only value) for a split-KV kernel
+  /// of ABI version 2, whose split count S the runtime chooses per launch.
+  bool splitKv = false;
+  /// `combine`: the name of a split-KV kernel's combine kernel, another
+  /// entry of the manifest with role "combine" (required with kv_splits).
+  std::string combine;
+  /// `gqa_packed`, optional [false]: the Hq/Hkv query heads of one KV head
+  /// are rows of one Q tile, so grid y runs over Hkv and grid x over
+  /// ceil(Lq * Hq/Hkv / block_m) Q tiles (KernelAbi.h).
+  bool gqaPacked = false;
+
+  bool isCombine() const { return role == KernelRole::Combine; }
 };
+
+/// "attention" or "combine".
+const char *kernelRoleName(KernelRole role);
 
 /// A parsed manifest.
 struct Manifest {
@@ -86,8 +114,11 @@ uint64_t fnv1a64(const void *data, size_t bytes);
 std::string formatFnv1a64(uint64_t hash);
 
 /// Parses and checks a manifest: every field present with the right type and
-/// a sane value. Errors are ManifestError naming the field. ABI and target
-/// compatibility are the loader's business, not checked here.
+/// a sane value, and the split-KV fields consistent (kv_splits only with
+/// abi_version 2 and a `combine` that names a combine kernel of the same
+/// dtype, head_dim and has_lse). Errors are ManifestError naming the field.
+/// Whether this runtime implements an ABI version, and target
+/// compatibility, are the loader's business, not checked here.
 Expected<Manifest> parseManifest(std::string_view json);
 
 /// Writes `manifest` as JSON in the documented layout (fac and tests use it).

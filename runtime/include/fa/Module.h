@@ -6,12 +6,14 @@
 //
 // A Module is a code object loaded on a device together with its manifest;
 // loading checks that the two belong together (size and hash), that the
-// device runs the manifest's target, and that every kernel speaks this
-// runtime's ABI and fits the device. A Kernel launches one attention: it
-// checks the arguments against the manifest and packs the 44 ABI words
-// exactly as KernelAbi.h lays them out. A RawKernel is code compiled at run
-// time (NVRTC, hiprtc) with no manifest, launched with a plain list of
-// 8-byte parameters.
+// device runs the manifest's target, and that every kernel speaks an ABI
+// version this runtime implements and fits the device. A Kernel launches one
+// attention: it checks the arguments against the manifest and packs the ABI
+// words exactly as KernelAbi.h lays them out: 44 for a dense kernel (version
+// 1); 55 for a split-KV kernel (version 2), whose launch is two kernels, the
+// split kernel and its combine kernel, over a workspace the runtime
+// allocates. A RawKernel is code compiled at run time (NVRTC, hiprtc) with no
+// manifest, launched with a plain list of 8-byte parameters.
 //
 // Library: fa::runtime (libfa_runtime.so).
 //
@@ -63,18 +65,78 @@ struct LaunchGeometry {
   uint64_t ldsBytes = 0;
 };
 
+/// The most K/V splits a launch may ask for (LaunchOptions::kvSplits), and
+/// the most the automatic choice picks.
+constexpr int64_t maxKvSplits = 1024;
+constexpr int64_t maxAutoKvSplits = 64;
+
+/// How a launch of a kernel on a shape is split over K/V: S, and the
+/// workspace it needs (none for a dense kernel, S = 1).
+struct KvSplitPlan {
+  int64_t kvSplits = 1;
+  /// f32 [S*B, Hq, Lq, D] and f32 [S*B, Hq, Lq], contiguous (KernelAbi.h).
+  uint64_t workspaceOBytes = 0;
+  uint64_t workspaceLseBytes = 0;
+};
+
+/// The split plan of `kernel` on `shape`. For a split-KV kernel S is
+/// `requested` (1 to maxKvSplits), or for 0 the automatic choice: about two
+/// workgroups per compute unit,
+///   S = clamp(ceil(2 * CUs / (ceil(R / block_m) * Hg * B)),
+///             1, min(maxAutoKvSplits, ceil(Lk / block_n)))
+/// with R, Hg = Lq, Hq, or Lq * Hq/Hkv, Hkv for a gqa_packed kernel, and
+/// CUs = limits.computeUnits (at least 1). A dense kernel takes `requested`
+/// 0 or 1. InvalidArgument for another count or a workspace whose size
+/// overflows 64 bits.
+Expected<KvSplitPlan> planKvSplits(const KernelInfo &kernel,
+                                   const AttentionShape &shape,
+                                   const DeviceLimits &limits,
+                                   int64_t requested);
+
 /// The packed argument words and geometry of one launch.
 struct PackedLaunch {
-  std::array<uint64_t, FA_ABI_NUM_WORDS> words{};
+  std::array<uint64_t, FA_ABI_MAX_WORDS> words{};
+  /// The words the kernel takes: fa_abi_num_words(its abi_version).
+  uint32_t numWords = FA_ABI_V1_NUM_WORDS;
   LaunchGeometry geometry;
+  /// Split-KV (ABI version 2): S (word FA_ABI_SPLITS too) and the workspace
+  /// to bind (bindWorkspace), and the combine kernel's launch, which takes
+  /// the same words after the split kernel's.
+  KvSplitPlan split;
+  std::optional<LaunchGeometry> combineGeometry;
 };
 
 /// Checks `args` against `kernel` (shape, strides, buffer sizes, LSE) and
-/// `limits` (grid), and packs the ABI words. InvalidArgument on any mismatch,
-/// naming the buffer or size and the numbers involved.
+/// `limits` (grids), and packs the ABI words. For a split-KV kernel
+/// `combine` is its combine kernel and `kvSplits` the requested S
+/// (planKvSplits); the workspace words stay 0 until bindWorkspace. A
+/// combine kernel is not packed on its own. InvalidArgument on any
+/// mismatch, naming the buffer or size and the numbers involved.
 Expected<PackedLaunch> packAttentionArgs(const KernelInfo &kernel,
                                          const AttentionArgs &args,
-                                         const DeviceLimits &limits);
+                                         const DeviceLimits &limits,
+                                         const KernelInfo *combine = nullptr,
+                                         int64_t kvSplits = 0);
+
+/// Writes the workspace descriptors (words FA_ABI_WS_O, FA_ABI_WS_LSE) of a
+/// split-KV launch packed by packAttentionArgs for kernel `kernel`:
+/// InvalidArgument if the launch is not split-KV or a buffer holds less
+/// than its plan needs.
+Status bindWorkspace(PackedLaunch &packed, const KernelInfo &kernel,
+                     const Buffer &workspaceO, const Buffer &workspaceLse);
+
+/// What a launch ran, for a caller that asks (Kernel::launch).
+struct LaunchInfo {
+  /// The K/V splits S: 1 for a dense kernel.
+  int64_t kvSplits = 1;
+  LaunchGeometry geometry;
+  /// Split-KV: the combine kernel's launch.
+  std::optional<LaunchGeometry> combineGeometry;
+  /// Split-KV: this launch allocated its workspace (the kernel's first
+  /// launch, one that needed more than any workspace it kept, or one that
+  /// ran while other launches of it held theirs); else it reused one.
+  bool workspaceAllocated = false;
+};
 
 /// A code object loaded on a device. Copies share the loaded object, which
 /// is unloaded when the last Module or Kernel referring to it goes away.
@@ -101,7 +163,8 @@ public:
   /// The code object's file name (or display name).
   const std::string &path() const;
 
-  /// The kernel called `name`; the first kernel if `name` is empty.
+  /// The kernel called `name`; if `name` is empty, the first kernel that is
+  /// not a combine kernel (one is launched by its split kernel).
   Expected<Kernel> kernel(std::string_view name = {}) const;
 
 private:
@@ -122,9 +185,14 @@ public:
   /// The device the module is loaded on.
   Device device() const;
 
-  /// Checks and packs `args` and runs the kernel to completion.
-  Status launch(const AttentionArgs &args,
-                const LaunchOptions &options = {}) const;
+  /// Checks and packs `args` and runs the kernel to completion; `launched`,
+  /// if given, receives what ran. A split-KV kernel runs as two launches: the
+  /// split kernel, then its combine kernel, with the same words over a
+  /// workspace that this Kernel keeps for the next launch. A combine kernel
+  /// cannot be launched on its own (InvalidArgument naming its split
+  /// kernel).
+  Status launch(const AttentionArgs &args, const LaunchOptions &options = {},
+                LaunchInfo *launched = nullptr) const;
 
 private:
   friend class Module;

@@ -74,6 +74,9 @@ struct ValidationReport {
   OutputMetrics naive;
   Criteria criteria;
   Verdict verdict;
+  /// The K/V splits the launch used (LaunchInfo::kvSplits; 1 for a dense
+  /// kernel).
+  int64_t kvSplits = 1;
 };
 
 /// The largest row or LSE padding validateKernel accepts, in elements.
@@ -138,9 +141,11 @@ struct BenchResult {
 };
 
 /// One launch on N(0,1) inputs (seed 0) of `shape`; nothing is checked
-/// beyond the launch's own status (a timing estimate's launch).
+/// beyond the launch's own status (a timing estimate's launch). `launched`,
+/// if given, receives what ran (Kernel::launch).
 Status launchOnInputs(const Kernel &kernel, const AttentionShape &shape,
-                      const LaunchOptions &options = {});
+                      const LaunchOptions &options = {},
+                      LaunchInfo *launched = nullptr);
 
 /// One warm-up launch, then `repetitions` timed launches (each followed by a
 /// device synchronize) on N(0,1) inputs.

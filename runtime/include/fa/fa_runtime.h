@@ -81,9 +81,27 @@ typedef struct fa_attention_args {
   int check_races;
 } fa_attention_args;
 
-/** Launches kernel `kernel` (NULL: the first) and waits for it. */
+/** Launches kernel `kernel` (NULL: the first that is not a combine kernel)
+ * and waits for it. A split-KV kernel runs with its combine kernel over a
+ * workspace the module keeps; the runtime chooses the number of splits. */
 fa_status fa_module_launch(fa_module *module, const char *kernel,
                            const fa_attention_args *args);
+
+/** Per-launch options (zero-initialize, then set what you need). */
+typedef struct fa_launch_options {
+  /** Split-KV kernels: the number of K/V splits, 1 to 1024, or 0 to let the
+   * runtime choose (about two workgroups per compute unit). A dense kernel
+   * takes 0 or 1. */
+  int64_t kv_splits;
+  /** Set by the launch: the number of K/V splits it used (1 for a dense
+   * kernel). */
+  int64_t kv_splits_used;
+} fa_launch_options;
+
+/** fa_module_launch with `options` (NULL: as fa_module_launch). */
+fa_status fa_module_launch_with_options(fa_module *module, const char *kernel,
+                                        const fa_attention_args *args,
+                                        fa_launch_options *options);
 
 #ifdef __cplusplus
 } /* extern "C" */

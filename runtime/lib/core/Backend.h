@@ -22,6 +22,7 @@
 #include "fa/Module.h"
 
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,14 +30,25 @@
 namespace fa {
 namespace detail {
 
+/// Where a launch stands in one attention call: a split-KV attention is two
+/// launches with the same words, the split kernel's (step 0 of 2) and the
+/// combine kernel's (step 1 of 2); a dense one is step 0 of 1. A backend
+/// that reports on the last call (gfx906-sim's estimate and profile) keeps
+/// every step of it.
+struct LaunchStep {
+  unsigned index = 0;
+  unsigned count = 1;
+};
+
 /// A code object loaded on a backend.
 class LoadedCode {
 public:
   virtual ~LoadedCode() = default;
-  /// Runs kernel `kernelIndex` (of the manifest) to completion.
+  /// Runs kernel `kernelIndex` (of the manifest) to completion with the
+  /// fa_abi_num_words(abi_version) ABI words of its manifest version.
   virtual Status launch(size_t kernelIndex, const LaunchGeometry &geometry,
-                        const uint64_t *words,
-                        const LaunchOptions &options) = 0;
+                        const uint64_t *words, const LaunchOptions &options,
+                        LaunchStep step) = 0;
   /// Runs kernel `kernelIndex` of code loaded with Backend::loadRawCode to
   /// completion with `count` parameters of 8 bytes each (pointers, int64,
   /// double bits), in order. Unsupported unless the backend overrides it.
@@ -115,12 +127,38 @@ public:
   }
 };
 
+/// The split-KV workspaces of one kernel (KernelAbi.h: O f32 [S*B, Hq, Lq,
+/// D] and LSE f32 [S*B, Hq, Lq]), kept for reuse: a launch takes one at
+/// least as large as it needs, or allocates one, and gives it back when
+/// done, so concurrent launches of one kernel never share a workspace and
+/// the pool holds at most as many as ran at once.
+class WorkspacePool {
+public:
+  struct Workspace {
+    Buffer o, lse;
+    bool fresh = false; ///< allocated by this take()
+  };
+  /// The smallest free workspace that holds `oBytes` and `lseBytes`, else a
+  /// new one (replacing a free one too small, if any).
+  Expected<Workspace> take(const Device &device, uint64_t oBytes,
+                           uint64_t lseBytes);
+  void give(Workspace workspace);
+
+private:
+  std::mutex mutex;
+  std::vector<Workspace> free;
+};
+
 /// State shared by a Module and its Kernels.
 struct ModuleState {
   std::shared_ptr<Backend> backend;
   Manifest manifest;
   std::string path;
   std::unique_ptr<LoadedCode> code;
+  /// Per kernel: the index of its combine kernel (split-KV), else -1.
+  std::vector<int> combineIndex;
+  /// Per kernel: its workspaces (split-KV kernels; null for the others).
+  std::vector<std::unique_ptr<WorkspacePool>> workspaces;
 };
 
 /// Nothing if the manifest's kernel `k` is the kernel whose code object

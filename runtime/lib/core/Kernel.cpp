@@ -7,7 +7,11 @@
 // This file implements the one place where the runtime turns an attention
 // call into the kernel ABI of KernelAbi.h: it checks sizes, strides and
 // buffer extents against the manifest, packs the 44 words and computes the
-// grid (ceil(Lq / block_m), Hq, B) x block (threads, 1, 1).
+// grid (ceil(R / block_m), Hg, B) x block (threads, 1, 1), where R, Hg are
+// Lq, Hq, or Lq * Hq/Hkv, Hkv for a gqa_packed kernel. A split-KV kernel
+// (ABI version 2) takes 11 words more, the workspace descriptors and S
+// (SplitKv.cpp), has grid x ceil(R / block_m) * S, and is followed by its
+// combine kernel on (ceil(Lq / its block_m), Hq, B) with the same words.
 //
 // Inputs (Q, K, V) may alias and broadcast (zero strides) freely. Outputs may
 // not: O's and LSE's strides must map different elements to different
@@ -80,7 +84,26 @@ static std::string overlapReason(std::vector<Dim> dims) {
 
 Expected<PackedLaunch> fa::packAttentionArgs(const KernelInfo &kernel,
                                              const AttentionArgs &args,
-                                             const DeviceLimits &limits) {
+                                             const DeviceLimits &limits,
+                                             const KernelInfo *combine,
+                                             int64_t kvSplits) {
+  if (kernel.isCombine())
+    return invalid("kernel '" + kernel.name +
+                   "' is a combine kernel: it runs after its split kernel, "
+                   "not on its own");
+  if (kernel.splitKv && (!combine || !combine->isCombine()))
+    return invalid("kernel '" + kernel.name +
+                   "' is a split-KV kernel: its launch needs its combine "
+                   "kernel '" +
+                   kernel.combine + "'");
+  if (!kernel.splitKv && combine)
+    return invalid("kernel '" + kernel.name +
+                   "' is not a split-KV kernel: it has no combine kernel");
+  const uint32_t numWords = fa_abi_num_words(uint32_t(kernel.abiVersion));
+  if (numWords == 0 || (numWords == FA_ABI_V2_NUM_WORDS) != kernel.splitKv)
+    return invalid("kernel '" + kernel.name + "' has kernel ABI version " +
+                   std::to_string(kernel.abiVersion) +
+                   (kernel.splitKv ? ", not 2 (split-KV)" : ", not 1 (dense)"));
   const AttentionShape &sh = args.shape;
   const std::pair<const char *, int64_t> sizes[] = {{"B", sh.batch},
                                                     {"Hq", sh.headsQ},
@@ -268,20 +291,72 @@ Expected<PackedLaunch> fa::packAttentionArgs(const KernelInfo &kernel,
       size = std::min<uint64_t>(size, uint64_t(INT32_MAX));
     }
 
-  int64_t gridX = (sh.seqQ + kernel.blockM - 1) / kernel.blockM;
-  const int64_t grid[3] = {gridX, sh.headsQ, sh.batch};
-  for (int i = 0; i < 3; ++i)
-    if (grid[i] > int64_t(limits.maxGrid[i]))
-      return invalid("grid (" + std::to_string(grid[0]) + ", " +
-                     std::to_string(grid[1]) + ", " + std::to_string(grid[2]) +
-                     ") exceeds the device's limit (" +
-                     std::to_string(limits.maxGrid[0]) + ", " +
-                     std::to_string(limits.maxGrid[1]) + ", " +
-                     std::to_string(limits.maxGrid[2]) + ")");
-  for (int i = 0; i < 3; ++i)
-    packed.geometry.grid[i] = uint32_t(grid[i]);
-  packed.geometry.block[0] = uint32_t(kernel.threads);
-  packed.geometry.ldsBytes = uint64_t(kernel.ldsBytes);
+  // Split-KV: S and the workspace (bound later), whose offsets must fit the
+  // index width too.
+  Expected<KvSplitPlan> plan = planKvSplits(kernel, sh, limits, kvSplits);
+  if (!plan)
+    return plan.takeStatus();
+  packed.numWords = numWords;
+  packed.split = *plan;
+  const int64_t S = plan->kvSplits;
+  if (kernel.splitKv) {
+    w[FA_ABI_SPLITS] = uint64_t(S);
+    if (kernel.indexBits == 32) {
+      uint64_t wsO = plan->workspaceOBytes / sizeof(float);
+      if (wsO > uint64_t(INT32_MAX))
+        return invalid("kernel '" + kernel.name +
+                       "' uses 32-bit index arithmetic (index_bits 32) but "
+                       "its workspace O of " +
+                       std::to_string(S) + " splits holds " +
+                       std::to_string(wsO) + " elements (limit " +
+                       std::to_string(INT32_MAX) +
+                       "); use fewer splits or compile it with fac "
+                       "--index-bits=64");
+    }
+  }
+
+  const int64_t rows =
+      kernel.gqaPacked ? sh.seqQ * (sh.headsQ / sh.headsKv) : sh.seqQ;
+  const int64_t tiles = (rows + kernel.blockM - 1) / kernel.blockM;
+  struct Launch {
+    const KernelInfo *kernel;
+    int64_t grid[3];
+    LaunchGeometry *out;
+  };
+  std::vector<Launch> launches = {
+      {&kernel,
+       {tiles * S, kernel.gqaPacked ? sh.headsKv : sh.headsQ, sh.batch},
+       &packed.geometry}};
+  if (kernel.splitKv) {
+    packed.combineGeometry.emplace();
+    launches.push_back({combine,
+                        {(sh.seqQ + combine->blockM - 1) / combine->blockM,
+                         sh.headsQ, sh.batch},
+                        &*packed.combineGeometry});
+  }
+  for (const Launch &l : launches) {
+    const int64_t *grid = l.grid;
+    for (int i = 0; i < 3; ++i)
+      if (grid[i] > int64_t(limits.maxGrid[i]))
+        return invalid(
+            std::string(l.kernel == combine
+                            ? "combine kernel '" + combine->name + "': "
+                            : "") +
+            "grid (" + std::to_string(grid[0]) + ", " +
+            std::to_string(grid[1]) + ", " + std::to_string(grid[2]) +
+            ") exceeds the device's limit (" +
+            std::to_string(limits.maxGrid[0]) + ", " +
+            std::to_string(limits.maxGrid[1]) + ", " +
+            std::to_string(limits.maxGrid[2]) + ")" +
+            (kernel.splitKv && l.kernel == &kernel
+                 ? " (" + std::to_string(tiles) + " Q tiles x " +
+                       std::to_string(S) + " K/V splits)"
+                 : std::string()));
+    for (int i = 0; i < 3; ++i)
+      l.out->grid[i] = uint32_t(grid[i]);
+    l.out->block[0] = uint32_t(l.kernel->threads);
+    l.out->ldsBytes = uint64_t(l.kernel->ldsBytes);
+  }
   return packed;
 }
 
@@ -293,15 +368,32 @@ const Manifest &Kernel::manifest() const { return state->manifest; }
 
 Device Kernel::device() const { return Device(state->backend); }
 
-Status Kernel::launch(const AttentionArgs &args,
-                      const LaunchOptions &options) const {
+Status Kernel::launch(const AttentionArgs &args, const LaunchOptions &options,
+                      LaunchInfo *launched) const {
   const KernelInfo &k = info();
-  auto withContext = [&](Status s) {
+  const std::vector<KernelInfo> &kernels = state->manifest.kernels;
+  auto withContext = [&](Status s, const KernelInfo &kernel) {
     return std::move(s)
-        .withKernel(k.name)
+        .withKernel(kernel.name)
         .withTarget(state->manifest.target)
         .withDevice(state->backend->name());
   };
+  if (k.isCombine()) {
+    const KernelInfo *owner = nullptr;
+    for (const KernelInfo &other : kernels)
+      if (!owner && other.splitKv && other.combine == k.name)
+        owner = &other;
+    return withContext(
+        invalid(owner ? "kernel '" + k.name +
+                            "' is the combine kernel of split-KV kernel '" +
+                            owner->name + "': launch '" + owner->name +
+                            "', which runs both"
+                      : "kernel '" + k.name +
+                            "' is a combine kernel, which runs after its "
+                            "split kernel, and no kernel of this module "
+                            "names it"),
+        k);
+  }
   const std::pair<const char *, const Buffer *> buffers[] = {{"Q", args.q},
                                                              {"K", args.k},
                                                              {"V", args.v},
@@ -311,23 +403,76 @@ Status Kernel::launch(const AttentionArgs &args,
     if (buffer && buffer->backend != state->backend)
       return withContext(invalid(std::string("buffer ") + name +
                                  " was not allocated on device '" +
-                                 state->backend->name() + "'"));
-  Expected<PackedLaunch> packed =
-      packAttentionArgs(k, args, state->backend->limits());
+                                 state->backend->name() + "'"),
+                         k);
+  const int combineIndex = state->combineIndex[index];
+  const KernelInfo *combine =
+      combineIndex >= 0 ? &kernels[size_t(combineIndex)] : nullptr;
+  Expected<PackedLaunch> packed = packAttentionArgs(
+      k, args, state->backend->limits(), combine, options.kvSplits);
   if (!packed)
-    return withContext(packed.takeStatus());
-  Status s = state->code->launch(index, packed->geometry, packed->words.data(),
-                                 options);
-  if (!s.ok())
-    return withContext(std::move(s));
-  if (options.checkGuards) {
-    const size_t elem = dtypeBytes(k.dtype);
-    for (const auto &[name, buffer] : buffers)
-      if (buffer && buffer->guardBytes())
-        if (Status g = buffer->checkGuards(
-                name, std::string(name) == "LSE" ? sizeof(float) : elem);
-            !g.ok())
-          return withContext(std::move(g));
+    return withContext(packed.takeStatus(), k);
+
+  const size_t elem = dtypeBytes(k.dtype);
+  auto checkGuards = [&]() -> Status {
+    if (options.checkGuards)
+      for (const auto &[name, buffer] : buffers)
+        if (buffer && buffer->guardBytes())
+          if (Status g = buffer->checkGuards(
+                  name, std::string(name) == "LSE" ? sizeof(float) : elem);
+              !g.ok())
+            return withContext(std::move(g), k);
+    return Status::success();
+  };
+  if (launched) {
+    *launched = LaunchInfo();
+    launched->kvSplits = packed->split.kvSplits;
+    launched->geometry = packed->geometry;
+    launched->combineGeometry = packed->combineGeometry;
   }
-  return s;
+  if (!combine) {
+    Status s = state->code->launch(index, packed->geometry,
+                                   packed->words.data(), options, {0, 1});
+    if (!s.ok())
+      return withContext(std::move(s), k);
+    return checkGuards();
+  }
+
+  // Split-KV: the split kernel, then the combine kernel, over a workspace
+  // this launch holds alone.
+  WorkspacePool &pool = *state->workspaces[index];
+  Expected<WorkspacePool::Workspace> ws = pool.take(
+      device(), packed->split.workspaceOBytes, packed->split.workspaceLseBytes);
+  if (!ws)
+    return withContext(ws.takeStatus(), k);
+  if (launched)
+    launched->workspaceAllocated = ws->fresh;
+  if (Status s = bindWorkspace(*packed, k, ws->o, ws->lse); !s.ok())
+    return withContext(std::move(s), k);
+  Status s = state->code->launch(index, packed->geometry, packed->words.data(),
+                                 options, {0, 2});
+  if (!s.ok())
+    s = withContext(std::move(s), k);
+  else if (Status c = state->code->launch(
+               size_t(combineIndex), *packed->combineGeometry,
+               packed->words.data(), options, {1, 2});
+           !c.ok())
+    s = withContext(std::move(c), *combine);
+  // A workspace whose guard zones a kernel overwrote is not reused: the
+  // next launch would report this one's write.
+  bool intact = true;
+  if (options.checkGuards)
+    for (const auto &[name, buffer] :
+         {std::pair<const char *, const Buffer *>{"workspace O", &ws->o},
+          {"workspace LSE", &ws->lse}})
+      if (Status g = buffer->checkGuards(name, sizeof(float)); !g.ok()) {
+        intact = false;
+        if (s.ok())
+          s = withContext(std::move(g), k);
+      }
+  if (intact)
+    pool.give(ws.take());
+  if (!s.ok())
+    return s;
+  return checkGuards();
 }

@@ -83,11 +83,13 @@ public:
     return Status::success();
   }
 
-  Status getBool(const std::string &field, bool &out) const {
+  Status getBool(const std::string &field, bool &out,
+                 bool required = true) const {
     const Json *v;
-    if (Status s = get(field, v, false); !s.ok())
+    if (Status s = get(field, v, false, required); !s.ok())
       return s;
-    out = v->get<bool>();
+    if (v)
+      out = v->get<bool>();
     return Status::success();
   }
 
@@ -113,6 +115,120 @@ private:
   std::string path;
 };
 } // namespace
+
+const char *fa::kernelRoleName(KernelRole role) {
+  return role == KernelRole::Combine ? "combine" : "attention";
+}
+
+/// The split-KV fields of one kernel (role, kv_splits, combine, gqa_packed)
+/// and how they agree with its ABI version; what `combine` names is checked
+/// once every kernel is read (checkCombineKernels).
+static Status parseSplitKvFields(const FieldReader &r, KernelInfo &k) {
+  std::string role = "attention";
+  const Json *splits, *combine;
+  Status s;
+  if (!(s = r.getString("role", role, false)).ok() ||
+      !(s = r.get("kv_splits", splits, "", false)).ok() ||
+      !(s = r.get("combine", combine, "", false)).ok() ||
+      !(s = r.getBool("gqa_packed", k.gqaPacked, false)).ok())
+    return s;
+  if (role == "combine")
+    k.role = KernelRole::Combine;
+  else if (role != "attention")
+    return r.error("role", "unknown role " + jsonDump(role) +
+                               " (expected \"attention\" or \"combine\")");
+  if (splits) {
+    if (splits->get<std::string>() != "runtime")
+      return r.error("kv_splits",
+                     "unknown value " + jsonDump(*splits) +
+                         " (expected \"runtime\": the runtime chooses the "
+                         "split count per launch)");
+    k.splitKv = true;
+  }
+  const bool hasCombine = combine != nullptr;
+  if (combine) {
+    k.combine = combine->get<std::string>();
+    if (k.combine.empty())
+      return r.error("combine", "empty");
+  }
+
+  const std::string version = std::to_string(k.abiVersion);
+  if (k.isCombine()) {
+    if (k.abiVersion < 2)
+      return r.error("role", "a combine kernel takes the split-KV ABI "
+                             "(abi_version 2), this one says abi_version " +
+                                 version);
+    for (const auto &[field, set] :
+         {std::pair<const char *, bool>{"kv_splits", k.splitKv},
+          {"combine", hasCombine},
+          {"gqa_packed", k.gqaPacked}})
+      if (set)
+        return r.error(field, "a combine kernel has no " + std::string(field) +
+                                  " (it runs on grid (ceil(Lq / block_m), "
+                                  "Hq, B) after its split kernel)");
+    return Status::success();
+  }
+  if (k.splitKv && k.abiVersion < 2)
+    return r.error("kv_splits", "a split-KV kernel takes ABI version 2, this "
+                                "one says abi_version " +
+                                    version);
+  if (k.abiVersion == 2 && !k.splitKv)
+    return r.error("abi_version",
+                   "version 2 is the split-KV ABI: an attention kernel of "
+                   "version 2 needs \"kv_splits\": \"runtime\" and a "
+                   "\"combine\" kernel");
+  if (k.splitKv && !hasCombine)
+    return r.error("combine", "missing: a split-KV kernel names the kernel "
+                              "that combines its splits");
+  if (!k.splitKv && hasCombine)
+    return r.error("combine", "only a split-KV kernel (\"kv_splits\": "
+                              "\"runtime\") has a combine kernel");
+  return Status::success();
+}
+
+/// Every split-KV kernel's `combine` names a combine kernel that reads and
+/// writes the same buffers: the same dtype, head_dim and has_lse.
+static Status checkCombineKernels(const std::vector<KernelInfo> &kernels) {
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    const KernelInfo &k = kernels[i];
+    if (!k.splitKv)
+      continue;
+    const std::string field = "kernels[" + std::to_string(i) + "].combine";
+    auto error = [&](const std::string &what) {
+      return Status::error(ErrorCode::ManifestError,
+                           "manifest field '" + field + "': " + what);
+    };
+    const KernelInfo *c = nullptr;
+    std::string names;
+    for (const KernelInfo &other : kernels) {
+      if (other.name == k.combine)
+        c = &other;
+      names += (names.empty() ? "" : ", ") + other.name;
+    }
+    if (!c)
+      return error("no kernel '" + k.combine +
+                   "' in the manifest (it has: " + names + ")");
+    if (!c->isCombine())
+      return error("kernel '" + k.combine +
+                   "' is not a combine kernel (its role is \"" +
+                   kernelRoleName(c->role) + "\")");
+    auto differs = [&](const char *what, const std::string &mine,
+                       const std::string &theirs) {
+      return error("combine kernel '" + c->name + "' has " + what + " " +
+                   theirs + ", kernel '" + k.name + "' has " + mine +
+                   " (the two share the O and LSE buffers and the workspace)");
+    };
+    if (c->dtype != k.dtype)
+      return differs("dtype", dtypeName(k.dtype), dtypeName(c->dtype));
+    if (c->headDim != k.headDim)
+      return differs("head_dim", std::to_string(k.headDim),
+                     std::to_string(c->headDim));
+    if (c->hasLse != k.hasLse)
+      return differs("has_lse", k.hasLse ? "true" : "false",
+                     c->hasLse ? "true" : "false");
+  }
+  return Status::success();
+}
 
 static Status parseKernel(const Json &value, size_t index, KernelInfo &k) {
   std::string path = "kernels[" + std::to_string(index) + "].";
@@ -182,7 +298,7 @@ static Status parseKernel(const Json &value, size_t index, KernelInfo &k) {
   if (!(k.scale > 0) || !std::isfinite(k.scale))
     return r.error("scale",
                    "must be a positive finite number, got " + jsonDump(*scale));
-  return Status::success();
+  return parseSplitKvFields(r, k);
 }
 
 Expected<Manifest> fa::parseManifest(std::string_view json) {
@@ -235,6 +351,8 @@ Expected<Manifest> fa::parseManifest(std::string_view json) {
         return top.error("kernels", "duplicate kernel name '" + k.name + "'");
     m.kernels.push_back(std::move(k));
   }
+  if (Status cs = checkCombineKernels(m.kernels); !cs.ok())
+    return cs;
   return m;
 }
 
@@ -269,24 +387,35 @@ std::string fa::formatManifest(const Manifest &m) {
       sizes[staticSizeNames[i]] = k.staticSizes[i];
     for (const auto &[name, figure] : k.resources)
       resources[name] = figure;
-    Json entry = {{"name", k.name},
-                  {"symbol", k.symbol},
-                  {"abi_version", k.abiVersion},
-                  {"dtype", dtypeName(k.dtype)},
-                  {"head_dim", k.headDim},
-                  {"causal", k.causal},
-                  {"scale", k.scale},
-                  {"has_lse", k.hasLse},
-                  {"block_m", k.blockM},
-                  {"block_n", k.blockN},
-                  {"threads", k.threads},
-                  {"wave_size", k.waveSize},
-                  {"lds_bytes", k.ldsBytes},
-                  {"dynamic_lds_bytes", k.dynamicLdsBytes},
-                  {"index_bits", k.indexBits},
-                  {"lds_pad", k.ldsPad},
-                  {"stages", k.stages},
-                  {"static_sizes", sizes}};
+    Json entry = {
+        {"name", k.name}, {"symbol", k.symbol}, {"abi_version", k.abiVersion}};
+    // The split-KV fields only where they say something, so a dense
+    // kernel's entry reads as it did before they existed.
+    if (k.isCombine())
+      entry["role"] = kernelRoleName(k.role);
+    if (k.splitKv)
+      entry["kv_splits"] = "runtime";
+    if (!k.combine.empty())
+      entry["combine"] = k.combine;
+    if (k.gqaPacked)
+      entry["gqa_packed"] = true;
+    Json rest = {{"dtype", dtypeName(k.dtype)},
+                 {"head_dim", k.headDim},
+                 {"causal", k.causal},
+                 {"scale", k.scale},
+                 {"has_lse", k.hasLse},
+                 {"block_m", k.blockM},
+                 {"block_n", k.blockN},
+                 {"threads", k.threads},
+                 {"wave_size", k.waveSize},
+                 {"lds_bytes", k.ldsBytes},
+                 {"dynamic_lds_bytes", k.dynamicLdsBytes},
+                 {"index_bits", k.indexBits},
+                 {"lds_pad", k.ldsPad},
+                 {"stages", k.stages},
+                 {"static_sizes", sizes}};
+    for (auto it = rest.begin(); it != rest.end(); ++it)
+      entry[it.key()] = std::move(*it);
     if (!k.resources.empty())
       entry["resources"] = resources;
     kernels.push_back(std::move(entry));

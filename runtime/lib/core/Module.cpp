@@ -9,8 +9,8 @@
 //   1. both files readable, manifest well-formed;
 //   2. the code object is the one the manifest describes (bytes, FNV-1a 64);
 //   3. the device runs the manifest's target (in its code object format);
-//   4. every kernel uses this runtime's ABI version and fits the device
-//      (threads, static + dynamic LDS);
+//   4. every kernel uses an ABI version this runtime implements (1, dense;
+//      2, split-KV) and fits the device (threads, static + dynamic LDS);
 //   5. the backend loads the bytes and resolves every kernel symbol.
 // A half-built module is destroyed on failure.
 //
@@ -119,10 +119,10 @@ Expected<Module> Module::loadBytes(const Device &device, Manifest manifest,
           .withTarget(manifest.target)
           .withDevice(device.name());
     };
-    if (k.abiVersion != FA_ABI_VERSION)
+    if (k.abiVersion < 1 || k.abiVersion > FA_ABI_VERSION)
       return fail("kernel '" + k.name + "' uses kernel ABI version " +
                   std::to_string(k.abiVersion) +
-                  ", this runtime implements version " +
+                  ", this runtime implements versions 1 to " +
                   std::to_string(FA_ABI_VERSION));
     if (uint64_t(k.threads) > limits.maxThreadsPerWorkgroup)
       return fail("kernel '" + k.name + "' needs " + std::to_string(k.threads) +
@@ -152,6 +152,18 @@ Expected<Module> Module::loadBytes(const Device &device, Manifest manifest,
         .withDevice(device.name());
   state->code = code.take();
   state->manifest = std::move(manifest);
+  // parseManifest checked that each `combine` names a combine kernel.
+  const std::vector<KernelInfo> &kernels = state->manifest.kernels;
+  state->combineIndex.assign(kernels.size(), -1);
+  state->workspaces.resize(kernels.size());
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    if (!kernels[i].splitKv)
+      continue;
+    for (size_t j = 0; j < kernels.size(); ++j)
+      if (kernels[j].name == kernels[i].combine)
+        state->combineIndex[i] = int(j);
+    state->workspaces[i] = std::make_unique<WorkspacePool>();
+  }
   return Module(std::move(state));
 }
 
@@ -161,8 +173,13 @@ const std::string &Module::path() const { return state->path; }
 
 Expected<Kernel> Module::kernel(std::string_view name) const {
   const std::vector<KernelInfo> &kernels = state->manifest.kernels;
-  if (name.empty())
+  // The first attention: a combine kernel is launched by its split kernel.
+  if (name.empty()) {
+    for (size_t i = 0; i < kernels.size(); ++i)
+      if (!kernels[i].isCombine())
+        return Kernel(state, i);
     return Kernel(state, 0);
+  }
   std::string known;
   for (size_t i = 0; i < kernels.size(); ++i) {
     if (kernels[i].name == name)

@@ -417,12 +417,23 @@ Status fa::detail::checkAmdgpuCodeObject(const Manifest &manifest,
     // The kernarg buffer the runtime packs for the manifest's index_bits
     // must be the one the kernel reads, or it reads pointers from the wrong
     // offsets.
-    uint64_t words[FA_ABI_NUM_WORDS] = {};
-    uint64_t packed = packKernargSegment(words, int(k.indexBits)).size();
+    uint64_t words[FA_ABI_MAX_WORDS] = {};
+    const uint32_t numWords = fa_abi_num_words(uint32_t(k.abiVersion));
+    if (numWords == 0)
+      return Status::error(ErrorCode::Unsupported,
+                           "kernel '" + k.name + "' uses kernel ABI version " +
+                               std::to_string(k.abiVersion) +
+                               ", this runtime implements versions 1 to " +
+                               std::to_string(FA_ABI_VERSION))
+          .withKernel(k.name);
+    uint64_t packed =
+        packKernargSegment(words, numWords, int(k.indexBits)).size();
     if (packed != m->explicitKernargBytes)
       return Status::error(ErrorCode::ManifestError,
-                           "kernel '" + k.name +
-                               "': the manifest's index_bits " +
+                           "kernel '" + k.name + "': the manifest's " +
+                               "abi_version " + std::to_string(k.abiVersion) +
+                               " (" + std::to_string(numWords) +
+                               " words) and index_bits " +
                                std::to_string(k.indexBits) + " give " +
                                std::to_string(packed) +
                                " bytes of kernel arguments, the code "

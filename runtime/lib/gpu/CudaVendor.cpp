@@ -58,6 +58,7 @@ constexpr int CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1;
 constexpr int CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X = 2;
 constexpr int CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X = 5; // Y = 6, Z = 7
 constexpr int CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK = 8;
+constexpr int CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16;
 constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
 constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
 constexpr int CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97;
@@ -245,6 +246,8 @@ private:
          "CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y"},
         {CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X + 2, &grid[2],
          "CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z"},
+        {CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, &computeUnits,
+         "CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT", 1, 1 << 16},
     };
   }
   Status finishInit(const std::string &what) override {
@@ -255,6 +258,7 @@ private:
     limits_.maxLdsBytes = uint64_t(sharedOptin);
     for (int i = 0; i < 3; ++i)
       limits_.maxGrid[i] = uint32_t(grid[i]);
+    limits_.computeUnits = uint32_t(computeUnits);
     targets_ = {"sm_" + std::to_string(ccMajor) + std::to_string(ccMinor)};
     arch_ = targets_.front();
     waveSize_ = 32;
@@ -334,12 +338,12 @@ private:
   Status finishFunction(const KernelInfo &k, GpuFunction &f,
                         bool faKernels) const override;
 
-  void packWords(const uint64_t *words, int, GpuParams &params) const override {
-    // One pointer per ABI word (the index width changes only which half of
-    // a word the driver reads).
-    params.pointers.resize(kMaxKernelParams);
-    size_t count = packKernelParams(words, params.pointers.data());
-    (void)count; // the kernel's parameter list is fixed by the ABI
+  void packWords(const uint64_t *words, size_t numWords, int,
+                 GpuParams &params) const override {
+    // One pointer per ABI word of the kernel's version (the index width
+    // changes only which half of a word the driver reads).
+    params.pointers.resize(std::min(numWords, kMaxKernelParams));
+    packKernelParams(words, params.pointers.size(), params.pointers.data());
   }
   void packRaw(const uint64_t *args, size_t count,
                GpuParams &params) const override {
@@ -369,6 +373,7 @@ private:
   int ccMajor = 0, ccMinor = 0;
   int maxBlockDimX = 0;
   int maxThreads = 0, grid[3] = {0, 0, 0};
+  int computeUnits = 0;   ///< streaming multiprocessors
   int sharedPerBlock = 0; ///< without opt-in (48 KiB)
   int sharedOptin = 0;    ///< with MAX_DYNAMIC_SHARED_SIZE_BYTES raised
 };

@@ -44,9 +44,11 @@ public:
   }
 
   Status launch(size_t index, const LaunchGeometry &g, const uint64_t *words,
-                const LaunchOptions &) override {
+                const LaunchOptions &, LaunchStep) override {
+    const KernelInfo &k = functions[index].info;
     GpuParams params;
-    backend->packWords(words, int(functions[index].info.indexBits), params);
+    backend->packWords(words, fa_abi_num_words(uint32_t(k.abiVersion)),
+                       int(k.indexBits), params);
     return launchParams(index, g, params);
   }
   Status launchRaw(size_t index, const LaunchGeometry &g, const uint64_t *args,

@@ -204,7 +204,7 @@ protected:
 
   /// The ABI words (with the kernel's index width) / raw 8-byte parameters
   /// as the launch call takes them.
-  virtual void packWords(const uint64_t *words, int indexBits,
+  virtual void packWords(const uint64_t *words, size_t numWords, int indexBits,
                          GpuParams &params) const = 0;
   virtual void packRaw(const uint64_t *args, size_t count,
                        GpuParams &params) const = 0;

@@ -28,10 +28,11 @@
 //            workgroup limit), hipModuleLoadData (an ELF file for EM_AMDGPU),
 //            hipModuleGetFunction per kernel, hipFuncGetAttribute (optional)
 //            for registers and static LDS.
-//   Launch:  hipModuleLaunchKernel with the 44 ABI words as the packed
-//            kernarg buffer (HIP_LAUNCH_PARAM_BUFFER_POINTER) laid out as
-//            the code object's `.args` say (packKernargSegment, Vendor.h:
-//            8-byte words, or 4-byte descriptor fields with 32-bit index
+//   Launch:  hipModuleLaunchKernel with the ABI words (44, or 55 for a
+//            split-KV kernel of ABI version 2) as the packed kernarg buffer
+//            (HIP_LAUNCH_PARAM_BUFFER_POINTER) laid out as the code
+//            object's `.args` say (packKernargSegment, Vendor.h: 8-byte
+//            words, or 4-byte descriptor fields with 32-bit index
 //            arithmetic). Then hipDeviceSynchronize.
 //
 // The code object's target must be the device's processor; gfx906 code on a
@@ -60,6 +61,7 @@ using hipStream_t = struct ihipStream_t *;
 constexpr int hipDeviceAttributeMaxBlockDimX = 26;
 constexpr int hipDeviceAttributeMaxGridDimX = 29; // Y = 30, Z = 31
 constexpr int hipDeviceAttributeMaxThreadsPerBlock = 56;
+constexpr int hipDeviceAttributeMultiprocessorCount = 63;
 constexpr int hipDeviceAttributeMaxSharedMemoryPerBlock = 74;
 constexpr int hipDeviceAttributeWarpSize = 87;
 // hipFunction_attribute (as CUDA's).
@@ -228,6 +230,8 @@ private:
          "hipDeviceAttributeMaxGridDimY", 1, INT32_MAX},
         {hipDeviceAttributeMaxGridDimX + 2, &grid[2],
          "hipDeviceAttributeMaxGridDimZ", 1, INT32_MAX},
+        {hipDeviceAttributeMultiprocessorCount, &computeUnits,
+         "hipDeviceAttributeMultiprocessorCount", 1, 1024},
     };
   }
   Status finishInit(const std::string &what) override;
@@ -312,12 +316,12 @@ private:
   Status finishFunction(const KernelInfo &k, GpuFunction &f,
                         bool faKernels) const override;
 
-  void packWords(const uint64_t *words, int indexBits,
+  void packWords(const uint64_t *words, size_t numWords, int indexBits,
                  GpuParams &params) const override {
     // The explicit kernargs: the ABI words laid out as the kernel's
     // argument list has them (4-byte descriptor fields with 32-bit index
     // arithmetic). HIP appends the hidden arguments.
-    params.kernargs = packKernargSegment(words, indexBits);
+    params.kernargs = packKernargSegment(words, numWords, indexBits);
   }
   void packRaw(const uint64_t *args, size_t count,
                GpuParams &params) const override {
@@ -348,6 +352,7 @@ private:
 
   const HipApi &api;
   int maxThreads = 0, blockX = 0, lds = 0, grid[3] = {0, 0, 0};
+  int computeUnits = 0;
 };
 
 } // namespace
@@ -357,6 +362,7 @@ Status HipBackend::finishInit(const std::string &what) {
   limits_.maxLdsBytes = uint64_t(lds);
   for (int i = 0; i < 3; ++i)
     limits_.maxGrid[i] = uint32_t(grid[i]);
+  limits_.computeUnits = uint32_t(computeUnits);
 
   // The gcnArchName, read without assuming the struct's layout.
   std::vector<char> props(kDevicePropBytes, 0);

@@ -88,27 +88,35 @@ openBackendOnce(const Probe &probe, int ordinal, const char *kind,
 //===----------------------------------------------------------------------===//
 
 /// The AMDGPU kernarg segment (the explicit arguments) of an fa kernel for
-/// the 44 ABI words. With 64-bit index arithmetic every argument is 8 bytes
-/// and the segment is the words as they are (352 bytes). With 32-bit index
-/// arithmetic (manifest index_bits 32) each buffer descriptor is two 8-byte
-/// pointers then offset, size and stride as 4-byte integers, padded to 8
-/// (32 bytes per buffer), then the 19 8-byte sizes and strides: 312 bytes.
-/// This is the layout of the code object's `.args` metadata
+/// its `numWords` ABI words (44 for ABI version 1, 55 for version 2). With
+/// 64-bit index arithmetic every argument is 8 bytes and the segment is the
+/// words as they are (352 / 440 bytes). With 32-bit index arithmetic
+/// (manifest index_bits 32) each buffer descriptor (Q, K, V, O, LSE, and
+/// version 2's workspace O and LSE) is two 8-byte pointers then offset,
+/// size and stride as 4-byte integers, padded to 8 (32 bytes per buffer),
+/// and every other word (sizes, strides, S) 8 bytes: 312 / 384 bytes. This
+/// is the layout of the code object's `.args` metadata
 /// (test/tools/fac-gfx906.test pins it on a compiled kernel).
-std::vector<uint8_t> packKernargSegment(const uint64_t *words, int indexBits);
+std::vector<uint8_t> packKernargSegment(const uint64_t *words, size_t numWords,
+                                        int indexBits);
 
-/// Parameters of an fa kernel: one per ABI word (KernelAbi.h).
-constexpr size_t kMaxKernelParams = FA_ABI_NUM_WORDS;
+/// Parameters of an fa kernel: one per ABI word (KernelAbi.h), of the
+/// newest version at most.
+constexpr size_t kMaxKernelParams = FA_ABI_MAX_WORDS;
 
 /// Fills `params` (cuLaunchKernel's kernelParams: one pointer per
-/// parameter, pointing at its value) from the ABI `words`; returns 44. MLIR's
-/// lowering of the kernel's memrefs gives 5 parameters per buffer (allocated
-/// ptr, aligned ptr, offset, size, stride), then the 19 i64 scalars: one
-/// word each. With 32-bit index arithmetic the offset, size and stride
-/// parameters are 4 bytes and the driver reads the low half of their word
-/// (little-endian). `params[i]` points into `words`, which must outlive the
-/// launch call.
-size_t packKernelParams(const uint64_t *words, void **params);
+/// parameter, pointing at its value) from the `numWords` ABI `words`;
+/// returns `numWords`. MLIR's lowering of the kernel's memrefs gives 5
+/// parameters per buffer (allocated ptr, aligned ptr, offset, size,
+/// stride), then the i64 scalars: one word each. With 32-bit index
+/// arithmetic the offset, size and stride parameters are 4 bytes and the
+/// driver reads the low half of their word (little-endian). `params[i]`
+/// points into `words`, which must outlive the launch call.
+size_t packKernelParams(const uint64_t *words, size_t numWords, void **params);
+
+/// True for ABI word `i` that is a buffer descriptor's offset, size or
+/// stride (a 4-byte parameter with 32-bit index arithmetic).
+bool isDescriptorIndexWord(size_t i);
 
 //===----------------------------------------------------------------------===//
 // Targets

@@ -50,13 +50,24 @@ Status fa::detail::noSuchOrdinalError(const char *kind, const char *vendor,
       .withDevice(spec);
 }
 
-size_t fa::detail::packKernelParams(const uint64_t *words, void **params) {
-  for (int i = 0; i < FA_ABI_NUM_WORDS; ++i)
+size_t fa::detail::packKernelParams(const uint64_t *words, size_t numWords,
+                                    void **params) {
+  for (size_t i = 0; i < numWords; ++i)
     params[i] = const_cast<void *>(static_cast<const void *>(words + i));
-  return FA_ABI_NUM_WORDS;
+  return numWords;
+}
+
+bool fa::detail::isDescriptorIndexWord(size_t i) {
+  auto fieldOf = [&](size_t first, size_t buffers) {
+    return i >= first && i < first + buffers * FA_ABI_WORDS_PER_BUFFER &&
+           (i - first) % FA_ABI_WORDS_PER_BUFFER >= 2;
+  };
+  return fieldOf(FA_ABI_Q, FA_ABI_NUM_BUFFERS) ||
+         fieldOf(FA_ABI_WS_O, 2); // version 2's workspace O and LSE
 }
 
 std::vector<uint8_t> fa::detail::packKernargSegment(const uint64_t *words,
+                                                    size_t numWords,
                                                     int indexBits) {
   std::vector<uint8_t> out;
   auto put = [&](uint64_t value, size_t bytes) {
@@ -64,15 +75,8 @@ std::vector<uint8_t> fa::detail::packKernargSegment(const uint64_t *words,
     out.resize(at + bytes, 0);
     std::memcpy(out.data() + at, &value, bytes); // little-endian target
   };
-  for (int b = 0; b < FA_ABI_NUM_BUFFERS; ++b) {
-    const uint64_t *d = words + b * FA_ABI_WORDS_PER_BUFFER;
-    put(d[0], 8);
-    put(d[1], 8);
-    for (int i = 2; i < 5; ++i)
-      put(d[i], indexBits == 32 ? 4 : 8);
-  }
-  for (int i = FA_ABI_SIZES; i < FA_ABI_NUM_WORDS; ++i)
-    put(words[i], 8);
+  for (size_t i = 0; i < numWords; ++i)
+    put(words[i], indexBits == 32 && isDescriptorIndexWord(i) ? 4 : 8);
   return out;
 }
 

@@ -58,10 +58,11 @@ public:
   ~HostCode() override { ::dlclose(handle); }
 
   Status launch(size_t index, const LaunchGeometry &g, const uint64_t *words,
-                const LaunchOptions &options) override {
+                const LaunchOptions &options, LaunchStep) override {
     HostLaunch l;
     l.entry = entries[index];
     l.args = words;
+    l.numWords = fa_abi_num_words(uint32_t(kernels[index].abiVersion));
     l.kernelName = kernels[index].name;
     for (int i = 0; i < 3; ++i) {
       l.grid[i] = g.grid[i];
@@ -87,6 +88,10 @@ public:
     limits_.maxGrid[0] = 0x7fffffff;
     limits_.maxGrid[1] = 65535;
     limits_.maxGrid[2] = 65535;
+    // The emulator has no compute units of its own; it claims an MI50's 60,
+    // gfx906-sim's, so that the automatic K/V split count is the same on
+    // both and a split-KV kernel is tested on the host as it runs there.
+    limits_.computeUnits = 60;
   }
 
   const std::string &name() const override { return name_; }
@@ -233,23 +238,32 @@ static const char *hostDTypeName(uint32_t dtype) {
 
 Status fa::detail::checkHostInfo(const KernelInfo &k,
                                  const fa_host_info &info) {
-  auto abi = [&](const std::string &what, uint64_t code, uint64_t runtime) {
+  auto abi = [&](const std::string &what, uint64_t code,
+                 const std::string &runtime) {
     return Status::error(ErrorCode::Unsupported,
                          "kernel '" + k.name + "': the code object's " + what +
-                             " is " + std::to_string(code) +
-                             ", this runtime's is " + std::to_string(runtime) +
+                             " is " + std::to_string(code) + ", " + runtime +
                              " (compiled for another kernel ABI; rebuild it "
                              "with this fac)");
   };
+  auto ours = [](uint64_t value) {
+    return "this runtime's is " + std::to_string(value);
+  };
   // The ABI first: the rest of the record means nothing without it.
-  if (info.abi_version != FA_ABI_VERSION)
-    return abi("kernel ABI version", info.abi_version, FA_ABI_VERSION);
+  const uint32_t words = fa_abi_num_words(info.abi_version);
+  if (words == 0)
+    return abi("kernel ABI version", info.abi_version,
+               "this runtime implements versions 1 to " +
+                   std::to_string(FA_ABI_VERSION));
   if (info.info_bytes != sizeof(fa_host_info))
-    return abi("fa_host_info size", info.info_bytes, sizeof(fa_host_info));
-  if (info.num_words != FA_ABI_NUM_WORDS)
-    return abi("ABI word count", info.num_words, FA_ABI_NUM_WORDS);
+    return abi("fa_host_info size", info.info_bytes,
+               ours(sizeof(fa_host_info)));
+  if (info.num_words != words)
+    return abi("ABI word count", info.num_words,
+               "ABI version " + std::to_string(info.abi_version) + " has " +
+                   std::to_string(words));
   if (info.env_bytes != sizeof(fa_host_env))
-    return abi("fa_host_env size", info.env_bytes, sizeof(fa_host_env));
+    return abi("fa_host_env size", info.env_bytes, ours(sizeof(fa_host_env)));
 
   auto mismatch = [&](const std::string &field, const std::string &manifest,
                       const std::string &code) {
@@ -275,6 +289,7 @@ Status fa::detail::checkHostInfo(const KernelInfo &k,
   if (dtypeName(k.dtype) != std::string(dtype))
     return mismatch("dtype", dtypeName(k.dtype), dtype);
   const std::pair<const char *, std::pair<int64_t, int64_t>> fields[] = {
+      {"abi_version", {k.abiVersion, info.abi_version}},
       {"lds_bytes", {k.ldsBytes, int64_t(info.lds_bytes)}},
       {"threads", {k.threads, info.threads}},
       {"wave_size", {k.waveSize, info.wave_size}},

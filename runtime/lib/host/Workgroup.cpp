@@ -126,14 +126,19 @@ std::string WorkgroupRunner::describeAddress(const void *addr) const {
     return "LDS (byte " + std::to_string(at - ldsBase) + ")";
   // The buffer whose aligned pointer (ABI word 1 of its descriptor) is the
   // closest at or below the address.
-  static const std::pair<const char *, int> buffers[] = {{"Q", FA_ABI_Q},
-                                                         {"K", FA_ABI_K},
-                                                         {"V", FA_ABI_V},
-                                                         {"O", FA_ABI_O},
-                                                         {"LSE", FA_ABI_LSE}};
+  static const std::pair<const char *, int> buffers[] = {
+      {"Q", FA_ABI_Q},
+      {"K", FA_ABI_K},
+      {"V", FA_ABI_V},
+      {"O", FA_ABI_O},
+      {"LSE", FA_ABI_LSE},
+      {"workspace O", FA_ABI_WS_O},
+      {"workspace LSE", FA_ABI_WS_LSE}};
   const char *name = nullptr;
   uintptr_t base = 0;
   for (const auto &[n, word] : buffers) {
+    if (uint32_t(word + 1) >= launch->numWords)
+      break;
     uintptr_t b = uintptr_t(launch->args[word + 1]);
     if (b != 0 && b <= at && (!name || b > base)) {
       name = n;

@@ -41,8 +41,8 @@ using namespace fa::detail;
 using namespace fa::sim;
 
 static void addStats(const SimStats &s);
-static void setLastProfile(const SimProfile &p);
-static void setLastEstimate(TimingEstimate e);
+static void setLastProfile(const SimProfile &p, LaunchStep step);
+static void setLastEstimate(TimingEstimate e, LaunchStep step);
 
 namespace {
 
@@ -50,6 +50,9 @@ constexpr const char *kName = "gfx906-sim";
 /// gfx906: 64 KiB of LDS per workgroup, 1024 work-items.
 constexpr uint64_t kMaxLds = 65536;
 constexpr uint32_t kMaxThreads = 1024;
+/// An MI50's CUs, as the timing model dispatches them: what the automatic
+/// K/V split count fills.
+constexpr uint32_t kComputeUnits = 60;
 
 /// Allocations, by address. Shared by the backend and its loaded code.
 struct Allocations {
@@ -95,18 +98,19 @@ public:
       : allocations(std::move(allocations)), module(std::move(module)) {}
 
   Status launch(size_t index, const LaunchGeometry &g, const uint64_t *words,
-                const LaunchOptions &options) override {
+                const LaunchOptions &options, LaunchStep step) override {
     const SimKernelEntry &e = kernels[index];
     std::vector<uint8_t> kernarg =
-        packKernargSegment(words, int(e.info.indexBits));
-    return run(e, g, kernarg, &options);
+        packKernargSegment(words, fa_abi_num_words(uint32_t(e.info.abiVersion)),
+                           int(e.info.indexBits));
+    return run(e, g, kernarg, &options, step);
   }
   Status launchRaw(size_t index, const LaunchGeometry &g, const uint64_t *args,
                    size_t count) override {
     std::vector<uint8_t> kernarg(count * sizeof(uint64_t));
     if (count)
       std::memcpy(kernarg.data(), args, kernarg.size());
-    return run(kernels[index], g, kernarg, nullptr);
+    return run(kernels[index], g, kernarg, nullptr, LaunchStep{});
   }
 
   std::shared_ptr<Allocations> allocations;
@@ -115,7 +119,8 @@ public:
 
 private:
   Status run(const SimKernelEntry &e, const LaunchGeometry &g,
-             std::vector<uint8_t> kernarg, const LaunchOptions *options);
+             std::vector<uint8_t> kernarg, const LaunchOptions *options,
+             LaunchStep step);
 };
 
 class SimBackend : public Backend,
@@ -127,6 +132,7 @@ public:
     limits_.maxGrid[0] = 0x7fffffff;
     limits_.maxGrid[1] = 65535;
     limits_.maxGrid[2] = 65535;
+    limits_.computeUnits = kComputeUnits;
   }
 
   const std::string &name() const override { return name_; }
@@ -282,8 +288,8 @@ SimBackend::load(const Manifest &manifest, const std::vector<uint8_t> &bytes,
 }
 
 Status SimCode::run(const SimKernelEntry &e, const LaunchGeometry &g,
-                    std::vector<uint8_t> kernarg,
-                    const LaunchOptions *options) {
+                    std::vector<uint8_t> kernarg, const LaunchOptions *options,
+                    LaunchStep step) {
   SimDispatch d;
   d.module = module.get();
   d.kernel = e.kernel;
@@ -334,7 +340,7 @@ Status SimCode::run(const SimKernelEntry &e, const LaunchGeometry &g,
                        e.kernel->kd.groupSegmentFixedSize + d.dynamicLdsBytes,
                        std::move(timing->traces), params);
     est.kernel = e.info.name;
-    setLastEstimate(std::move(est));
+    setLastEstimate(std::move(est), step);
   }
   if (counters) {
     SimProfile p = summarizeProfile(module->program, *counters);
@@ -344,41 +350,57 @@ Status SimCode::run(const SimKernelEntry &e, const LaunchGeometry &g,
     setOccupancy(p, e.kernel->kd.vgprCount(), e.kernel->kd.sgprCount(),
                  e.kernel->kd.groupSegmentFixedSize + d.dynamicLdsBytes,
                  p.threadsPerWorkgroup);
-    setLastProfile(p);
+    setLastProfile(p, step);
   }
   return s;
 }
 
+// The profiles and estimates of the steps of the last call that asked for
+// them: a split-KV attention's two launches, or a dense one's one. Its
+// first step starts a new call.
 static std::mutex profileMutex;
-static std::string lastProfileText, lastProfileJson;
+static std::vector<std::string> lastProfileTexts, lastProfileJsons;
 
-static void setLastProfile(const SimProfile &p) {
+static void setLastProfile(const SimProfile &p, LaunchStep step) {
   std::string text = p.text(), json = p.json();
   std::lock_guard<std::mutex> lock(profileMutex);
-  lastProfileText = std::move(text);
-  lastProfileJson = std::move(json);
+  if (step.index == 0) {
+    lastProfileTexts.clear();
+    lastProfileJsons.clear();
+  }
+  lastProfileTexts.push_back(std::move(text));
+  lastProfileJsons.push_back(std::move(json));
 }
 
 static std::mutex estimateMutex;
-static std::optional<TimingEstimate> lastEstimateValue;
+static std::vector<TimingEstimate> lastEstimates;
 
-static void setLastEstimate(TimingEstimate e) {
+static void setLastEstimate(TimingEstimate e, LaunchStep step) {
   std::lock_guard<std::mutex> lock(estimateMutex);
-  lastEstimateValue = std::move(e);
+  if (step.index == 0)
+    lastEstimates.clear();
+  lastEstimates.push_back(std::move(e));
 }
 
 std::string SimBackend::lastEstimate(bool json, double flops) const {
   std::lock_guard<std::mutex> lock(estimateMutex);
-  if (!lastEstimateValue)
-    return {};
-  TimingEstimate e = *lastEstimateValue;
-  e.flops = flops;
-  return json ? e.json() : e.text();
+  return json ? estimatesJson(lastEstimates, flops)
+              : estimatesText(lastEstimates, flops);
 }
 
 std::string SimBackend::lastProfile(bool json) const {
   std::lock_guard<std::mutex> lock(profileMutex);
-  return json ? lastProfileJson : lastProfileText;
+  if (lastProfileTexts.size() == 1)
+    return json ? lastProfileJsons.front() : lastProfileTexts.front();
+  // A split-KV call: each launch's profile, in order.
+  std::string out;
+  for (size_t i = 0; i < lastProfileTexts.size(); ++i)
+    out +=
+        json ? std::string(i ? ", " : "{\"launches\": [") + lastProfileJsons[i]
+             : "launch " + std::to_string(i + 1) + " of " +
+                   std::to_string(lastProfileTexts.size()) + ": " +
+                   lastProfileTexts[i];
+  return json && !out.empty() ? out + "]}" : out;
 }
 
 Expected<std::shared_ptr<Backend>> fa::detail::openSimBackend() {

@@ -768,3 +768,90 @@ std::string TimingEstimate::json() const {
   o += "]}";
   return o;
 }
+
+namespace {
+/// What several launches of one call add up to.
+struct EstimateTotal {
+  double cycles = 0, seconds = 0, valu = 0, lds = 0, hbm = 0;
+  std::string limitedBy, limitedKernel; ///< of the longest launch
+  explicit EstimateTotal(const std::vector<TimingEstimate> &parts) {
+    double longest = -1;
+    for (const TimingEstimate &e : parts) {
+      cycles += e.cycles;
+      seconds += e.seconds;
+      valu += e.valuUse * e.seconds;
+      lds += e.ldsUse * e.seconds;
+      hbm += e.vmemUse * e.seconds;
+      if (e.seconds > longest) {
+        longest = e.seconds;
+        limitedBy = e.limitedBy;
+        limitedKernel = e.kernel;
+      }
+    }
+    if (seconds > 0) {
+      valu /= seconds;
+      lds /= seconds;
+      hbm /= seconds;
+    }
+  }
+};
+} // namespace
+
+std::string fa::sim::estimatesText(const std::vector<TimingEstimate> &parts,
+                                   double flops) {
+  if (parts.empty())
+    return {};
+  if (parts.size() == 1) {
+    TimingEstimate e = parts.front();
+    e.flops = flops;
+    return e.text();
+  }
+  std::string o;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    TimingEstimate e = parts[i];
+    e.flops = 0; // the call's FLOPs belong to the total
+    o += "launch " + std::to_string(i + 1) + " of " +
+         std::to_string(parts.size()) + ": " + e.text();
+  }
+  EstimateTotal t(parts);
+  char buf[160];
+  std::snprintf(buf, sizeof(buf), "total of the %zu launches: %.2f us",
+                parts.size(), t.seconds * 1e6);
+  o += buf;
+  if (flops > 0 && t.seconds > 0) {
+    double tf = flops / t.seconds / 1e12;
+    std::snprintf(buf, sizeof(buf),
+                  "; %.2f TFLOP/s (%.0f%% of the 26.8 TFLOP/s packed-fp16 "
+                  "peak)",
+                  tf, 100 * tf / 26.8);
+    o += buf;
+  }
+  o += "; limited by " + t.limitedBy + " (in kernel " + t.limitedKernel + ")\n";
+  return o;
+}
+
+std::string fa::sim::estimatesJson(const std::vector<TimingEstimate> &parts,
+                                   double flops) {
+  if (parts.empty())
+    return {};
+  if (parts.size() == 1) {
+    TimingEstimate e = parts.front();
+    e.flops = flops;
+    return e.json();
+  }
+  EstimateTotal t(parts);
+  const TimingEstimate &first = parts.front();
+  std::string o =
+      "{\"estimate\": true, \"model\": \"" + first.model +
+      "\", \"params\": \"" + first.params + "\", \"kernel\": \"" +
+      first.kernel + "\", \"cycles\": " + jnum(t.cycles) +
+      ", \"seconds\": " + jnum(t.seconds) + ", \"flops\": " + jnum(flops) +
+      ", \"tflops\": " +
+      jnum(flops > 0 && t.seconds > 0 ? flops / t.seconds / 1e12 : 0) +
+      ", \"valu_use\": " + jnum(t.valu) + ", \"lds_use\": " + jnum(t.lds) +
+      ", \"hbm_use\": " + jnum(t.hbm) + ", \"limited_by\": \"" + t.limitedBy +
+      "\", \"limited_by_kernel\": \"" + t.limitedKernel + "\", \"launches\": [";
+  for (size_t i = 0; i < parts.size(); ++i)
+    o += (i ? ", " : "") + parts[i].json();
+  return o + "]}";
+}

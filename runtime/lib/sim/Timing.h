@@ -173,6 +173,19 @@ struct TimingEstimate {
   std::string json() const;
 };
 
+/// The estimate of one attention call made of `parts` launches run one
+/// after another (a split-KV attention: the split kernel, then the combine
+/// kernel), `flops` for all of them. One part reads as its own text() and
+/// json(). Several: each part without TFLOP/s, then the total time and
+/// TFLOP/s; the JSON object has the total's "cycles", "seconds", "flops",
+/// "tflops", the time-weighted "valu_use", "lds_use", "hbm_use", the
+/// longest part's "limited_by" (and its kernel, "limited_by_kernel"), and
+/// the parts under "launches".
+std::string estimatesText(const std::vector<TimingEstimate> &parts,
+                          double flops);
+std::string estimatesJson(const std::vector<TimingEstimate> &parts,
+                          double flops);
+
 /// Replays `traces` (one WorkgroupTrace per sample) on the model. `ldsBytes`
 /// per workgroup (static + dynamic); the occupancy follows the descriptor's
 /// VGPR/SGPR counts.

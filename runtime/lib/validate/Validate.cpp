@@ -354,6 +354,18 @@ static std::vector<double> toDouble(const std::vector<float> &v) {
   return std::vector<double>(v.begin(), v.end());
 }
 
+/// Device bytes of the split-KV workspace a launch of `kernel` on `shape`
+/// allocates (0 for a dense kernel); the split count's errors come first.
+static Expected<uint64_t> workspaceBytes(const Kernel &kernel,
+                                         const AttentionShape &shape,
+                                         const LaunchOptions &options) {
+  Expected<KvSplitPlan> plan = planKvSplits(
+      kernel.info(), shape, kernel.device().limits(), options.kvSplits);
+  if (!plan)
+    return plan.takeStatus();
+  return plan->workspaceOBytes + plan->workspaceLseBytes;
+}
+
 Expected<ValidationReport> fa::validateKernel(const Kernel &kernel,
                                               const ValidationOptions &opts) {
   const KernelInfo &info = kernel.info();
@@ -391,9 +403,13 @@ Expected<ValidationReport> fa::validateKernel(const Kernel &kernel,
       validationMemory(r.problem, info.dtype, info.hasLse, opts.layout);
   if (!memory)
     return memory.takeStatus();
+  Expected<uint64_t> workspace =
+      workspaceBytes(kernel, r.problem.shape, opts.launch);
+  if (!workspace)
+    return workspace.takeStatus();
   if (Status s = checkMemory(device, r.problem,
                              memory->inputBytes + memory->referenceBytes,
-                             memory->deviceBytes);
+                             memory->deviceBytes + *workspace);
       !s.ok())
     return s;
   if (!opts.golden) {
@@ -419,8 +435,11 @@ Expected<ValidationReport> fa::validateKernel(const Kernel &kernel,
     onDevice.emplace(d.take());
   }
   r.reference = onDevice ? onDevice->description : "fp64 CPU";
-  if (Status s = kernel.launch(t.args(r.problem.shape), opts.launch); !s.ok())
+  LaunchInfo launched;
+  if (Status s = kernel.launch(t.args(r.problem.shape), opts.launch, &launched);
+      !s.ok())
     return s;
+  r.kvSplits = launched.kvSplits;
   if (Status s = device.synchronize(); !s.ok())
     return s;
   std::vector<uint8_t> oBytes, lseBytes;
@@ -484,7 +503,8 @@ struct LaunchInputs {
 } // namespace
 
 static Status makeLaunchInputs(const Kernel &kernel,
-                               const AttentionShape &shape, LaunchInputs &in) {
+                               const AttentionShape &shape,
+                               const LaunchOptions &options, LaunchInputs &in) {
   const KernelInfo &info = kernel.info();
   Device device = kernel.device();
   in.problem = AttentionProblem{shape, info.headDim, info.causal, info.scale};
@@ -493,8 +513,11 @@ static Status makeLaunchInputs(const Kernel &kernel,
       validationMemory(p, info.dtype, info.hasLse, AttentionLayout());
   if (!memory)
     return memory.takeStatus();
-  if (Status s =
-          checkMemory(device, p, memory->inputBytes, memory->deviceBytes);
+  Expected<uint64_t> workspace = workspaceBytes(kernel, shape, options);
+  if (!workspace)
+    return workspace.takeStatus();
+  if (Status s = checkMemory(device, p, memory->inputBytes,
+                             memory->deviceBytes + *workspace);
       !s.ok())
     return s;
   AttentionData data = generateInputs(p, info.dtype, Distribution::Normal, 0);
@@ -502,11 +525,12 @@ static Status makeLaunchInputs(const Kernel &kernel,
 }
 
 Status fa::launchOnInputs(const Kernel &kernel, const AttentionShape &shape,
-                          const LaunchOptions &options) {
+                          const LaunchOptions &options, LaunchInfo *launched) {
   LaunchInputs in;
-  if (Status s = makeLaunchInputs(kernel, shape, in); !s.ok())
+  if (Status s = makeLaunchInputs(kernel, shape, options, in); !s.ok())
     return s;
-  if (Status s = kernel.launch(in.tensors.args(shape), options); !s.ok())
+  if (Status s = kernel.launch(in.tensors.args(shape), options, launched);
+      !s.ok())
     return s;
   return kernel.device().synchronize();
 }
@@ -521,7 +545,7 @@ Expected<BenchResult> fa::benchmarkKernel(const Kernel &kernel,
                              std::to_string(repetitions));
   Device device = kernel.device();
   LaunchInputs in;
-  if (Status s = makeLaunchInputs(kernel, shape, in); !s.ok())
+  if (Status s = makeLaunchInputs(kernel, shape, options, in); !s.ok())
     return s;
   const AttentionProblem &p = in.problem;
   AttentionArgs args = in.tensors.args(shape);

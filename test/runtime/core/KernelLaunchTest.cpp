@@ -161,7 +161,9 @@ TEST(KernelLaunchTest, PacksTheAbiWords) {
   Expected<PackedLaunch> p = packAttentionArgs(info, args, d.limits());
   FA_ASSERT_OK(p);
   const uint64_t *w = p->words.data();
-  ASSERT_EQ(p->words.size(), 44u);
+  ASSERT_EQ(p->numWords, 44u);
+  EXPECT_EQ(p->split.kvSplits, 1);
+  EXPECT_FALSE(p->combineGeometry);
   const Buffer *buffers[] = {&q, &k, &v, &o, &lse};
   const uint64_t elems[] = {q.size() / 2, k.size() / 2, v.size() / 2,
                             o.size() / 2, lse.size() / 4};

@@ -160,6 +160,10 @@ void expectSameManifest(const Manifest &a, const Manifest &b) {
     for (int d = 0; d < 5; ++d)
       EXPECT_EQ(x.staticSizes[d], y.staticSizes[d]) << d;
     EXPECT_EQ(x.resources, y.resources);
+    EXPECT_EQ(x.role, y.role);
+    EXPECT_EQ(x.splitKv, y.splitKv);
+    EXPECT_EQ(x.combine, y.combine);
+    EXPECT_EQ(x.gqaPacked, y.gqaPacked);
   }
 }
 
@@ -323,6 +327,160 @@ TEST(ManifestTest, RejectsStructuralProblems) {
             "malformed manifest JSON: line 1, column 27: syntax error while "
             "parsing object key - unexpected end of input; expected string "
             "literal");
+}
+
+/// A split-KV attention (ABI version 2): the split kernel, then its combine
+/// kernel, required fields only.
+const char *splitExample = R"({
+  "fa_manifest_version": 1,
+  "target": "host",
+  "code_object": {"file": "attn.so", "format": "elf-shared-object",
+                  "bytes": 16384, "hash": "fnv1a64:0123456789abcdef"},
+  "kernels": [
+    {"name": "split", "symbol": "split_host", "abi_version": 2,
+     "kv_splits": "runtime", "combine": "merge", "gqa_packed": true,
+     "dtype": "f16", "head_dim": 128, "causal": true, "scale": 0.125,
+     "has_lse": true, "block_m": 16, "block_n": 64, "threads": 256,
+     "wave_size": 64, "lds_bytes": 16384},
+    {"name": "merge", "symbol": "merge_host", "abi_version": 2,
+     "role": "combine",
+     "dtype": "f16", "head_dim": 128, "causal": true, "scale": 0.125,
+     "has_lse": true, "block_m": 4, "block_n": 1, "threads": 64,
+     "wave_size": 64, "lds_bytes": 0}
+  ]
+})";
+
+TEST(ManifestTest, ParsesASplitKvPair) {
+  Expected<Manifest> m = parseManifest(splitExample);
+  FA_ASSERT_OK(m);
+  ASSERT_EQ(m->kernels.size(), 2u);
+  const KernelInfo &split = m->kernels[0], &merge = m->kernels[1];
+  EXPECT_EQ(split.abiVersion, 2);
+  EXPECT_EQ(split.role, KernelRole::Attention);
+  EXPECT_FALSE(split.isCombine());
+  EXPECT_TRUE(split.splitKv);
+  EXPECT_EQ(split.combine, "merge");
+  EXPECT_TRUE(split.gqaPacked);
+  EXPECT_TRUE(merge.isCombine());
+  EXPECT_FALSE(merge.splitKv);
+  EXPECT_EQ(merge.combine, "");
+  EXPECT_FALSE(merge.gqaPacked);
+
+  // Written back after abi_version, and read back the same; a dense
+  // kernel's entry has none of them.
+  std::string text = formatManifest(*m);
+  EXPECT_NE(text.find("\"abi_version\": 2,\n      \"kv_splits\": "
+                      "\"runtime\",\n      \"combine\": \"merge\",\n      "
+                      "\"gqa_packed\": true,\n      \"dtype\""),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\"abi_version\": 2,\n      \"role\": \"combine\",\n"
+                      "      \"dtype\""),
+            std::string::npos)
+      << text;
+  Expected<Manifest> back = parseManifest(text);
+  FA_ASSERT_OK(back);
+  expectSameManifest(*back, *m);
+  std::string dense = formatManifest(*parseManifest(docExample));
+  for (const char *field : {"role", "kv_splits", "combine", "gqa_packed"})
+    EXPECT_EQ(dense.find(field), std::string::npos) << field;
+}
+
+// Each inconsistency of the split-KV fields names the field and what is
+// wrong.
+TEST(ManifestTest, RejectsInconsistentSplitKvFields) {
+  std::string doc = splitExample;
+  const std::string splitFields =
+      "\"abi_version\": 2,\n     \"kv_splits\": \"runtime\", \"combine\": "
+      "\"merge\", \"gqa_packed\": true,";
+  auto split = [&](const std::string &fields) {
+    return replace(doc, splitFields, fields);
+  };
+  EXPECT_EQ(errorOf(split("\"abi_version\": 2, \"kv_splits\": \"static\", "
+                          "\"combine\": \"merge\",")),
+            "manifest field 'kernels[0].kv_splits': unknown value \"static\" "
+            "(expected \"runtime\": the runtime chooses the split count per "
+            "launch)");
+  EXPECT_EQ(errorOf(split("\"abi_version\": 2, \"kv_splits\": 4, "
+                          "\"combine\": \"merge\",")),
+            "manifest field 'kernels[0].kv_splits': expected a string, got a "
+            "number");
+  EXPECT_EQ(errorOf(split("\"abi_version\": 1, \"kv_splits\": \"runtime\", "
+                          "\"combine\": \"merge\",")),
+            "manifest field 'kernels[0].kv_splits': a split-KV kernel takes "
+            "ABI version 2, this one says abi_version 1");
+  EXPECT_EQ(errorOf(split("\"abi_version\": 2,")),
+            "manifest field 'kernels[0].abi_version': version 2 is the "
+            "split-KV ABI: an attention kernel of version 2 needs "
+            "\"kv_splits\": \"runtime\" and a \"combine\" kernel");
+  EXPECT_EQ(errorOf(split("\"abi_version\": 2, \"kv_splits\": \"runtime\",")),
+            "manifest field 'kernels[0].combine': missing: a split-KV kernel "
+            "names the kernel that combines its splits");
+  EXPECT_EQ(errorOf(split("\"abi_version\": 1, \"combine\": \"merge\",")),
+            "manifest field 'kernels[0].combine': only a split-KV kernel "
+            "(\"kv_splits\": \"runtime\") has a combine kernel");
+  EXPECT_EQ(errorOf(split("\"abi_version\": 2, \"kv_splits\": \"runtime\", "
+                          "\"combine\": \"\",")),
+            "manifest field 'kernels[0].combine': empty");
+  EXPECT_EQ(errorOf(split("\"abi_version\": 2, \"kv_splits\": \"runtime\", "
+                          "\"combine\": \"marge\",")),
+            "manifest field 'kernels[0].combine': no kernel 'marge' in the "
+            "manifest (it has: split, merge)");
+  EXPECT_EQ(errorOf(split("\"abi_version\": 2, \"kv_splits\": \"runtime\", "
+                          "\"combine\": \"split\",")),
+            "manifest field 'kernels[0].combine': kernel 'split' is not a "
+            "combine kernel (its role is \"attention\")");
+  EXPECT_EQ(errorOf(split("\"abi_version\": 2, \"kv_splits\": \"runtime\", "
+                          "\"combine\": \"merge\", \"gqa_packed\": 1,")),
+            "manifest field 'kernels[0].gqa_packed': expected a boolean, got "
+            "a number");
+
+  const std::string mergeFields = "\"abi_version\": 2,\n     \"role\": "
+                                  "\"combine\",";
+  auto merge = [&](const std::string &fields) {
+    return replace(doc, mergeFields, fields);
+  };
+  EXPECT_EQ(errorOf(merge("\"abi_version\": 2, \"role\": \"merge\",")),
+            "manifest field 'kernels[1].role': unknown role \"merge\" "
+            "(expected \"attention\" or \"combine\")");
+  EXPECT_EQ(errorOf(merge("\"abi_version\": 1, \"role\": \"combine\",")),
+            "manifest field 'kernels[1].role': a combine kernel takes the "
+            "split-KV ABI (abi_version 2), this one says abi_version 1");
+  EXPECT_EQ(errorOf(merge("\"abi_version\": 2, \"role\": \"combine\", "
+                          "\"kv_splits\": \"runtime\",")),
+            "manifest field 'kernels[1].kv_splits': a combine kernel has no "
+            "kv_splits (it runs on grid (ceil(Lq / block_m), Hq, B) after "
+            "its split kernel)");
+  EXPECT_EQ(errorOf(merge("\"abi_version\": 2, \"role\": \"combine\", "
+                          "\"gqa_packed\": true,")),
+            "manifest field 'kernels[1].gqa_packed': a combine kernel has no "
+            "gqa_packed (it runs on grid (ceil(Lq / block_m), Hq, B) after "
+            "its split kernel)");
+  EXPECT_EQ(errorOf(merge("\"abi_version\": 2, \"role\": \"combine\", "
+                          "\"combine\": \"split\",")),
+            "manifest field 'kernels[1].combine': a combine kernel has no "
+            "combine (it runs on grid (ceil(Lq / block_m), Hq, B) after its "
+            "split kernel)");
+  // The two kernels share O, LSE and the workspace.
+  size_t second = doc.find("\"name\": \"merge\"");
+  auto mergeWith = [&](const std::string &from, const std::string &to) {
+    std::string edited = doc;
+    size_t at = edited.find(from, second);
+    EXPECT_NE(at, std::string::npos) << from;
+    return edited.replace(at, from.size(), to);
+  };
+  EXPECT_EQ(errorOf(mergeWith("\"dtype\": \"f16\"", "\"dtype\": \"f32\"")),
+            "manifest field 'kernels[0].combine': combine kernel 'merge' has "
+            "dtype f32, kernel 'split' has f16 (the two share the O and LSE "
+            "buffers and the workspace)");
+  EXPECT_EQ(errorOf(mergeWith("\"head_dim\": 128", "\"head_dim\": 64")),
+            "manifest field 'kernels[0].combine': combine kernel 'merge' has "
+            "head_dim 64, kernel 'split' has 128 (the two share the O and LSE "
+            "buffers and the workspace)");
+  EXPECT_EQ(errorOf(mergeWith("\"has_lse\": true", "\"has_lse\": false")),
+            "manifest field 'kernels[0].combine': combine kernel 'merge' has "
+            "has_lse false, kernel 'split' has true (the two share the O and "
+            "LSE buffers and the workspace)");
 }
 
 TEST(ManifestTest, Fnv1a64KnownVectors) {

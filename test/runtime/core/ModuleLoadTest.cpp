@@ -239,11 +239,19 @@ TEST(ModuleLoadTest, TargetNotSupportedByDevice) {
 }
 
 TEST(ModuleLoadTest, AbiVersionMismatch) {
-  Status s = loadEdited([](Manifest &m) { m.kernels[0].abiVersion = 2; });
+  Status s = loadEdited([](Manifest &m) { m.kernels[0].abiVersion = 3; });
   EXPECT_EQ(s.code(), ErrorCode::Unsupported);
-  EXPECT_EQ(s.message(), "kernel 'attn_f32' uses kernel ABI version 2, this "
-                         "runtime implements version 1");
+  EXPECT_EQ(s.message(), "kernel 'attn_f32' uses kernel ABI version 3, this "
+                         "runtime implements versions 1 to 2");
   EXPECT_EQ(s.kernel(), "attn_f32");
+  // Version 2 is the split-KV ABI, which a dense kernel's manifest cannot
+  // claim.
+  s = loadEdited([](Manifest &m) { m.kernels[0].abiVersion = 2; });
+  EXPECT_EQ(s.code(), ErrorCode::ManifestError);
+  EXPECT_EQ(s.message(), "manifest field 'kernels[0].abi_version': version 2 "
+                         "is the split-KV ABI: an attention kernel of version "
+                         "2 needs \"kv_splits\": \"runtime\" and a "
+                         "\"combine\" kernel");
 }
 
 TEST(ModuleLoadTest, KernelExceedsDeviceLimits) {
@@ -319,9 +327,9 @@ TEST(ModuleLoadTest, HostInfoFromAnotherAbi) {
   Manifest manifest = test::fixtureManifest("attn_f32");
   const KernelInfo &k = manifest.kernels[0];
   fa_host_info good = {};
-  good.abi_version = FA_ABI_VERSION;
+  good.abi_version = 1;
   good.info_bytes = sizeof(fa_host_info);
-  good.num_words = FA_ABI_NUM_WORDS;
+  good.num_words = FA_ABI_V1_NUM_WORDS;
   good.env_bytes = sizeof(fa_host_env);
   good.lds_bytes = uint64_t(k.ldsBytes);
   good.threads = uint32_t(k.threads);
@@ -337,12 +345,27 @@ TEST(ModuleLoadTest, HostInfoFromAnotherAbi) {
   FA_ASSERT_OK(detail::checkHostInfo(k, good));
 
   fa_host_info info = good;
-  info.abi_version = 2;
+  info.abi_version = 3;
   Status s = detail::checkHostInfo(k, info);
   EXPECT_EQ(s.code(), ErrorCode::Unsupported);
   EXPECT_EQ(s.message(), "kernel 'attn_f32': the code object's kernel ABI "
-                         "version is 2, this runtime's is 1 (compiled for "
-                         "another kernel ABI; rebuild it with this fac)");
+                         "version is 3, this runtime implements versions 1 "
+                         "to 2 (compiled for another kernel ABI; rebuild it "
+                         "with this fac)");
+  // A version-2 record must take version 2's words, and the manifest must
+  // say the same version.
+  info = good;
+  info.abi_version = 2;
+  EXPECT_EQ(detail::checkHostInfo(k, info).message(),
+            "kernel 'attn_f32': the code object's ABI word count is 44, ABI "
+            "version 2 has 55 (compiled for another kernel ABI; rebuild it "
+            "with this fac)");
+  info.num_words = FA_ABI_V2_NUM_WORDS;
+  s = detail::checkHostInfo(k, info);
+  EXPECT_EQ(s.code(), ErrorCode::ManifestError);
+  EXPECT_EQ(s.message(), "kernel 'attn_f32': the manifest says abi_version "
+                         "1, the code object says 2 (the manifest does not "
+                         "describe this code object)");
   info = good;
   info.info_bytes = 64;
   EXPECT_TRUE(contains(detail::checkHostInfo(k, info).message(),
@@ -351,8 +374,8 @@ TEST(ModuleLoadTest, HostInfoFromAnotherAbi) {
   info = good;
   info.num_words = 24;
   EXPECT_TRUE(contains(detail::checkHostInfo(k, info).message(),
-                       "the code object's ABI word count is 24, this "
-                       "runtime's is 44"));
+                       "the code object's ABI word count is 24, ABI "
+                       "version 1 has 44"));
   info = good;
   info.env_bytes = 80;
   EXPECT_TRUE(contains(detail::checkHostInfo(k, info).message(),

@@ -94,9 +94,21 @@ TEST(AmdgpuMetadataTest, ManifestThatDisagrees) {
             "does not describe this code object)");
   s = check(b, [](Manifest &m) { m.kernels[0].indexBits = 64; });
   EXPECT_EQ(s.message(),
-            "kernel 'attention_kernel': the manifest's index_bits 64 give "
-            "352 bytes of kernel arguments, the code object's .args take 312 "
-            "(the manifest does not describe this code object)");
+            "kernel 'attention_kernel': the manifest's abi_version 1 (44 "
+            "words) and index_bits 64 give 352 bytes of kernel arguments, "
+            "the code object's .args take 312 (the manifest does not "
+            "describe this code object)");
+  // A dense kernel described as split-KV would be passed 11 words more.
+  s = check(b, [](Manifest &m) { m.kernels[0].abiVersion = 2; });
+  EXPECT_EQ(s.message(),
+            "kernel 'attention_kernel': the manifest's abi_version 2 (55 "
+            "words) and index_bits 32 give 384 bytes of kernel arguments, "
+            "the code object's .args take 312 (the manifest does not "
+            "describe this code object)");
+  s = check(b, [](Manifest &m) { m.kernels[0].abiVersion = 3; });
+  EXPECT_EQ(s.code(), ErrorCode::Unsupported);
+  EXPECT_EQ(s.message(), "kernel 'attention_kernel' uses kernel ABI version "
+                         "3, this runtime implements versions 1 to 2");
   s = check(b, [](Manifest &m) { m.kernels[0].symbol = "other_kernel"; });
   EXPECT_EQ(s.code(), ErrorCode::ManifestError);
   EXPECT_EQ(s.message(), "kernel 'attention_kernel': the code object has no "

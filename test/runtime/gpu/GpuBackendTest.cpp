@@ -31,51 +31,69 @@ using test::ScratchDir;
 //===----------------------------------------------------------------------===//
 
 TEST(KernelParamsTest, MemrefDescriptorsAreTheWordsInOrder) {
-  uint64_t words[FA_ABI_NUM_WORDS];
-  for (int i = 0; i < FA_ABI_NUM_WORDS; ++i)
+  uint64_t words[FA_ABI_MAX_WORDS];
+  for (int i = 0; i < FA_ABI_MAX_WORDS; ++i)
     words[i] = 1000 + i;
-  void *params[kMaxKernelParams] = {};
-  ASSERT_EQ(packKernelParams(words, params), size_t(44));
-  for (int i = 0; i < FA_ABI_NUM_WORDS; ++i) {
-    EXPECT_EQ(params[i], &words[i]) << i;
-    EXPECT_EQ(*static_cast<uint64_t *>(params[i]), uint64_t(1000 + i));
+  for (size_t count :
+       {size_t(FA_ABI_V1_NUM_WORDS), size_t(FA_ABI_V2_NUM_WORDS)}) {
+    void *params[kMaxKernelParams] = {};
+    ASSERT_EQ(packKernelParams(words, count, params), count);
+    for (size_t i = 0; i < kMaxKernelParams; ++i) {
+      EXPECT_EQ(params[i], i < count ? &words[i] : nullptr) << i;
+      if (i < count)
+        EXPECT_EQ(*static_cast<uint64_t *>(params[i]), uint64_t(1000 + i));
+    }
   }
+  EXPECT_EQ(kMaxKernelParams, size_t(55));
 }
 
 // The AMDGPU kernarg segment: the words as they are with 64-bit indices;
 // 4-byte descriptor fields with 32-bit indices, at the offsets the code
 // object's .args metadata gives (test/tools/fac-gfx906.test pins those).
+// Version 2 appends the workspace descriptors, narrowed the same way, and
+// S as 8 bytes.
 TEST(KernelParamsTest, KernargSegmentFollowsTheIndexWidth) {
-  uint64_t words[FA_ABI_NUM_WORDS];
-  for (int i = 0; i < FA_ABI_NUM_WORDS; ++i)
+  uint64_t words[FA_ABI_MAX_WORDS];
+  for (int i = 0; i < FA_ABI_MAX_WORDS; ++i)
     words[i] = 0x1000 + i;
-  std::vector<uint8_t> wide = packKernargSegment(words, 64);
+  std::vector<uint8_t> wide = packKernargSegment(words, 44, 64);
   ASSERT_EQ(wide.size(), 352u);
   EXPECT_EQ(std::memcmp(wide.data(), words, 352), 0);
+  std::vector<uint8_t> wide2 = packKernargSegment(words, 55, 64);
+  ASSERT_EQ(wide2.size(), 440u);
+  EXPECT_EQ(std::memcmp(wide2.data(), words, 440), 0);
 
-  std::vector<uint8_t> narrow = packKernargSegment(words, 32);
-  ASSERT_EQ(narrow.size(), 312u);
-  auto u64 = [&](size_t at) {
-    uint64_t v;
-    std::memcpy(&v, narrow.data() + at, 8);
-    return v;
-  };
-  auto u32 = [&](size_t at) {
-    uint32_t v;
-    std::memcpy(&v, narrow.data() + at, 4);
-    return v;
-  };
-  for (int b = 0; b < FA_ABI_NUM_BUFFERS; ++b) {
-    size_t base = 32 * b;
-    EXPECT_EQ(u64(base + 0), words[5 * b + 0]) << b;
-    EXPECT_EQ(u64(base + 8), words[5 * b + 1]) << b;
-    EXPECT_EQ(u32(base + 16), uint32_t(words[5 * b + 2])) << b;
-    EXPECT_EQ(u32(base + 20), uint32_t(words[5 * b + 3])) << b;
-    EXPECT_EQ(u32(base + 24), uint32_t(words[5 * b + 4])) << b;
-    EXPECT_EQ(u32(base + 28), 0u) << b; // padding
+  for (size_t count : {size_t(44), size_t(55)}) {
+    std::vector<uint8_t> narrow = packKernargSegment(words, count, 32);
+    ASSERT_EQ(narrow.size(), count == 44 ? 312u : 384u);
+    auto u64 = [&](size_t at) {
+      uint64_t v;
+      std::memcpy(&v, narrow.data() + at, 8);
+      return v;
+    };
+    auto u32 = [&](size_t at) {
+      uint32_t v;
+      std::memcpy(&v, narrow.data() + at, 4);
+      return v;
+    };
+    auto descriptor = [&](size_t base, int firstWord) {
+      EXPECT_EQ(u64(base + 0), words[firstWord + 0]) << firstWord;
+      EXPECT_EQ(u64(base + 8), words[firstWord + 1]) << firstWord;
+      EXPECT_EQ(u32(base + 16), uint32_t(words[firstWord + 2])) << firstWord;
+      EXPECT_EQ(u32(base + 20), uint32_t(words[firstWord + 3])) << firstWord;
+      EXPECT_EQ(u32(base + 24), uint32_t(words[firstWord + 4])) << firstWord;
+      EXPECT_EQ(u32(base + 28), 0u) << firstWord; // padding
+    };
+    for (int b = 0; b < FA_ABI_NUM_BUFFERS; ++b)
+      descriptor(32 * b, 5 * b);
+    for (int i = 0; i < FA_ABI_NUM_SIZES + FA_ABI_NUM_STRIDES; ++i)
+      EXPECT_EQ(u64(160 + 8 * i), words[FA_ABI_SIZES + i]) << i;
+    if (count == 55) {
+      descriptor(312, FA_ABI_WS_O);
+      descriptor(344, FA_ABI_WS_LSE);
+      EXPECT_EQ(u64(376), words[FA_ABI_SPLITS]);
+    }
   }
-  for (int i = 0; i < FA_ABI_NUM_SIZES + FA_ABI_NUM_STRIDES; ++i)
-    EXPECT_EQ(u64(160 + 8 * i), words[FA_ABI_SIZES + i]) << i;
 }
 
 //===----------------------------------------------------------------------===//

@@ -34,6 +34,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "FixtureElem.h"
 #include "fa/KernelAbi.h"
 
 #include <math.h>
@@ -56,54 +57,6 @@ static_assert(LANES * BLOCK_M == THREADS, "threads must be a multiple of rows");
 static_assert((LANES & (LANES - 1)) == 0, "lanes per row: a power of two");
 static_assert(D % LANES == 0 && BLOCK_N % LANES == 0, "tiles split by lanes");
 
-#if FA_ELEM == 0
-typedef float Elem;
-inline float toFloat(Elem x) { return x; }
-inline Elem fromFloat(float x) { return x; }
-#else
-typedef uint16_t Elem;
-inline uint32_t bitsOf(float f) {
-  uint32_t x;
-  memcpy(&x, &f, 4);
-  return x;
-}
-inline float floatOf(uint32_t x) {
-  float f;
-  memcpy(&f, &x, 4);
-  return f;
-}
-#if FA_ELEM == 1
-inline float toFloat(Elem h) {
-  uint32_t sign = uint32_t(h & 0x8000) << 16, exp = (h >> 10) & 0x1f,
-           mant = h & 0x3ff;
-  if (exp == 0)
-    return floatOf(sign | bitsOf(ldexpf(float(mant), -24)));
-  if (exp == 31)
-    return floatOf(sign | 0x7f800000 | (mant << 13));
-  return floatOf(sign | ((exp + 112) << 23) | (mant << 13));
-}
-inline Elem fromFloat(float f) { // round to nearest even, no NaN inputs
-  uint32_t x = bitsOf(f), sign = (x >> 16) & 0x8000, a = x & 0x7fffffff;
-  if (a >= 0x477ff000)
-    return Elem(sign | 0x7c00);
-  if (a < 0x38800000) { // subnormal: let the FPU round (2^-24 units)
-    float scaled = floatOf(a) * 16777216.0f;
-    return Elem(sign | uint32_t(nearbyintf(scaled)));
-  }
-  uint32_t h = (a - 0x38000000) >> 13, rem = a & 0x1fff;
-  if (rem > 0x1000 || (rem == 0x1000 && (h & 1)))
-    ++h;
-  return Elem(sign | h);
-}
-#else
-inline float toFloat(Elem h) { return floatOf(uint32_t(h) << 16); }
-inline Elem fromFloat(float f) {
-  uint32_t x = bitsOf(f);
-  return Elem((x + 0x7fff + ((x >> 16) & 1)) >> 16);
-}
-#endif
-#endif
-
 inline float shuffleXor(fa_host_env *env, float value, uint32_t offset) {
   uint32_t bits;
   memcpy(&bits, &value, 4);
@@ -122,9 +75,9 @@ inline void announce(fa_host_env *env, const void *p, uint32_t bytes,
 // What the runtime checks the manifest against (KernelAbi.h).
 #define FA_INFO FA_CAT(FA_ENTRY, _info)
 extern "C" __attribute__((visibility("default"))) const fa_host_info FA_INFO = {
-    /*abi_version=*/FA_ABI_VERSION,
+    /*abi_version=*/1, // dense: FA_ABI_V1_NUM_WORDS words
     /*info_bytes=*/sizeof(fa_host_info),
-    /*num_words=*/FA_ABI_NUM_WORDS,
+    /*num_words=*/FA_ABI_V1_NUM_WORDS,
     /*env_bytes=*/sizeof(fa_host_env),
     /*lds_bytes=*/4 * (2 * BLOCK_N * D + BLOCK_M * BLOCK_N),
     /*threads=*/THREADS,

@@ -58,7 +58,8 @@ TEST(SimRobustness, MutatedTextEndsCleanly) {
                                   L};
   for (int i = 0; i < 19; ++i)
     words[FA_ABI_SIZES + i] = sizeWords[i];
-  std::vector<uint8_t> kernarg = detail::packKernargSegment(words, 32);
+  std::vector<uint8_t> kernarg =
+      detail::packKernargSegment(words, FA_ABI_NUM_WORDS, 32);
   kernarg.resize(std::max<size_t>(kernarg.size(), k.kd.kernargSize));
 
   std::mt19937 rng(19);

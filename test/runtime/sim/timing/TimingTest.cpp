@@ -421,6 +421,51 @@ TEST(ModelRules, GlobalLatencyExposedByWait) {
        wait.est.cycles - nowait.est.cycles, wait.est.limitedBy);
 }
 
+// A split-KV attention's estimate: each launch, then the total, which is
+// what a user compares; one launch reads as before.
+TEST(EstimateOutput, SplitKvLaunchesAddUp) {
+  TimingEstimate split, combine;
+  split.model = combine.model = "m";
+  split.kernel = "split";
+  combine.kernel = "combine";
+  split.seconds = 3e-6;
+  split.cycles = 5400;
+  split.valuUse = 0.5;
+  split.limitedBy = "VALU";
+  combine.seconds = 1e-6;
+  combine.cycles = 1800;
+  combine.vmemUse = 0.8;
+  combine.limitedBy = "HBM";
+  EXPECT_EQ(estimatesJson({split}, 6e6), [&] {
+    TimingEstimate e = split;
+    e.flops = 6e6;
+    return e.json();
+  }());
+  EXPECT_EQ(estimatesText({}, 0), "");
+
+  std::string json = estimatesJson({split, combine}, 8e6);
+  EXPECT_EQ(json.rfind("{\"estimate\": true, \"model\": \"m\", \"params\": "
+                       "\"\", \"kernel\": \"split\", \"cycles\": 7200, "
+                       "\"seconds\": 4e-06, \"flops\": 8000000, \"tflops\": "
+                       "2, \"valu_use\": 0.375, \"lds_use\": 0, "
+                       "\"hbm_use\": 0.2, \"limited_by\": \"VALU\", "
+                       "\"limited_by_kernel\": \"split\", \"launches\": [{",
+                       0),
+            0u)
+      << json;
+  EXPECT_NE(json.find("\"kernel\": \"combine\""), std::string::npos);
+  std::string text = estimatesText({split, combine}, 8e6);
+  EXPECT_EQ(text.rfind("launch 1 of 2: MI50 timing", 0), 0u) << text;
+  EXPECT_NE(text.find("\nlaunch 2 of 2: MI50 timing"), std::string::npos);
+  EXPECT_NE(text.find("\ntotal of the 2 launches: 4.00 us; 2.00 TFLOP/s (7% "
+                      "of the 26.8 TFLOP/s packed-fp16 peak); limited by "
+                      "VALU (in kernel split)\n"),
+            std::string::npos)
+      << text;
+  // The parts give no TFLOP/s of their own: the FLOPs are the call's.
+  EXPECT_EQ(text.find("TFLOP/s ("), text.rfind("TFLOP/s ("));
+}
+
 /// The table, markdown.
 void writeTable(const std::string &path) {
   std::FILE *f = std::fopen(path.c_str(), "w");

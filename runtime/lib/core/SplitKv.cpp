@@ -1,0 +1,167 @@
+//===- SplitKv.cpp - Split count and workspace of split-KV launches -------===//
+//
+// Part of the fa project.
+//
+//===----------------------------------------------------------------------===//
+//
+// This file implements what a split-KV launch (ABI version 2, KernelAbi.h)
+// needs beyond a dense one: the number of K/V splits S, the workspace the
+// split kernel writes and the combine kernel reads (its size, its two
+// descriptors in the ABI words), and the pool that keeps workspaces for the
+// next launch of the same kernel.
+//
+// The automatic S aims at about two workgroups per compute unit: a decode
+// problem (Lq = 1, a few heads) has far fewer Q tiles than the device has
+// CUs, and splitting K/V multiplies the workgroups by S. More splits than K/V
+// blocks would only add empty ones, and beyond 64 the combine's reads of the
+// workspace start to cost more than the parallelism gains.
+//
+//===----------------------------------------------------------------------===//
+
+#include "core/Backend.h"
+
+#include <algorithm>
+#include <cstdint>
+
+using namespace fa;
+using namespace fa::detail;
+
+static Status invalid(const std::string &message) {
+  return Status::error(ErrorCode::InvalidArgument, message);
+}
+
+Expected<KvSplitPlan> fa::planKvSplits(const KernelInfo &kernel,
+                                       const AttentionShape &sh,
+                                       const DeviceLimits &limits,
+                                       int64_t requested) {
+  if (!kernel.splitKv) {
+    if (requested == 0 || requested == 1)
+      return KvSplitPlan{};
+    return invalid("kernel '" + kernel.name +
+                   "' is not a split-KV kernel: it takes no K/V split count "
+                   "(asked for " +
+                   std::to_string(requested) + ")");
+  }
+  if (requested < 0 || requested > maxKvSplits)
+    return invalid("K/V split count " + std::to_string(requested) +
+                   " is outside [1, " + std::to_string(maxKvSplits) +
+                   "] (0: chosen by the runtime)");
+  const std::pair<const char *, int64_t> sizes[] = {{"B", sh.batch},
+                                                    {"Hq", sh.headsQ},
+                                                    {"Hkv", sh.headsKv},
+                                                    {"Lq", sh.seqQ},
+                                                    {"Lk", sh.seqK}};
+  for (const auto &[name, value] : sizes)
+    if (value < 1)
+      return invalid(std::string("invalid shape: ") + name + " is " +
+                     std::to_string(value) + ", must be at least 1");
+  if (sh.headsQ % sh.headsKv != 0)
+    return invalid("invalid shape: Hq (" + std::to_string(sh.headsQ) +
+                   ") is not a multiple of Hkv (" + std::to_string(sh.headsKv) +
+                   ")");
+
+  using U128 = unsigned __int128;
+  KvSplitPlan plan;
+  if (requested > 0) {
+    plan.kvSplits = requested;
+  } else {
+    // Q tiles x heads x batches of one split, against two per CU.
+    U128 rows = kernel.gqaPacked
+                    ? U128(sh.seqQ) * uint64_t(sh.headsQ / sh.headsKv)
+                    : U128(sh.seqQ);
+    U128 tiles = (rows + uint64_t(kernel.blockM) - 1) / uint64_t(kernel.blockM);
+    U128 workgroups = tiles *
+                      uint64_t(kernel.gqaPacked ? sh.headsKv : sh.headsQ) *
+                      uint64_t(sh.batch);
+    U128 target = 2 * U128(std::max<uint32_t>(1, limits.computeUnits));
+    int64_t kvBlocks = (sh.seqK + kernel.blockN - 1) / kernel.blockN;
+    U128 s = (target + workgroups - 1) / workgroups;
+    plan.kvSplits = int64_t(std::min<U128>(
+        s, U128(std::max<int64_t>(
+               1, std::min<int64_t>(maxAutoKvSplits, kvBlocks)))));
+    plan.kvSplits = std::max<int64_t>(plan.kvSplits, 1);
+  }
+  U128 lse = U128(plan.kvSplits) * uint64_t(sh.batch) * uint64_t(sh.headsQ) *
+             uint64_t(sh.seqQ);
+  U128 lseBytes = lse * sizeof(float);
+  U128 oBytes = lseBytes * uint64_t(kernel.headDim);
+  if (lseBytes > SIZE_MAX || oBytes > SIZE_MAX)
+    return invalid("the split-KV workspace of " +
+                   std::to_string(plan.kvSplits) +
+                   " splits of [B=" + std::to_string(sh.batch) +
+                   ", Hq=" + std::to_string(sh.headsQ) +
+                   ", Lq=" + std::to_string(sh.seqQ) +
+                   ", D=" + std::to_string(kernel.headDim) +
+                   "] of f32 does not fit in 64 bits of bytes");
+  plan.workspaceOBytes = uint64_t(oBytes);
+  plan.workspaceLseBytes = uint64_t(lseBytes);
+  return plan;
+}
+
+Status fa::bindWorkspace(PackedLaunch &packed, const KernelInfo &kernel,
+                         const Buffer &workspaceO, const Buffer &workspaceLse) {
+  if (!packed.combineGeometry || packed.numWords < FA_ABI_V2_NUM_WORDS)
+    return invalid("kernel '" + kernel.name +
+                   "' is not a split-KV kernel: its launch has no workspace");
+  const struct {
+    const char *name;
+    const Buffer &buffer;
+    uint64_t needed;
+    int firstWord;
+  } workspaces[] = {
+      {"O", workspaceO, packed.split.workspaceOBytes, FA_ABI_WS_O},
+      {"LSE", workspaceLse, packed.split.workspaceLseBytes, FA_ABI_WS_LSE}};
+  for (const auto &ws : workspaces) {
+    if (ws.buffer.size() < ws.needed)
+      return invalid(std::string("workspace ") + ws.name + " holds " +
+                     std::to_string(ws.buffer.size()) + " bytes but " +
+                     std::to_string(packed.split.kvSplits) + " splits need " +
+                     std::to_string(ws.needed));
+    uint64_t *desc = packed.words.data() + ws.firstWord;
+    desc[0] = desc[1] = ws.buffer.address();
+    desc[2] = 0;
+    desc[3] = ws.buffer.size() / sizeof(float);
+    // The size word is a 32-bit parameter with 32-bit index arithmetic.
+    if (kernel.indexBits == 32)
+      desc[3] = std::min<uint64_t>(desc[3], uint64_t(INT32_MAX));
+    desc[4] = 1;
+  }
+  return Status::success();
+}
+
+Expected<WorkspacePool::Workspace>
+WorkspacePool::take(const Device &device, uint64_t oBytes, uint64_t lseBytes) {
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto best = free.end(), small = free.end();
+    for (auto it = free.begin(); it != free.end(); ++it) {
+      bool fits = it->o.size() >= oBytes && it->lse.size() >= lseBytes;
+      if (fits && (best == free.end() || it->o.size() < best->o.size()))
+        best = it;
+      if (!fits)
+        small = it;
+    }
+    if (best != free.end()) {
+      Workspace w = std::move(*best);
+      free.erase(best);
+      w.fresh = false;
+      return w;
+    }
+    // The new one replaces it: the pool does not grow with every shape.
+    if (small != free.end())
+      free.erase(small);
+  }
+  Expected<Buffer> o = device.allocate(size_t(oBytes));
+  if (!o)
+    return o.takeStatus().prepend("cannot allocate the split-KV workspace O");
+  Expected<Buffer> lse = device.allocate(size_t(lseBytes));
+  if (!lse)
+    return lse.takeStatus().prepend(
+        "cannot allocate the split-KV workspace LSE");
+  return Workspace{o.take(), lse.take(), true};
+}
+
+void WorkspacePool::give(Workspace workspace) {
+  std::lock_guard<std::mutex> lock(mutex);
+  free.push_back(std::move(workspace));
+}

@@ -1,0 +1,470 @@
+//===- SplitKvTest.cpp - Split-KV launches: S, workspace, two kernels -----===//
+//
+// Part of the fa project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The runtime's side of ABI version 2 (KernelAbi.h), on the hand-written
+// split-KV fixture pairs of kernels/split_attention_host.cpp: the split
+// count (forced and automatic), the 55 words and both grids, the
+// workspace (its size, its descriptors, its reuse), the two launches
+// validated against the fp64 reference, and the errors.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TestUtil.h"
+#include "fa/Validate.h"
+#include "fa/fa_runtime.h"
+
+#include <cmath>
+
+using namespace fa;
+
+namespace {
+
+Module loadModule(const std::string &name) {
+  Expected<Module> m =
+      Module::load(test::hostDevice(), test::fixturePath(name));
+  EXPECT_TRUE(m.ok()) << m.status().toString();
+  return m.take();
+}
+
+Kernel loadKernel(const std::string &name) {
+  Expected<Kernel> k = loadModule(name).kernel();
+  EXPECT_TRUE(k.ok()) << k.status().toString();
+  return k.take();
+}
+
+std::string failures(const ValidationReport &r) {
+  std::string out;
+  for (const Check &c : r.verdict.checks)
+    if (!c.pass)
+      out += c.text + "\n";
+  return out;
+}
+
+ValidationReport validate(const Kernel &kernel, AttentionShape shape,
+                          int64_t kvSplits, uint64_t seed = 1,
+                          Distribution dist = Distribution::Normal) {
+  ValidationOptions o;
+  o.shape = shape;
+  o.seed = seed;
+  o.dist = dist;
+  o.launch.kvSplits = kvSplits;
+  o.launch.checkRaces = true;
+  Expected<ValidationReport> r = validateKernel(kernel, o);
+  EXPECT_TRUE(r.ok()) << r.status().toString();
+  return r ? r.take() : ValidationReport();
+}
+
+/// The split count the runtime chooses on the host device.
+int64_t autoSplits(const Kernel &kernel, const AttentionShape &shape) {
+  Expected<KvSplitPlan> plan =
+      planKvSplits(kernel.info(), shape, kernel.device().limits(), 0);
+  EXPECT_TRUE(plan.ok()) << plan.status().toString();
+  return plan ? plan->kvSplits : -1;
+}
+
+// The module's default kernel is the split kernel, wherever the combine
+// kernel is listed; the combine kernel is still there by name.
+TEST(SplitKvTest, DefaultKernelIsNotTheCombineKernel) {
+  Module m = loadModule("split_f32");
+  Expected<Kernel> k = m.kernel();
+  FA_ASSERT_OK(k);
+  EXPECT_EQ(k->name(), "split_f32");
+  Expected<Kernel> c = m.kernel("split_f32_combine");
+  FA_ASSERT_OK(c);
+  EXPECT_TRUE(c->info().isCombine());
+
+  test::ScratchDir dir;
+  Manifest manifest = test::fixtureManifest("split_f32");
+  std::swap(manifest.kernels[0], manifest.kernels[1]);
+  std::string path = test::writeCodeObject(
+      dir, "split.so", test::readBytes(test::fixturePath("split_f32")),
+      manifest);
+  Expected<Module> swapped = Module::load(test::hostDevice(), path);
+  FA_ASSERT_OK(swapped);
+  EXPECT_EQ(swapped->kernel()->name(), "split_f32");
+}
+
+// Against the fp64 reference: one split, a few, the runtime's choice, and
+// more splits than K/V blocks (the extra ones are empty); GQA, a decode
+// row, partial blocks.
+TEST(SplitKvTest, MatchesFp64ReferenceForEverySplitCount) {
+  Kernel k = loadKernel("split_f32");
+  for (AttentionShape shape :
+       {AttentionShape{1, 2, 1, 40, 100}, AttentionShape{2, 4, 2, 1, 300},
+        AttentionShape{1, 1, 1, 17, 5}}) {
+    for (int64_t splits : {int64_t(1), int64_t(3), int64_t(0), int64_t(50)}) {
+      ValidationReport r = validate(k, shape, splits);
+      SCOPED_TRACE(shape.toString() + " S=" + std::to_string(splits));
+      EXPECT_TRUE(r.verdict.pass) << failures(r);
+      EXPECT_EQ(r.kvSplits, splits ? splits : autoSplits(k, shape));
+      EXPECT_LT(r.ours.maxAbsDiff, 1e-5);
+      EXPECT_TRUE(r.ours.lseCompared);
+      EXPECT_LT(r.ours.lseMaxAbsDiff, 1e-5);
+    }
+  }
+  // The automatic choice splits a decode problem and leaves a large one.
+  EXPECT_EQ(autoSplits(k, {2, 4, 2, 1, 300}), 15);
+  EXPECT_EQ(autoSplits(k, {4, 32, 8, 4096, 4096}), 1);
+}
+
+// Causal: a tile's splits cover its own K/V blocks only; Lq > Lk leaves
+// rows that see no key at all (every split empty: O = 0, LSE = -inf).
+TEST(SplitKvTest, CausalWithEmptySplitsAndRows) {
+  Kernel k = loadKernel("split_f16_causal");
+  for (AttentionShape shape :
+       {AttentionShape{2, 2, 2, 37, 50}, AttentionShape{1, 4, 1, 45, 20}})
+    for (int64_t splits : {int64_t(1), int64_t(4), int64_t(0), int64_t(64)})
+      for (Distribution dist : {Distribution::Normal, Distribution::Outliers}) {
+        ValidationReport r = validate(k, shape, splits, 3, dist);
+        EXPECT_TRUE(r.verdict.pass)
+            << shape.toString() << " S=" << splits << "\n"
+            << failures(r);
+      }
+}
+
+// GQA-packed rows: grid y over Hkv, each tile the rows of G query heads.
+TEST(SplitKvTest, GqaPackedRows) {
+  Kernel causal = loadKernel("split_f32_packed_causal");
+  for (AttentionShape shape :
+       {AttentionShape{2, 8, 2, 5, 70}, AttentionShape{1, 4, 1, 1, 33},
+        AttentionShape{1, 6, 3, 9, 4}})
+    for (int64_t splits : {int64_t(0), int64_t(2), int64_t(17)}) {
+      ValidationReport r = validate(causal, shape, splits);
+      EXPECT_TRUE(r.verdict.pass) << shape.toString() << " S=" << splits << "\n"
+                                  << failures(r);
+      EXPECT_LT(r.ours.lseMaxAbsDiff, 1e-5);
+    }
+  Kernel noLse = loadKernel("split_bf16_packed");
+  ValidationReport r =
+      validate(noLse, {1, 8, 2, 3, 90}, 0, 7, Distribution::Outliers);
+  EXPECT_TRUE(r.verdict.pass) << failures(r);
+  EXPECT_FALSE(r.ours.lseCompared);
+}
+
+KernelInfo splitInfo(const std::string &fixture, size_t kernel = 0) {
+  return test::fixtureManifest(fixture).kernels[kernel];
+}
+
+// S = clamp(ceil(2 * CUs / (Q tiles * Hg * B)), 1, min(64, K/V blocks)).
+TEST(SplitKvTest, AutomaticSplitCount) {
+  KernelInfo k = splitInfo("split_f32"); // block_m 16, block_n 16
+  DeviceLimits limits;
+  limits.computeUnits = 60;
+  auto plan = [&](AttentionShape shape, int64_t requested = 0) {
+    Expected<KvSplitPlan> p = planKvSplits(k, shape, limits, requested);
+    EXPECT_TRUE(p.ok()) << p.status().toString();
+    return p ? p->kvSplits : -1;
+  };
+  EXPECT_EQ(plan({1, 2, 1, 40, 100}), 7);     // 3 tiles x 2: 20, 7 blocks
+  EXPECT_EQ(plan({1, 32, 8, 1, 8192}), 4);    // 1 tile x 32 heads
+  EXPECT_EQ(plan({1, 1, 1, 1, 1 << 20}), 64); // 120, capped at 64
+  EXPECT_EQ(plan({1, 1, 1, 1, 10}), 1);       // one K/V block
+  EXPECT_EQ(plan({8, 32, 8, 1024, 1024}), 1); // the grid fills the device
+  EXPECT_EQ(plan({1, 3, 1, 16, 1000}), 40);
+  k.gqaPacked = true; // 32 query heads over 8 KV heads: 4 rows per tile
+  EXPECT_EQ(plan({1, 32, 8, 1, 8192}), 15);
+  limits.computeUnits = 0; // unknown: one CU
+  EXPECT_EQ(plan({1, 32, 8, 1, 8192}), 1);
+  EXPECT_EQ(plan({1, 1, 1, 1, 8192}), 2);
+  // Forced: any count up to maxKvSplits, past the K/V blocks too.
+  EXPECT_EQ(plan({1, 1, 1, 1, 10}, 1024), 1024);
+  Expected<KvSplitPlan> p = planKvSplits(k, {2, 3, 1, 5, 7}, limits, 9);
+  FA_ASSERT_OK(p);
+  EXPECT_EQ(p->workspaceOBytes, uint64_t(9 * 2 * 3 * 5 * 64 * 4));
+  EXPECT_EQ(p->workspaceLseBytes, uint64_t(9 * 2 * 3 * 5 * 4));
+
+  for (int64_t bad : {int64_t(1025), int64_t(-1)}) {
+    Expected<KvSplitPlan> e = planKvSplits(k, {1, 1, 1, 1, 1}, limits, bad);
+    ASSERT_FALSE(e.ok());
+    EXPECT_EQ(e.status().code(), ErrorCode::InvalidArgument);
+    EXPECT_EQ(e.status().message(),
+              "K/V split count " + std::to_string(bad) +
+                  " is outside [1, 1024] (0: chosen by the runtime)");
+  }
+  Expected<KvSplitPlan> huge =
+      planKvSplits(k, {1 << 20, 1 << 20, 1, 1 << 20, 1}, limits, 1024);
+  ASSERT_FALSE(huge.ok());
+  EXPECT_NE(huge.status().message().find("does not fit in 64 bits"),
+            std::string::npos)
+      << huge.status().message();
+  KernelInfo dense = test::fixtureManifest("attn_f32").kernels[0];
+  EXPECT_EQ(planKvSplits(dense, {1, 1, 1, 1, 1}, limits, 1)->kvSplits, 1);
+  Expected<KvSplitPlan> e = planKvSplits(dense, {1, 1, 1, 1, 1}, limits, 4);
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.status().message(),
+            "kernel 'attn_f32' is not a split-KV kernel: it takes no K/V "
+            "split count (asked for 4)");
+}
+
+struct Buffers {
+  Buffer q, k, v, o, lse;
+  AttentionArgs args(AttentionShape shape) {
+    return {&q, &k, &v, &o, &lse, shape, std::nullopt};
+  }
+};
+
+Buffers allocate(const Device &d, const AttentionShape &s, int64_t D) {
+  auto bytes = [&](int64_t heads, int64_t rows) {
+    return size_t(s.batch * heads * rows * D * 4);
+  };
+  return {d.allocate(bytes(s.headsQ, s.seqQ)).take(),
+          d.allocate(bytes(s.headsKv, s.seqK)).take(),
+          d.allocate(bytes(s.headsKv, s.seqK)).take(),
+          d.allocate(bytes(s.headsQ, s.seqQ)).take(),
+          d.allocate(size_t(s.batch * s.headsQ * s.seqQ * 4)).take()};
+}
+
+// Version 2's words: version 1's 44, the workspace descriptors once bound,
+// and S; the split grid x is Q tiles x S, the combine grid its own.
+TEST(SplitKvTest, PacksVersionTwoWordsAndBothGrids) {
+  Device d = test::hostDevice();
+  KernelInfo split = splitInfo("split_f32"),
+             combine = splitInfo("split_f32", 1);
+  ASSERT_TRUE(combine.isCombine());
+  const AttentionShape shape{3, 4, 2, 33, 70};
+  const int64_t D = split.headDim;
+  Buffers b = allocate(d, shape, D);
+  Expected<PackedLaunch> p =
+      packAttentionArgs(split, b.args(shape), d.limits(), &combine, 3);
+  FA_ASSERT_OK(p);
+  EXPECT_EQ(p->numWords, 55u);
+  EXPECT_EQ(p->split.kvSplits, 3);
+  EXPECT_EQ(p->words[FA_ABI_SPLITS], 3u);
+  EXPECT_EQ(p->split.workspaceOBytes, uint64_t(3 * 3 * 4 * 33 * D * 4));
+  EXPECT_EQ(p->split.workspaceLseBytes, uint64_t(3 * 3 * 4 * 33 * 4));
+  for (int i = FA_ABI_WS_O; i < FA_ABI_SPLITS; ++i)
+    EXPECT_EQ(p->words[i], 0u) << "word " << i << " before bindWorkspace";
+
+  // Words 0..43 are the dense kernel's.
+  KernelInfo dense = split;
+  dense.abiVersion = 1;
+  dense.splitKv = false;
+  dense.combine.clear();
+  Expected<PackedLaunch> v1 =
+      packAttentionArgs(dense, b.args(shape), d.limits());
+  FA_ASSERT_OK(v1);
+  EXPECT_EQ(v1->numWords, 44u);
+  for (int i = 0; i < FA_ABI_V1_NUM_WORDS; ++i)
+    EXPECT_EQ(p->words[i], v1->words[i]) << "word " << i;
+  for (int i = FA_ABI_V1_NUM_WORDS; i < FA_ABI_MAX_WORDS; ++i)
+    EXPECT_EQ(v1->words[i], 0u) << "word " << i;
+
+  // (ceil(33 / 16) * 3, Hq, B) x (16, 1, 1); combine (ceil(33 / 8), Hq, B) x
+  // (8, 1, 1).
+  const LaunchGeometry &g = p->geometry;
+  EXPECT_EQ(g.grid[0], 9u);
+  EXPECT_EQ(g.grid[1], 4u);
+  EXPECT_EQ(g.grid[2], 3u);
+  EXPECT_EQ(g.block[0], 16u);
+  ASSERT_TRUE(p->combineGeometry);
+  const LaunchGeometry &c = *p->combineGeometry;
+  EXPECT_EQ(c.grid[0], 5u);
+  EXPECT_EQ(c.grid[1], 4u);
+  EXPECT_EQ(c.grid[2], 3u);
+  EXPECT_EQ(c.block[0], 8u);
+  EXPECT_EQ(c.block[1], 1u);
+  EXPECT_EQ(c.ldsBytes, uint64_t(combine.ldsBytes));
+
+  // The workspace descriptors: data pointer twice, offset 0, size in f32
+  // elements, stride 1.
+  Buffer wsO = d.allocate(p->split.workspaceOBytes + 8).take();
+  Buffer wsLse = d.allocate(p->split.workspaceLseBytes).take();
+  FA_ASSERT_OK(bindWorkspace(*p, split, wsO, wsLse));
+  const uint64_t expected[10] = {
+      wsO.address(),   wsO.address(),   0, wsO.size() / 4,   1,
+      wsLse.address(), wsLse.address(), 0, wsLse.size() / 4, 1};
+  for (int i = 0; i < 10; ++i)
+    EXPECT_EQ(p->words[FA_ABI_WS_O + i], expected[i]) << "word " << 44 + i;
+  Buffer small = d.allocate(p->split.workspaceLseBytes - 4).take();
+  Status s = bindWorkspace(*p, split, wsO, small);
+  EXPECT_EQ(s.code(), ErrorCode::InvalidArgument);
+  EXPECT_EQ(s.message(), "workspace LSE holds 4748 bytes but 3 splits need "
+                         "4752");
+  EXPECT_EQ(bindWorkspace(*v1, dense, wsO, wsLse).message(),
+            "kernel 'split_f32' is not a split-KV kernel: its launch has no "
+            "workspace");
+
+  // GQA-packed: R = Lq * Hq/Hkv rows over Hkv; the combine grid stays over
+  // Hq.
+  split.gqaPacked = true;
+  p = packAttentionArgs(split, b.args(shape), d.limits(), &combine, 3);
+  FA_ASSERT_OK(p);
+  EXPECT_EQ(p->geometry.grid[0], 15u); // ceil(33 * 2 / 16) * 3
+  EXPECT_EQ(p->geometry.grid[1], 2u);
+  EXPECT_EQ(p->geometry.grid[2], 3u);
+  EXPECT_EQ(p->combineGeometry->grid[0], 5u);
+  EXPECT_EQ(p->combineGeometry->grid[1], 4u);
+  EXPECT_EQ(p->combineGeometry->grid[2], 3u);
+}
+
+TEST(SplitKvTest, PackingErrors) {
+  Device d = test::hostDevice();
+  KernelInfo split = splitInfo("split_f32"),
+             combine = splitInfo("split_f32", 1);
+  const AttentionShape shape{1, 2, 1, 40, 50};
+  Buffers b = allocate(d, shape, split.headDim);
+  auto error = [&](const KernelInfo &k, const KernelInfo *c, int64_t s = 0,
+                   DeviceLimits limits = test::hostDevice().limits()) {
+    Expected<PackedLaunch> p =
+        packAttentionArgs(k, b.args(shape), limits, c, s);
+    EXPECT_FALSE(p.ok());
+    EXPECT_EQ(p.status().code(), ErrorCode::InvalidArgument);
+    return p ? std::string() : p.status().message();
+  };
+  EXPECT_EQ(error(split, nullptr),
+            "kernel 'split_f32' is a split-KV kernel: its launch needs its "
+            "combine kernel 'split_f32_combine'");
+  EXPECT_EQ(error(combine, nullptr),
+            "kernel 'split_f32_combine' is a combine kernel: it runs after "
+            "its split kernel, not on its own");
+  KernelInfo dense = test::fixtureManifest("attn_f32").kernels[0];
+  EXPECT_EQ(error(dense, &combine),
+            "kernel 'attn_f32' is not a split-KV kernel: it has no combine "
+            "kernel");
+  EXPECT_EQ(error(split, &combine, 2000),
+            "K/V split count 2000 is outside [1, 1024] (0: chosen by the "
+            "runtime)");
+  // Both grids within the device's: the split grid is Q tiles x S.
+  DeviceLimits limits = d.limits();
+  limits.maxGrid[0] = 8;
+  EXPECT_EQ(error(split, &combine, 3, limits),
+            "grid (9, 2, 1) exceeds the device's limit (8, 65535, 65535) (3 "
+            "Q tiles x 3 K/V splits)");
+  limits.maxGrid[0] = 4; // the split grid is 3, the combine grid 5
+  EXPECT_EQ(error(split, &combine, 1, limits),
+            "combine kernel 'split_f32_combine': grid (5, 2, 1) exceeds the "
+            "device's limit (4, 65535, 65535)");
+}
+
+// A launch reports S and both grids; the workspace is allocated by the
+// first launch and reused by the next ones that fit in it.
+TEST(SplitKvTest, ReportsTheLaunchAndReusesTheWorkspace) {
+  Kernel k = loadKernel("split_f32");
+  LaunchOptions lo;
+  lo.kvSplits = 5;
+  LaunchInfo info;
+  FA_ASSERT_OK(launchOnInputs(k, {1, 2, 1, 40, 100}, lo, &info));
+  EXPECT_EQ(info.kvSplits, 5);
+  EXPECT_EQ(info.geometry.grid[0], 15u);
+  ASSERT_TRUE(info.combineGeometry);
+  EXPECT_EQ(info.combineGeometry->grid[0], 5u);
+  EXPECT_TRUE(info.workspaceAllocated);
+  FA_ASSERT_OK(launchOnInputs(k, {1, 2, 1, 40, 100}, lo, &info));
+  EXPECT_FALSE(info.workspaceAllocated);
+  lo.kvSplits = 2; // smaller: reused
+  FA_ASSERT_OK(launchOnInputs(k, {1, 2, 1, 40, 100}, lo, &info));
+  EXPECT_FALSE(info.workspaceAllocated);
+  lo.kvSplits = 6; // larger: a new one
+  FA_ASSERT_OK(launchOnInputs(k, {1, 2, 1, 40, 100}, lo, &info));
+  EXPECT_TRUE(info.workspaceAllocated);
+  // Results stay right in a reused, larger workspace with other strides of
+  // its own layout.
+  ValidationReport r = validate(k, {1, 1, 1, 7, 30}, 3);
+  EXPECT_TRUE(r.verdict.pass) << failures(r);
+  r = validate(k, {1, 2, 1, 40, 100}, 6);
+  EXPECT_TRUE(r.verdict.pass) << failures(r);
+
+  // A dense kernel: S = 1, no combine launch, no workspace.
+  Kernel dense = loadKernel("attn_f32");
+  FA_ASSERT_OK(launchOnInputs(dense, {1, 2, 1, 40, 100}, {}, &info));
+  EXPECT_EQ(info.kvSplits, 1);
+  EXPECT_FALSE(info.combineGeometry);
+  EXPECT_FALSE(info.workspaceAllocated);
+}
+
+TEST(SplitKvTest, CombineKernelAloneIsRefused) {
+  Module m = loadModule("split_f32");
+  Expected<Kernel> c = m.kernel("split_f32_combine");
+  FA_ASSERT_OK(c);
+  Status s = launchOnInputs(*c, {1, 1, 1, 4, 4});
+  EXPECT_EQ(s.code(), ErrorCode::InvalidArgument);
+  EXPECT_EQ(s.message(), "kernel 'split_f32_combine' is the combine kernel of "
+                         "split-KV kernel 'split_f32': launch 'split_f32', "
+                         "which runs both");
+  EXPECT_EQ(s.kernel(), "split_f32_combine");
+}
+
+TEST(SplitKvTest, SplitCountErrors) {
+  Kernel k = loadKernel("split_f32");
+  LaunchOptions lo;
+  lo.kvSplits = 1025;
+  Status s = launchOnInputs(k, {1, 1, 1, 4, 4}, lo);
+  EXPECT_EQ(s.code(), ErrorCode::InvalidArgument);
+  EXPECT_EQ(s.message(), "K/V split count 1025 is outside [1, 1024] (0: "
+                         "chosen by the runtime)");
+  lo.kvSplits = 4;
+  s = launchOnInputs(loadKernel("attn_f32"), {1, 1, 1, 4, 4}, lo);
+  EXPECT_EQ(s.code(), ErrorCode::InvalidArgument);
+  EXPECT_EQ(s.message(), "kernel 'attn_f32' is not a split-KV kernel: it "
+                         "takes no K/V split count (asked for 4)");
+}
+
+// The code object's record says version 1 where the manifest says 2.
+TEST(SplitKvTest, VersionMismatchIsRefused) {
+  Expected<Module> m =
+      Module::load(test::hostDevice(), test::fixturePath("split_bad_abi"));
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().code(), ErrorCode::ManifestError);
+  EXPECT_EQ(m.status().message(),
+            "kernel 'split_bad_abi': the manifest says abi_version 2, the code "
+            "object says 1 (the manifest does not describe this code object)");
+}
+
+// The C API forces S and says which S ran. All keys equal: every output row
+// is the mean of the V rows, whatever the split.
+TEST(SplitKvTest, CApiForcesTheSplitCount) {
+  fa_device *d = nullptr;
+  ASSERT_EQ(fa_device_open("host", &d), FA_OK);
+  fa_module *m = nullptr;
+  ASSERT_EQ(fa_module_load(d, test::fixturePath("split_f32").c_str(), &m),
+            FA_OK)
+      << fa_last_error();
+  enum { L = 40, D = 64 };
+  std::vector<float> q(L * D, 0.25f), k(L * D, 0.5f), v(L * D), o(L * D);
+  for (int i = 0; i < L * D; ++i)
+    v[i] = float(i / D);
+  fa_buffer *b[5] = {};
+  for (int i = 0; i < 5; ++i)
+    ASSERT_EQ(fa_buffer_alloc(d, i < 4 ? sizeof(float) * L * D : 4 * L, &b[i]),
+              FA_OK);
+  ASSERT_EQ(fa_buffer_write(b[0], 0, q.data(), 4 * L * D), FA_OK);
+  ASSERT_EQ(fa_buffer_write(b[1], 0, k.data(), 4 * L * D), FA_OK);
+  ASSERT_EQ(fa_buffer_write(b[2], 0, v.data(), 4 * L * D), FA_OK);
+  fa_attention_args args = {};
+  args.q = b[0];
+  args.k = b[1];
+  args.v = b[2];
+  args.o = b[3];
+  args.lse = b[4];
+  args.batch = args.heads_q = args.heads_kv = 1;
+  args.seq_q = args.seq_k = L;
+  fa_launch_options options = {};
+  options.kv_splits = 5;
+  ASSERT_EQ(fa_module_launch_with_options(m, nullptr, &args, &options), FA_OK)
+      << fa_last_error();
+  EXPECT_EQ(options.kv_splits_used, 5);
+  ASSERT_EQ(fa_buffer_read(b[3], 0, o.data(), 4 * L * D), FA_OK);
+  for (int i = 0; i < L * D; ++i)
+    ASSERT_NEAR(o[i], (L - 1) / 2.0, 1e-4) << i;
+  options.kv_splits = 0;
+  ASSERT_EQ(fa_module_launch_with_options(m, nullptr, &args, &options), FA_OK);
+  EXPECT_EQ(options.kv_splits_used, 3); // 3 tiles: ceil(120 / 3) > 3 blocks
+  EXPECT_EQ(fa_module_launch(m, nullptr, &args), FA_OK);
+  options.kv_splits = 2000;
+  EXPECT_EQ(fa_module_launch_with_options(m, nullptr, &args, &options),
+            FA_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(fa_last_error()).find("K/V split count 2000"),
+            std::string::npos)
+      << fa_last_error();
+  EXPECT_EQ(fa_module_launch(m, "split_f32_combine", &args),
+            FA_ERROR_INVALID_ARGUMENT);
+  fa_module_unload(m);
+  for (fa_buffer *buffer : b)
+    fa_buffer_free(buffer);
+  fa_device_close(d);
+}
+
+} // namespace
