@@ -43,7 +43,12 @@ llvm::Expected<std::string> mlir::fa::renderManifest(
     ::fa::KernelInfo entry;
     entry.name = k.name;
     entry.symbol = k.name + symbolSuffix.str();
-    entry.abiVersion = FA_ABI_VERSION;
+    entry.abiVersion = k.abiVersion;
+    entry.splitKv = k.splitKv;
+    entry.combine = k.combine;
+    entry.gqaPacked = k.gqaPacked;
+    entry.role =
+        k.isCombine ? ::fa::KernelRole::Combine : ::fa::KernelRole::Attention;
     std::optional<::fa::DType> dtype = ::fa::parseDType(k.dtype);
     if (!dtype)
       return manifestError("kernel " + k.name + ": element type '" + k.dtype +

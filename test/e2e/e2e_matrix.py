@@ -186,23 +186,31 @@ class Kernels:
         self.built = {}
 
     def get(self, dtype, d, causal, scale=None, tile=None, pad=True,
-            stages=None, fetch_ahead=None, lse=True, share_rows=None):
+            stages=None, fetch_ahead=None, lse=True, share_rows=None,
+            splits=False, pack=False):
         """(path of the .so, its manifest entry) or (None, error text).
         stages: None leaves fac's default (auto); 1 or 2 passes --stages.
         fetch_ahead: None (auto) or in-block / next-block. lse: whether the
         kernel also returns the LSE. share_rows: None (the target's
-        default) or "on" / "off" (fac --share-rows)."""
+        default) or "on" / "off" (fac --share-rows). splits: split-KV
+        (fac --kv-splits=runtime); pack: GQA packing (--gqa-pack=on)."""
         name = f"attn_{dtype}_d{d}_{'causal' if causal else 'full'}"
+        options = []
+        if splits:
+            name += "_splitkv"
+            options.append("--kv-splits=runtime")
+        if pack:
+            name += "_gqapack"
+            options.append("--gqa-pack=on")
         if scale is not None:
             name += f"_scale{scale}"
         if not lse:
             name += "_nolse"
-        options = []
         if tile is not None:
             name += "_tile{}x{}w{}".format(*tile)
-            options = ["--block-m={}".format(tile[0]),
-                       "--block-n={}".format(tile[1]),
-                       "--waves={}".format(tile[2])]
+            options += ["--block-m={}".format(tile[0]),
+                        "--block-n={}".format(tile[1]),
+                        "--waves={}".format(tile[2])]
         if not pad:
             name += "_nopad"
             options.append("--pad-lds=false")
@@ -427,6 +435,55 @@ def share_rows_cases(kernels):
                     n += 1
 
 
+# The decode kernels: (dtype, D, causal, split-KV, GQA packing, tile). The
+# 16-row tiles are what decode runs (a Q tile of the Hq/Hkv query heads of
+# one KV head); the 64-row tile packs several heads' prefill rows.
+DECODE_KERNELS = [
+    ("f16", 128, False, True, True, (16, 64, 4)),
+    ("f16", 128, True, True, True, (16, 64, 4)),
+    ("f16", 64, True, True, False, (16, 64, 4)),
+    ("f32", 64, False, True, True, (16, 32, 4)),
+    ("f16", 64, True, False, True, (64, 64, 4)),
+]
+
+
+def decode_cases(kernels):
+    """Split-KV (flash-decoding) and GQA packing: Lq 1, 2, 4, 16 against
+    long and short K/V (1 to 17000 keys), GQA 1/4/8, causal and not, split
+    counts 1 to 64 (automatic, and more splits than K/V blocks: splits that
+    see no key), LSE on; shapes from each kernel's tiles."""
+    n = 0
+    for dtype, d, causal, splits, pack, tile in DECODE_KERNELS:
+        so, meta = kernels.get(dtype, d, causal, tile=tile, splits=splits,
+                               pack=pack)
+        what = (f"{dtype} D={d} causal={int(causal)} "
+                f"split-kv={int(splits)} gqa-pack={int(pack)}")
+        if so is None:
+            yield Case("decode", what, None, meta)
+            continue
+        bm, bn = meta["block_m"], meta["block_n"]
+        if splits:
+            shapes = [("1,8,2,1,1", 0), ("1,8,2,1,17000", 0),
+                      ("2,8,1,2,300", 3), ("1,4,4,4,1000", 64),
+                      ("3,8,2,1,2 * bn + 1", 7), ("1,8,2,16,2 * bn", 1),
+                      ("1,8,8,1,bn - 1", 5), ("2,16,2,4,5 * bn + 3", 2),
+                      ("1,8,2,bm + 3,4 * bn", 4)]
+        else:
+            shapes = [("1,8,2,1,17000", None), ("2,8,2,bm - 3,bn + 5", None),
+                      ("1,16,2,bm + 7,3 * bn", None),
+                      ("1,4,4,2 * bm + 1,bn // 2", None)]
+        for shape, count in shapes:
+            shape = ",".join(str(eval(x, {"bm": bm, "bn": bn}))
+                             for x in shape.split(","))
+            args = ["--shape", shape, "--seed", str(n)]
+            if count is not None:
+                args += ["--kv-splits", str(count)]
+            yield Case("decode", f"{what} shape={shape}"
+                       + (f" splits={count or 'auto'}" if splits else ""),
+                       so, args)
+            n += 1
+
+
 def golden_cases(kernels, golden):
     for case in sorted(os.listdir(golden)):
         meta_path = os.path.join(golden, case, "meta.json")
@@ -493,6 +550,9 @@ def all_cases(kernels, golden, large=True):
     that need the on-device fp64 reference."""
     if kernels.target != "host" and large:
         yield from large_cases(kernels)
+    # First: the mutation test (mutants.py) runs the cases in order until
+    # one fails, and the split-KV and packing bugs show only here.
+    yield from decode_cases(kernels)
     yield from boundary_cases(kernels)
     yield from stride_cases(kernels)
     yield from matrix_cases(kernels)
