@@ -80,12 +80,15 @@ struct KvSplitPlan {
 };
 
 /// The split plan of `kernel` on `shape`. For a split-KV kernel S is
-/// `requested` (1 to maxKvSplits), or for 0 the automatic choice: about two
-/// workgroups per compute unit,
-///   S = clamp(ceil(2 * CUs / (ceil(R / block_m) * Hg * B)),
-///             1, min(maxAutoKvSplits, ceil(Lk / block_n)))
-/// with R, Hg = Lq, Hq, or Lq * Hq/Hkv, Hkv for a gqa_packed kernel, and
-/// CUs = limits.computeUnits (at least 1). A dense kernel takes `requested`
+/// `requested` (1 to maxKvSplits), or for 0 the automatic choice: with
+/// W = ceil(R / block_m) * Hg * B workgroups per split, n = ceil(Lk /
+/// block_n) K/V blocks and 2 * CUs workgroups resident at a time, the S in
+/// [1, min(maxAutoKvSplits, n)] of least
+///   ceil(W * S / (2 * CUs)) * (ceil(n / S) + 1)
+/// (rounds of the device times the blocks of one split plus one for its
+/// prologue and epilogue), the smallest on a tie; R, Hg = Lq, Hq, or
+/// Lq * Hq/Hkv, Hkv for a gqa_packed kernel, and CUs =
+/// limits.computeUnits (at least 1). A dense kernel takes `requested`
 /// 0 or 1. InvalidArgument for another count or a workspace whose size
 /// overflows 64 bits.
 Expected<KvSplitPlan> planKvSplits(const KernelInfo &kernel,

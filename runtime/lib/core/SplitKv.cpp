@@ -73,13 +73,24 @@ Expected<KvSplitPlan> fa::planKvSplits(const KernelInfo &kernel,
     U128 workgroups = tiles *
                       uint64_t(kernel.gqaPacked ? sh.headsKv : sh.headsQ) *
                       uint64_t(sh.batch);
-    U128 target = 2 * U128(std::max<uint32_t>(1, limits.computeUnits));
+    // The device runs `slots` workgroups at a time, in rounds; a split of
+    // c K/V blocks costs about c + 1 (its prologue and epilogue: one
+    // block's worth). The count of least rounds x per-split cost wins, the
+    // smaller on a tie: enough splits to fill the device, none that leave a
+    // last round mostly idle.
+    U128 slots = 2 * U128(std::max<uint32_t>(1, limits.computeUnits));
     int64_t kvBlocks = (sh.seqK + kernel.blockN - 1) / kernel.blockN;
-    U128 s = (target + workgroups - 1) / workgroups;
-    plan.kvSplits = int64_t(std::min<U128>(
-        s, U128(std::max<int64_t>(
-               1, std::min<int64_t>(maxAutoKvSplits, kvBlocks)))));
-    plan.kvSplits = std::max<int64_t>(plan.kvSplits, 1);
+    int64_t most = std::max<int64_t>(
+        1, std::min<int64_t>(maxAutoKvSplits, kvBlocks));
+    U128 best = 0;
+    for (int64_t s = 1; s <= most; ++s) {
+      U128 rounds = (workgroups * uint64_t(s) + slots - 1) / slots;
+      U128 cost = rounds * U128((kvBlocks + s - 1) / s + 1);
+      if (s == 1 || cost < best) {
+        best = cost;
+        plan.kvSplits = s;
+      }
+    }
   }
   U128 lse = U128(plan.kvSplits) * uint64_t(sh.batch) * uint64_t(sh.headsQ) *
              uint64_t(sh.seqQ);

@@ -105,8 +105,9 @@ TEST(SplitKvTest, MatchesFp64ReferenceForEverySplitCount) {
       EXPECT_LT(r.ours.lseMaxAbsDiff, 1e-5);
     }
   }
-  // The automatic choice splits a decode problem and leaves a large one.
-  EXPECT_EQ(autoSplits(k, {2, 4, 2, 1, 300}), 15);
+  // The automatic choice splits a decode problem and leaves a large one:
+  // W = 8, n = 19 blocks, one round up to S = 15, ceil(19/S) = 2 from 10.
+  EXPECT_EQ(autoSplits(k, {2, 4, 2, 1, 300}), 10);
   EXPECT_EQ(autoSplits(k, {4, 32, 8, 4096, 4096}), 1);
 }
 
@@ -148,7 +149,9 @@ KernelInfo splitInfo(const std::string &fixture, size_t kernel = 0) {
   return test::fixtureManifest(fixture).kernels[kernel];
 }
 
-// S = clamp(ceil(2 * CUs / (Q tiles * Hg * B)), 1, min(64, K/V blocks)).
+// S of least ceil(W * S / (2 * CUs)) * (ceil(n / S) + 1), W = Q tiles * Hg *
+// B, n = K/V blocks, S in [1, min(64, n)], the smallest on a tie. The values
+// are worked out by hand in the comments.
 TEST(SplitKvTest, AutomaticSplitCount) {
   KernelInfo k = splitInfo("split_f32"); // block_m 16, block_n 16
   DeviceLimits limits;
@@ -158,16 +161,24 @@ TEST(SplitKvTest, AutomaticSplitCount) {
     EXPECT_TRUE(p.ok()) << p.status().toString();
     return p ? p->kvSplits : -1;
   };
-  EXPECT_EQ(plan({1, 2, 1, 40, 100}), 7);     // 3 tiles x 2: 20, 7 blocks
-  EXPECT_EQ(plan({1, 32, 8, 1, 8192}), 4);    // 1 tile x 32 heads
-  EXPECT_EQ(plan({1, 1, 1, 1, 1 << 20}), 64); // 120, capped at 64
+  // W = 6, n = 7: one round up to S = 7, cost ceil(7/S) + 1, least at 7.
+  EXPECT_EQ(plan({1, 2, 1, 40, 100}), 7);
+  // W = 32, n = 512: S = 11 (352 workgroups, 3 rounds x 48 = 144) ties
+  // S = 15 (4 x 36); S = 4 would run a second round for 8 workgroups
+  // (2 x 129).
+  EXPECT_EQ(plan({1, 32, 8, 1, 8192}), 11);
+  EXPECT_EQ(plan({1, 1, 1, 1, 1 << 20}), 64); // one round: capped at 64
   EXPECT_EQ(plan({1, 1, 1, 1, 10}), 1);       // one K/V block
   EXPECT_EQ(plan({8, 32, 8, 1024, 1024}), 1); // the grid fills the device
-  EXPECT_EQ(plan({1, 3, 1, 16, 1000}), 40);
+  // W = 3, n = 63: one round up to S = 40; ceil(63/S) = 2 from S = 32.
+  EXPECT_EQ(plan({1, 3, 1, 16, 1000}), 32);
   k.gqaPacked = true; // 32 query heads over 8 KV heads: 4 rows per tile
+  // W = 8: S = 15 fills one round (120), 1 x 36; S = 16 needs two.
   EXPECT_EQ(plan({1, 32, 8, 1, 8192}), 15);
-  limits.computeUnits = 0; // unknown: one CU
+  limits.computeUnits = 0; // unknown: one CU, 2 slots
+  // W = 8: S = 1 is 4 rounds x 513 = 2052, S = 2 8 x 257 = 2056.
   EXPECT_EQ(plan({1, 32, 8, 1, 8192}), 1);
+  // W = 1: S = 2 is 1 x 257; S = 4 2 x 129 = 258.
   EXPECT_EQ(plan({1, 1, 1, 1, 8192}), 2);
   // Forced: any count up to maxKvSplits, past the K/V blocks too.
   EXPECT_EQ(plan({1, 1, 1, 1, 10}, 1024), 1024);
