@@ -34,7 +34,7 @@
 //   word 44..48: workspace O    f32 [S*B, Hq, Lq, D], contiguous
 //   word 49..53: workspace LSE  f32 [S*B, Hq, Lq], contiguous
 //                (split s of batch b is batch index s*B + b)
-//   word 54:     S, the number of K/V splits (>= 1)
+//   word 54:     S, the number of K/V splits (>= 1; int64, like the sizes)
 //
 // A split-KV attention is two kernels that take the same 55 words (the
 // manifest's `combine` names the second): the split kernel, grid
@@ -167,7 +167,7 @@ enum { FA_HOST_DTYPE_F32 = 1, FA_HOST_DTYPE_F16 = 2, FA_HOST_DTYPE_BF16 = 3 };
 /// Every field is 8-byte sized or paired so that the record has no padding;
 /// the compiler emits it as sizeof(fa_host_info) / 8 64-bit words.
 typedef struct fa_host_info {
-  uint32_t abi_version; ///< FA_ABI_VERSION of the compiler's KernelAbi.h
+  uint32_t abi_version; ///< the kernel's ABI version: 1 dense, 2 split-KV
   uint32_t info_bytes;  ///< sizeof(fa_host_info) there
   uint32_t num_words;   ///< fa_abi_num_words(abi_version): words read from args
   uint32_t env_bytes;   ///< sizeof(fa_host_env) the kernel was compiled for

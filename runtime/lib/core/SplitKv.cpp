@@ -80,8 +80,8 @@ Expected<KvSplitPlan> fa::planKvSplits(const KernelInfo &kernel,
     // last round mostly idle.
     U128 slots = 2 * U128(std::max<uint32_t>(1, limits.computeUnits));
     int64_t kvBlocks = (sh.seqK + kernel.blockN - 1) / kernel.blockN;
-    int64_t most = std::max<int64_t>(
-        1, std::min<int64_t>(maxAutoKvSplits, kvBlocks));
+    int64_t most =
+        std::max<int64_t>(1, std::min<int64_t>(maxAutoKvSplits, kvBlocks));
     U128 best = 0;
     for (int64_t s = 1; s <= most; ++s) {
       U128 rounds = (workgroups * uint64_t(s) + slots - 1) / slots;
