@@ -71,6 +71,13 @@ struct TargetDesc {
   /// timing model finds the default kernels LDS-bound (docs/mi50-timing-
   /// model.md), and on the host emulation of its kernel.
   bool shareRows = false;
+  /// fa-tile's automatic tiles for a split-KV kernel (kv-splits=runtime,
+  /// decode): a Q tile of a few rows (GQA packing puts the Hq/Hkv query
+  /// heads of one KV head there) and small workgroups, so that each K/V
+  /// row reaches few threads through LDS. gfx906: 4 x 32, one wave, from
+  /// the MI50 timing model's decode sweep (docs/design.md); the budget
+  /// model still checks them.
+  int64_t decodeBlockM = 4, decodeBlockN = 32, decodeWaves = 1;
 };
 
 /// Returns the description of `name`, or null when unknown.

@@ -435,7 +435,8 @@ private:
   FailureOr<TileConfig> configFor(AttentionOp op, const TargetDesc &t,
                                   int64_t &tileDim);
   int64_t tileHeadDim(AttentionOp op, const TargetDesc &t, int64_t eltBytes,
-                      int64_t sourceBytes, std::optional<bool> kvShared);
+                      int64_t sourceBytes, std::optional<bool> kvShared,
+                      int64_t blockM, int64_t blockN, int64_t waves);
   LogicalResult tileFunction(func::FuncOp func, const TargetDesc &t);
 
   PlantedBug plantedBug = PlantedBug::None;
@@ -452,7 +453,8 @@ private:
 /// leaves too many columns per thread at large D (D=190).
 int64_t FaTilePass::tileHeadDim(AttentionOp op, const TargetDesc &t,
                                 int64_t eltBytes, int64_t sourceBytes,
-                                std::optional<bool> shared) {
+                                std::optional<bool> shared, int64_t blockM,
+                                int64_t blockN, int64_t waves) {
   const int64_t d = op.getHeadDim();
   const int64_t threads =
       (waves ? waves : std::max<int64_t>(1, 256 / t.waveSize)) * t.waveSize;
@@ -515,11 +517,22 @@ FailureOr<TileConfig> FaTilePass::configFor(AttentionOp op, const TargetDesc &t,
            << " waves, got block-m=" << blockM.getValue()
            << " block-n=" << blockN.getValue() << " waves=" << waves.getValue();
 
+  // A split-KV kernel without explicit tiles takes the target's decode
+  // tiles (few Q rows, a small workgroup), checked like explicit ones.
+  int64_t blockM = this->blockM, blockN = this->blockN, waves = this->waves;
+  if (blockM == 0 && blockN == 0 && kvSplits == "runtime") {
+    blockM = t.decodeBlockM;
+    blockN = t.decodeBlockN;
+    if (!waves)
+      waves = t.decodeWaves;
+  }
+
   // D as the tiles have it, and as the messages name it.
   std::optional<bool> shared;
   if (kvShared == "on" || kvShared == "off")
     shared = kvShared == "on";
-  const int64_t d = tileDim = tileHeadDim(op, t, eltBytes, sourceBytes, shared);
+  const int64_t d = tileDim =
+      tileHeadDim(op, t, eltBytes, sourceBytes, shared, blockM, blockN, waves);
   std::string dName = std::to_string(op.getHeadDim());
   if (d != op.getHeadDim()) {
     dName += " (padded to " + std::to_string(d) + ")";

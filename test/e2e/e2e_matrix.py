@@ -435,10 +435,12 @@ def share_rows_cases(kernels):
                     n += 1
 
 
-# The decode kernels: (dtype, D, causal, split-KV, GQA packing, tile). The
-# 16-row tiles are what decode runs (a Q tile of the Hq/Hkv query heads of
-# one KV head); the 64-row tile packs several heads' prefill rows.
+# The decode kernels: (dtype, D, causal, split-KV, GQA packing, tile). Small
+# Q tiles are what decode runs (a Q tile of the Hq/Hkv query heads of one
+# KV head; None: the target's decode tiles, 4 x 32 for gfx906); the 64-row
+# tile packs several heads' prefill rows.
 DECODE_KERNELS = [
+    ("f16", 128, False, True, True, None),  # the target's decode tiles
     ("f16", 128, False, True, True, (16, 64, 4)),
     ("f16", 128, True, True, True, (16, 64, 4)),
     ("f16", 64, True, True, False, (16, 64, 4)),

@@ -5,6 +5,16 @@
 // RUN: fa-opt %t/decode.mlir --fa-tile="block-m=16 block-n=64 kv-splits=runtime gqa-pack=on" | FileCheck %s --check-prefix=PACK
 // RUN: fa-opt %t/decode.mlir --fa-tile="block-m=16 block-n=64 gqa-pack=on" | FileCheck %s --check-prefix=PACK-DENSE
 
+// Without explicit tiles a split-KV kernel takes the target's decode tiles
+// (TargetDesc::decodeBlockM/N/Waves); a dense kernel keeps the budget's.
+// RUN: fa-opt %t/decode.mlir --fa-tile="target=gfx906 kv-splits=runtime gqa-pack=on" | FileCheck %s --check-prefix=DECODE-TILES
+// RUN: fa-opt %t/decode.mlir --fa-tile="target=sm_90 kv-splits=runtime" | FileCheck %s --check-prefix=DECODE-TILES
+// RUN: fa-opt %t/decode.mlir --fa-tile="target=gfx906 kv-splits=runtime waves=2" | FileCheck %s --check-prefix=DECODE-WAVES
+// RUN: fa-opt %t/decode.mlir --fa-tile="target=gfx906 gqa-pack=on" | FileCheck %s --check-prefix=PREFILL-TILES
+// DECODE-TILES: fa.kv_splits = "runtime", {{.*}}block_m = 4, block_n = 32, waves = 1,
+// DECODE-WAVES: fa.kv_splits = "runtime", {{.*}}block_m = 4, block_n = 32, waves = 2,
+// PREFILL-TILES: fa.gqa_packed, {{.*}}block_m = 64,
+
 // Where it must not fire: the default (off) leaves the dense grid alone.
 // RUN: fa-opt %t/decode.mlir --fa-tile="block-m=16 block-n=64" | FileCheck %s --check-prefix=OFF
 // OFF-NOT: fa.kv_splits
