@@ -239,10 +239,13 @@ TEST(ModuleLoadTest, TargetNotSupportedByDevice) {
 }
 
 TEST(ModuleLoadTest, AbiVersionMismatch) {
-  Status s = loadEdited([](Manifest &m) { m.kernels[0].abiVersion = 3; });
+  Status s = loadEdited(
+      [](Manifest &m) { m.kernels[0].abiVersion = FA_ABI_VERSION + 1; });
   EXPECT_EQ(s.code(), ErrorCode::Unsupported);
-  EXPECT_EQ(s.message(), "kernel 'attn_f32' uses kernel ABI version 3, this "
-                         "runtime implements versions 1 to 2");
+  EXPECT_EQ(s.message(), "kernel 'attn_f32' uses kernel ABI version " +
+                             std::to_string(FA_ABI_VERSION + 1) +
+                             ", this runtime implements versions 1 to " +
+                             std::to_string(FA_ABI_VERSION));
   EXPECT_EQ(s.kernel(), "attn_f32");
   // Version 2 is the split-KV ABI, which a dense kernel's manifest cannot
   // claim.
@@ -345,13 +348,16 @@ TEST(ModuleLoadTest, HostInfoFromAnotherAbi) {
   FA_ASSERT_OK(detail::checkHostInfo(k, good));
 
   fa_host_info info = good;
-  info.abi_version = 3;
+  info.abi_version = FA_ABI_VERSION + 1;
   Status s = detail::checkHostInfo(k, info);
   EXPECT_EQ(s.code(), ErrorCode::Unsupported);
   EXPECT_EQ(s.message(), "kernel 'attn_f32': the code object's kernel ABI "
-                         "version is 3, this runtime implements versions 1 "
-                         "to 2 (compiled for another kernel ABI; rebuild it "
-                         "with this fac)");
+                         "version is " +
+                             std::to_string(FA_ABI_VERSION + 1) +
+                             ", this runtime implements versions 1 to " +
+                             std::to_string(FA_ABI_VERSION) +
+                             " (compiled for another kernel ABI; rebuild it "
+                             "with this fac)");
   // A version-2 record must take version 2's words, and the manifest must
   // say the same version.
   info = good;

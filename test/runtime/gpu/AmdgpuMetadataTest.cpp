@@ -105,10 +105,15 @@ TEST(AmdgpuMetadataTest, ManifestThatDisagrees) {
             "words) and index_bits 32 give 384 bytes of kernel arguments, "
             "the code object's .args take 312 (the manifest does not "
             "describe this code object)");
-  s = check(b, [](Manifest &m) { m.kernels[0].abiVersion = 3; });
+  s = check(b,
+            [](Manifest &m) { m.kernels[0].abiVersion = FA_ABI_VERSION + 1; });
   EXPECT_EQ(s.code(), ErrorCode::Unsupported);
-  EXPECT_EQ(s.message(), "kernel 'attention_kernel' uses kernel ABI version "
-                         "3, this runtime implements versions 1 to 2");
+  const std::string next = std::to_string(FA_ABI_VERSION + 1);
+  EXPECT_EQ(s.message(), "kernel 'attention_kernel' uses kernel ABI version " +
+                             next +
+                             ", this runtime implements versions 1 "
+                             "to " +
+                             std::to_string(FA_ABI_VERSION));
   s = check(b, [](Manifest &m) { m.kernels[0].symbol = "other_kernel"; });
   EXPECT_EQ(s.code(), ErrorCode::ManifestError);
   EXPECT_EQ(s.message(), "kernel 'attention_kernel': the code object has no "

@@ -44,7 +44,7 @@ TEST(KernelParamsTest, MemrefDescriptorsAreTheWordsInOrder) {
         EXPECT_EQ(*static_cast<uint64_t *>(params[i]), uint64_t(1000 + i));
     }
   }
-  EXPECT_EQ(kMaxKernelParams, size_t(55));
+  EXPECT_EQ(kMaxKernelParams, size_t(FA_ABI_MAX_WORDS));
 }
 
 // The AMDGPU kernarg segment: the words as they are with 64-bit indices;
@@ -396,23 +396,42 @@ TEST(AutoDeviceTest, GpuTargetTriesItsVendorOnly) {
 /// A PTX kernel with the ABI's 44 u64 parameters; thread 0 stores
 /// parameters 25 (B), 28 (Lq), 18 (O's size), 43 (lse.head stride), 21
 /// (LSE's aligned pointer) and 0 (Q's allocated pointer) to O as u64s.
-std::string echoPtx() {
-  std::string ptx = ".version 7.0\n.target sm_50\n.address_size 64\n\n"
-                    ".visible .entry fa_abi_echo(\n";
-  for (int i = 0; i < FA_ABI_NUM_WORDS; ++i)
-    ptx += "  .param .u64 w" + std::to_string(i) +
-           (i + 1 < FA_ABI_NUM_WORDS ? ",\n" : "\n");
+/// With `splitKv`, the split kernel of a pair: 55 parameters, and it also
+/// stores 54 (S), 45 (workspace O's aligned pointer), 48 (its stride), 51
+/// (workspace LSE's offset) and 53 (its stride); its combine kernel
+/// `fa_abi_echo_combine` stores the same from its 55 parameters 64 bytes
+/// further on.
+const int echoedV1[] = {25, 28, 18, 43, 21, 0};
+const int echoedV2[] = {25, 28, 18, 43, 21, 0, 54, 45, 48, 51, 53};
+
+std::string echoKernelPtx(const std::string &name, int words, const int *echoed,
+                          int count, int at) {
+  std::string ptx = ".visible .entry " + name + "(\n";
+  for (int i = 0; i < words; ++i)
+    ptx +=
+        "  .param .u64 w" + std::to_string(i) + (i + 1 < words ? ",\n" : "\n");
   ptx += ")\n{\n"
          "  .reg .pred %p;\n  .reg .b32 %r1;\n  .reg .b64 %rd<3>;\n"
          "  mov.u32 %r1, %tid.x;\n  setp.ne.u32 %p, %r1, 0;\n"
          "  @%p bra DONE;\n"
          "  ld.param.u64 %rd1, [w16];\n  cvta.to.global.u64 %rd1, %rd1;\n";
-  const int echoed[] = {25, 28, 18, 43, 21, 0};
-  for (int i = 0; i < 6; ++i)
+  for (int i = 0; i < count; ++i)
     ptx += "  ld.param.u64 %rd2, [w" + std::to_string(echoed[i]) +
-           "];\n  st.global.u64 [%rd1+" + std::to_string(8 * i) + "], %rd2;\n";
+           "];\n  st.global.u64 [%rd1+" + std::to_string(at + 8 * i) +
+           "], %rd2;\n";
   ptx += "DONE:\n  ret;\n}\n";
   return ptx;
+}
+
+std::string echoPtx(bool splitKv = false) {
+  std::string ptx = ".version 7.0\n.target sm_50\n.address_size 64\n\n";
+  if (!splitKv)
+    return ptx +
+           echoKernelPtx("fa_abi_echo", FA_ABI_V1_NUM_WORDS, echoedV1, 6, 0);
+  return ptx +
+         echoKernelPtx("fa_abi_echo", FA_ABI_V2_NUM_WORDS, echoedV2, 11, 0) +
+         echoKernelPtx("fa_abi_echo_combine", FA_ABI_V2_NUM_WORDS, echoedV2, 11,
+                       128);
 }
 
 Manifest echoManifest(const std::string &ptx, int64_t dynamicLds) {
@@ -425,7 +444,7 @@ Manifest echoManifest(const std::string &ptx, int64_t dynamicLds) {
   m.codeObjectHash = formatFnv1a64(fnv1a64(ptx.data(), ptx.size()));
   KernelInfo k;
   k.name = k.symbol = "fa_abi_echo";
-  k.abiVersion = FA_ABI_VERSION;
+  k.abiVersion = 1;
   k.dtype = DType::F32;
   k.headDim = 8;
   k.scale = 1;
@@ -479,9 +498,71 @@ TEST_P(CudaDevice, KernelSeesTheAbiWords) {
 
   uint64_t echoed[6] = {};
   FA_ASSERT_OK(o->copyToHost(echoed, sizeof(echoed)));
-  const int index[] = {25, 28, 18, 43, 21, 0};
   for (int i = 0; i < 6; ++i)
-    EXPECT_EQ(echoed[i], packed->words[index[i]]) << "word " << index[i];
+    EXPECT_EQ(echoed[i], packed->words[echoedV1[i]]) << "word " << echoedV1[i];
+}
+
+// A split-KV pair: both kernels see the 55 words (S, the workspace
+// descriptors); the workspace words are the launch's own, so the split
+// kernel's are compared with the combine kernel's, which saw the same.
+TEST(CudaDeviceSplitKv, BothKernelsSeeTheWords) {
+  Expected<Device> device = Device::open("cuda");
+  if (!device)
+    GTEST_SKIP() << "no CUDA device: " << device.status().message();
+  std::string ptx = echoPtx(true);
+  Manifest manifest = echoManifest(ptx, 0);
+  KernelInfo &split = manifest.kernels[0];
+  split.abiVersion = 2;
+  split.splitKv = true;
+  split.combine = "fa_abi_echo_combine";
+  KernelInfo combine = split;
+  combine.name = combine.symbol = split.combine;
+  combine.splitKv = false;
+  combine.combine.clear();
+  combine.role = KernelRole::Combine;
+  combine.blockM = 4;
+  manifest.kernels.push_back(combine);
+  Expected<Module> module = Module::loadFromMemory(
+      *device, ptx.data(), ptx.size(), formatManifest(manifest), "echo.ptx");
+  FA_ASSERT_OK(module);
+  Expected<Kernel> kernel = module->kernel();
+  FA_ASSERT_OK(kernel);
+  EXPECT_EQ(kernel->name(), "fa_abi_echo");
+
+  AttentionArgs args;
+  args.shape = {2, 2, 1, 3, 5};
+  std::vector<Buffer> buffers;
+  for (int i = 0; i < 5; ++i) {
+    Expected<Buffer> b = device->allocate(4096);
+    FA_ASSERT_OK(b);
+    buffers.push_back(b.take());
+  }
+  args.q = &buffers[0];
+  args.k = &buffers[1];
+  args.v = &buffers[2];
+  args.o = &buffers[3];
+  args.lse = &buffers[4];
+  LaunchOptions options;
+  options.kvSplits = 5;
+  LaunchInfo info;
+  FA_ASSERT_OK(kernel->launch(args, options, &info));
+  EXPECT_EQ(info.kvSplits, 5);
+  uint64_t echoed[32] = {};
+  FA_ASSERT_OK(buffers[3].copyToHost(echoed, sizeof(echoed)));
+  const uint64_t expected[] = {
+      2, 3, 4096 / 4, 3, buffers[4].address(), buffers[0].address(), 5};
+  for (int i = 0; i < 7; ++i) {
+    EXPECT_EQ(echoed[i], expected[i]) << "split kernel, word " << echoedV2[i];
+    EXPECT_EQ(echoed[16 + i], expected[i])
+        << "combine kernel, word " << echoedV2[i];
+  }
+  // The workspace: a pointer, stride 1, offset 0, stride 1.
+  EXPECT_NE(echoed[7], 0u);
+  EXPECT_EQ(echoed[8], 1u);
+  EXPECT_EQ(echoed[9], 0u);
+  EXPECT_EQ(echoed[10], 1u);
+  for (int i = 7; i < 11; ++i)
+    EXPECT_EQ(echoed[16 + i], echoed[i]) << "word " << echoedV2[i];
 }
 
 /// Loads `ptx` with `manifest` on the CUDA device; the status.
