@@ -2,7 +2,7 @@
 BUILD ?= build
 JOBS ?= $(shell nproc)
 
-.PHONY: run test build deps bench-deps clean bench bench-gfx906 test-gpu fuzz sanitize
+.PHONY: run test build deps bench-deps clean bench bench-gfx906 bench-decode-gfx906 test-gpu fuzz sanitize
 
 deps:
 	@bash scripts/install-deps.sh
@@ -49,6 +49,15 @@ bench-gfx906: deps bench-deps $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS) --target fac fa-run
 	$(BENCH_PYTHON) bench/gfx906.py --build $(BUILD) --jobs 2 \
 	  --out bench/results/$$(date +%F)-gfx906-sim
+
+# The decode estimate on gfx906 (bench/decode_gfx906.py; never a test):
+# split-KV + GQA-packed kernels of several tiles, the split-only and dense
+# baselines, at Lq=1 by the same MI50 timing model (about 10 minutes on 2
+# cores). DECODE_GFX906_ARGS=--big adds B=32, Lk=32768 (~17 GB of RAM).
+bench-decode-gfx906: deps bench-deps $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS) --target fac fa-run
+	$(BENCH_PYTHON) bench/decode_gfx906.py --build $(BUILD) --jobs 2 \
+	  --out bench/results/$$(date +%F)-gfx906-decode $(DECODE_GFX906_ARGS)
 
 clean:
 	rm -rf $(BUILD)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Compiles what bench/gpu.sh runs on an NVIDIA GPU, where there is no LLVM:
 #   OUT/bench/attn_d{64,128}_{full,causal}.cubin   fa's kernels (f16, any B, H, L)
+#   OUT/bench/decode_d128*.cubin                    decode kernels (bench/decode.py)
 #   OUT/e2e/plan.json + kernels                     the e2e suite for sm_90
 # usage: [BENCH_ONLY=1] bench/build-kernels.sh BUILD_DIR OUT_DIR [fac options...]
 set -euo pipefail
@@ -23,5 +24,30 @@ for d in 64 128; do
 done
 # BENCH_ONLY=1: only the benchmark kernels (for an ablation variant).
 [ "${BENCH_ONLY:-0}" = 1 ] && exit 0
+# Decode (bench/decode.py), from the D=128 non-causal source, without the
+# extra fac options: split-KV + GQA packing (decode_d128), split-KV only
+# (decode_d128_nopack), split-KV + packing with the 16x64 tile of 4 waves
+# (decode_d128_m16), and --index-bits=64 builds of the first two and of the
+# dense default kernel (attn_d128_full above is the dense row) for the
+# shapes whose offsets pass 2^31 elements. The tile: 4 rows (GQA 4:1 at
+# Lq=1 packs exactly 4), 32 keys, 4 waves, f16 tiles in LDS, K/V double-
+# buffered: the fastest of 40 builds measured on an H200 (2026-12-01,
+# bench/decode.py --variants; 2.4x the 16x64 tile at B=32, Lk=32k).
+# DECODE_TILE overrides it.
+decode_tile=${DECODE_TILE:---block-m=4 --block-n=32 --waves=4 --widen-lds=off --stages=2}
+decode() {
+  local name=$1
+  shift
+  rm -f "$out/bench/$name.cubin" "$out/bench/$name.cubin.json"
+  "$fac" "$out/bench/attn_d128_full.mlir" --target=sm_90 --report \
+    -o "$out/bench/$name.cubin" "$@" 2>/dev/null | grep '^ptxas:' | sed "s/^/$name /" || true
+  [ -f "$out/bench/$name.cubin.json" ] || { echo "$name: fac $* failed" >&2; exit 1; }
+}
+decode decode_d128 --kv-splits=runtime --gqa-pack=on $decode_tile
+decode decode_d128_nopack --kv-splits=runtime $decode_tile
+decode decode_d128_m16 --kv-splits=runtime --gqa-pack=on --block-m=16 --block-n=64 --waves=4
+decode decode_d128_idx64 --kv-splits=runtime --gqa-pack=on $decode_tile --index-bits=64
+decode decode_d128_nopack_idx64 --kv-splits=runtime $decode_tile --index-bits=64
+decode decode_d128_dense_idx64 --index-bits=64
 python3 "$here/test/e2e/e2e_matrix.py" "$fac" - "$here/test/data/golden" \
   "$out/e2e/k" --target sm_90 --write-plan "$out/e2e/plan.json"

@@ -4,8 +4,11 @@
 #   1. the e2e suite on the GPU (fa-run --device cuda, plan from
 #      bench/build-kernels.sh), validated against the fp64 CPU reference;
 #   2. compute-sanitizer racecheck, synccheck and memcheck on the default
-#      kernels (D 64 and 128, causal on and off);
-#   3. bench/bench.py: fa vs PyTorch SDPA / eager / fp32 SGEMM.
+#      kernels (D 64 and 128, causal on and off) and on the decode kernels
+#      (split-KV with and without GQA packing, at a decode shape);
+#   3. bench/bench.py: fa vs PyTorch SDPA / eager / fp32 SGEMM;
+#   4. bench/decode.py: decode (Lq = 1) vs PyTorch, K/V GB/s against the
+#      device copy (decode.csv, decode.md, decode.png, decode.log).
 # usage: bench/gpu.sh KERNELS_DIR RESULTS_DIR   (KERNELS_DIR from build-kernels.sh)
 # The runtime needs nlohmann-json's headers, which the GPU machine lacks:
 # copy them here first and carry the folder with the kernels,
@@ -58,8 +61,34 @@ for k in attn_d64_full attn_d64_causal attn_d128_full attn_d128_causal; do
     echo "### exit $?" >> "$results/sanitizer.log"
   done
 done
-grep -E "^### |ERROR SUMMARY" "$results/sanitizer.log" | paste - - - | head -20
+# Decode kernels at a decode shape (Lq = 1, GQA 8/2, 3000 keys: a partial
+# last K/V block); fa-run launches the split kernel and its combine kernel.
+# With fa-run --kv-splits also at 5 splits (uneven ones) and 128 (more
+# splits than K/V blocks: empty ones).
+splits_runs=("")
+if "$farun" --help 2>&1 | grep -q -- --kv-splits; then
+  splits_runs=("" "--kv-splits 5" "--kv-splits 128")
+fi
+for k in decode_d128 decode_d128_nopack; do
+  if [ ! -f "$kernels/bench/$k.cubin" ]; then
+    printf '### %s missing\n### ERROR SUMMARY: not run\n### exit -\n' "$k" >> "$results/sanitizer.log"
+    continue
+  fi
+  for splits in "${splits_runs[@]}"; do
+    for tool in racecheck synccheck memcheck; do
+      echo "### $tool $k $splits" >> "$results/sanitizer.log"
+      # shellcheck disable=SC2086
+      "$san" --tool "$tool" --error-exitcode 9 "$farun" "$kernels/bench/$k.cubin" \
+        --shape 2,8,2,1,3000 --device cuda $splits >> "$results/sanitizer.log" 2>&1
+      echo "### exit $?" >> "$results/sanitizer.log"
+    done
+  done
+done
+grep -E "^### |(ERROR|RACECHECK) SUMMARY" "$results/sanitizer.log" | paste - - - | head -40
 
 echo "== bench"
 shift 2
 python3 bench/bench.py "$kernels/bench" "$results" "$@" 2>&1 | tee "$results/bench.log"
+
+echo "== decode"
+python3 bench/decode.py "$kernels/bench" "$results" 2>&1 | tee "$results/decode.log"
