@@ -99,14 +99,40 @@ LogicalResult AttentionOp::verify() {
     if (!dimsCompatible(ks[i], vs[i]))
       return emitOpError() << "key and value shapes differ: key is " << k
                            << ", value is " << v;
-  if (!dimsCompatible(qs[0], ks[0]))
+  // Paged: K and V are [num_pages, page_size, Hkv, D]; the batch is the
+  // block table's and the lengths'.
+  const bool paged = isPaged();
+  if (static_cast<bool>(getBlockTable()) !=
+      static_cast<bool>(getCacheSeqlens()))
+    return emitOpError() << "paged takes a block table and cache lengths";
+  const int64_t kvHeads = paged ? ks[2] : ks[1];
+  if (paged) {
+    auto table = cast<RankedTensorType>(getBlockTable().getType());
+    auto lens = cast<RankedTensorType>(getCacheSeqlens().getType());
+    if (table.getRank() != 2 || !table.getElementType().isInteger(32))
+      return emitOpError() << "block table must be [B, max_pages] i32, got "
+                           << table;
+    if (lens.getRank() != 1 || !lens.getElementType().isInteger(32))
+      return emitOpError() << "cache lengths must be [B] i32, got " << lens;
+    if (!dimsCompatible(qs[0], table.getShape()[0]) ||
+        !dimsCompatible(qs[0], lens.getShape()[0]))
+      return emitOpError() << "batch mismatch: query B=" << dimStr(qs[0])
+                           << ", block table B=" << dimStr(table.getShape()[0])
+                           << ", cache lengths B="
+                           << dimStr(lens.getShape()[0]);
+    if (ks[1] == 0)
+      return emitOpError() << "page size must be positive, got 0";
+    if (ks[2] == 0)
+      return emitOpError() << "key/value head count must be positive, got 0";
+  } else if (!dimsCompatible(qs[0], ks[0])) {
     return emitOpError() << "batch mismatch: query B=" << qs[0]
                          << ", key/value B=" << ks[0];
-  if (!ShapedType::isDynamic(qs[1]) && !ShapedType::isDynamic(ks[1]) &&
-      qs[1] % ks[1] != 0)
+  }
+  if (!ShapedType::isDynamic(qs[1]) && !ShapedType::isDynamic(kvHeads) &&
+      qs[1] % kvHeads != 0)
     return emitOpError() << "query heads (" << qs[1]
-                         << ") must be a multiple of key/value heads (" << ks[1]
-                         << ")";
+                         << ") must be a multiple of key/value heads ("
+                         << kvHeads << ")";
 
   auto o = getOutput().getType();
   if (o.getElementType() != q.getElementType() || o.getRank() != 4 ||
@@ -228,7 +254,30 @@ void LoadTileOp::getEffects(
                        SideEffects::DefaultResource::get());
 }
 
+/// `pages(%table, %rows)`: both or neither, a [B, max_pages] i32 table, on
+/// a rank-4 source.
+static LogicalResult verifyPages(Operation *op, Value table, Value rows,
+                                 MemRefType source) {
+  if (static_cast<bool>(table) != static_cast<bool>(rows))
+    return op->emitOpError() << "pages takes a block table and a row count";
+  if (!table)
+    return success();
+  auto t = cast<MemRefType>(table.getType());
+  if (t.getRank() != 2 || !t.getElementType().isInteger(32))
+    return op->emitOpError() << "block table must be a [B, max_pages] i32 "
+                                "memref, got "
+                             << t;
+  if (source.getRank() != 4)
+    return op->emitOpError() << "a paged source is [num_pages, page_size, H, "
+                                "D], got rank "
+                             << source.getRank();
+  return success();
+}
+
 LogicalResult LoadTileOp::verify() {
+  if (failed(verifyPages(*this, getPageTable(), getPageRows(),
+                         getSource().getType())))
+    return failure();
   auto t = getResult().getType();
   if (t.getRank() != 1 && t.getRank() != 2)
     return emitOpError() << "result must be a 1-D or 2-D tile, got " << t;
@@ -405,10 +454,16 @@ static FailureOr<LdsLayout> verifyCopySource(Operation *op, StringRef name,
 }
 
 LogicalResult CopyTileOp::verify() {
+  if (failed(verifyPages(*this, getPageTable(), getPageRows(),
+                         getSource().getType())))
+    return failure();
   return verifyCopySource(*this, "dest", getSource().getType(), getDest());
 }
 
 LogicalResult FetchTileOp::verify() {
+  if (failed(verifyPages(*this, getPageTable(), getPageRows(),
+                         getSource().getType())))
+    return failure();
   auto src = getSource().getType();
   auto layout = verifyCopySource(*this, "buffer", src, getBuffer());
   if (failed(layout))

@@ -15,7 +15,7 @@ include "mlir/IR/BuiltinAttributeInterfaces.td"
 // Level 0: tensor semantics
 //===----------------------------------------------------------------------===//
 
-def Fa_AttentionOp : Fa_Op<"attention", [Pure]> {
+def Fa_AttentionOp : Fa_Op<"attention", [Pure, AttrSizedOperandSegments]> {
   let summary = "Scaled dot-product attention (forward)";
   let description = [{
     `O = softmax(scale * Q Kᵀ + mask) V` on rank-4 tensors:
@@ -28,6 +28,14 @@ def Fa_AttentionOp : Fa_Op<"attention", [Pure]> {
     (`-inf` for a row that sees no key). B, H and L may be dynamic; D is
     static. Element types: f16, f32, bf16 (all three the same).
 
+    With `paged(%block_table, %cache_seqlens)` K and V are a paged cache
+    (FlashAttention 2 / vLLM): `[num_pages, page_size, Hkv, D]`, with
+    `block_table` `[B, max_pages]` i32 (the pages of each sequence, in
+    order) and `cache_seqlens` `[B]` i32 (its keys): key `j` of sequence `b`
+    is row `j mod page_size` of page `block_table[b, j / page_size]`, and
+    sequence `b` has `Lk = cache_seqlens[b]` keys (causal: bottom-right
+    within its own length). Pages may come in any order and be shared.
+
     ```mlir
     %o = fa.attention %q, %k, %v causal scale(0.125)
         : tensor<2x8x?x64xf16>, tensor<2x2x?x64xf16>, tensor<2x2x?x64xf16>
@@ -38,19 +46,26 @@ def Fa_AttentionOp : Fa_Op<"attention", [Pure]> {
     ```
   }];
   let arguments = (ins AnyRankedTensor:$query, AnyRankedTensor:$key,
-                       AnyRankedTensor:$value, OptionalAttr<F32Attr>:$scale,
-                       UnitAttr:$causal);
+                       AnyRankedTensor:$value,
+                       Optional<AnyRankedTensor>:$block_table,
+                       Optional<AnyRankedTensor>:$cache_seqlens,
+                       OptionalAttr<F32Attr>:$scale, UnitAttr:$causal);
   let results = (outs AnyRankedTensor:$output,
                       Optional<AnyRankedTensor>:$lse);
   let assemblyFormat = [{
-    $query `,` $key `,` $value (`causal` $causal^)? (`scale` `(` $scale^ `)`)?
-    attr-dict `:` type($query) `,` type($key) `,` type($value) `->`
+    $query `,` $key `,` $value
+    (`paged` `(` $block_table^ `,` $cache_seqlens `)`)?
+    (`causal` $causal^)? (`scale` `(` $scale^ `)`)?
+    attr-dict `:` type($query) `,` type($key) `,` type($value)
+    (`,` type($block_table)^ `,` type($cache_seqlens))? `->`
     type($output) (`,` type($lse)^)?
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     /// The head dimension D (always static).
     int64_t getHeadDim();
+    /// Whether K and V are a paged cache (`paged`).
+    bool isPaged() { return static_cast<bool>(getBlockTable()); }
     /// The scale in effect: the attribute, or 1/sqrt(D).
     float getEffectiveScale();
   }];
@@ -107,7 +122,7 @@ def Fa_SoftmaxOp : Fa_Op<"softmax", [Pure]> {
 // Level 1: tile level (produced by fa-tile)
 //===----------------------------------------------------------------------===//
 
-def Fa_LoadTileOp : Fa_Op<"load_tile", [
+def Fa_LoadTileOp : Fa_Op<"load_tile", [AttrSizedOperandSegments,
     DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
   let summary = "Load a block of rows of one (batch, head) slice";
   let description = [{
@@ -120,16 +135,24 @@ def Fa_LoadTileOp : Fa_Op<"load_tile", [
     is a KV head and packed row `p = row + r` is row `p mod L` of head
     `head * g + p / L`; rows `p >= g * L` read as zero.
 
+    With `pages(%table, %rows)` the source is a paged cache `[num_pages,
+    page_size, H, D]`: row `n` of sequence `batch` is row `n mod page_size`
+    of page `table[batch, n / page_size]` (`table` `[B, max_pages]` i32),
+    and the sequence has `rows` rows.
+
     ```mlir
     %t = fa.load_tile %k[%b, %h, %n0]
         : memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>> -> tensor<64x64xf16>
     ```
   }];
   let arguments = (ins AnyMemRef:$source, Index:$batch, Index:$head,
-                       Index:$row, Optional<Index>:$group);
+                       Index:$row, Optional<Index>:$group,
+                       Optional<AnyMemRef>:$page_table,
+                       Optional<Index>:$page_rows);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = [{
     $source `[` $batch `,` $head `,` $row `]` (`group` `(` $group^ `)`)?
+    (`pages` `(` $page_table^ `:` type($page_table) `,` $page_rows `)`)?
     attr-dict `:` type($source) `->` type($result)
   }];
   let hasVerifier = 1;
@@ -286,7 +309,7 @@ def Fa_LdsBufferOp : Fa_Op<"lds_buffer"> {
   }];
 }
 
-def Fa_CopyTileOp : Fa_Op<"copy_tile"> {
+def Fa_CopyTileOp : Fa_Op<"copy_tile", [AttrSizedOperandSegments]> {
   let summary = "Cooperative copy of a block of rows from global memory to LDS";
   let description = [{
     All threads of the workgroup together copy rows `[row, row + R)` of
@@ -295,7 +318,8 @@ def Fa_CopyTileOp : Fa_Op<"copy_tile"> {
     columns of a wider buffer at or past `D`. Another thread
     may read the result only after a barrier. A 16-bit source may be
     stored in an f32 buffer (widened once here, not in every product step).
-    With `group(%g)` the rows are packed query heads as in `fa.load_tile`.
+    With `group(%g)` the rows are packed query heads, with `pages(...)`
+    rows of a paged cache, as in `fa.load_tile`.
 
     ```mlir
     fa.copy_tile %k[%b, %h, %n0] to %kbuf
@@ -306,15 +330,18 @@ def Fa_CopyTileOp : Fa_Op<"copy_tile"> {
   let arguments = (ins Arg<AnyMemRef, "global source", [MemRead]>:$source,
                        Index:$batch, Index:$head, Index:$row,
                        Arg<AnyMemRef, "LDS destination", [MemWrite]>:$dest,
-                       Optional<Index>:$group);
+                       Optional<Index>:$group,
+                       Optional<AnyMemRef>:$page_table,
+                       Optional<Index>:$page_rows);
   let assemblyFormat = [{
     $source `[` $batch `,` $head `,` $row `]` (`group` `(` $group^ `)`)?
+    (`pages` `(` $page_table^ `:` type($page_table) `,` $page_rows `)`)?
     `to` $dest attr-dict `:` type($source) `to` type($dest)
   }];
   let hasVerifier = 1;
 }
 
-def Fa_FetchTileOp : Fa_Op<"fetch_tile"> {
+def Fa_FetchTileOp : Fa_Op<"fetch_tile", [AttrSizedOperandSegments]> {
   let summary = "First half of a copy: global rows into registers, for a buffer";
   let description = [{
     The global-memory half of `fa.copy_tile` (fa-double-buffer splits the
@@ -325,7 +352,8 @@ def Fa_FetchTileOp : Fa_Op<"fetch_tile"> {
     buffer only gives the distribution; it is not accessed). Rows at or past
     `L` become zero without a load. The result may only be stored with
     `fa.stage_tile` into the same buffer, directly or through the iteration
-    arguments of `scf.for` loops.
+    arguments of `scf.for` loops. `pages(...)`: a paged cache, as in
+    `fa.load_tile`.
 
     ```mlir
     %t = fa.fetch_tile %k[%b, %h, %n1] for %kbuf
@@ -336,11 +364,14 @@ def Fa_FetchTileOp : Fa_Op<"fetch_tile"> {
   }];
   let arguments = (ins Arg<AnyMemRef, "global source", [MemRead]>:$source,
                        Index:$batch, Index:$head, Index:$row,
-                       AnyMemRef:$buffer);
+                       AnyMemRef:$buffer, Optional<AnyMemRef>:$page_table,
+                       Optional<Index>:$page_rows);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = [{
-    $source `[` $batch `,` $head `,` $row `]` `for` $buffer attr-dict `:`
-    type($source) `for` type($buffer) `->` type($result)
+    $source `[` $batch `,` $head `,` $row `]`
+    (`pages` `(` $page_table^ `:` type($page_table) `,` $page_rows `)`)?
+    `for` $buffer attr-dict `:` type($source) `for` type($buffer) `->`
+    type($result)
   }];
   let hasVerifier = 1;
 }

@@ -122,6 +122,7 @@ FailureOr<std::vector<KernelInfo>> mlir::fa::collectKernels(ModuleOp module) {
       k.abiVersion = abi.getInt();
     k.splitKv = f->hasAttr("fa.kv_splits");
     k.gqaPacked = f->hasAttr("fa.gqa_packed");
+    k.paged = f->hasAttr("fa.paged");
     if (auto combine = f->getAttrOfType<FlatSymbolRefAttr>("fa.combine"))
       k.combine = combine.getValue().str();
     else

@@ -361,10 +361,15 @@ static LogicalResult checkBodyParameters(LLVM::LLVMFuncOp body,
                         FA_ABI_NUM_STRIDES ==
                     FA_ABI_NUM_WORDS,
                 "a buffer is one memref descriptor of 5 words");
-  if (abiVersion == 2) { // the split-KV workspace O and LSE, then S
+  if (abiVersion >= 2) { // the split-KV workspace O and LSE, then S
     memref();
     memref();
     expected.push_back(i64);
+  }
+  if (abiVersion >= 3) { // block table, cache lengths, page size, stride
+    memref();
+    memref();
+    expected.append({i64, i64});
   }
   const unsigned words = fa_abi_num_words(uint32_t(abiVersion));
   memref(); // the LDS block

@@ -189,6 +189,18 @@ FailureOr<Value> KernelLowering::scalar(Value v) {
     bool kv = role == kK || role == kV;
     bool workspace = role == kWsO || role == kWsLse;
     Value result;
+    // A paged cache is [num_pages, page_size, Hkv, D]: fa-tile asks for
+    // its heads only (and the page size, where a pass needs it).
+    if (kv && pageSize && *d < 3) {
+      if (*d == 0) {
+        failure = "the number of pages of a paged cache is not a kernel "
+                  "argument";
+        return mlir::failure();
+      }
+      result = *d == 1 ? pageSize : sizes[2];
+      scalars.map(v, result);
+      return result;
+    }
     switch (*d) {
     case 0: // the workspace holds S * B batches
       result = sizes[0];
@@ -713,6 +725,22 @@ LogicalResult KernelLowering::lowerOp(Operation *op) {
     fragments[load.getResult()] = loadTile(load);
     return success();
   }
+  if (auto load = dyn_cast<memref::LoadOp>(op)) {
+    // A paged kernel's sequence length: cache_seqlens[b].
+    auto it = globals.find(load.getMemRef());
+    if (it == globals.end() || it->second.role != kSeqLens ||
+        load.getIndices().size() != 1)
+      return op->emitOpError()
+             << "cannot lower: only the cache lengths (fa.args[8]) are read "
+                "element by element";
+    FailureOr<Value> at = scalar(load.getIndices()[0]);
+    if (mlir::failed(at))
+      return op->emitOpError() << "cannot lower: " << failure;
+    scalars.map(load.getResult(),
+                memref::LoadOp::create(b, loc, it->second.flat, ValueRange{*at})
+                    .getResult());
+    return success();
+  }
   if (auto stage = dyn_cast<StageTileOp>(op)) {
     stageTile(stage);
     return success();
@@ -788,13 +816,28 @@ LogicalResult KernelLowering::run() {
         b, loc, b.getIndexType(),
         kernel.getArgument(kNumRoles + kNumSizes + i));
   };
-  if (roles.size() == kNumSplitRoles)
+  if (roles.size() >= kNumSplitRoles)
     splits = arith::IndexCastOp::create(b, loc, b.getIndexType(),
                                         kernel.getArgument(kWsArg + 2));
+  if (roles.size() == kNumPagedRoles) {
+    pageSize = arith::IndexCastOp::create(b, loc, b.getIndexType(),
+                                          kernel.getArgument(kTableArg + 2));
+    tableStride = arith::IndexCastOp::create(b, loc, b.getIndexType(),
+                                             kernel.getArgument(kTableArg + 3));
+  }
   auto func = grid->getParentOfType<func::FuncOp>();
   for (int r = 0; r < static_cast<int>(roles.size()); ++r) {
     if (roles[r] < 0)
       continue;
+    if (r == kTable || r == kSeqLens) {
+      // i32 metadata, read element by element: table[b][i] at b * stride +
+      // i (the table's row stride word), lengths[b] at b.
+      Global g;
+      g.role = r;
+      g.flat = kernel.getArgument(kTableArg + (r - kTable));
+      globals[func.getArgument(roles[r])] = g;
+      continue;
+    }
     if (r == kWsO || r == kWsLse) {
       // The workspace is contiguous, f32 [S*B, Hq, Lq, D] and [S*B, Hq, Lq].
       Global g;

@@ -39,12 +39,18 @@ enum Role {
   kNumRoles = 5,
   kWsO = 5,
   kWsLse = 6,
-  kNumSplitRoles = 7
+  kNumSplitRoles = 7,
+  kTable = 7,   // paged K/V (ABI version 3): the block table
+  kSeqLens = 8, // and the cache lengths
+  kNumPagedRoles = 9
 };
 constexpr int64_t kNumSizes = 5;    // B, Hq, Hkv, Lq, Lk
 constexpr int64_t kNumStrides = 14; // 3 each for Q, K, V, O; 2 for LSE
-/// Kernel argument index of the workspace O; LSE and S follow.
+/// Kernel argument index of the workspace O; LSE and S follow (ABI version
+/// 2), then the block table, the cache lengths, the page size and the
+/// table's row stride (version 3).
 constexpr int64_t kWsArg = kNumRoles + kNumSizes + kNumStrides;
+constexpr int64_t kTableArg = kWsArg + 3;
 
 class KernelLowering {
 public:
@@ -184,6 +190,14 @@ private:
   struct {
     Value batch, head, group;
   } packing;
+  /// Paged K/V (ABI version 3): the page size and the block table's row
+  /// stride (index), and the paging of the tile being copied or fetched
+  /// (fa.load_tile's pages): its sequence, head and length; null table:
+  /// rows of a dense [B, H, L, D] tensor.
+  Value pageSize, tableStride;
+  struct {
+    Value batch, head, table, rows;
+  } paging;
   DenseMap<Value, Global> globals; // tile-IR memref -> kernel buffer
   IRMapping scalars;
   DenseMap<Value, Value> fragments;   // tensor -> vector (registers)

@@ -39,6 +39,39 @@ Value KernelLowering::columnsLeft(const Global &g, Value c, int64_t tileCols,
 std::pair<Value, Value> KernelLowering::rowStart(const Global &g, Value base,
                                                  Value row0, Value r) {
   Value row = arith::AddIOp::create(b, loc, row0, r);
+  if (paging.table) {
+    // Row n of the sequence: row n mod page_size of page table[b][n / ps];
+    // the table is read only for rows that exist.
+    Value exists = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, row,
+                                         paging.rows);
+    Value slot = arith::DivUIOp::create(b, loc, row, pageSize);
+    if (bug == PlantedBug::PageIndexOffByOne)
+      slot = arith::AddIOp::create(b, loc, slot, idx(1));
+    Value at = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, paging.batch, tableStride), slot);
+    const Global &t = globals.lookup(paging.table);
+    auto read = scf::IfOp::create(
+        b, loc, exists,
+        [&](OpBuilder &tb, Location tl) {
+          Value entry = memref::LoadOp::create(tb, tl, t.flat, ValueRange{at});
+          scf::YieldOp::create(tb, tl,
+                               ValueRange{arith::IndexCastOp::create(
+                                   tb, tl, tb.getIndexType(), entry)});
+        },
+        [&](OpBuilder &eb, Location el) {
+          scf::YieldOp::create(
+              eb, el, ValueRange{arith::ConstantIndexOp::create(eb, el, 0)});
+        });
+    Value page = read.getResult(0);
+    Value within = arith::RemUIOp::create(b, loc, row, pageSize);
+    Value withinStride = bug == PlantedBug::PageOffsetWrongStride ? g.sh : g.sl;
+    Value start = arith::AddIOp::create(
+        b, loc,
+        arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, page, g.sb),
+                              arith::MulIOp::create(b, loc, paging.head, g.sh)),
+        arith::MulIOp::create(b, loc, within, withinStride));
+    return {start, exists};
+  }
   if (!packing.group)
     return {arith::AddIOp::create(b, loc, base,
                                   arith::MulIOp::create(b, loc, r, g.sl)),
@@ -74,7 +107,7 @@ Value KernelLowering::loadUnitRow(const Global &g, Value base, Value row0,
   // Unpacked, as base + (r * stride + c): the association the backend has
   // always been given.
   Value rowBase, inRange, rowOffset;
-  if (packing.group) {
+  if (packing.group || paging.table) {
     std::tie(rowBase, inRange) = rowStart(g, base, row0, r);
   } else {
     inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
@@ -91,10 +124,9 @@ Value KernelLowering::loadUnitRow(const Global &g, Value base, Value row0,
   const bool straddles = tileCols > g.cols && g.cols % width != 0 &&
                          bug != PlantedBug::PaddedColumnsRead;
   Value off =
-      packing.group
-          ? Value(arith::AddIOp::create(b, loc, rowBase, c))
-          : Value(arith::AddIOp::create(
-                b, loc, base, arith::AddIOp::create(b, loc, rowOffset, c)));
+      rowBase ? Value(arith::AddIOp::create(b, loc, rowBase, c))
+              : Value(arith::AddIOp::create(
+                    b, loc, base, arith::AddIOp::create(b, loc, rowOffset, c)));
   auto load = scf::IfOp::create(
       b, loc, inRange,
       [&](OpBuilder &tb, Location tl) {
@@ -122,9 +154,8 @@ Value KernelLowering::loadUnitRow(const Global &g, Value base, Value row0,
                 tb, tl, arith::CmpIPredicate::ult,
                 arith::AddIOp::create(tb, tl, c, cst(e)), cst(g.cols));
             Value first =
-                packing.group
-                    ? rowBase
-                    : Value(arith::AddIOp::create(tb, tl, base, rowOffset));
+                rowBase ? rowBase
+                        : Value(arith::AddIOp::create(tb, tl, base, rowOffset));
             at = arith::SelectOp::create(tb, tl, ok, at, first);
             Value x = memref::LoadOp::create(tb, tl, g.flat, at);
             elements.push_back(arith::SelectOp::create(tb, tl, ok, x, zero));
@@ -297,7 +328,13 @@ void KernelLowering::copyTile(CopyTileOp op) {
   if (op.getGroup())
     packing = {*scalar(op.getBatch()), *scalar(op.getHead()),
                *scalar(op.getGroup())};
-  auto unpack = llvm::make_scope_exit([&] { packing = {}; });
+  if (op.getPageTable())
+    paging = {*scalar(op.getBatch()), *scalar(op.getHead()), op.getPageTable(),
+              *scalar(op.getPageRows())};
+  auto unpack = llvm::make_scope_exit([&] {
+    packing = {};
+    paging = {};
+  });
 
   const int64_t width = vectorWidth(op);
   if (width == 0 || copyPath == CopyPath::Scalar) {
@@ -360,6 +397,10 @@ Value KernelLowering::fetchRows(FetchTileOp op, bool scalarLoads) {
   FetchShape f = fetchShape(elt, ldsBuffers[op.getBuffer()].layout);
   Value row0 = *scalar(op.getRow());
   Value base = rowsBase(g, *scalar(op.getBatch()), *scalar(op.getHead()), row0);
+  if (op.getPageTable())
+    paging = {*scalar(op.getBatch()), *scalar(op.getHead()), op.getPageTable(),
+              *scalar(op.getPageRows())};
+  auto unpage = llvm::make_scope_exit([&] { paging = {}; });
   const int64_t threads = mapping.threads;
   auto type = VectorType::get({f.iters * f.unitRows * f.width}, elt);
   Value all =
@@ -398,9 +439,13 @@ Value KernelLowering::fetchRows(FetchTileOp op, bool scalarLoads) {
       auto [u, c] = unitAt(i, f);
       for (int64_t rr = 0; rr < f.unitRows; ++rr) {
         Value r = unitRow(u, rr, f);
-        Value valid = arith::CmpIOp::create(
-            b, loc, arith::CmpIPredicate::slt,
-            arith::AddIOp::create(b, loc, row0, r), rowLimit(g));
+        Value pagedStart, valid;
+        if (paging.table)
+          std::tie(pagedStart, valid) = rowStart(g, base, row0, r);
+        else
+          valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                        arith::AddIOp::create(b, loc, row0, r),
+                                        rowLimit(g));
         if (f.total % threads != 0)
           valid = arith::AndIOp::create(
               b, loc, valid,
@@ -420,10 +465,12 @@ Value KernelLowering::fetchRows(FetchTileOp op, bool scalarLoads) {
         }
         Value off = arith::SelectOp::create(
             b, loc, valid,
-            arith::AddIOp::create(
-                b, loc, base,
-                arith::AddIOp::create(
-                    b, loc, arith::MulIOp::create(b, loc, r, g.sl), c)),
+            pagedStart
+                ? Value(arith::AddIOp::create(b, loc, pagedStart, c))
+                : Value(arith::AddIOp::create(
+                      b, loc, base,
+                      arith::AddIOp::create(
+                          b, loc, arith::MulIOp::create(b, loc, r, g.sl), c))),
             idx(0));
         Value count =
             arith::SelectOp::create(b, loc, valid, elementsLeft, idx(0));

@@ -90,26 +90,57 @@ static void buildLaunch(OpBuilder &b, scf::ForallOp grid, gpu::GPUFuncOp kernel,
   SmallVector<Value> args(flat);
   args.append({dim(kQ, 0), dim(kQ, 1), dim(kK, 1), dim(kQ, 2), dim(kK, 2)});
   args.append(strides);
-  if (roles.size() == kNumSplitRoles) {
-    // ABI version 2: the workspace (contiguous) and S = its batches / B.
-    for (int r : {kWsO, kWsLse}) {
-      Value m = func.getArgument(roles[r]);
-      auto flatType =
-          cast<MemRefType>(kernel.getArgumentTypes()[kWsArg + r - kWsO]);
-      auto meta = memref::ExtractStridedMetadataOp::create(b, loc, m);
-      Value extent = c1;
-      for (Value size : meta.getSizes())
-        extent = arith::MulIOp::create(b, loc, extent, size);
-      args.push_back(memref::ReinterpretCastOp::create(
-          b, loc, flatType, meta.getBaseBuffer(),
-          OpFoldResult(meta.getOffset()), ArrayRef<OpFoldResult>{extent},
-          ArrayRef<OpFoldResult>{b.getIndexAttr(1)}));
+  // The flat rank-1 view of a contiguous buffer, or an empty one for an
+  // absent role.
+  auto contiguous = [&](int r, int64_t arg) -> Value {
+    auto flatType = cast<MemRefType>(kernel.getArgumentTypes()[arg]);
+    if (roles[r] < 0) {
+      Value empty = memref::AllocaOp::create(
+          b, loc, MemRefType::get({0}, flatType.getElementType()));
+      return memref::CastOp::create(b, loc, flatType, empty);
     }
-    Value s = arith::DivUIOp::create(
-        b, loc,
-        memref::DimOp::create(b, loc, func.getArgument(roles[kWsLse]), 0),
-        memref::DimOp::create(b, loc, func.getArgument(roles[kQ]), 0));
-    args.push_back(arith::IndexCastOp::create(b, loc, b.getI64Type(), s));
+    Value m = func.getArgument(roles[r]);
+    auto meta = memref::ExtractStridedMetadataOp::create(b, loc, m);
+    Value extent = c1;
+    for (Value size : meta.getSizes())
+      extent = arith::MulIOp::create(b, loc, extent, size);
+    return memref::ReinterpretCastOp::create(
+        b, loc, flatType, meta.getBaseBuffer(), OpFoldResult(meta.getOffset()),
+        ArrayRef<OpFoldResult>{extent},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+  };
+  if (roles.size() >= kNumSplitRoles) {
+    // ABI version 2: the workspace (contiguous) and S = its batches / B; a
+    // paged kernel that is not split-KV: none, and S = 1.
+    args.push_back(contiguous(kWsO, kWsArg));
+    args.push_back(contiguous(kWsLse, kWsArg + 1));
+    if (roles[kWsLse] < 0) {
+      args.push_back(arith::ConstantIntOp::create(b, loc, 1, 64));
+    } else {
+      Value s = arith::DivUIOp::create(
+          b, loc,
+          memref::DimOp::create(b, loc, func.getArgument(roles[kWsLse]), 0),
+          memref::DimOp::create(b, loc, func.getArgument(roles[kQ]), 0));
+      args.push_back(arith::IndexCastOp::create(b, loc, b.getI64Type(), s));
+    }
+  }
+  if (roles.size() == kNumPagedRoles) {
+    // ABI version 3: the block table (rows as it has them: its extent is
+    // rows * row stride), the lengths, the page size (the cache's
+    // dimension 1) and the table's row stride.
+    auto meta = memref::ExtractStridedMetadataOp::create(
+        b, loc, func.getArgument(roles[kTable]));
+    auto tableType = cast<MemRefType>(kernel.getArgumentTypes()[kTableArg]);
+    Value extent =
+        arith::MulIOp::create(b, loc, meta.getSizes()[0], meta.getStrides()[0]);
+    args.push_back(memref::ReinterpretCastOp::create(
+        b, loc, tableType, meta.getBaseBuffer(), OpFoldResult(meta.getOffset()),
+        ArrayRef<OpFoldResult>{extent},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1)}));
+    args.push_back(contiguous(kSeqLens, kTableArg + 1));
+    args.push_back(dim(kK, 1));
+    args.push_back(arith::IndexCastOp::create(b, loc, b.getI64Type(),
+                                              meta.getStrides()[0]));
   }
 
   SmallVector<Value> gridSize =
@@ -147,9 +178,27 @@ static std::string checkGridShape(scf::ForallOp grid, ArrayRef<int64_t> roles) {
   }
   if (roles.size() == kNumRoles)
     return "";
-  if (roles.size() != kNumSplitRoles)
+  if (roles.size() != kNumSplitRoles && roles.size() != kNumPagedRoles)
     return "fa.args has " + std::to_string(roles.size()) +
-           " entries, expected 5, or 7 for split-KV";
+           " entries, expected 5, 7 for split-KV or 9 for paged K/V";
+  if (roles.size() == kNumPagedRoles) {
+    for (int r : {kTable, kSeqLens}) {
+      std::string role = "fa.args[" + std::to_string(r) + "]";
+      if (roles[r] < 0 ||
+          roles[r] >= static_cast<int64_t>(func.getNumArguments()))
+        return role + " = " + std::to_string(roles[r]) +
+               " is not an argument of the function";
+      auto type = dyn_cast<MemRefType>(func.getArgument(roles[r]).getType());
+      int64_t rank = r == kTable ? 2 : 1;
+      if (!type || type.getRank() != rank ||
+          !type.getElementType().isInteger(32))
+        return role + " (the " +
+               std::string(r == kTable ? "block table" : "cache lengths") +
+               ") must be a rank-" + std::to_string(rank) + " i32 memref";
+    }
+    if (roles[kWsO] < 0 && roles[kWsLse] < 0)
+      return "";
+  }
   for (int r : {kWsO, kWsLse}) {
     std::string role = "fa.args[" + std::to_string(r) + "]";
     if (roles[r] < 0 ||
@@ -172,7 +221,8 @@ static LogicalResult lowerGrid(scf::ForallOp grid, gpu::GPUModuleOp gpuModule,
   auto config = grid->getAttrOfType<TileConfigAttr>("fa.tile");
   auto rolesAttr = grid->getAttrOfType<DenseI64ArrayAttr>("fa.args");
   if (!config || !rolesAttr ||
-      (rolesAttr.size() != kNumRoles && rolesAttr.size() != kNumSplitRoles))
+      (rolesAttr.size() != kNumRoles && rolesAttr.size() != kNumSplitRoles &&
+       rolesAttr.size() != kNumPagedRoles))
     return grid.emitOpError()
            << "is not an fa tile grid (missing fa.tile or fa.args)";
   if (std::string why = checkGridShape(grid, rolesAttr.asArrayRef());
@@ -186,7 +236,8 @@ static LogicalResult lowerGrid(scf::ForallOp grid, gpu::GPUModuleOp gpuModule,
 
   auto func = grid->getParentOfType<func::FuncOp>();
   ArrayRef<int64_t> roles = rolesAttr.asArrayRef();
-  if (grid->hasAttr("fa.combine") && roles.size() != kNumSplitRoles)
+  if (grid->hasAttr("fa.combine") &&
+      (roles.size() < kNumSplitRoles || roles[kWsO] < 0))
     return grid.emitOpError()
            << "is a split-KV combine grid without the workspace (fa.args)";
   auto qType = cast<MemRefType>(func.getArgument(roles[kQ]).getType());
@@ -217,11 +268,16 @@ static LogicalResult lowerGrid(scf::ForallOp grid, gpu::GPUModuleOp gpuModule,
   SmallVector<Type> argTypes(4, flatType(elt));
   argTypes.push_back(flatType(Float32Type::get(ctx)));
   argTypes.append(kNumSizes + kNumStrides, IntegerType::get(ctx, 64));
-  const bool split = roles.size() == kNumSplitRoles;
+  const bool paged = roles.size() == kNumPagedRoles;
+  const bool split = roles.size() >= kNumSplitRoles;
   if (split) // ABI version 2: workspace O and LSE, S
     argTypes.append({flatType(Float32Type::get(ctx)),
                      flatType(Float32Type::get(ctx)),
                      IntegerType::get(ctx, 64)});
+  if (paged) // version 3: block table, cache lengths, page size, row stride
+    argTypes.append({flatType(IntegerType::get(ctx, 32)),
+                     flatType(IntegerType::get(ctx, 32)),
+                     IntegerType::get(ctx, 64), IntegerType::get(ctx, 64)});
   std::string name = func.getName().str() + "_kernel";
   if (kernelIndex)
     name += std::to_string(kernelIndex);
@@ -240,11 +296,14 @@ static LogicalResult lowerGrid(scf::ForallOp grid, gpu::GPUModuleOp gpuModule,
                                  config.getWaveSize(), 1, config.getLdsPad(),
                                  config.getKvShared());
   kernel->setAttr("fa.tile", config);
-  for (StringRef attr : {"fa.scale", "fa.causal", "fa.fetch_ahead",
-                         "fa.kv_splits", "fa.gqa_packed", "fa.combine"})
+  for (StringRef attr :
+       {"fa.scale", "fa.causal", "fa.fetch_ahead", "fa.kv_splits",
+        "fa.gqa_packed", "fa.combine", "fa.paged"})
     if (Attribute a = grid->getAttr(attr))
       kernel->setAttr(attr, a);
-  kernel->setAttr("fa.abi_version", mb.getI64IntegerAttr(split ? 2 : 1));
+  kernel->setAttr("fa.abi_version", mb.getI64IntegerAttr(paged   ? 3
+                                                         : split ? 2
+                                                                 : 1));
   kernel->setAttr("fa.has_lse", mb.getBoolAttr(roles[kLse] >= 0));
   kernel->setAttr("fa.head_dim", mb.getI64IntegerAttr(headDim));
   // Sizes fixed at compile time (-1: dynamic); the runtime checks them.

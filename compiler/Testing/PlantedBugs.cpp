@@ -64,6 +64,13 @@ static const PlantedBugInfo kBugs[] = {
     {PlantedBug::GqaPackWrongHead, "gqa-pack-wrong-head", "fa-lower-to-gpu",
      "GQA packing: packed row p goes to query head head + p / Lq instead of "
      "head * (Hq/Hkv) + p / Lq"},
+    {PlantedBug::PageIndexOffByOne, "page-index-off-by-one", "fa-lower-to-gpu",
+     "paged K/V: row n is read through block table entry n / page_size + 1 "
+     "(the next page)"},
+    {PlantedBug::PageOffsetWrongStride, "page-offset-wrong-stride",
+     "fa-lower-to-gpu",
+     "paged K/V: the row within a page is addressed with the head stride "
+     "instead of the row stride"},
     {PlantedBug::PipelineNoBarrier, "pipeline-no-barrier", "fa-double-buffer",
      "the barrier before the pipelined loop's first LDS store is removed, so "
      "block n+1 overwrites a slot other threads still read"},

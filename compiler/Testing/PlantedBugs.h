@@ -51,6 +51,10 @@ enum class PlantedBug {
                           ///< other way round from the lhs value's
   GqaPackWrongHead,       ///< GQA packing: packed row p read from and
                           ///< written to head + p / Lq (group not applied)
+  PageIndexOffByOne,      ///< paged K/V: row n read from page entry
+                          ///< n / page_size + 1 of the block table
+  PageOffsetWrongStride,  ///< paged K/V: the row within a page addressed
+                          ///< with the head stride
   // fa-double-buffer (Level 1b)
   PipelineNoBarrier, ///< a staged K/V tile overwrites its slot unsynchronised
 };

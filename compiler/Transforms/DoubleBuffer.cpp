@@ -74,8 +74,11 @@ static FetchTileOp fetchFor(CopyTileOp copy, scf::ForOp loop, OpBuilder &b,
   auto type =
       RankedTensorType::get({layout->rows, layout->cols},
                             copy.getSource().getType().getElementType());
+  Value pages = copy.getPageTable();
+  Value pageRows =
+      pages ? recompute(copy.getPageRows(), loop, b, map) : Value();
   return FetchTileOp::create(b, copy.getLoc(), type, copy.getSource(), batch,
-                             head, r, copy.getDest());
+                             head, r, copy.getDest(), pages, pageRows);
 }
 
 /// Whether `op` or an op nested in it reads LDS (`slot`: that slot) or,

@@ -134,8 +134,9 @@ unsigned mlir::fa::fuseAttentionChains(RewriterBase &rewriter, Operation *root,
         c.softmax.getScale() ? c.softmax.getScale()->convertToFloat() : 1.0f;
     auto attn = AttentionOp::create(
         rewriter, pv.getLoc(), last->getResult(0).getType(), /*lse=*/Type(),
-        c.qk.getLhs(), c.qk.getRhs(), pv.getRhs(),
-        rewriter.getF32FloatAttr(scale), c.softmax.getCausal());
+        c.qk.getLhs(), c.qk.getRhs(), pv.getRhs(), /*block_table=*/Value(),
+        /*cache_seqlens=*/Value(), rewriter.getF32FloatAttr(scale),
+        c.softmax.getCausal());
     rewriter.replaceOp(last, attn.getOutput());
     if (c.trunc)
       rewriter.eraseOp(pv);

@@ -66,9 +66,12 @@ public:
   struct OpFacts {
     Type elementType;
     float scale;
+    int64_t headDim;
+    bool paged;
   };
   static OpFacts factsOf(AttentionOp op) {
-    return {op.getQuery().getType().getElementType(), op.getEffectiveScale()};
+    return {op.getQuery().getType().getElementType(), op.getEffectiveScale(),
+            op.getHeadDim(), op.isPaged()};
   }
 
   /// The attention grid. With a workspace (`wsO`, `wsLse`: split-KV) it
@@ -140,8 +143,12 @@ void TileBuilder::build(AttentionOp op, const OpFacts &facts, Value q, Value k,
   Value batch = memref::DimOp::create(b, loc, q, 0);
   Value hq = memref::DimOp::create(b, loc, q, 1);
   Value lq = memref::DimOp::create(b, loc, q, 2);
-  Value hkv = memref::DimOp::create(b, loc, k, 1);
-  Value lk = memref::DimOp::create(b, loc, k, 2);
+  // Paged: K and V are [num_pages, page_size, Hkv, D]; each sequence's
+  // length is read in the grid.
+  Value table = facts.paged ? op->getOperand(3) : Value();
+  Value seqlens = table ? op->getOperand(4) : Value();
+  Value hkv = memref::DimOp::create(b, loc, k, table ? 2 : 1);
+  Value lk = table ? Value() : Value(memref::DimOp::create(b, loc, k, 2));
   Value group = arith::DivUIOp::create(b, loc, hq, hkv);
   // GQA packing: the rows of grid y = KV head h are the Lq rows of each of
   // its `group` query heads, one after the other.
@@ -165,13 +172,17 @@ void TileBuilder::build(AttentionOp op, const OpFacts &facts, Value q, Value k,
       b, loc, getAsOpFoldResult(ValueRange{gridX, pack ? hkv : hq, batch}),
       ValueRange{}, mapping);
   SmallVector<Value> roles{q, k, v, o, lse};
-  if (split)
+  if (split || table)
     roles.append({wsO, wsLse});
+  if (table)
+    roles.append({table, seqlens});
   annotate(grid, op, facts, roles);
   if (split)
     grid->setAttr("fa.kv_splits", b.getStringAttr("runtime"));
   if (pack)
     grid->setAttr("fa.gqa_packed", b.getUnitAttr());
+  if (table)
+    grid->setAttr("fa.paged", b.getUnitAttr());
 
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(grid.getBody());
@@ -190,7 +201,13 @@ void TileBuilder::build(AttentionOp op, const OpFacts &facts, Value q, Value k,
   // Q block: loaded once, resident for the whole KV loop.
   auto qTileType = RankedTensorType::get({bm, d}, elt);
   auto kvTileType = RankedTensorType::get({bn, d}, elt);
-  Value qTile = LoadTileOp::create(b, loc, qTileType, q, bIdx, h, m0, rowGroup);
+  Value qTile = LoadTileOp::create(b, loc, qTileType, q, bIdx, h, m0, rowGroup,
+                                   Value(), Value());
+  // Paged: this sequence's keys, cache_seqlens[b].
+  if (table) {
+    Value len = memref::LoadOp::create(b, loc, seqlens, ValueRange{bIdx});
+    lk = arith::IndexCastOp::create(b, loc, b.getIndexType(), len);
+  }
 
   // KV blocks to visit: all of them, or (causal) those up to the diagonal
   // of the block's last query position, pos: keys up to pos + (lk - lq).
@@ -262,10 +279,10 @@ void TileBuilder::build(AttentionOp op, const OpFacts &facts, Value q, Value k,
       [&](OpBuilder &nb, Location l, Value n, ValueRange iter) {
         Value mOld = iter[0], lOld = iter[1], acc = iter[2];
         Value n0 = arith::MulIOp::create(nb, l, n, idx(bn));
-        Value kTile =
-            LoadTileOp::create(nb, l, kvTileType, k, bIdx, hk, n0, Value());
-        Value vTile =
-            LoadTileOp::create(nb, l, kvTileType, v, bIdx, hk, n0, Value());
+        Value kTile = LoadTileOp::create(nb, l, kvTileType, k, bIdx, hk, n0,
+                                         Value(), table, table ? lk : Value());
+        Value vTile = LoadTileOp::create(nb, l, kvTileType, v, bIdx, hk, n0,
+                                         Value(), table, table ? lk : Value());
         // S = (Q·Kᵀ)·scale·log2(e), masked.
         Value s = TileDotOp::create(nb, l, sType, qTile, kTile, Value(),
                                     /*transpose_rhs=*/true);
@@ -354,7 +371,13 @@ void TileBuilder::buildCombine(AttentionOp op, const OpFacts &facts, Value q,
   auto grid = scf::ForallOp::create(
       b, loc, getAsOpFoldResult(ValueRange{numMBlocks, hq, batch}),
       ValueRange{}, mapping);
-  annotate(grid, op, facts, {q, k, v, o, lse, wsO, wsLse});
+  // The combine kernel takes the split kernel's arguments (one ABI).
+  SmallVector<Value> roles{q, k, v, o, lse, wsO, wsLse};
+  if (facts.paged) {
+    roles.append({op->getOperand(3), op->getOperand(4)});
+    grid->setAttr("fa.paged", b.getUnitAttr());
+  }
+  annotate(grid, op, facts, roles);
   grid->setAttr("fa.combine", b.getUnitAttr());
 
   OpBuilder::InsertionGuard guard(b);
@@ -378,9 +401,10 @@ void TileBuilder::buildCombine(AttentionOp op, const OpFacts &facts, Value q,
         Value mOld = iter[0], lOld = iter[1], acc = iter[2];
         Value at = arith::AddIOp::create(
             nb, l, arith::MulIOp::create(nb, l, s, batch), bIdx);
-        Value lseS =
-            LoadTileOp::create(nb, l, rowsType, wsLse, at, h, m0, Value());
-        Value oS = LoadTileOp::create(nb, l, accType, wsO, at, h, m0, Value());
+        Value lseS = LoadTileOp::create(nb, l, rowsType, wsLse, at, h, m0,
+                                        Value(), Value(), Value());
+        Value oS = LoadTileOp::create(nb, l, accType, wsO, at, h, m0, Value(),
+                                      Value(), Value());
         Value mNew = arith::MaximumFOp::create(nb, l, mOld, lseS);
         // Every split so far empty: reference 0, so that exp gives 0.
         Value noKey = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ,
@@ -670,7 +694,8 @@ LogicalResult FaTilePass::tileFunction(func::FuncOp func, const TargetDesc &t) {
         return op.emitOpError()
                << "operand #" << i
                << " must be an argument of the kernel function";
-      static const char *const names[] = {"query", "key", "value"};
+      static const char *const names[] = {"query", "key", "value",
+                                          "block table", "cache lengths"};
       for (auto [j, other] : llvm::enumerate(op->getOperands().take_front(i)))
         if (other == operand)
           return op.emitOpError()
@@ -744,10 +769,9 @@ LogicalResult FaTilePass::tileFunction(func::FuncOp func, const TargetDesc &t) {
     const int64_t dyn = ShapedType::kDynamic;
     Type f32 = Float32Type::get(func.getContext());
     Location l = ops.front().getLoc();
-    wsO =
-        entry.addArgument(kernelMemRefType(RankedTensorType::get(
-                              {dyn, dyn, dyn, ops.front().getHeadDim()}, f32)),
-                          l);
+    wsO = entry.addArgument(kernelMemRefType(RankedTensorType::get(
+                                {dyn, dyn, dyn, facts.front().headDim}, f32)),
+                            l);
     wsLse = entry.addArgument(
         kernelMemRefType(RankedTensorType::get({dyn, dyn, dyn}, f32)), l);
   }

@@ -439,3 +439,43 @@ func.func @write_pairs(%t: tensor<64x64xf16>) {
   fa.write_tile %t to %v : tensor<64x64xf16> to memref<32x64x2xf16, strided<[128, 2, 1]>, #gpu.address_space<workgroup>>
   return
 }
+
+// -----
+
+func.func @paged_table_type(%q: tensor<2x8x1x64xf16>, %k: tensor<?x16x2x64xf16>, %t: tensor<2x4xi64>, %l: tensor<2xi32>) {
+  // expected-error @+1 {{'fa.attention' op block table must be [B, max_pages] i32, got 'tensor<2x4xi64>'}}
+  %o = fa.attention %q, %k, %k paged(%t, %l) : tensor<2x8x1x64xf16>, tensor<?x16x2x64xf16>, tensor<?x16x2x64xf16>, tensor<2x4xi64>, tensor<2xi32> -> tensor<2x8x1x64xf16>
+  return
+}
+
+// -----
+
+func.func @paged_lens_rank(%q: tensor<2x8x1x64xf16>, %k: tensor<?x16x2x64xf16>, %t: tensor<2x4xi32>, %l: tensor<2x1xi32>) {
+  // expected-error @+1 {{'fa.attention' op cache lengths must be [B] i32, got 'tensor<2x1xi32>'}}
+  %o = fa.attention %q, %k, %k paged(%t, %l) : tensor<2x8x1x64xf16>, tensor<?x16x2x64xf16>, tensor<?x16x2x64xf16>, tensor<2x4xi32>, tensor<2x1xi32> -> tensor<2x8x1x64xf16>
+  return
+}
+
+// -----
+
+func.func @paged_batch(%q: tensor<2x8x1x64xf16>, %k: tensor<?x16x2x64xf16>, %t: tensor<3x4xi32>, %l: tensor<3xi32>) {
+  // expected-error @+1 {{'fa.attention' op batch mismatch: query B=2, block table B=3, cache lengths B=3}}
+  %o = fa.attention %q, %k, %k paged(%t, %l) : tensor<2x8x1x64xf16>, tensor<?x16x2x64xf16>, tensor<?x16x2x64xf16>, tensor<3x4xi32>, tensor<3xi32> -> tensor<2x8x1x64xf16>
+  return
+}
+
+// -----
+
+func.func @paged_heads(%q: tensor<2x6x1x64xf16>, %k: tensor<?x16x4x64xf16>, %t: tensor<2x4xi32>, %l: tensor<2xi32>) {
+  // expected-error @+1 {{'fa.attention' op query heads (6) must be a multiple of key/value heads (4)}}
+  %o = fa.attention %q, %k, %k paged(%t, %l) : tensor<2x6x1x64xf16>, tensor<?x16x4x64xf16>, tensor<?x16x4x64xf16>, tensor<2x4xi32>, tensor<2xi32> -> tensor<2x6x1x64xf16>
+  return
+}
+
+// -----
+
+func.func @pages_table_type(%k: memref<?x16x2x64xf16>, %t: memref<?x?xf32>, %i: index) {
+  // expected-error @+1 {{'fa.load_tile' op block table must be a [B, max_pages] i32 memref, got 'memref<?x?xf32>'}}
+  %tile = fa.load_tile %k[%i, %i, %i] pages(%t : memref<?x?xf32>, %i) : memref<?x16x2x64xf16> -> tensor<32x64xf16>
+  return
+}

@@ -123,3 +123,19 @@ func.func @pipelined(%src: memref<?x8x?x64xf16, strided<[?, ?, ?, 1], offset: ?>
   }
   return
 }
+
+// A paged K/V cache: [num_pages, page_size, Hkv, D] with the block table and
+// the lengths; the tile level reads it through `pages`.
+// CHECK-LABEL: func.func @paged
+// CHECK: fa.attention %{{.*}}, %{{.*}}, %{{.*}} paged(%{{.*}}, %{{.*}}) causal : tensor<2x8x1x64xf16>, tensor<?x16x2x64xf16>, tensor<?x16x2x64xf16>, tensor<2x?xi32>, tensor<2xi32> -> tensor<2x8x1x64xf16>
+func.func @paged(%q: tensor<2x8x1x64xf16>, %k: tensor<?x16x2x64xf16>, %v: tensor<?x16x2x64xf16>, %t: tensor<2x?xi32>, %l: tensor<2xi32>) -> tensor<2x8x1x64xf16> {
+  %o = fa.attention %q, %k, %v paged(%t, %l) causal : tensor<2x8x1x64xf16>, tensor<?x16x2x64xf16>, tensor<?x16x2x64xf16>, tensor<2x?xi32>, tensor<2xi32> -> tensor<2x8x1x64xf16>
+  return %o : tensor<2x8x1x64xf16>
+}
+
+// CHECK-LABEL: func.func @paged_tile
+// CHECK: fa.load_tile %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] pages(%{{.*}} : memref<?x?xi32>, %{{.*}}) : memref<?x16x2x64xf16> -> tensor<32x64xf16>
+func.func @paged_tile(%k: memref<?x16x2x64xf16>, %t: memref<?x?xi32>, %i: index) {
+  %tile = fa.load_tile %k[%i, %i, %i] pages(%t : memref<?x?xi32>, %i) : memref<?x16x2x64xf16> -> tensor<32x64xf16>
+  return
+}

@@ -48,6 +48,24 @@
 // one KV head are rows of one Q tile (packed row p is query head
 // h*Hq/Hkv + p / Lq, position p mod Lq). Versions only ever append words.
 //
+// ABI version 3 (a paged K/V cache: fa.attention with `paged`, the
+// FlashAttention 2 / vLLM layout) appends to version 2's 55 words, which
+// keep their meaning (a paged kernel that is not split-KV is passed null
+// workspace descriptors and S = 1):
+//
+//   word 55..59: block_table    i32 [B, max_pages], a 5-word descriptor
+//   word 60..64: cache_seqlens  i32 [B]: the keys of each sequence
+//   word 65:     page_size, rows per page (>= 1)
+//   word 66:     block_table's row stride in elements (>= max_pages >= 1)
+//
+// K and V are the caches [num_pages, page_size, Hkv, D]: row n of sequence
+// b is row n mod page_size of page block_table[b][n / page_size]. Their
+// three stride words are (page, head, row within a page). Lk (size word 4)
+// is the longest sequence, max cache_seqlens (the grid's split count uses
+// it); sequence b sees cache_seqlens[b] keys, causal bottom-right within
+// its own length. The kernel trusts the table and the lengths: the runtime
+// checks them on the host before a launch (fa/PagedVarlen.h).
+//
 // Host target: the code object is an x86-64 ELF shared object that exports,
 // for each kernel `<name>`, the entry point
 //     void <name>_host(const uint64_t *args, fa_host_env *env);
@@ -78,8 +96,8 @@ extern "C" {
 #endif
 
 /// The newest version; a kernel's own version (manifest `abi_version`,
-/// fa_host_info::abi_version) is 1 (dense) or 2 (split-KV).
-#define FA_ABI_VERSION 2
+/// fa_host_info::abi_version) is 1 (dense), 2 (split-KV) or 3 (paged K/V).
+#define FA_ABI_VERSION 3
 
 enum {
   FA_ABI_NUM_BUFFERS = 5, // Q, K, V, O, LSE
@@ -109,13 +127,20 @@ enum {
   FA_ABI_WS_LSE = 49,
   FA_ABI_SPLITS = 54,
   FA_ABI_V2_NUM_WORDS = 55,
-  FA_ABI_MAX_WORDS = FA_ABI_V2_NUM_WORDS,
+  FA_ABI_BLOCK_TABLE = 55,
+  FA_ABI_CACHE_SEQLENS = 60,
+  FA_ABI_PAGE_SIZE = 65,
+  FA_ABI_BLOCK_TABLE_STRIDE = 66,
+  FA_ABI_V3_NUM_WORDS = 67,
+  FA_ABI_MAX_WORDS = FA_ABI_V3_NUM_WORDS,
 };
 
 /// The words a kernel of ABI `version` takes, or 0 for an unknown version.
 static inline uint32_t fa_abi_num_words(uint32_t version) {
-  return version == 1 ? FA_ABI_V1_NUM_WORDS
-                      : version == 2 ? FA_ABI_V2_NUM_WORDS : 0;
+  return version == 1   ? FA_ABI_V1_NUM_WORDS
+         : version == 2 ? FA_ABI_V2_NUM_WORDS
+         : version == 3 ? FA_ABI_V3_NUM_WORDS
+                        : 0;
 }
 
 /// Shuffle modes, as in gpu.shuffle.
