@@ -31,7 +31,9 @@ int64_t fa::gfx906WavesPerSimd(const AmdgpuResources &r, int64_t threads,
   int64_t bySgpr = r.sgprs ? 800 / roundUp(r.sgprs, 16) : 10;
   int64_t wavesPerGroup = std::max<int64_t>(1, (threads + 63) / 64);
   int64_t groupsByLds = r.ldsBytes ? 65536 / r.ldsBytes : 40;
-  int64_t byLds = groupsByLds * wavesPerGroup / 4;
+  // The groups' waves spread over the 4 SIMDs: 3 one-wave groups are 1
+  // wave on 3 of them (rounded up, not down to 0).
+  int64_t byLds = (groupsByLds * wavesPerGroup + 3) / 4;
   int64_t waves = std::min<int64_t>({10, byVgpr, bySgpr, byLds});
   if (limitedBy) {
     *limitedBy = waves == byVgpr   ? "VGPRs"

@@ -55,3 +55,25 @@ TEST(Mi50Model, Mi50EstimateArithmetic) {
   EXPECT_DOUBLE_EQ(e.valuCycles, 5120);
   EXPECT_NEAR(e.tflops, 10.5984, 1e-9);
 }
+
+// Occupancy from the backend's resources: the least of VGPRs (256 per lane,
+// granule 4), SGPRs (800, granule 16), LDS (64 KiB per CU over 4 SIMDs) and
+// 10. Values worked out by hand.
+TEST(Mi50Model, WavesPerSimd) {
+  AmdgpuResources r;
+  r.vgprs = 128;      // 256 / 128 = 2
+  r.sgprs = 40;       // 800 / 48 = 16
+  r.ldsBytes = 25600; // 2 groups of 4 waves on 4 SIMDs: 2
+  std::string limit;
+  EXPECT_EQ(gfx906WavesPerSimd(r, 256, &limit), 2);
+  r.vgprs = 181;      // 256 / 184 = 1
+  r.ldsBytes = 20736; // 3 one-wave groups: 1 wave on 3 of the 4 SIMDs
+  EXPECT_EQ(gfx906WavesPerSimd(r, 64, &limit), 1);
+  r.vgprs = 35; // 7
+  r.ldsBytes = 0;
+  EXPECT_EQ(gfx906WavesPerSimd(r, 64, &limit), 7);
+  EXPECT_EQ(limit, "VGPRs");
+  r.ldsBytes = 40000; // one 1-wave group per CU: still 1, not 0
+  EXPECT_EQ(gfx906WavesPerSimd(r, 64, &limit), 1);
+  EXPECT_EQ(limit, "LDS");
+}
