@@ -78,6 +78,12 @@ struct TargetDesc {
   /// the MI50 timing model's decode sweep (docs/design.md); the budget
   /// model still checks them.
   int64_t decodeBlockM = 4, decodeBlockN = 32, decodeWaves = 1;
+  /// For split-KV kernels: K/V stages fa-tile's stages=0 starts from, and
+  /// whether fa-promote's widen=auto keeps 16-bit tiles as f32 in LDS. The
+  /// H200 measured 4 x 32 tiles of 4 warps, f16 in shared memory and
+  /// double-buffered, fastest for decode (bench/results, decode.py).
+  int64_t decodeStages = 2;
+  bool decodeWidenLds = false;
 };
 
 /// Returns the description of `name`, or null when unknown.

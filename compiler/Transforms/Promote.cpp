@@ -75,8 +75,11 @@ LogicalResult FaPromotePass::promote(scf::ForallOp grid,
                      << widen << "'";
     return failure();
   }
+  // A split-KV (decode) grid follows the target's decode choice.
+  const bool decode = grid->hasAttr("fa.kv_splits");
   const bool widenTiles =
-      widen == "on" || (widen == "auto" && target && target->widenLds);
+      widen == "on" || (widen == "auto" && target &&
+                        (decode ? target->decodeWidenLds : target->widenLds));
   // The type a tile of `t` is kept in, in LDS.
   auto ldsType = [&](Type t) -> Type {
     if (widenTiles && t.getIntOrFloatBitWidth() == 16)

@@ -504,8 +504,10 @@ FailureOr<TileConfig> FaTilePass::configFor(AttentionOp op, const TargetDesc &t,
   // Bytes per element in LDS: a target that widens 16-bit tiles keeps them
   // as f32 there (fa-promote widen=auto).
   const int64_t sourceBytes = eltBytes;
-  const int64_t autoStages = t.defaultStages;
-  const bool widened = t.widenLds && eltBytes == 2;
+  const bool decode = kvSplits == "runtime";
+  const int64_t autoStages = decode ? t.decodeStages : t.defaultStages;
+  const bool widened =
+      (decode ? t.decodeWidenLds : t.widenLds) && eltBytes == 2;
   if (widened)
     eltBytes = 4;
   std::string eltName;
