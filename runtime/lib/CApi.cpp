@@ -176,9 +176,19 @@ fa_status fa_module_launch(fa_module *module, const char *kernel,
 fa_status fa_module_launch_with_options(fa_module *module, const char *kernel,
                                         const fa_attention_args *a,
                                         fa_launch_options *o) {
+  return fa_module_launch_paged(module, kernel, a, nullptr, o);
+}
+
+fa_status fa_module_launch_paged(fa_module *module, const char *kernel,
+                                 const fa_attention_args *a,
+                                 const fa_paged_kv *paged,
+                                 fa_launch_options *o) {
   return guarded([&]() -> fa_status {
     if (!module || !a)
       return nullArgument(!module ? "module" : "arguments");
+    if (paged && (!paged->host_block_table || !paged->host_cache_seqlens))
+      return nullArgument(!paged->host_block_table ? "host_block_table"
+                                                   : "host_cache_seqlens");
     Expected<Kernel> k = module->module.kernel(kernel ? kernel : "");
     if (!k)
       return report(k.status());
@@ -199,6 +209,26 @@ fa_status fa_module_launch_with_options(fa_module *module, const char *kernel,
       st.lseBatch = s[12];
       st.lseHead = s[13];
       args.strides = st;
+    }
+    if (paged) {
+      // The host copies' sizes follow from B and max_pages (the runtime
+      // checks those first, so the products are only formed when valid).
+      PagedKvArgs pg;
+      pg.blockTable =
+          paged->block_table ? &paged->block_table->buffer : nullptr;
+      pg.cacheSeqlens =
+          paged->cache_seqlens ? &paged->cache_seqlens->buffer : nullptr;
+      pg.pageSize = paged->page_size;
+      pg.maxPages = paged->max_pages;
+      pg.numPages = paged->num_pages;
+      std::optional<int64_t> entries = checkedMul(a->batch, paged->max_pages);
+      if (a->batch >= 1 && paged->max_pages >= 1 && entries) {
+        pg.hostBlockTable =
+            Int32Span(paged->host_block_table, size_t(*entries));
+        pg.hostCacheSeqlens =
+            Int32Span(paged->host_cache_seqlens, size_t(a->batch));
+      }
+      args.paged = pg;
     }
     LaunchOptions options;
     options.checkRaces = a->check_races != 0;

@@ -12,10 +12,11 @@
 //   fa-test-make-manifest FILE key=value... [--kernel key=value...]...
 //     keys: name dtype head_dim causal scale has_lse block_m block_n threads
 //           wave_size lds_bytes [target] [abi_version] [role] [kv_splits]
-//           [combine] [gqa_packed]
+//           [combine] [gqa_packed] [paged]
 //   Each --kernel starts another kernel entry, which takes the previous
 //   entry's values for the keys it does not give (except role, kv_splits,
-//   combine and gqa_packed, which default to a dense kernel's).
+//   combine and gqa_packed, which default to a dense kernel's; a combine
+//   kernel keeps its split kernel's abi_version and paged).
 //
 //===----------------------------------------------------------------------===//
 
@@ -112,6 +113,7 @@ int main(int argc, char **argv) {
     k.splitKv = get("kv_splits", "") == "runtime";
     k.combine = get("combine", "");
     k.gqaPacked = integer("gqa_packed", "0") != 0;
+    k.paged = integer("paged", "0") != 0;
     m.kernels.push_back(k);
   }
 

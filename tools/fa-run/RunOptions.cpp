@@ -60,6 +60,23 @@ static const char *usage =
     "                          problems over 2e10 FLOPs (4*B*Hq*Lq*Lk*D)\n"
     "  --golden DIR            run a golden case (test/data/golden/<case>)\n"
     "                          instead of random inputs\n"
+    "  --paged PAGE_SIZE       paged kernels (manifest \"paged\": true; a\n"
+    "                          paged kernel needs it): K and V are caches of\n"
+    "                          pages of PAGE_SIZE rows (>= 1; 16 to 256\n"
+    "                          typical) read through a block table; the\n"
+    "                          shape's Lk is each sequence's capacity, the\n"
+    "                          kernel's Lk the longest sequence; cache rows\n"
+    "                          no sequence reads are NaN\n"
+    "  --cache-seqlens L0,L1,...\n"
+    "                          with --paged: the B sequence lengths, each in\n"
+    "                          [0, Lk]; default: drawn from the seed in\n"
+    "                          [1, Lk], with a 0 and a 1 as B allows, none a\n"
+    "                          whole number of pages\n"
+    "  --shuffle-pages         with --paged: pages in a random order from the\n"
+    "                          seed (the default)\n"
+    "  --no-shuffle-pages      with --paged: pages in order\n"
+    "  --share-pages           with --paged: prefix sharing, every sequence's\n"
+    "                          first max(1, max_pages / 2) pages are the same\n"
     "  --check-races           host: check LDS accesses for races\n"
     "  --poison-lds            host: fill LDS with NaN bytes, not zeros\n"
     "  --bench N               also time N launches after a warm-up\n"
@@ -224,8 +241,34 @@ static std::optional<std::string> parseRowPadOption(const std::string &text,
   return std::nullopt;
 }
 
+/// "L0,L1,...": lengths in [0, 2^31 - 1]; on error, why.
+static std::optional<std::string> parseLengths(const std::string &text,
+                                               std::vector<int32_t> &out) {
+  size_t start = 0;
+  while (true) {
+    size_t comma = text.find(',', start);
+    int64_t n;
+    const std::string what =
+        "cache_seqlens[" + std::to_string(out.size()) + "]";
+    if (std::optional<std::string> why = parseInteger(
+            std::string_view(text).substr(
+                start, comma == std::string::npos ? comma : comma - start),
+            0, INT32_MAX, n, what))
+      return why;
+    out.push_back(int32_t(n));
+    if (comma == std::string::npos)
+      return std::nullopt;
+    start = comma + 1;
+  }
+}
+
 Expected<RunOptions> fa::parseRunOptions(int argc, const char *const *argv) {
   RunOptions o;
+  // The paging options, checked against --paged and the shape at the end.
+  std::optional<int64_t> pageSize;
+  std::optional<std::vector<int32_t>> seqlens;
+  std::string seqlensText, pagingFlag;
+  bool shufflePages = true, sharePages = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i] ? argv[i] : "";
     // The option's value; false when it is the last argument.
@@ -245,7 +288,7 @@ Expected<RunOptions> fa::parseRunOptions(int argc, const char *const *argv) {
         a == "--device" || a == "--reference" || a == "--kernel" ||
         a == "--golden" || a == "--profile-json" || a == "--estimate-json" ||
         a == "--estimate-samples" || a == "--estimate-param" ||
-        a == "--kv-splits";
+        a == "--kv-splits" || a == "--paged" || a == "--cache-seqlens";
     if (takesValue && !value())
       return usageError(a + " needs a value");
     int64_t n;
@@ -321,6 +364,24 @@ Expected<RunOptions> fa::parseRunOptions(int argc, const char *const *argv) {
       o.kvSplits = n;
     } else if (a == "--golden") {
       o.golden = v;
+    } else if (a == "--paged") {
+      if (parseInteger(v, 1, INT32_MAX, n))
+        return bad("expected a page size in [1, 2147483647] (rows per page; "
+                   "16 to 256 are typical)");
+      pageSize = n;
+    } else if (a == "--cache-seqlens") {
+      std::vector<int32_t> lengths;
+      if (std::optional<std::string> why = parseLengths(v, lengths))
+        return bad(*why);
+      seqlens = std::move(lengths);
+      seqlensText = v;
+      pagingFlag = a;
+    } else if (a == "--shuffle-pages" || a == "--no-shuffle-pages") {
+      shufflePages = a == "--shuffle-pages";
+      pagingFlag = a;
+    } else if (a == "--share-pages") {
+      sharePages = true;
+      pagingFlag = a;
     } else if (!a.empty() && a[0] == '-') {
       return usageError("unknown option '" + a + "' (see --help)");
     } else if (o.path.empty()) {
@@ -339,5 +400,32 @@ Expected<RunOptions> fa::parseRunOptions(int argc, const char *const *argv) {
   if (o.haveShape && !o.golden.empty())
     return usageError("--shape and --golden exclude each other (a golden "
                       "case has its own shape)");
+  if (!pageSize && !pagingFlag.empty())
+    return usageError(pagingFlag + " needs --paged PAGE_SIZE");
+  if (pageSize) {
+    if (!o.golden.empty())
+      return usageError("--paged and --golden exclude each other (a golden "
+                        "case is a dense problem)");
+    PagedCacheOptions paged;
+    paged.pageSize = *pageSize;
+    paged.shufflePages = shufflePages;
+    paged.sharePages = sharePages;
+    if (seqlens) {
+      const std::string bad = "bad --cache-seqlens '" + seqlensText + "': ";
+      if (int64_t(seqlens->size()) != o.shape.batch)
+        return usageError(bad + std::to_string(seqlens->size()) +
+                          (seqlens->size() == 1 ? " length" : " lengths") +
+                          " for B = " + std::to_string(o.shape.batch) +
+                          " sequences");
+      for (size_t b = 0; b < seqlens->size(); ++b)
+        if ((*seqlens)[b] > o.shape.seqK)
+          return usageError(bad + "cache_seqlens[" + std::to_string(b) +
+                            "] = " + std::to_string((*seqlens)[b]) +
+                            " is above the cache's capacity Lk = " +
+                            std::to_string(o.shape.seqK) + " (the shape's Lk)");
+      paged.cacheSeqlens = std::move(*seqlens);
+    }
+    o.paged = std::move(paged);
+  }
   return o;
 }

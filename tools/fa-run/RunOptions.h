@@ -18,6 +18,7 @@
 #include "fa/Validate.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace fa {
@@ -47,6 +48,10 @@ struct RunOptions {
   std::string estimateParams;   ///< --estimate-param K=V (repeatable)
   ReferenceKind reference = ReferenceKind::Auto;
   int64_t kvSplits = 0; ///< --kv-splits N: split-KV kernels' S (0: auto)
+  /// --paged PAGE_SIZE [--cache-seqlens L0,L1,...] [--no-shuffle-pages]
+  /// [--share-pages]: a paged kernel's K/V cache; the shape's Lk is each
+  /// sequence's capacity.
+  std::optional<PagedCacheOptions> paged;
 };
 
 /// The largest --bench count.

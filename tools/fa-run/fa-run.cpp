@@ -20,6 +20,7 @@
 #include "fa/Runtime.h"
 #include "fa/Validate.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -99,6 +100,52 @@ std::string layoutJson(const AttentionLayout &l, const AttentionStrides &s) {
          ", \"strides\": " + lseStridesText(s, "[", "]") + "}}";
 }
 
+/// What a paged problem's table says: pages no sequence uses, pages more
+/// than one sequence uses, the longest sequence (the kernel's Lk).
+struct PagedSummary {
+  int64_t unused = 0, shared = 0, longest = 0;
+  std::string lengths; ///< "0,1,37"
+  explicit PagedSummary(const PagedProblem &p) {
+    std::vector<int> users(size_t(p.numPages), 0);
+    for (int64_t b = 0; b < p.batch; ++b) {
+      const int64_t len = p.cacheSeqlens[size_t(b)];
+      longest = std::max(longest, len);
+      lengths += (b ? "," : "") + std::to_string(len);
+      for (int64_t j = 0; j < (len + p.pageSize - 1) / p.pageSize; ++j)
+        ++users[size_t(p.blockTable[size_t(b * p.maxPages + j)])];
+    }
+    for (int n : users) {
+      unused += n == 0;
+      shared += n > 1;
+    }
+  }
+};
+
+std::string pagedJson(const Options &o, const PagedProblem &p) {
+  PagedSummary s(p);
+  return "{\"page_size\": " + std::to_string(p.pageSize) +
+         ", \"num_pages\": " + std::to_string(p.numPages) +
+         ", \"max_pages\": " + std::to_string(p.maxPages) +
+         ", \"unused_pages\": " + std::to_string(s.unused) +
+         ", \"shared_pages\": " + std::to_string(s.shared) +
+         ", \"shuffled\": " + (o.paged->shufflePages ? "true" : "false") +
+         ", \"cache_seqlens\": [" + s.lengths +
+         "], \"lk\": " + std::to_string(s.longest) + "}";
+}
+
+/// "page size 16: 23 pages (3 unused, 2 shared), block_table 4 x 19,
+/// shuffled; cache_seqlens 0,1,277,95; the kernel's Lk 277".
+std::string pagedText(const Options &o, const PagedProblem &p) {
+  PagedSummary s(p);
+  return "page size " + std::to_string(p.pageSize) + ": " +
+         std::to_string(p.numPages) + " pages (" + std::to_string(s.unused) +
+         " unused, " + std::to_string(s.shared) + " shared), block_table " +
+         std::to_string(p.batch) + " x " + std::to_string(p.maxPages) + ", " +
+         (o.paged->shufflePages ? "shuffled" : "in order") +
+         "; cache_seqlens " + s.lengths + "; the kernel's Lk " +
+         std::to_string(s.longest);
+}
+
 void printJson(const Options &o, const Device &device, const KernelInfo &k,
                const ValidationReport *r, const BenchResult *bench,
                const Status &kernelError) {
@@ -127,6 +174,8 @@ void printJson(const Options &o, const Device &device, const KernelInfo &k,
     out += "  \"reference\": " + jsonQuote(r->reference) + ",\n";
   if (r && k.splitKv)
     out += "  \"kv_splits\": " + std::to_string(r->kvSplits) + ",\n";
+  if (r && r->paged)
+    out += "  \"paged\": " + pagedJson(o, *r->paged) + ",\n";
   if (r) {
     out += "  \"metrics\": " + metricsJson(r->ours) + ",\n";
     out += "  \"naive_metrics\": " + metricsJson(r->naive) + ",\n";
@@ -176,7 +225,10 @@ void printTable(const Options &o, const Device &device, const KernelInfo &k,
               k.name.c_str(), dtypeName(k.dtype), (long long)k.headDim,
               k.causal ? "yes" : "no", k.scale, k.hasLse ? "yes" : "no",
               (long long)k.blockM, (long long)k.threads);
-  std::printf("  shape     %s\n", r.problem.shape.toString().c_str());
+  std::printf("  shape     %s%s\n", r.problem.shape.toString().c_str(),
+              r.paged ? " (Lk: the cache's capacity per sequence)" : "");
+  if (r.paged)
+    std::printf("  paged     %s\n", pagedText(o, *r.paged).c_str());
   if (k.splitKv)
     printKvSplits(o, k, r.kvSplits);
   std::printf("  layout    %s\n", r.layout.toString().c_str());
@@ -260,9 +312,11 @@ Status writeProfile(const Options &o, const Device &device) {
 /// --estimate and --estimate-json: the device's MI50 timing estimate of the
 /// launch (gfx906-sim only), with the problem's FLOPs.
 Status writeEstimate(const Options &o, const Device &device,
-                     const KernelInfo &info, const AttentionShape &shape) {
-  double flops = attentionFlops(
-      AttentionProblem{shape, info.headDim, info.causal, info.scale});
+                     const KernelInfo &info, const AttentionShape &shape,
+                     const PagedProblem *paged) {
+  double flops = paged ? pagedAttentionFlops(*paged)
+                       : attentionFlops(AttentionProblem{
+                             shape, info.headDim, info.causal, info.scale});
   std::string text = device.lastEstimate(false, flops);
   if (text.empty())
     return Status::error(ErrorCode::Unsupported,
@@ -288,11 +342,24 @@ int estimateOnly(const Options &o, const Device &device, const Kernel &kernel) {
   lo.kvSplits = o.kvSplits;
   lo.checkGuards = false; // the unsampled workgroups' outputs are not written
   LaunchInfo launched;
-  if (Status s = launchOnInputs(kernel, o.shape, lo, &launched); !s.ok())
+  const PagedCacheOptions *paged = o.paged ? &*o.paged : nullptr;
+  if (Status s = launchOnInputs(kernel, o.shape, lo, &launched, paged); !s.ok())
     return fail(s.toString());
   if (kernel.info().splitKv && !o.json)
     printKvSplits(o, kernel.info(), launched.kvSplits);
-  if (Status s = writeEstimate(o, device, kernel.info(), o.shape); !s.ok())
+  // The paged problem launchOnInputs made (seed 0), for its FLOPs.
+  std::optional<PagedProblem> problem;
+  if (paged) {
+    const KernelInfo &k = kernel.info();
+    Expected<PagedProblem> made = pagedProblemFor(
+        AttentionProblem{o.shape, k.headDim, k.causal, k.scale}, *paged, 0);
+    if (!made)
+      return fail(made.status().toString());
+    problem = made.take();
+  }
+  if (Status s = writeEstimate(o, device, kernel.info(), o.shape,
+                               problem ? &*problem : nullptr);
+      !s.ok())
     return fail(s.toString());
   return 0;
 }
@@ -318,6 +385,11 @@ int run(const Options &o) {
   Expected<Kernel> kernel = module->kernel(o.kernel);
   if (!kernel)
     return fail(kernel.status().toString());
+  // --paged exactly for a paged kernel.
+  if (Status s =
+          checkPagedOptions(kernel->info(), o.paged ? &*o.paged : nullptr);
+      !s.ok())
+    return fail(s.toString());
 
   if (o.estimateOnly)
     return estimateOnly(o, *device, *kernel);
@@ -344,6 +416,7 @@ int run(const Options &o) {
   vo.golden = golden ? &*golden : nullptr;
   vo.layout = o.layout;
   vo.reference = o.reference;
+  vo.paged = o.paged;
   Expected<ValidationReport> report = validateKernel(*kernel, vo);
   if (!report) {
     if (!isKernelFault(report.status()))
@@ -362,7 +435,8 @@ int run(const Options &o) {
     lo.poisonLds = o.poisonLds;
     lo.kvSplits = o.kvSplits;
     Expected<BenchResult> b =
-        benchmarkKernel(*kernel, report->problem.shape, o.bench, lo);
+        benchmarkKernel(*kernel, report->problem.shape, o.bench, lo,
+                        o.paged ? &*o.paged : nullptr);
     if (!b)
       return fail(b.status().toString());
     bench = *b;
@@ -375,7 +449,8 @@ int run(const Options &o) {
     printTable(o, *device, kernel->info(), *report, bench ? &*bench : nullptr);
   if (vo.launch.estimate)
     if (Status s =
-            writeEstimate(o, *device, kernel->info(), report->problem.shape);
+            writeEstimate(o, *device, kernel->info(), report->problem.shape,
+                          report->paged ? &*report->paged : nullptr);
         !s.ok())
       return fail(s.toString());
   if (vo.launch.profile) {

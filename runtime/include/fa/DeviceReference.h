@@ -30,6 +30,7 @@
 
 #include "fa/AttentionShape.h"
 #include "fa/Device.h"
+#include "fa/PagedVarlen.h"
 #include "fa/Reference.h"
 
 #include <optional>
@@ -104,6 +105,17 @@ deviceReferenceAttention(const Device &device, const AttentionProblem &problem,
                          DType dtype, const Buffer &q, const Buffer &k,
                          const Buffer &v, const AttentionStrides &strides,
                          bool naive = true);
+
+/// The references of a paged problem on `device`: each sequence gathered on
+/// the host into a dense B = 1 problem (gatherPagedSequences), uploaded in
+/// `dtype` and run through deviceReferenceAttention; a sequence without
+/// keys has O = 0, LSE = -inf and magnitude 0 without a launch. Results as
+/// referencePagedAttentionF64's: o, magnitude [B, Hq, Lq, D], lse [B, Hq,
+/// Lq]. The data check's error, or deviceReferenceAttention's.
+Expected<DeviceReferenceResult>
+devicePagedReferenceAttention(const Device &device, const PagedProblem &problem,
+                              DType dtype, const AttentionData &data,
+                              bool naive = true);
 
 } // namespace fa
 

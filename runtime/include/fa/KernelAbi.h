@@ -192,7 +192,7 @@ enum { FA_HOST_DTYPE_F32 = 1, FA_HOST_DTYPE_F16 = 2, FA_HOST_DTYPE_BF16 = 3 };
 /// Every field is 8-byte sized or paired so that the record has no padding;
 /// the compiler emits it as sizeof(fa_host_info) / 8 64-bit words.
 typedef struct fa_host_info {
-  uint32_t abi_version; ///< the kernel's ABI version: 1 dense, 2 split-KV
+  uint32_t abi_version; ///< the kernel's ABI: 1 dense, 2 split-KV, 3 paged
   uint32_t info_bytes;  ///< sizeof(fa_host_info) there
   uint32_t num_words;   ///< fa_abi_num_words(abi_version): words read from args
   uint32_t env_bytes;   ///< sizeof(fa_host_env) the kernel was compiled for

@@ -8,8 +8,8 @@
 // to launch each kernel of a code object without the compiler: target, the
 // code object's size and FNV-1a hash, and per kernel its ABI version, element
 // type, head dimension, causal flag, scale, LSE output and tile/launch sizes,
-// and for a split-KV attention (ABI version 2) which kernel combines its
-// splits.
+// for a split-KV attention (ABI version 2) which kernel combines its
+// splits, and whether K and V are a paged cache (ABI version 3).
 // This header reads, checks and writes it; fac fills a Manifest and writes it
 // with formatManifest, so there is one writer and one hash.
 //
@@ -87,6 +87,12 @@ struct KernelInfo {
   /// are rows of one Q tile, so grid y runs over Hkv and grid x over
   /// ceil(Lq * Hq/Hkv / block_m) Q tiles (KernelAbi.h).
   bool gqaPacked = false;
+  /// `paged`, optional [false]: K and V are a paged cache read through a
+  /// block table (ABI version 3, KernelAbi.h): an attention kernel of
+  /// version 3 is paged, and a paged kernel takes version 3. The combine
+  /// kernel of a paged split-KV kernel takes the same 67 words (its
+  /// abi_version is its split kernel's) and may say `paged` too.
+  bool paged = false;
 
   bool isCombine() const { return role == KernelRole::Combine; }
 };
@@ -114,10 +120,11 @@ uint64_t fnv1a64(const void *data, size_t bytes);
 std::string formatFnv1a64(uint64_t hash);
 
 /// Parses and checks a manifest: every field present with the right type and
-/// a sane value, and the split-KV fields consistent (kv_splits only with
-/// abi_version 2 and a `combine` that names a combine kernel of the same
-/// dtype, head_dim and has_lse). Errors are ManifestError naming the field.
-/// Whether this runtime implements an ABI version, and target
+/// a sane value, the split-KV fields consistent (kv_splits only with
+/// abi_version 2 or 3 and a `combine` that names a combine kernel of the
+/// same abi_version, dtype, head_dim and has_lse), and `paged` exactly on
+/// the attention kernels of abi_version 3. Errors are ManifestError naming the
+/// field. Whether this runtime implements an ABI version, and target
 /// compatibility, are the loader's business, not checked here.
 Expected<Manifest> parseManifest(std::string_view json);
 

@@ -12,8 +12,11 @@
 // words exactly as KernelAbi.h lays them out: 44 for a dense kernel (version
 // 1); 55 for a split-KV kernel (version 2), whose launch is two kernels, the
 // split kernel and its combine kernel, over a workspace the runtime
-// allocates. A RawKernel is code compiled at run time (NVRTC, hiprtc) with no
-// manifest, launched with a plain list of 8-byte parameters.
+// allocates; 67 for a kernel over a paged K/V cache (version 3, split-KV or
+// not), whose block table and sequence lengths the runtime checks on the
+// host before the launch (PagedKvArgs). A RawKernel is code compiled at run
+// time (NVRTC, hiprtc) with no manifest, launched with a plain list of 8-byte
+// parameters.
 //
 // Library: fa::runtime (libfa_runtime.so).
 //
@@ -45,6 +48,44 @@ struct RawKernelState;
 
 class Kernel;
 
+/// A read-only view of host int32 values: a pointer and a count, or a
+/// std::vector (which must outlive the view).
+struct Int32Span {
+  const int32_t *data = nullptr;
+  size_t size = 0;
+
+  Int32Span() = default;
+  Int32Span(const int32_t *data, size_t size) : data(data), size(size) {}
+  Int32Span(const std::vector<int32_t> &values)
+      : data(values.data()), size(values.size()) {}
+  int32_t operator[](size_t i) const { return data[i]; }
+};
+
+/// The paged K/V cache of a launch of a paged kernel (manifest `paged`, ABI
+/// version 3; the FlashAttention 2 / vLLM layout, KernelAbi.h). K and V
+/// (AttentionArgs::k, v) are the caches [num_pages, page_size, Hkv, D]: key
+/// n of sequence b is row n % page_size of page block_table[b][n /
+/// page_size]. The kernel reads the device buffers and trusts them, as
+/// FlashAttention's kernels do; the runtime checks the host copies, which
+/// must hold what the device buffers hold (runtime/README.md, "Paged K/V
+/// launches").
+struct PagedKvArgs {
+  /// int32 [B, maxPages] page indices, row-major, on the device.
+  const Buffer *blockTable = nullptr;
+  /// int32 [B]: the number of keys of each sequence, on the device.
+  const Buffer *cacheSeqlens = nullptr;
+  /// Rows per page (>= 1).
+  int64_t pageSize = 0;
+  /// block_table's columns, which are also its row stride (>= 1).
+  int64_t maxPages = 0;
+  /// The pages of each of the K and V caches (>= 1).
+  int64_t numPages = 0;
+  /// Host copies of block_table (B * maxPages entries) and cache_seqlens
+  /// (B entries), checked before the launch.
+  Int32Span hostBlockTable;
+  Int32Span hostCacheSeqlens;
+};
+
 /// The buffers and sizes of one attention call. Q, K, V, O are required;
 /// LSE must be given exactly when the kernel has an LSE output. Strides
 /// default to contiguous BHLD.
@@ -56,7 +97,31 @@ struct AttentionArgs {
   Buffer *lse = nullptr;
   AttentionShape shape;
   std::optional<AttentionStrides> strides;
+  /// Exactly for a paged kernel: its K/V cache. Then shape.seqK is the
+  /// longest sequence, max(cache_seqlens) (0 when every sequence is empty),
+  /// and the K and V strides are (page, head, row within a page), by default
+  /// those of contiguous [num_pages, page_size, Hkv, D] caches.
+  std::optional<PagedKvArgs> paged;
 };
+
+/// The host-side checks of a paged cache's metadata for `batch` sequences,
+/// in this order: page_size, max_pages and num_pages at least 1; the table
+/// of batch * max_pages entries and the lengths of batch; then sequence by
+/// sequence, cache_seqlens[b] non-negative and within max_pages pages, and
+/// each entry block_table[b][p] the sequence uses (p < ceil(cache_seqlens[b]
+/// / page_size)) in [0, num_pages). InvalidArgument naming the first bad
+/// entry ("block_table[1][3] = 17 is out of range: the cache has 16
+/// pages"). Entries past a sequence's pages are not checked (a kernel never
+/// reads them). fa::validate's checkPagedProblem runs the same checks.
+Status checkPagedKvMetadata(int64_t batch, int64_t pageSize, int64_t maxPages,
+                            int64_t numPages, Int32Span blockTable,
+                            Int32Span cacheSeqlens);
+
+/// The strides of contiguous [num_pages, page_size, Hkv, D] caches as the
+/// ABI passes them for K and V: (page, head, row within a page) =
+/// (page_size * Hkv * D, D, Hkv * D).
+TensorStrides pagedCacheStrides(int64_t pageSize, int64_t headsKv,
+                                int64_t headDim);
 
 /// Grid and workgroup size of a launch, from the ABI's formula.
 struct LaunchGeometry {
@@ -79,7 +144,8 @@ struct KvSplitPlan {
   uint64_t workspaceLseBytes = 0;
 };
 
-/// The split plan of `kernel` on `shape`. For a split-KV kernel S is
+/// The split plan of `kernel` on `shape` (for a paged kernel, shape.seqK is
+/// the longest sequence and may be 0). For a split-KV kernel S is
 /// `requested` (1 to maxKvSplits), or for 0 the automatic choice: with
 /// W = ceil(R / block_m) * Hg * B workgroups per split, n = ceil(Lk /
 /// block_n) K/V blocks and 2 * CUs workgroups resident at a time, the S in
@@ -102,7 +168,8 @@ struct PackedLaunch {
   /// The words the kernel takes: fa_abi_num_words(its abi_version).
   uint32_t numWords = FA_ABI_V1_NUM_WORDS;
   LaunchGeometry geometry;
-  /// Split-KV (ABI version 2): S (word FA_ABI_SPLITS too) and the workspace
+  /// Split-KV (ABI version 2, or 3 with kv_splits): S (word FA_ABI_SPLITS
+  /// too; 1 for a paged kernel that is not split-KV) and the workspace
   /// to bind (bindWorkspace), and the combine kernel's launch, which takes
   /// the same words after the split kernel's.
   KvSplitPlan split;
@@ -112,9 +179,14 @@ struct PackedLaunch {
 /// Checks `args` against `kernel` (shape, strides, buffer sizes, LSE) and
 /// `limits` (grids), and packs the ABI words. For a split-KV kernel
 /// `combine` is its combine kernel and `kvSplits` the requested S
-/// (planKvSplits); the workspace words stay 0 until bindWorkspace. A
-/// combine kernel is not packed on its own. InvalidArgument on any
-/// mismatch, naming the buffer or size and the numbers involved.
+/// (planKvSplits); the workspace words stay 0 until bindWorkspace. For a
+/// paged kernel `args.paged` is required (and refused for any other): its
+/// metadata is checked (checkPagedKvMetadata, and shape.seqK =
+/// max(cache_seqlens)), the caches' and metadata buffers' sizes too, and
+/// words 55-66 packed; a paged kernel that is not split-KV gets null
+/// workspace descriptors and S = 1. A combine kernel is not packed on its
+/// own. InvalidArgument on any mismatch, naming the buffer, size or entry
+/// and the numbers involved.
 Expected<PackedLaunch> packAttentionArgs(const KernelInfo &kernel,
                                          const AttentionArgs &args,
                                          const DeviceLimits &limits,

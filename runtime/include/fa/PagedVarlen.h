@@ -58,10 +58,6 @@
 
 namespace fa {
 
-/// The smallest and largest page size, and the rule: a power of two between.
-constexpr int64_t kMinPageSize = 16;
-constexpr int64_t kMaxPageSize = 256;
-
 /// An attention over a paged KV cache: everything besides the element data.
 struct PagedProblem {
   int64_t batch = 1;   ///< B
@@ -121,11 +117,13 @@ struct VarlenProblem {
 // sizes, page size / array lengths, then sequence by sequence.
 
 /// B, Hq, Hkv, Lq, D, num_pages, max_pages at least 1; Hq a multiple of Hkv;
-/// page_size a power of two in [16, 256]; block_table of B * max_pages and
-/// cache_seqlens of B entries; each cache_seqlens[b] non-negative and served
-/// by the table's max_pages pages; each entry block_table[b][p] a sequence
-/// uses (p < ceil(cache_seqlens[b] / page_size)) in [0, num_pages); every
-/// tensor's fp64 byte size fits in int64.
+/// page_size at least 1 (16 to 256 are typical); every tensor's fp64 byte
+/// size fits in int64; then the metadata as the runtime checks it before a
+/// paged launch (checkPagedKvMetadata, fa/Module.h, with the same
+/// messages): block_table of B * max_pages and cache_seqlens of B entries;
+/// each cache_seqlens[b] non-negative and served by the table's max_pages
+/// pages; each entry block_table[b][p] a sequence uses (p <
+/// ceil(cache_seqlens[b] / page_size)) in [0, num_pages).
 Status checkPagedProblem(const PagedProblem &problem);
 
 /// checkPagedProblem, and the data has the sizes the problem implies.
@@ -145,11 +143,19 @@ Status checkVarlenData(const VarlenProblem &problem, const AttentionData &data);
 struct PagedGeneratorOptions {
   int64_t batch = 2, headsQ = 8, headsKv = 2, seqQ = 1, headDim = 64;
   int64_t pageSize = 16;
-  /// cache_seqlens[b] is uniform in [minSeqlenK, maxSeqlenK].
+  /// The lengths (B of them, non-negative), taken as they are; empty: drawn.
+  std::vector<int32_t> seqlens;
+  /// Drawn lengths: cache_seqlens[b] is uniform in [minSeqlenK, maxSeqlenK].
   int64_t minSeqlenK = 0, maxSeqlenK = 300;
-  /// Every nonzero length leaves its last page partly filled (a drawn
-  /// multiple of page_size moves by one within the bounds).
+  /// Drawn lengths: every nonzero length leaves its last page partly filled
+  /// (a drawn multiple of page_size moves by one within the bounds; with
+  /// page size 1 no page is partly filled).
   bool partialLastPage = true;
+  /// Drawn lengths: at random positions, as B allows leaving one drawn
+  /// length, a length of 0, then the longest (maxSeqlenK, less one when
+  /// partialLastPage needs it), then 1 (B = 2: a 0; B = 3: a 0 and the
+  /// longest; B >= 4: all three).
+  bool edgeLengths = false;
   /// The first this many pages of every sequence (of those it uses) are the
   /// same pages: a shared prompt prefix.
   int64_t sharedPrefixPages = 0;
@@ -159,6 +165,13 @@ struct PagedGeneratorOptions {
   int64_t maxPages = 0;
   /// What the entries past a sequence's pages hold (never read).
   int32_t padEntry = -1;
+  /// Instead of padEntry, an unused page (poisonUnreadCacheRows makes it
+  /// NaN), where there is one: a kernel reading past its pages reads NaN
+  /// on every device rather than memory outside the caches.
+  bool padWithUnusedPage = false;
+  /// Pages in a random order; false: in order (shared prefix, then each
+  /// sequence's own, then the unused ones).
+  bool shufflePages = true;
   bool causal = false;
   /// 0: 1 / sqrt(D).
   double scale = 0;
@@ -171,6 +184,37 @@ struct PagedGeneratorOptions {
 /// messages, or a length range with no partly filled last page).
 Expected<PagedProblem> generatePagedProblem(const PagedGeneratorOptions &opts,
                                             uint64_t seed);
+
+/// How validation lays out the K/V cache of a paged kernel (fa-run
+/// --paged, --cache-seqlens, --no-shuffle-pages, --share-pages).
+struct PagedCacheOptions {
+  /// Rows per page (>= 1).
+  int64_t pageSize = 16;
+  /// The B lengths, each at most the capacity; empty: drawn from the seed in
+  /// [1, capacity], with a 0, the capacity and a 1 as B allows
+  /// (edgeLengths), never a whole number of pages (partialLastPage, page
+  /// size above 1).
+  std::vector<int32_t> cacheSeqlens;
+  /// Pages in a random order (from the seed); false: in order.
+  bool shufflePages = true;
+  /// Prefix sharing: every sequence's first max(1, max_pages / 2) pages (of
+  /// those it uses) are the same pages.
+  bool sharePages = false;
+  /// Pages no sequence uses, mixed in (poisoned; the table's unused entries
+  /// name one).
+  int64_t unusedPages = 3;
+};
+
+/// The paged problem validation gives a paged kernel for the dense sizes
+/// of `problem` (B, Hq, Hkv, Lq, D, causal, scale): its Lk is the cache's
+/// capacity per sequence, so block_table has max_pages = ceil(Lk /
+/// page_size) columns, and each length is at most Lk. InvalidArgument for a
+/// capacity outside [1, 2^31 - 1], lengths of the wrong count or past the
+/// capacity ("cache_seqlens[2] = 500 is above the cache's capacity Lk =
+/// 300"), or the checks' messages.
+Expected<PagedProblem> pagedProblemFor(const AttentionProblem &problem,
+                                       const PagedCacheOptions &options,
+                                       uint64_t seed);
 
 struct VarlenGeneratorOptions {
   int64_t batch = 6, headsQ = 8, headsKv = 2, headDim = 64;

@@ -31,6 +31,8 @@
 #include "fa/PagedVarlen.h"
 #include "fa/Reference.h"
 
+#include <optional>
+
 namespace fa {
 
 struct ValidationOptions {
@@ -51,6 +53,15 @@ struct ValidationOptions {
   /// deviceReferenceMinFlops, else the CPU; `Device` fails on the host
   /// emulator.
   ReferenceKind reference = ReferenceKind::Auto;
+  /// Required for a paged kernel (manifest `paged`), refused for any other:
+  /// how its K/V cache is laid out (pagedProblemFor, from `seed`); the
+  /// shape's Lk is each sequence's capacity, the launch's Lk the longest
+  /// sequence. K and V are the caches [num_pages, page_size, Hkv, D] with
+  /// the row padding of `layout` (their orders do not apply); the cache
+  /// rows no sequence reads are NaN (poisonUnreadCacheRows), and the
+  /// references are the paged ones (on a GPU, the dense device reference of
+  /// each gathered sequence).
+  std::optional<PagedCacheOptions> paged;
 };
 
 struct ValidationReport {
@@ -77,6 +88,9 @@ struct ValidationReport {
   /// The K/V splits the launch used (LaunchInfo::kvSplits; 1 for a dense
   /// kernel).
   int64_t kvSplits = 1;
+  /// A paged kernel: the problem it ran (page size, pages, block table,
+  /// cache_seqlens); problem.shape.seqK is the capacity per sequence.
+  std::optional<PagedProblem> paged;
 };
 
 /// The largest row or LSE padding validateKernel accepts, in elements.
@@ -97,11 +111,13 @@ struct ValidationMemory {
 };
 
 /// What validateKernel allocates for `problem` (already checkShape'd) with
-/// `layout` (already checkLayout'd) in `dtype`; InvalidArgument naming the
-/// tensor when a size overflows 64 bits.
-Expected<ValidationMemory> validationMemory(const AttentionProblem &problem,
-                                            DType dtype, bool hasLse,
-                                            const AttentionLayout &layout);
+/// `layout` (already checkLayout'd) in `dtype`, and with `paged` for its
+/// caches, block table and lengths in place of dense K and V;
+/// InvalidArgument naming the tensor when a size overflows 64 bits.
+Expected<ValidationMemory>
+validationMemory(const AttentionProblem &problem, DType dtype, bool hasLse,
+                 const AttentionLayout &layout,
+                 const PagedProblem *paged = nullptr);
 
 /// Bytes of memory the host has available: MemAvailable of /proc/meminfo,
 /// else physical memory (sysconf); 0 when neither is known.
@@ -126,8 +142,17 @@ Status checkGoldenMatchesKernel(const GoldenCase &golden,
 Expected<ValidationReport> validateKernel(const Kernel &kernel,
                                           const ValidationOptions &options);
 
+/// InvalidArgument unless `paged` is given exactly for a paged kernel
+/// (naming fa-run's --paged).
+Status checkPagedOptions(const KernelInfo &kernel,
+                         const PagedCacheOptions *paged);
+
 /// FLOPs of one attention: 4·B·Hq·Lq·Lk·D, halved when causal.
 double attentionFlops(const AttentionProblem &problem);
+
+/// FLOPs of one paged attention: 4·Hq·D times the (query, key) pairs each
+/// sequence's rows see (all Lq·len_b, or the causal ones exactly).
+double pagedAttentionFlops(const PagedProblem &problem);
 
 struct BenchResult {
   int repetitions = 0;
@@ -142,17 +167,21 @@ struct BenchResult {
 
 /// One launch on N(0,1) inputs (seed 0) of `shape`; nothing is checked
 /// beyond the launch's own status (a timing estimate's launch). `launched`,
-/// if given, receives what ran (Kernel::launch).
+/// if given, receives what ran (Kernel::launch). A paged kernel needs
+/// `paged` (its cache from seed 0, unpoisoned; the shape's Lk is the
+/// capacity).
 Status launchOnInputs(const Kernel &kernel, const AttentionShape &shape,
                       const LaunchOptions &options = {},
-                      LaunchInfo *launched = nullptr);
+                      LaunchInfo *launched = nullptr,
+                      const PagedCacheOptions *paged = nullptr);
 
 /// One warm-up launch, then `repetitions` timed launches (each followed by a
-/// device synchronize) on N(0,1) inputs.
+/// device synchronize) on N(0,1) inputs; `paged` as for launchOnInputs.
 Expected<BenchResult> benchmarkKernel(const Kernel &kernel,
                                       const AttentionShape &shape,
                                       int repetitions,
-                                      const LaunchOptions &options = {});
+                                      const LaunchOptions &options = {},
+                                      const PagedCacheOptions *paged = nullptr);
 
 } // namespace fa
 

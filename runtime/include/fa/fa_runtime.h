@@ -103,6 +103,36 @@ fa_status fa_module_launch_with_options(fa_module *module, const char *kernel,
                                         const fa_attention_args *args,
                                         fa_launch_options *options);
 
+/** The paged K/V cache of a kernel whose manifest says "paged": true (ABI
+ * version 3, KernelAbi.h; FlashAttention 2 / vLLM's layout): the K and V
+ * buffers of fa_attention_args are caches [num_pages, page_size, heads_kv,
+ * D], and key n of sequence b is row n % page_size of page
+ * block_table[b][n / page_size]. The kernel reads the device buffers and
+ * trusts them; the runtime checks the host copies before the launch (every
+ * table entry a sequence uses in [0, num_pages), every length in [0,
+ * max_pages * page_size]), which must hold what the device buffers hold. */
+typedef struct fa_paged_kv {
+  const fa_buffer *block_table;   /**< int32 [batch, max_pages], device */
+  const fa_buffer *cache_seqlens; /**< int32 [batch], device */
+  int64_t page_size;              /**< rows per page, >= 1 */
+  int64_t max_pages; /**< block_table's columns (its row stride), >= 1 */
+  int64_t num_pages; /**< pages of each of the K and V caches, >= 1 */
+  const int32_t *host_block_table;   /**< batch * max_pages entries */
+  const int32_t *host_cache_seqlens; /**< batch entries */
+} fa_paged_kv;
+
+/** Launches paged kernel `kernel` (NULL: the first that is not a combine
+ * kernel) over the cache `paged` and waits for it. In `args`, seq_k is the
+ * longest sequence, max(cache_seqlens) (0 when every sequence is empty), and
+ * `strides`, if given, holds K's and V's as (page, head, row within a page);
+ * NULL strides: contiguous Q, O, LSE and caches. `options` may be NULL. A
+ * dense kernel refuses `paged`, a paged kernel refuses the other launch
+ * calls. */
+fa_status fa_module_launch_paged(fa_module *module, const char *kernel,
+                                 const fa_attention_args *args,
+                                 const fa_paged_kv *paged,
+                                 fa_launch_options *options);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -11,7 +11,11 @@
 // Lq, Hq, or Lq * Hq/Hkv, Hkv for a gqa_packed kernel. A split-KV kernel
 // (ABI version 2) takes 11 words more, the workspace descriptors and S
 // (SplitKv.cpp), has grid x ceil(R / block_m) * S, and is followed by its
-// combine kernel on (ceil(Lq / its block_m), Hq, B) with the same words.
+// combine kernel on (ceil(Lq / its block_m), Hq, B) with the same words. A
+// paged kernel (ABI version 3, split-KV or not) takes 12 words more, the
+// block table and sequence length descriptors, the page size and the table's
+// row stride; its K and V are caches [num_pages, page_size, Hkv, D], and its
+// metadata is checked on the host first (PagedKv.cpp).
 //
 // Inputs (Q, K, V) may alias and broadcast (zero strides) freely. Outputs may
 // not: O's and LSE's strides must map different elements to different
@@ -100,20 +104,60 @@ Expected<PackedLaunch> fa::packAttentionArgs(const KernelInfo &kernel,
     return invalid("kernel '" + kernel.name +
                    "' is not a split-KV kernel: it has no combine kernel");
   const uint32_t numWords = fa_abi_num_words(uint32_t(kernel.abiVersion));
-  if (numWords == 0 || (numWords == FA_ABI_V2_NUM_WORDS) != kernel.splitKv)
+  const int64_t version = kernel.paged ? 3 : kernel.splitKv ? 2 : 1;
+  if (numWords == 0 || kernel.abiVersion != version)
     return invalid("kernel '" + kernel.name + "' has kernel ABI version " +
                    std::to_string(kernel.abiVersion) +
-                   (kernel.splitKv ? ", not 2 (split-KV)" : ", not 1 (dense)"));
+                   (kernel.paged     ? ", not 3 (paged K/V)"
+                    : kernel.splitKv ? ", not 2 (split-KV)"
+                                     : ", not 1 (dense)"));
+  if (kernel.paged && !args.paged)
+    return invalid("kernel '" + kernel.name +
+                   "' reads a paged K/V cache (ABI version 3): its launch "
+                   "needs the block table, cache_seqlens and page size "
+                   "(AttentionArgs::paged)");
+  if (!kernel.paged && args.paged)
+    return invalid("kernel '" + kernel.name +
+                   "' reads a dense K/V (its manifest does not say \"paged\"): "
+                   "it takes no block table (AttentionArgs::paged)");
+  const PagedKvArgs *pg = args.paged ? &*args.paged : nullptr;
   const AttentionShape &sh = args.shape;
   const std::pair<const char *, int64_t> sizes[] = {{"B", sh.batch},
                                                     {"Hq", sh.headsQ},
                                                     {"Hkv", sh.headsKv},
                                                     {"Lq", sh.seqQ},
                                                     {"Lk", sh.seqK}};
-  for (const auto &[name, value] : sizes)
-    if (value < 1)
-      return invalid(std::string("invalid shape: ") + name + " is " +
-                     std::to_string(value) + ", must be at least 1");
+  // A paged launch's Lk may be 0: every sequence empty.
+  for (int i = 0; i < 5; ++i) {
+    const int64_t least = pg && i == 4 ? 0 : 1;
+    if (sizes[i].second < least)
+      return invalid(std::string("invalid shape: ") + sizes[i].first + " is " +
+                     std::to_string(sizes[i].second) + ", must be at least " +
+                     std::to_string(least));
+  }
+  // A paged launch's metadata, checked on the host before anything reads
+  // it; its Lk is the longest sequence.
+  if (pg) {
+    if (Status s = checkPagedKvMetadata(sh.batch, pg->pageSize, pg->maxPages,
+                                        pg->numPages, pg->hostBlockTable,
+                                        pg->hostCacheSeqlens);
+        !s.ok())
+      return s;
+    int64_t longest = 0, which = 0;
+    for (int64_t b = 0; b < sh.batch; ++b)
+      if (pg->hostCacheSeqlens[size_t(b)] > longest) {
+        longest = pg->hostCacheSeqlens[size_t(b)];
+        which = b;
+      }
+    if (sh.seqK != longest)
+      return invalid("invalid shape: Lk is " + std::to_string(sh.seqK) +
+                     ", but a paged launch's Lk is the longest sequence, "
+                     "max(cache_seqlens) = " +
+                     std::to_string(longest) +
+                     (longest
+                          ? " (cache_seqlens[" + std::to_string(which) + "])"
+                          : std::string(" (every sequence is empty)")));
+  }
   for (int i = 0; i < 5; ++i)
     if (kernel.staticSizes[i] >= 0 && sizes[i].second != kernel.staticSizes[i])
       return invalid(std::string("invalid shape: ") + sizes[i].first + " is " +
@@ -128,6 +172,8 @@ Expected<PackedLaunch> fa::packAttentionArgs(const KernelInfo &kernel,
   AttentionStrides st = args.strides
                             ? *args.strides
                             : AttentionStrides::contiguous(sh, kernel.headDim);
+  if (pg && !args.strides)
+    st.k = st.v = pagedCacheStrides(pg->pageSize, sh.headsKv, kernel.headDim);
   const std::pair<const char *, int64_t> strides[] = {
       {"q.batch", st.q.batch},    {"q.head", st.q.head},   {"q.row", st.q.row},
       {"k.batch", st.k.batch},    {"k.head", st.k.head},   {"k.row", st.k.row},
@@ -172,13 +218,20 @@ Expected<PackedLaunch> fa::packAttentionArgs(const KernelInfo &kernel,
     auto rounded = [&](int64_t rows) {
       return (rows + block - 1) / block * block;
     };
+    // A cache's rows are addressed within their page: the last row of the
+    // last page is the farthest.
+    auto kvOffset = [&](const TensorStrides &t) {
+      return pg ? (pg->numPages - 1) * t.batch + (sh.headsKv - 1) * t.head +
+                      (pg->pageSize - 1) * t.row + d
+                : (sh.batch - 1) * t.batch + (sh.headsKv - 1) * t.head +
+                      (rounded(sh.seqK) - 1) * t.row + d;
+    };
     const std::pair<const char *, int64_t> largest[] = {
         {"Q", (sh.batch - 1) * st.q.batch + (sh.headsQ - 1) * st.q.head +
                   (rounded(sh.seqQ) - 1) * st.q.row + d},
-        {"K", (sh.batch - 1) * st.k.batch + (sh.headsKv - 1) * st.k.head +
-                  (rounded(sh.seqK) - 1) * st.k.row + d},
-        {"V", (sh.batch - 1) * st.v.batch + (sh.headsKv - 1) * st.v.head +
-                  (rounded(sh.seqK) - 1) * st.v.row + d},
+        {"K", kvOffset(st.k)},
+        {"V", kvOffset(st.v)},
+        {"block_table", pg ? sh.batch * pg->maxPages : 0},
         {"O", (sh.batch - 1) * st.o.batch + (sh.headsQ - 1) * st.o.head +
                   (rounded(sh.seqQ) - 1) * st.o.row + d},
         {"LSE", kernel.hasLse
@@ -210,23 +263,31 @@ Expected<PackedLaunch> fa::packAttentionArgs(const KernelInfo &kernel,
   uint64_t *w = packed.words.data();
   for (int i = 0; i < 4; ++i) {
     const Operand &op = operands[i];
-    uint64_t needed =
-        extentBytes(sh.batch, op.heads, op.rows, d, op.strides.batch,
-                    op.strides.head, op.strides.row, elem);
+    // K and V of a paged kernel: [num_pages, Hkv, page_size, D] in stride
+    // terms (page, head, row within a page).
+    const bool cache = pg && (i == 1 || i == 2);
+    const int64_t outer = cache ? pg->numPages : sh.batch;
+    const int64_t rows = cache ? pg->pageSize : op.rows;
+    uint64_t needed = extentBytes(outer, op.heads, rows, d, op.strides.batch,
+                                  op.strides.head, op.strides.row, elem);
     if (!op.buffer)
       return invalid(std::string("buffer ") + op.name + " is missing (needs " +
                      std::to_string(needed) + " bytes)");
     if (op.buffer->size() < needed)
-      return invalid(
-          std::string("buffer ") + op.name + " holds " +
-          std::to_string(op.buffer->size()) +
-          " bytes but [B=" + std::to_string(sh.batch) +
-          ", H=" + std::to_string(op.heads) + ", L=" + std::to_string(op.rows) +
-          ", D=" + std::to_string(d) + "] of " + dtypeName(kernel.dtype) +
-          " with strides (" + std::to_string(op.strides.batch) + ", " +
-          std::to_string(op.strides.head) + ", " +
-          std::to_string(op.strides.row) + ", 1) needs " +
-          std::to_string(needed) + " bytes");
+      return invalid(std::string("buffer ") + op.name + " holds " +
+                     std::to_string(op.buffer->size()) + " bytes but " +
+                     (cache ? "the cache [num_pages=" + std::to_string(outer) +
+                                  ", page_size=" + std::to_string(rows) +
+                                  ", Hkv=" + std::to_string(op.heads)
+                            : "[B=" + std::to_string(sh.batch) +
+                                  ", H=" + std::to_string(op.heads) +
+                                  ", L=" + std::to_string(op.rows)) +
+                     ", D=" + std::to_string(d) + "] of " +
+                     dtypeName(kernel.dtype) + " with strides (" +
+                     std::to_string(op.strides.batch) + ", " +
+                     std::to_string(op.strides.head) + ", " +
+                     std::to_string(op.strides.row) + ", 1) needs " +
+                     std::to_string(needed) + " bytes");
     uint64_t *desc = w + i * FA_ABI_WORDS_PER_BUFFER;
     desc[0] = op.buffer->address();
     desc[1] = op.buffer->address();
@@ -263,15 +324,60 @@ Expected<PackedLaunch> fa::packAttentionArgs(const KernelInfo &kernel,
   lse[2] = 0;
   lse[4] = 1;
 
+  // A paged launch's metadata: int32 [B, max_pages] and [B] (max_pages is
+  // the table's row stride).
+  if (pg) {
+    const struct {
+      const char *name;
+      const Buffer *buffer;
+      int64_t entries;
+      std::string dims;
+      int firstWord;
+    } metadata[] = {{"block_table", pg->blockTable, sh.batch * pg->maxPages,
+                     "[B=" + std::to_string(sh.batch) +
+                         ", max_pages=" + std::to_string(pg->maxPages) + "]",
+                     FA_ABI_BLOCK_TABLE},
+                    {"cache_seqlens", pg->cacheSeqlens, sh.batch,
+                     "[B=" + std::to_string(sh.batch) + "]",
+                     FA_ABI_CACHE_SEQLENS}};
+    for (const auto &m : metadata) {
+      const uint64_t needed = uint64_t(m.entries) > UINT64_MAX / sizeof(int32_t)
+                                  ? UINT64_MAX
+                                  : uint64_t(m.entries) * sizeof(int32_t);
+      if (!m.buffer)
+        return invalid(std::string("buffer ") + m.name + " is missing (needs " +
+                       std::to_string(needed) + " bytes)");
+      if (m.buffer->size() < needed)
+        return invalid(std::string("buffer ") + m.name + " holds " +
+                       std::to_string(m.buffer->size()) + " bytes but " +
+                       m.dims + " of i32 needs " + std::to_string(needed) +
+                       " bytes");
+      uint64_t *desc = w + m.firstWord;
+      desc[0] = desc[1] = m.buffer->address();
+      desc[2] = 0;
+      desc[3] = m.buffer->size() / sizeof(int32_t);
+      if (kernel.indexBits == 32)
+        desc[3] = std::min<uint64_t>(desc[3], uint64_t(INT32_MAX));
+      desc[4] = 1;
+    }
+    w[FA_ABI_PAGE_SIZE] = uint64_t(pg->pageSize);
+    w[FA_ABI_BLOCK_TABLE_STRIDE] = uint64_t(pg->maxPages);
+  }
+
   // Outputs share memory with no other operand.
-  const std::pair<const char *, const Buffer *> all[] = {{"Q", args.q},
-                                                         {"K", args.k},
-                                                         {"V", args.v},
-                                                         {"O", args.o},
-                                                         {"LSE", args.lse}};
+  const std::pair<const char *, const Buffer *> all[] = {
+      {"Q", args.q},
+      {"K", args.k},
+      {"V", args.v},
+      {"O", args.o},
+      {"LSE", args.lse},
+      {"block_table", pg ? pg->blockTable : nullptr},
+      {"cache_seqlens", pg ? pg->cacheSeqlens : nullptr}};
+  // Each output against the operands before it, then the metadata.
   for (int out = 3; out < 5; ++out)
-    for (int other = 0; other < out; ++other)
-      if (all[out].second && all[out].second == all[other].second)
+    for (int other : {0, 1, 2, 3, 5, 6})
+      if ((other < out || other > 4) && all[out].second &&
+          all[out].second == all[other].second)
         return invalid(std::string("buffer ") + all[out].first +
                        " is also passed as " + all[other].first +
                        ": an output must not share memory with another "
@@ -299,6 +405,11 @@ Expected<PackedLaunch> fa::packAttentionArgs(const KernelInfo &kernel,
   packed.numWords = numWords;
   packed.split = *plan;
   const int64_t S = plan->kvSplits;
+  // A paged kernel that is not split-KV: null workspace descriptors, S = 1.
+  if (pg && !kernel.splitKv) {
+    w[FA_ABI_WS_O + 4] = w[FA_ABI_WS_LSE + 4] = 1;
+    w[FA_ABI_SPLITS] = 1;
+  }
   if (kernel.splitKv) {
     w[FA_ABI_SPLITS] = uint64_t(S);
     if (kernel.indexBits == 32) {
@@ -394,11 +505,14 @@ Status Kernel::launch(const AttentionArgs &args, const LaunchOptions &options,
                             "names it"),
         k);
   }
-  const std::pair<const char *, const Buffer *> buffers[] = {{"Q", args.q},
-                                                             {"K", args.k},
-                                                             {"V", args.v},
-                                                             {"O", args.o},
-                                                             {"LSE", args.lse}};
+  const std::pair<const char *, const Buffer *> buffers[] = {
+      {"Q", args.q},
+      {"K", args.k},
+      {"V", args.v},
+      {"O", args.o},
+      {"LSE", args.lse},
+      {"block_table", args.paged ? args.paged->blockTable : nullptr},
+      {"cache_seqlens", args.paged ? args.paged->cacheSeqlens : nullptr}};
   for (const auto &[name, buffer] : buffers)
     if (buffer && buffer->backend != state->backend)
       return withContext(invalid(std::string("buffer ") + name +
@@ -419,7 +533,10 @@ Status Kernel::launch(const AttentionArgs &args, const LaunchOptions &options,
       for (const auto &[name, buffer] : buffers)
         if (buffer && buffer->guardBytes())
           if (Status g = buffer->checkGuards(
-                  name, std::string(name) == "LSE" ? sizeof(float) : elem);
+                  name, std::string(name) == "LSE" ? sizeof(float)
+                        : std::string(name).find('_') != std::string::npos
+                            ? sizeof(int32_t)
+                            : elem);
               !g.ok())
             return withContext(std::move(g), k);
     return Status::success();

@@ -120,17 +120,19 @@ const char *fa::kernelRoleName(KernelRole role) {
   return role == KernelRole::Combine ? "combine" : "attention";
 }
 
-/// The split-KV fields of one kernel (role, kv_splits, combine, gqa_packed)
-/// and how they agree with its ABI version; what `combine` names is checked
-/// once every kernel is read (checkCombineKernels).
-static Status parseSplitKvFields(const FieldReader &r, KernelInfo &k) {
+/// The split-KV and paged fields of one kernel (role, kv_splits, combine,
+/// gqa_packed, paged) and how they agree with its ABI version; what
+/// `combine` names is checked once every kernel is read
+/// (checkCombineKernels).
+static Status parseVersionedFields(const FieldReader &r, KernelInfo &k) {
   std::string role = "attention";
   const Json *splits, *combine;
   Status s;
   if (!(s = r.getString("role", role, false)).ok() ||
       !(s = r.get("kv_splits", splits, "", false)).ok() ||
       !(s = r.get("combine", combine, "", false)).ok() ||
-      !(s = r.getBool("gqa_packed", k.gqaPacked, false)).ok())
+      !(s = r.getBool("gqa_packed", k.gqaPacked, false)).ok() ||
+      !(s = r.getBool("paged", k.paged, false)).ok())
     return s;
   if (role == "combine")
     k.role = KernelRole::Combine;
@@ -153,6 +155,10 @@ static Status parseSplitKvFields(const FieldReader &r, KernelInfo &k) {
   }
 
   const std::string version = std::to_string(k.abiVersion);
+  if (k.paged && k.abiVersion != 3)
+    return r.error("paged", "a paged kernel takes the paged K/V ABI "
+                            "(abi_version 3), this one says abi_version " +
+                                version);
   if (k.isCombine()) {
     if (k.abiVersion < 2)
       return r.error("role", "a combine kernel takes the split-KV ABI "
@@ -172,6 +178,10 @@ static Status parseSplitKvFields(const FieldReader &r, KernelInfo &k) {
     return r.error("kv_splits", "a split-KV kernel takes ABI version 2, this "
                                 "one says abi_version " +
                                     version);
+  if (k.abiVersion == 3 && !k.paged)
+    return r.error("abi_version",
+                   "version 3 is the paged K/V ABI: an attention kernel of "
+                   "version 3 needs \"paged\": true");
   if (k.abiVersion == 2 && !k.splitKv)
     return r.error("abi_version",
                    "version 2 is the split-KV ABI: an attention kernel of "
@@ -186,8 +196,9 @@ static Status parseSplitKvFields(const FieldReader &r, KernelInfo &k) {
   return Status::success();
 }
 
-/// Every split-KV kernel's `combine` names a combine kernel that reads and
-/// writes the same buffers: the same dtype, head_dim and has_lse.
+/// Every split-KV kernel's `combine` names a combine kernel that takes the
+/// same words and reads and writes the same buffers: the same abi_version,
+/// dtype, head_dim and has_lse.
 static Status checkCombineKernels(const std::vector<KernelInfo> &kernels) {
   for (size_t i = 0; i < kernels.size(); ++i) {
     const KernelInfo &k = kernels[i];
@@ -218,6 +229,11 @@ static Status checkCombineKernels(const std::vector<KernelInfo> &kernels) {
                    theirs + ", kernel '" + k.name + "' has " + mine +
                    " (the two share the O and LSE buffers and the workspace)");
     };
+    if (c->abiVersion != k.abiVersion)
+      return error("combine kernel '" + c->name + "' has abi_version " +
+                   std::to_string(c->abiVersion) + ", kernel '" + k.name +
+                   "' has " + std::to_string(k.abiVersion) +
+                   " (the combine kernel takes its split kernel's words)");
     if (c->dtype != k.dtype)
       return differs("dtype", dtypeName(k.dtype), dtypeName(c->dtype));
     if (c->headDim != k.headDim)
@@ -298,7 +314,7 @@ static Status parseKernel(const Json &value, size_t index, KernelInfo &k) {
   if (!(k.scale > 0) || !std::isfinite(k.scale))
     return r.error("scale",
                    "must be a positive finite number, got " + jsonDump(*scale));
-  return parseSplitKvFields(r, k);
+  return parseVersionedFields(r, k);
 }
 
 Expected<Manifest> fa::parseManifest(std::string_view json) {
@@ -389,8 +405,8 @@ std::string fa::formatManifest(const Manifest &m) {
       resources[name] = figure;
     Json entry = {
         {"name", k.name}, {"symbol", k.symbol}, {"abi_version", k.abiVersion}};
-    // The split-KV fields only where they say something, so a dense
-    // kernel's entry reads as it did before they existed.
+    // The split-KV and paged fields only where they say something, so a
+    // dense kernel's entry reads as it did before they existed.
     if (k.isCombine())
       entry["role"] = kernelRoleName(k.role);
     if (k.splitKv)
@@ -399,6 +415,8 @@ std::string fa::formatManifest(const Manifest &m) {
       entry["combine"] = k.combine;
     if (k.gqaPacked)
       entry["gqa_packed"] = true;
+    if (k.paged)
+      entry["paged"] = true;
     Json rest = {{"dtype", dtypeName(k.dtype)},
                  {"head_dim", k.headDim},
                  {"causal", k.causal},

@@ -51,10 +51,14 @@ Expected<KvSplitPlan> fa::planKvSplits(const KernelInfo &kernel,
                                                     {"Hkv", sh.headsKv},
                                                     {"Lq", sh.seqQ},
                                                     {"Lk", sh.seqK}};
-  for (const auto &[name, value] : sizes)
-    if (value < 1)
-      return invalid(std::string("invalid shape: ") + name + " is " +
-                     std::to_string(value) + ", must be at least 1");
+  // A paged launch's Lk, the longest sequence, may be 0.
+  for (int i = 0; i < 5; ++i) {
+    const int64_t least = kernel.paged && i == 4 ? 0 : 1;
+    if (sizes[i].second < least)
+      return invalid(std::string("invalid shape: ") + sizes[i].first + " is " +
+                     std::to_string(sizes[i].second) + ", must be at least " +
+                     std::to_string(least));
+  }
   if (sh.headsQ % sh.headsKv != 0)
     return invalid("invalid shape: Hq (" + std::to_string(sh.headsQ) +
                    ") is not a multiple of Hkv (" + std::to_string(sh.headsKv) +

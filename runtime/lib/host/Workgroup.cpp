@@ -133,7 +133,9 @@ std::string WorkgroupRunner::describeAddress(const void *addr) const {
       {"O", FA_ABI_O},
       {"LSE", FA_ABI_LSE},
       {"workspace O", FA_ABI_WS_O},
-      {"workspace LSE", FA_ABI_WS_LSE}};
+      {"workspace LSE", FA_ABI_WS_LSE},
+      {"block_table", FA_ABI_BLOCK_TABLE},
+      {"cache_seqlens", FA_ABI_CACHE_SEQLENS}};
   const char *name = nullptr;
   uintptr_t base = 0;
   for (const auto &[n, word] : buffers) {

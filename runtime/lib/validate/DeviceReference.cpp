@@ -21,7 +21,9 @@
 #include "fa/Module.h"
 #include "validate/RtcLibrary.h"
 
+#include <algorithm>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -679,6 +681,77 @@ fa::deviceReferenceAttention(const Device &device, const AttentionProblem &p,
                !(st = readBack(*mag, r.exact.magnitude, nO)).ok()) {
       return st;
     }
+  }
+  return r;
+}
+
+Expected<DeviceReferenceResult>
+fa::devicePagedReferenceAttention(const Device &device, const PagedProblem &p,
+                                  DType dtype, const AttentionData &data,
+                                  bool naive) {
+  Expected<std::vector<DenseSequence>> sequences =
+      gatherPagedSequences(p, data);
+  if (!sequences)
+    return sequences.takeStatus();
+  const double inf = std::numeric_limits<double>::infinity();
+  DeviceReferenceResult r;
+  r.exact.o.assign(p.qElements(), 0.0);
+  r.exact.magnitude.assign(p.qElements(), 0.0);
+  r.exact.lse.assign(p.lseElements(), -inf);
+  if (naive) {
+    r.naive.o.assign(p.qElements(), 0.f);
+    r.naive.lse.assign(p.lseElements(), -float(inf));
+  }
+  const size_t rowsO = size_t(p.headsQ * p.seqQ * p.headDim),
+               rowsLse = size_t(p.headsQ * p.seqQ);
+  for (size_t b = 0; b < sequences->size(); ++b) {
+    const DenseSequence &seq = (*sequences)[b];
+    if (seq.data.q.empty())
+      continue; // no keys: O = 0, LSE = -inf
+    const AttentionShape &s = seq.problem.shape;
+    std::optional<Buffer> buffers[3];
+    const std::vector<float> *values[3] = {&seq.data.q, &seq.data.k,
+                                           &seq.data.v};
+    for (int i = 0; i < 3; ++i) {
+      std::vector<uint8_t> bytes = encodeElements(dtype, *values[i]);
+      Expected<Buffer> buffer = device.allocate(bytes.size());
+      if (!buffer)
+        return buffer.takeStatus();
+      if (Status st = buffer->copyFromHost(bytes.data(), bytes.size());
+          !st.ok())
+        return st;
+      buffers[i].emplace(buffer.take());
+    }
+    Expected<DeviceReferenceResult> one = deviceReferenceAttention(
+        device, seq.problem, dtype, *buffers[0], *buffers[1], *buffers[2],
+        AttentionStrides::contiguous(s, p.headDim), naive);
+    if (!one)
+      return one.takeStatus();
+    r.description = one->description;
+    std::copy(one->exact.o.begin(), one->exact.o.end(),
+              r.exact.o.begin() + b * rowsO);
+    std::copy(one->exact.magnitude.begin(), one->exact.magnitude.end(),
+              r.exact.magnitude.begin() + b * rowsO);
+    std::copy(one->exact.lse.begin(), one->exact.lse.end(),
+              r.exact.lse.begin() + b * rowsLse);
+    if (naive) {
+      std::copy(one->naive.o.begin(), one->naive.o.end(),
+                r.naive.o.begin() + b * rowsO);
+      std::copy(one->naive.lse.begin(), one->naive.lse.end(),
+                r.naive.lse.begin() + b * rowsLse);
+    }
+  }
+  if (r.description.empty()) {
+    // No sequence had keys: nothing ran, but say where it would have.
+    if (device.supportsTarget("host"))
+      return Status::error(ErrorCode::Unsupported,
+                           "the device reference needs a GPU device; '" +
+                               device.name() +
+                               "' is the host emulator (use the CPU "
+                               "reference)")
+          .withDevice(device.name());
+    r.description = "fp64 on device (no sequence has keys: nothing ran on " +
+                    device.name() + ")";
   }
   return r;
 }

@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fa/PagedVarlen.h"
+#include "fa/Module.h"
 #include "validate/AttentionCore.h"
 #include "validate/Parallel.h"
 #include "validate/Sampler.h"
@@ -39,11 +40,6 @@ static Status invalid(std::string message) {
 /// `count` as a size_t; SIZE_MAX when it overflowed.
 static size_t elementCount(std::optional<int64_t> count) {
   return count && *count >= 0 ? size_t(*count) : SIZE_MAX;
-}
-
-static bool isValidPageSize(int64_t pageSize) {
-  return pageSize >= kMinPageSize && pageSize <= kMaxPageSize &&
-         (pageSize & (pageSize - 1)) == 0;
 }
 
 /// ceil(length / pageSize) for length >= 0, pageSize >= 1.
@@ -141,10 +137,9 @@ Status fa::checkPagedProblem(const PagedProblem &p) {
         " max_pages=" + str(p.maxPages) + " (all must be at least 1)");
   if (Status s = checkHeads("paged", p.headsQ, p.headsKv); !s.ok())
     return s;
-  if (!isValidPageSize(p.pageSize))
-    return invalid("page_size = " + str(p.pageSize) +
-                   " is not a power of two in [" + str(kMinPageSize) + ", " +
-                   str(kMaxPageSize) + "]");
+  if (p.pageSize < 1) // the runtime's message
+    return checkPagedKvMetadata(p.batch, p.pageSize, p.maxPages, p.numPages,
+                                p.blockTable, p.cacheSeqlens);
   if (Status s = checkBytes(
           "paged",
           {{"Q and O (B*Hq*Lq*D elements)",
@@ -155,32 +150,9 @@ Status fa::checkPagedProblem(const PagedProblem &p) {
             checkedProduct({p.batch, p.maxPages, 8})}});
       !s.ok())
     return s;
-  const int64_t tableEntries = p.batch * p.maxPages;
-  if (int64_t(p.blockTable.size()) != tableEntries)
-    return invalid("block_table has " + str(int64_t(p.blockTable.size())) +
-                   " entries, B * max_pages = " + str(tableEntries));
-  if (int64_t(p.cacheSeqlens.size()) != p.batch)
-    return invalid("cache_seqlens has " + str(int64_t(p.cacheSeqlens.size())) +
-                   " entries, B = " + str(p.batch));
-  for (int64_t b = 0; b < p.batch; ++b) {
-    const int64_t length = p.cacheSeqlens[size_t(b)];
-    const std::string entry = "cache_seqlens[" + str(b) + "] = " + str(length);
-    if (length < 0)
-      return invalid(entry + " is negative");
-    const int64_t pages = pagesFor(length, p.pageSize);
-    if (pages > p.maxPages)
-      return invalid(entry + " needs " + str(pages) + " pages of " +
-                     str(p.pageSize) + ", block_table has " + str(p.maxPages) +
-                     " per sequence");
-    for (int64_t j = 0; j < pages; ++j) {
-      const int64_t page = p.blockTable[size_t(b * p.maxPages + j)];
-      if (page < 0 || page >= p.numPages)
-        return invalid("block_table[" + str(b) + "][" + str(j) +
-                       "] = " + str(page) + " is out of range: the cache has " +
-                       str(p.numPages) + " pages");
-    }
-  }
-  return Status::success();
+  // The metadata: the runtime's checks, which Kernel::launch runs too.
+  return checkPagedKvMetadata(p.batch, p.pageSize, p.maxPages, p.numPages,
+                              p.blockTable, p.cacheSeqlens);
 }
 
 Status fa::checkPagedData(const PagedProblem &p, const AttentionData &d) {
@@ -277,8 +249,9 @@ static double defaultScale(double scale, int64_t headDim) {
 Expected<PagedProblem> fa::generatePagedProblem(const PagedGeneratorOptions &o,
                                                 uint64_t seed) {
   const std::string what = "paged generator: ";
-  if (o.minSeqlenK < 0 || o.minSeqlenK > o.maxSeqlenK ||
-      o.maxSeqlenK > std::numeric_limits<int32_t>::max())
+  const bool given = !o.seqlens.empty();
+  if (!given && (o.minSeqlenK < 0 || o.minSeqlenK > o.maxSeqlenK ||
+                 o.maxSeqlenK > std::numeric_limits<int32_t>::max()))
     return invalid(what + "[" + str(o.minSeqlenK) + ", " + str(o.maxSeqlenK) +
                    "] is not a range of int32 lengths");
   if (o.sharedPrefixPages < 0 || o.unusedPages < 0 || o.maxPages < 0)
@@ -287,13 +260,20 @@ Expected<PagedProblem> fa::generatePagedProblem(const PagedGeneratorOptions &o,
                    str(o.maxPages) + " must not be negative");
   if (o.batch < 1 || o.batch > (int64_t(1) << 24))
     return invalid(what + "B = " + str(o.batch) + " is not in [1, 2^24]");
+  if (given && int64_t(o.seqlens.size()) != o.batch)
+    return invalid(what + str(int64_t(o.seqlens.size())) +
+                   " lengths given for B = " + str(o.batch));
+  for (size_t b = 0; b < o.seqlens.size(); ++b)
+    if (o.seqlens[b] < 0)
+      return invalid("cache_seqlens[" + str(int64_t(b)) +
+                     "] = " + str(o.seqlens[b]) + " is negative");
   // Checked here as well as by checkPagedProblem: the drawing needs it.
-  if (!isValidPageSize(o.pageSize))
-    return invalid("page_size = " + str(o.pageSize) +
-                   " is not a power of two in [" + str(kMinPageSize) + ", " +
-                   str(kMaxPageSize) + "]");
+  if (o.pageSize < 1)
+    return checkPagedKvMetadata(1, o.pageSize, 1, 1, {}, {});
   const int64_t ps = o.pageSize;
-  if (o.partialLastPage && o.minSeqlenK == o.maxSeqlenK && o.minSeqlenK > 0 &&
+  // Page size 1 leaves no page partly filled.
+  const bool partial = o.partialLastPage && ps > 1 && !given;
+  if (partial && o.minSeqlenK == o.maxSeqlenK && o.minSeqlenK > 0 &&
       o.minSeqlenK % ps == 0)
     return invalid(what + "no length in [" + str(o.minSeqlenK) + ", " +
                    str(o.maxSeqlenK) + "] leaves the last page of " + str(ps) +
@@ -310,21 +290,42 @@ Expected<PagedProblem> fa::generatePagedProblem(const PagedGeneratorOptions &o,
   p.causal = o.causal;
   p.scale = defaultScale(o.scale, o.headDim);
 
-  // Lengths.
+  // Lengths: given, or drawn (then the edge lengths put in).
+  if (given) {
+    p.cacheSeqlens = o.seqlens;
+  } else {
+    for (int64_t b = 0; b < o.batch; ++b) {
+      int64_t length = sampler.integer(o.minSeqlenK, o.maxSeqlenK);
+      if (partial && length > 0 && length % ps == 0)
+        length = length - 1 >= std::max<int64_t>(o.minSeqlenK, 1) ? length - 1
+                                                                  : length + 1;
+      p.cacheSeqlens.push_back(int32_t(length));
+    }
+    if (o.edgeLengths && o.batch > 1) {
+      std::vector<int64_t> where(size_t(o.batch));
+      for (int64_t b = 0; b < o.batch; ++b)
+        where[size_t(b)] = b;
+      sampler.shuffle(where);
+      // An empty sequence, the longest one (its last page partly filled),
+      // a single key; at least one drawn length stays.
+      int64_t longest = o.maxSeqlenK;
+      if (partial && longest % ps == 0 && longest - 1 >= o.minSeqlenK)
+        longest -= 1;
+      const int64_t edges[] = {0, longest, 1};
+      for (size_t e = 0; e < 3 && int64_t(e) + 1 < o.batch; ++e)
+        p.cacheSeqlens[size_t(where[e])] = int32_t(edges[e]);
+    }
+  }
   std::vector<int64_t> pages(size_t(o.batch));
   int64_t mostPages = 0;
   for (int64_t b = 0; b < o.batch; ++b) {
-    int64_t length = sampler.integer(o.minSeqlenK, o.maxSeqlenK);
-    if (o.partialLastPage && length > 0 && length % ps == 0)
-      length = length - 1 >= std::max<int64_t>(o.minSeqlenK, 1) ? length - 1
-                                                                : length + 1;
-    p.cacheSeqlens.push_back(int32_t(length));
-    pages[size_t(b)] = pagesFor(length, ps);
+    pages[size_t(b)] = pagesFor(p.cacheSeqlens[size_t(b)], ps);
     mostPages = std::max(mostPages, pages[size_t(b)]);
   }
 
   // Pages: shared prefix pages, then each sequence's own, all drawn in
-  // order from a random permutation of the cache's pages.
+  // order from a permutation of the cache's pages (random, or the identity
+  // without shufflePages); the pages left over are the unused ones.
   const int64_t shared = std::min(o.sharedPrefixPages, mostPages);
   int64_t used = shared;
   for (int64_t n : pages)
@@ -336,13 +337,20 @@ Expected<PagedProblem> fa::generatePagedProblem(const PagedGeneratorOptions &o,
   std::vector<int32_t> order(size_t(p.numPages));
   for (int64_t i = 0; i < p.numPages; ++i)
     order[size_t(i)] = int32_t(i);
-  sampler.shuffle(order);
+  if (o.shufflePages)
+    sampler.shuffle(order);
   size_t next = size_t(shared);
   if (auto entries = checkedProduct({p.batch, p.maxPages});
       !entries || *entries > (int64_t(1) << 28))
     return invalid(what + "block_table of B * max_pages = " + str(p.batch) +
                    " * " + str(p.maxPages) + " entries is above 2^28");
-  p.blockTable.assign(size_t(p.batch * p.maxPages), o.padEntry);
+  for (int64_t b = 0; b < o.batch; ++b)
+    next += size_t(
+        std::max<int64_t>(0, std::min(pages[size_t(b)], p.maxPages) - shared));
+  const int32_t pad =
+      o.padWithUnusedPage && next < order.size() ? order[next] : o.padEntry;
+  next = size_t(shared);
+  p.blockTable.assign(size_t(p.batch * p.maxPages), pad);
   for (int64_t b = 0; b < o.batch; ++b)
     for (int64_t j = 0; j < std::min(pages[size_t(b)], p.maxPages); ++j)
       p.blockTable[size_t(b * p.maxPages + j)] =
@@ -351,6 +359,45 @@ Expected<PagedProblem> fa::generatePagedProblem(const PagedGeneratorOptions &o,
   if (Status s = checkPagedProblem(p); !s.ok())
     return s;
   return p;
+}
+
+Expected<PagedProblem> fa::pagedProblemFor(const AttentionProblem &dense,
+                                           const PagedCacheOptions &o,
+                                           uint64_t seed) {
+  const AttentionShape &sh = dense.shape;
+  const int64_t capacity = sh.seqK;
+  if (o.pageSize < 1)
+    return checkPagedKvMetadata(1, o.pageSize, 1, 1, {}, {});
+  if (capacity < 1 || capacity > std::numeric_limits<int32_t>::max())
+    return invalid("the cache capacity Lk = " + str(capacity) +
+                   " is not in [1, 2147483647] (cache_seqlens are int32)");
+  if (!o.cacheSeqlens.empty() && int64_t(o.cacheSeqlens.size()) != sh.batch)
+    return invalid("cache_seqlens has " + str(int64_t(o.cacheSeqlens.size())) +
+                   " lengths, B = " + str(sh.batch));
+  for (size_t b = 0; b < o.cacheSeqlens.size(); ++b)
+    if (o.cacheSeqlens[b] > capacity)
+      return invalid("cache_seqlens[" + str(int64_t(b)) +
+                     "] = " + str(o.cacheSeqlens[b]) +
+                     " is above the cache's capacity Lk = " + str(capacity));
+  PagedGeneratorOptions g;
+  g.batch = sh.batch;
+  g.headsQ = sh.headsQ;
+  g.headsKv = sh.headsKv;
+  g.seqQ = sh.seqQ;
+  g.headDim = dense.headDim;
+  g.pageSize = o.pageSize;
+  g.seqlens = o.cacheSeqlens;
+  g.minSeqlenK = 1;
+  g.maxSeqlenK = capacity;
+  g.edgeLengths = true;
+  g.maxPages = pagesFor(capacity, o.pageSize);
+  g.sharedPrefixPages = o.sharePages ? std::max<int64_t>(1, g.maxPages / 2) : 0;
+  g.unusedPages = o.unusedPages;
+  g.shufflePages = o.shufflePages;
+  g.padWithUnusedPage = true;
+  g.causal = dense.causal;
+  g.scale = dense.scale;
+  return generatePagedProblem(g, seed);
 }
 
 Expected<VarlenProblem>

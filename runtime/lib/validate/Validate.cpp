@@ -11,6 +11,7 @@
 
 #include "fa/Validate.h"
 #include "fa/Half.h"
+#include "validate/DeviceTensors.h"
 
 #include <algorithm>
 #include <chrono>
@@ -22,6 +23,8 @@
 #include <unistd.h>
 
 using namespace fa;
+using fa::detail::DeviceTensors;
+using fa::detail::Placement;
 
 Status fa::checkGoldenMatchesKernel(const GoldenCase &g, const KernelInfo &k) {
   const AttentionProblem &p = g.problem;
@@ -64,162 +67,6 @@ double fa::attentionFlops(const AttentionProblem &p) {
   return p.causal ? flops / 2 : flops;
 }
 
-namespace {
-/// Moves a contiguous [batch, heads, rows, d] tensor to and from a strided
-/// device layout (strides batch, head, row, 1).
-struct Placement {
-  int64_t batch = 0, heads = 0, rows = 0, d = 0;
-  TensorStrides strides;
-  size_t elem = 0;
-
-  /// Elements of the device buffer: batch x the batch stride (so padding
-  /// after the last row is there too), at least one past the last element;
-  /// nothing when that overflows.
-  std::optional<int64_t> span() const {
-    return tensorSpan(batch, heads, rows, d, strides);
-  }
-  /// Bytes of the device buffer; only for a placement whose span() and its
-  /// byte size fit (validationMemory checked them).
-  size_t deviceBytes() const { return size_t(*span()) * elem; }
-  template <typename F> void forEachRow(F f) const {
-    for (int64_t b = 0; b < batch; ++b)
-      for (int64_t h = 0; h < heads; ++h)
-        for (int64_t l = 0; l < rows; ++l)
-          f(((b * heads + h) * rows + l) * d,
-            b * strides.batch + h * strides.head + l * strides.row);
-  }
-  /// The device bytes; what no element covers is `fill`.
-  std::vector<uint8_t> scatter(const std::vector<uint8_t> &dense,
-                               uint8_t fill = 0) const {
-    std::vector<uint8_t> out(deviceBytes(), fill);
-    forEachRow([&](int64_t from, int64_t to) {
-      std::memcpy(&out[to * elem], &dense[from * elem], d * elem);
-    });
-    return out;
-  }
-  std::vector<uint8_t> gather(const std::vector<uint8_t> &strided) const {
-    std::vector<uint8_t> out(size_t(batch * heads * rows * d) * elem);
-    forEachRow([&](int64_t to, int64_t from) {
-      std::memcpy(&out[to * elem], &strided[from * elem], d * elem);
-    });
-    return out;
-  }
-  /// Elements of `strided` outside the tensor that are no longer all `fill`
-  /// bytes.
-  size_t countChangedPadding(const std::vector<uint8_t> &strided,
-                             uint8_t fill) const {
-    std::vector<bool> covered(strided.size() / elem, false);
-    forEachRow([&](int64_t, int64_t at) {
-      for (int64_t c = 0; c < d; ++c)
-        covered[size_t(at + c)] = true;
-    });
-    size_t changed = 0;
-    for (size_t i = 0; i < covered.size(); ++i) {
-      if (covered[i])
-        continue;
-      for (size_t byte = 0; byte < elem; ++byte)
-        if (strided[i * elem + byte] != fill) {
-          ++changed;
-          break;
-        }
-    }
-    return changed;
-  }
-};
-
-/// What the output buffers hold before the launch: all-ones bytes, a NaN in
-/// f32, f16 and bf16, so an element the kernel does not write fails, and
-/// padding it writes is seen.
-constexpr uint8_t outputFill = 0xff;
-
-/// Device buffers for one problem, filled from `data`.
-struct DeviceTensors {
-  std::optional<Buffer> q, k, v, o, lse;
-  AttentionStrides strides;
-  Placement qPlace, kPlace, vPlace, oPlace, lsePlace;
-
-  /// The strides and placements of `p`'s tensors in `layout`.
-  void place(const AttentionProblem &p, DType dtype,
-             const AttentionLayout &layout) {
-    const AttentionShape &sh = p.shape;
-    size_t elem = dtypeBytes(dtype);
-    strides = AttentionStrides::fromLayout(sh, p.headDim, layout);
-    qPlace = {sh.batch, sh.headsQ, sh.seqQ, p.headDim, strides.q, elem};
-    kPlace = {sh.batch, sh.headsKv, sh.seqK, p.headDim, strides.k, elem};
-    vPlace = {sh.batch, sh.headsKv, sh.seqK, p.headDim, strides.v, elem};
-    oPlace = {sh.batch, sh.headsQ, sh.seqQ, p.headDim, strides.o, elem};
-    // LSE as a [B, Hq, 1, Lq] tensor: one "row" of Lq values per head.
-    lsePlace = {sh.batch,
-                sh.headsQ,
-                1,
-                sh.seqQ,
-                {strides.lseBatch, strides.lseHead, 0},
-                sizeof(float)};
-  }
-
-  /// Allocates and fills the buffers; call place() and check
-  /// validationMemory first.
-  Status create(const Device &device, const KernelInfo &kernel,
-                const AttentionProblem &p, const AttentionData &data,
-                const AttentionLayout &layout) {
-    place(p, kernel.dtype, layout);
-    auto upload = [&](std::optional<Buffer> &slot,
-                      const std::vector<uint8_t> &bytes) -> Status {
-      // Guard zones on every device: a write past either end of a tensor
-      // is an error naming it (Kernel::launch checks them).
-      Expected<Buffer> b =
-          device.allocate(bytes.size(), Buffer::kDefaultGuardBytes);
-      if (!b)
-        return b.takeStatus();
-      slot.emplace(b.take());
-      return slot->copyFromHost(bytes.data(), bytes.size());
-    };
-    auto input = [&](std::optional<Buffer> &slot,
-                     const std::vector<float> &values,
-                     const Placement &place) -> Status {
-      return upload(slot, place.scatter(encodeElements(kernel.dtype, values)));
-    };
-    auto output = [&](std::optional<Buffer> &slot,
-                      const Placement &place) -> Status {
-      return upload(slot,
-                    std::vector<uint8_t>(place.deviceBytes(), outputFill));
-    };
-    Status s;
-    if (!(s = input(q, data.q, qPlace)).ok() ||
-        !(s = input(k, data.k, kPlace)).ok() ||
-        !(s = input(v, data.v, vPlace)).ok() || !(s = output(o, oPlace)).ok())
-      return s;
-    if (kernel.hasLse)
-      return output(lse, lsePlace);
-    return Status::success();
-  }
-
-  AttentionArgs args(const AttentionShape &shape) {
-    AttentionArgs a;
-    a.q = &*q;
-    a.k = &*k;
-    a.v = &*v;
-    a.o = &*o;
-    a.lse = lse ? &*lse : nullptr;
-    a.shape = shape;
-    a.strides = strides;
-    return a;
-  }
-
-  /// Reads `buffer` back through `place`: the tensor in contiguous order,
-  /// and how many padding elements changed.
-  static Status read(const Buffer &buffer, const Placement &place,
-                     std::vector<uint8_t> &dense, size_t &paddingWrites) {
-    std::vector<uint8_t> bytes(buffer.size());
-    if (Status s = buffer.copyToHost(bytes.data(), bytes.size()); !s.ok())
-      return s;
-    dense = place.gather(bytes);
-    paddingWrites = place.countChangedPadding(bytes, outputFill);
-    return Status::success();
-  }
-};
-} // namespace
-
 /// Bytes that `place` spans, or nothing on overflow.
 static std::optional<int64_t> spanBytes(const Placement &place) {
   std::optional<int64_t> span = place.span();
@@ -228,7 +75,8 @@ static std::optional<int64_t> spanBytes(const Placement &place) {
 
 Expected<ValidationMemory> fa::validationMemory(const AttentionProblem &p,
                                                 DType dtype, bool hasLse,
-                                                const AttentionLayout &layout) {
+                                                const AttentionLayout &layout,
+                                                const PagedProblem *paged) {
   auto overflow = [&](const std::string &what) {
     return Status::error(ErrorCode::InvalidArgument,
                          "invalid attention problem: " + p.shape.toString() +
@@ -238,12 +86,17 @@ Expected<ValidationMemory> fa::validationMemory(const AttentionProblem &p,
   };
   if (Status s = checkShape(p); !s.ok())
     return s;
-  // checkShape bounds each element count by INT64_MAX / 8.
-  const int64_t q = int64_t(p.qElements()), kv = int64_t(p.kvElements()),
+  if (paged)
+    if (Status s = checkPagedProblem(*paged); !s.ok())
+      return s;
+  // checkShape (checkPagedProblem: the caches) bounds each element count by
+  // INT64_MAX / 8.
+  const int64_t q = int64_t(p.qElements()),
+                kv = int64_t(paged ? paged->cacheElements() : p.kvElements()),
                 lse = int64_t(p.lseElements());
   const int64_t elem = int64_t(dtypeBytes(dtype));
   DeviceTensors t;
-  t.place(p, dtype, layout);
+  t.place(p, dtype, layout, paged);
   const std::pair<const char *, const Placement *> tensors[] = {
       {"Q", &t.qPlace},
       {"K", &t.kPlace},
@@ -276,12 +129,25 @@ Expected<ValidationMemory> fa::validationMemory(const AttentionProblem &p,
       return overflow(std::string("the staging copy of ") + name);
     staging = std::max(staging, *copy);
   }
+  // A paged problem's block table and lengths (int32), on the device and
+  // on the host; checkPagedProblem bounds the table by INT64_MAX / 8 bytes.
+  int64_t metadata = 0;
+  if (paged) {
+    metadata =
+        4 * int64_t(paged->blockTable.size() + paged->cacheSeqlens.size());
+    std::optional<int64_t> sum = checkedSum(
+        {device, metadata, 512, 4 * int64_t(Buffer::kDefaultGuardBytes)});
+    if (!sum)
+      return overflow("the device buffers of block_table and cache_seqlens");
+    device = *sum;
+  }
   // Every term below is at most 8 x an element count or a device buffer,
   // each bounded above; the sums are checked.
   const int64_t oBytes = *spanBytes(t.oPlace);
   const int64_t threads =
       std::max<int64_t>(1, std::thread::hardware_concurrency());
-  std::optional<int64_t> inputs = checkedSum({4 * q, 4 * kv, 4 * kv, staging});
+  std::optional<int64_t> inputs =
+      checkedSum({4 * q, 4 * kv, 4 * kv, staging, metadata});
   std::optional<int64_t> rowScratch =
       checkedProduct({threads, p.shape.seqK, 8});
   std::optional<int64_t> references =
@@ -366,6 +232,50 @@ static Expected<uint64_t> workspaceBytes(const Kernel &kernel,
   return plan->workspaceOBytes + plan->workspaceLseBytes;
 }
 
+Status fa::checkPagedOptions(const KernelInfo &kernel,
+                             const PagedCacheOptions *paged) {
+  if (kernel.paged && !paged)
+    return Status::error(ErrorCode::InvalidArgument,
+                         "kernel '" + kernel.name +
+                             "' reads a paged K/V cache (its manifest says "
+                             "\"paged\": true): its inputs need a page size "
+                             "(fa-run --paged PAGE_SIZE)")
+        .withKernel(kernel.name);
+  if (!kernel.paged && paged)
+    return Status::error(ErrorCode::InvalidArgument,
+                         "kernel '" + kernel.name +
+                             "' reads a dense K/V (its manifest does not say "
+                             "\"paged\"): it takes no paged cache (fa-run "
+                             "--paged is for paged kernels)")
+        .withKernel(kernel.name);
+  return Status::success();
+}
+
+/// A paged problem's dense counterpart for the FLOP count: Lk its longest
+/// sequence (at least 1).
+static AttentionProblem longestDense(const AttentionProblem &p,
+                                     const PagedProblem &paged) {
+  AttentionProblem dense = p;
+  dense.shape.seqK =
+      std::max<int64_t>(1, DeviceTensors::longestSequence(paged));
+  return dense;
+}
+
+double fa::pagedAttentionFlops(const PagedProblem &p) {
+  double pairs = 0; // (query, key) pairs seen, per query head
+  for (int32_t len : p.cacheSeqlens) {
+    if (!p.causal) {
+      pairs += double(p.seqQ) * double(len);
+      continue;
+    }
+    // Query i sees min(len, max(0, i + len - Lq + 1)) keys.
+    for (int64_t i = 0; i < p.seqQ; ++i)
+      pairs += double(
+          std::min<int64_t>(len, std::max<int64_t>(0, i + len - p.seqQ + 1)));
+  }
+  return 4.0 * double(p.headsQ) * double(p.headDim) * pairs;
+}
+
 Expected<ValidationReport> fa::validateKernel(const Kernel &kernel,
                                               const ValidationOptions &opts) {
   const KernelInfo &info = kernel.info();
@@ -374,6 +284,15 @@ Expected<ValidationReport> fa::validateKernel(const Kernel &kernel,
   r.kernel = info.name;
   r.device = device.name();
   r.dtype = info.dtype;
+  const PagedCacheOptions *pagedOptions = opts.paged ? &*opts.paged : nullptr;
+  if (Status s = checkPagedOptions(info, pagedOptions); !s.ok())
+    return s;
+  if (pagedOptions && opts.golden)
+    return Status::error(ErrorCode::InvalidArgument,
+                         "golden case '" + opts.golden->name +
+                             "' is a dense problem: kernel '" + info.name +
+                             "' reads a paged K/V cache")
+        .withKernel(info.name);
 
   AttentionData generated;
   const AttentionData *data = nullptr;
@@ -397,14 +316,28 @@ Expected<ValidationReport> fa::validateKernel(const Kernel &kernel,
     return s;
   if (Status s = checkLayout(opts.layout); !s.ok())
     return s;
+  // A paged kernel: the table and lengths for these sizes (the shape's Lk is
+  // each sequence's capacity), its K and V the caches in the row padding of
+  // the layout; the launch's Lk is the longest sequence.
+  const PagedProblem *paged = nullptr;
+  AttentionShape launchShape = r.problem.shape;
+  if (pagedOptions) {
+    Expected<PagedProblem> made =
+        pagedProblemFor(r.problem, *pagedOptions, opts.seed);
+    if (!made)
+      return made.takeStatus();
+    r.paged = made.take();
+    paged = &*r.paged;
+    launchShape.seqK = DeviceTensors::longestSequence(*paged);
+  }
   // Sizes are checked for overflow, and the memory needed against what there
   // is, before anything large is allocated.
   Expected<ValidationMemory> memory =
-      validationMemory(r.problem, info.dtype, info.hasLse, opts.layout);
+      validationMemory(r.problem, info.dtype, info.hasLse, opts.layout, paged);
   if (!memory)
     return memory.takeStatus();
   Expected<uint64_t> workspace =
-      workspaceBytes(kernel, r.problem.shape, opts.launch);
+      workspaceBytes(kernel, launchShape, opts.launch);
   if (!workspace)
     return workspace.takeStatus();
   if (Status s = checkMemory(device, r.problem,
@@ -412,31 +345,47 @@ Expected<ValidationReport> fa::validateKernel(const Kernel &kernel,
                              memory->deviceBytes + *workspace);
       !s.ok())
     return s;
-  if (!opts.golden) {
+  if (paged) {
+    // Every cache row no sequence reads is NaN: reading one fails.
+    generated = generatePagedInputs(*paged, info.dtype, opts.dist, opts.seed);
+    Expected<int64_t> poisoned = poisonUnreadCacheRows(*paged, generated);
+    if (!poisoned)
+      return poisoned.takeStatus();
+    data = &generated;
+  } else if (!opts.golden) {
     generated = generateInputs(r.problem, info.dtype, opts.dist, opts.seed);
     data = &generated;
   }
-  if (Status s = checkProblem(r.problem, *data); !s.ok())
+  if (Status s = paged ? checkPagedData(*paged, *data)
+                       : checkProblem(r.problem, *data);
+      !s.ok())
     return s;
 
   DeviceTensors t;
-  if (Status s = t.create(device, info, r.problem, *data, opts.layout); !s.ok())
+  if (Status s = t.create(device, info, r.problem, *data, opts.layout, paged);
+      !s.ok())
     return s;
   r.layout = opts.layout;
+  if (paged) // the caches' order
+    r.layout.k.order = r.layout.v.order = TensorLayout::Blhd;
   r.strides = t.strides;
   // The device reference reads the kernel's input buffers, so it runs
-  // before the kernel could overwrite them.
+  // before the kernel could overwrite them; a paged problem's sequences go
+  // up gathered, one dense problem each.
   std::optional<DeviceReferenceResult> onDevice;
-  if (useDeviceReference(opts.reference, device, r.problem)) {
-    Expected<DeviceReferenceResult> d = deviceReferenceAttention(
-        device, r.problem, info.dtype, *t.q, *t.k, *t.v, t.strides);
+  if (useDeviceReference(opts.reference, device,
+                         paged ? longestDense(r.problem, *paged) : r.problem)) {
+    Expected<DeviceReferenceResult> d =
+        paged ? devicePagedReferenceAttention(device, *paged, info.dtype, *data)
+              : deviceReferenceAttention(device, r.problem, info.dtype, *t.q,
+                                         *t.k, *t.v, t.strides);
     if (!d)
       return d.takeStatus();
     onDevice.emplace(d.take());
   }
   r.reference = onDevice ? onDevice->description : "fp64 CPU";
   LaunchInfo launched;
-  if (Status s = kernel.launch(t.args(r.problem.shape), opts.launch, &launched);
+  if (Status s = kernel.launch(t.args(launchShape), opts.launch, &launched);
       !s.ok())
     return s;
   r.kvSplits = launched.kvSplits;
@@ -459,8 +408,9 @@ Expected<ValidationReport> fa::validateKernel(const Kernel &kernel,
 
   // Baseline: the golden vectors, else our fp64 reference. The conditioning
   // magnitudes come from the fp64 reference in both cases.
-  AttentionResult<double> ref = onDevice
-                                    ? std::move(onDevice->exact)
+  AttentionResult<double> ref = onDevice ? std::move(onDevice->exact)
+                                : paged
+                                    ? referencePagedAttentionF64(*paged, *data)
                                     : referenceAttentionF64(r.problem, *data);
   std::vector<double> baseO, baseLse;
   if (opts.golden) {
@@ -472,6 +422,7 @@ Expected<ValidationReport> fa::validateKernel(const Kernel &kernel,
   }
   AttentionResult<float> naive =
       onDevice ? std::move(onDevice->naive)
+      : paged  ? naivePagedAttention(*paged, info.dtype, *data)
                : naiveAttention(r.problem, info.dtype, *data);
   r.ours = compareOutputs(out, baseO);
   r.naive = compareOutputs(naive.o, baseO);
@@ -488,8 +439,9 @@ Expected<ValidationReport> fa::validateKernel(const Kernel &kernel,
   for (double x : baseLse)
     if (std::isfinite(x))
       maxLse = std::max(maxLse, std::fabs(x));
+  // maxAbs skips the NaN of a paged cache's unread rows.
   r.criteria = defaultCriteria(info.dtype, r.dist, maxAbs(data->v), maxLse,
-                               r.problem.shape.seqK);
+                               std::max<int64_t>(1, launchShape.seqK));
   r.verdict = judge(r.ours, r.naive, r.criteria);
   return r;
 }
@@ -498,38 +450,61 @@ namespace {
 /// The inputs of a benchmark or estimate launch, on the kernel's device.
 struct LaunchInputs {
   AttentionProblem problem;
+  /// A paged kernel's table and lengths (the tensors point at it).
+  std::optional<PagedProblem> paged;
   DeviceTensors tensors;
+  AttentionShape launchShape;
 };
 } // namespace
 
 static Status makeLaunchInputs(const Kernel &kernel,
                                const AttentionShape &shape,
-                               const LaunchOptions &options, LaunchInputs &in) {
+                               const LaunchOptions &options,
+                               const PagedCacheOptions *pagedOptions,
+                               LaunchInputs &in) {
   const KernelInfo &info = kernel.info();
   Device device = kernel.device();
+  if (Status s = checkPagedOptions(info, pagedOptions); !s.ok())
+    return s;
   in.problem = AttentionProblem{shape, info.headDim, info.causal, info.scale};
   const AttentionProblem &p = in.problem;
+  if (Status s = checkShape(p); !s.ok())
+    return s;
+  in.launchShape = shape;
+  if (pagedOptions) {
+    Expected<PagedProblem> made = pagedProblemFor(p, *pagedOptions, 0);
+    if (!made)
+      return made.takeStatus();
+    in.paged = made.take();
+    in.launchShape.seqK = DeviceTensors::longestSequence(*in.paged);
+  }
+  const PagedProblem *paged = in.paged ? &*in.paged : nullptr;
   Expected<ValidationMemory> memory =
-      validationMemory(p, info.dtype, info.hasLse, AttentionLayout());
+      validationMemory(p, info.dtype, info.hasLse, AttentionLayout(), paged);
   if (!memory)
     return memory.takeStatus();
-  Expected<uint64_t> workspace = workspaceBytes(kernel, shape, options);
+  Expected<uint64_t> workspace =
+      workspaceBytes(kernel, in.launchShape, options);
   if (!workspace)
     return workspace.takeStatus();
   if (Status s = checkMemory(device, p, memory->inputBytes,
                              memory->deviceBytes + *workspace);
       !s.ok())
     return s;
-  AttentionData data = generateInputs(p, info.dtype, Distribution::Normal, 0);
-  return in.tensors.create(device, info, p, data, AttentionLayout());
+  AttentionData data =
+      paged ? generatePagedInputs(*paged, info.dtype, Distribution::Normal, 0)
+            : generateInputs(p, info.dtype, Distribution::Normal, 0);
+  return in.tensors.create(device, info, p, data, AttentionLayout(), paged);
 }
 
 Status fa::launchOnInputs(const Kernel &kernel, const AttentionShape &shape,
-                          const LaunchOptions &options, LaunchInfo *launched) {
+                          const LaunchOptions &options, LaunchInfo *launched,
+                          const PagedCacheOptions *paged) {
   LaunchInputs in;
-  if (Status s = makeLaunchInputs(kernel, shape, options, in); !s.ok())
+  if (Status s = makeLaunchInputs(kernel, shape, options, paged, in); !s.ok())
     return s;
-  if (Status s = kernel.launch(in.tensors.args(shape), options, launched);
+  if (Status s =
+          kernel.launch(in.tensors.args(in.launchShape), options, launched);
       !s.ok())
     return s;
   return kernel.device().synchronize();
@@ -538,23 +513,24 @@ Status fa::launchOnInputs(const Kernel &kernel, const AttentionShape &shape,
 Expected<BenchResult> fa::benchmarkKernel(const Kernel &kernel,
                                           const AttentionShape &shape,
                                           int repetitions,
-                                          const LaunchOptions &options) {
+                                          const LaunchOptions &options,
+                                          const PagedCacheOptions *paged) {
   if (repetitions < 1)
     return Status::error(ErrorCode::InvalidArgument,
                          "benchmark needs at least 1 repetition, got " +
                              std::to_string(repetitions));
   Device device = kernel.device();
   LaunchInputs in;
-  if (Status s = makeLaunchInputs(kernel, shape, options, in); !s.ok())
+  if (Status s = makeLaunchInputs(kernel, shape, options, paged, in); !s.ok())
     return s;
   const AttentionProblem &p = in.problem;
-  AttentionArgs args = in.tensors.args(shape);
+  AttentionArgs args = in.tensors.args(in.launchShape);
   if (Status s = kernel.launch(args, options); !s.ok()) // warm-up
     return s;
   BenchResult r;
   r.repetitions = repetitions;
   r.hostEmulator = device.isHostEmulator();
-  r.flops = attentionFlops(p);
+  r.flops = in.paged ? pagedAttentionFlops(*in.paged) : attentionFlops(p);
   double total = 0;
   r.minSeconds = INFINITY;
   // The warm-up checked the guard zones; the timed launches do not copy

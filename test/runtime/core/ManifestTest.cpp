@@ -106,6 +106,7 @@ Manifest everyField() {
     k.name = "k\"" + std::to_string(i);
     k.symbol = k.name + "_host";
     k.abiVersion = 3;
+    k.paged = true; // version 3 is the paged ABI
     k.dtype = i ? DType::BF16 : DType::F16;
     k.headDim = 111;
     k.causal = i == 0;
@@ -164,6 +165,7 @@ void expectSameManifest(const Manifest &a, const Manifest &b) {
     EXPECT_EQ(x.splitKv, y.splitKv);
     EXPECT_EQ(x.combine, y.combine);
     EXPECT_EQ(x.gqaPacked, y.gqaPacked);
+    EXPECT_EQ(x.paged, y.paged);
   }
 }
 
@@ -481,6 +483,109 @@ TEST(ManifestTest, RejectsInconsistentSplitKvFields) {
             "manifest field 'kernels[0].combine': combine kernel 'merge' has "
             "has_lse false, kernel 'split' has true (the two share the O and "
             "LSE buffers and the workspace)");
+}
+
+/// A paged split-KV attention (ABI version 3): both kernels say version 3
+/// and paged; a plain paged kernel after them.
+const char *pagedExample = R"({
+  "fa_manifest_version": 1,
+  "target": "host",
+  "code_object": {"file": "attn.so", "format": "elf-shared-object",
+                  "bytes": 16384, "hash": "fnv1a64:0123456789abcdef"},
+  "kernels": [
+    {"name": "split", "symbol": "split_host", "abi_version": 3,
+     "kv_splits": "runtime", "combine": "merge", "paged": true,
+     "dtype": "f16", "head_dim": 128, "causal": true, "scale": 0.125,
+     "has_lse": true, "block_m": 16, "block_n": 64, "threads": 256,
+     "wave_size": 64, "lds_bytes": 16384},
+    {"name": "merge", "symbol": "merge_host", "abi_version": 3,
+     "role": "combine", "paged": true,
+     "dtype": "f16", "head_dim": 128, "causal": true, "scale": 0.125,
+     "has_lse": true, "block_m": 4, "block_n": 1, "threads": 64,
+     "wave_size": 64, "lds_bytes": 0},
+    {"name": "plain", "symbol": "plain_host", "abi_version": 3, "paged": true,
+     "dtype": "f16", "head_dim": 128, "causal": false, "scale": 0.125,
+     "has_lse": false, "block_m": 16, "block_n": 64, "threads": 256,
+     "wave_size": 64, "lds_bytes": 16384}
+  ]
+})";
+
+TEST(ManifestTest, ParsesPagedKernels) {
+  Expected<Manifest> m = parseManifest(pagedExample);
+  FA_ASSERT_OK(m);
+  ASSERT_EQ(m->kernels.size(), 3u);
+  const KernelInfo &split = m->kernels[0], &merge = m->kernels[1],
+                   &plain = m->kernels[2];
+  EXPECT_TRUE(split.paged && split.splitKv);
+  EXPECT_EQ(split.abiVersion, 3);
+  EXPECT_TRUE(merge.paged && merge.isCombine());
+  EXPECT_TRUE(plain.paged && !plain.splitKv);
+  // Written back after the split-KV fields, read back the same; a dense
+  // kernel's entry has no "paged".
+  std::string text = formatManifest(*m);
+  EXPECT_NE(text.find("\"combine\": \"merge\",\n      \"paged\": true,\n"
+                      "      \"dtype\""),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\"abi_version\": 3,\n      \"paged\": true,\n"),
+            std::string::npos)
+      << text;
+  Expected<Manifest> back = parseManifest(text);
+  FA_ASSERT_OK(back);
+  expectSameManifest(*back, *m);
+  EXPECT_EQ(formatManifest(*parseManifest(docExample)).find("paged"),
+            std::string::npos);
+  // A combine kernel of version 3 need not say paged (it reads no cache).
+  Expected<Manifest> quiet = parseManifest(
+      replace(pagedExample, "\"role\": \"combine\", \"paged\": true,",
+              "\"role\": \"combine\","));
+  FA_ASSERT_OK(quiet);
+  EXPECT_FALSE(quiet->kernels[1].paged);
+}
+
+// `paged` exactly on the attention kernels of version 3; a combine kernel
+// takes its split kernel's version.
+TEST(ManifestTest, RejectsInconsistentPagedFields) {
+  const std::string doc = pagedExample;
+  const std::string plainFields = "\"abi_version\": 3, \"paged\": true,";
+  auto plain = [&](const std::string &fields) {
+    return replace(doc, plainFields, fields);
+  };
+  EXPECT_EQ(errorOf(plain("\"abi_version\": 1, \"paged\": true,")),
+            "manifest field 'kernels[2].paged': a paged kernel takes the paged "
+            "K/V ABI (abi_version 3), this one says abi_version 1");
+  EXPECT_EQ(errorOf(plain("\"abi_version\": 3,")),
+            "manifest field 'kernels[2].abi_version': version 3 is the paged "
+            "K/V ABI: an attention kernel of version 3 needs \"paged\": true");
+  EXPECT_EQ(errorOf(plain("\"abi_version\": 3, \"paged\": false,")),
+            "manifest field 'kernels[2].abi_version': version 3 is the paged "
+            "K/V ABI: an attention kernel of version 3 needs \"paged\": true");
+  EXPECT_EQ(errorOf(plain("\"abi_version\": 3, \"paged\": \"yes\",")),
+            "manifest field 'kernels[2].paged': expected a boolean, got a "
+            "string");
+  EXPECT_EQ(errorOf(plain("\"abi_version\": 4, \"paged\": true,")),
+            "manifest field 'kernels[2].paged': a paged kernel takes the paged "
+            "K/V ABI (abi_version 3), this one says abi_version 4");
+  const std::string splitFields =
+      "\"abi_version\": 3,\n     \"kv_splits\": \"runtime\", \"combine\": "
+      "\"merge\", \"paged\": true,";
+  EXPECT_EQ(errorOf(replace(doc, splitFields,
+                            "\"abi_version\": 2, \"kv_splits\": \"runtime\", "
+                            "\"combine\": \"merge\", \"paged\": true,")),
+            "manifest field 'kernels[0].paged': a paged kernel takes the paged "
+            "K/V ABI (abi_version 3), this one says abi_version 2");
+  const std::string mergeFields =
+      "\"abi_version\": 3,\n     \"role\": \"combine\", \"paged\": true,";
+  EXPECT_EQ(errorOf(replace(doc, mergeFields,
+                            "\"abi_version\": 2, \"role\": \"combine\", "
+                            "\"paged\": true,")),
+            "manifest field 'kernels[1].paged': a paged kernel takes the paged "
+            "K/V ABI (abi_version 3), this one says abi_version 2");
+  EXPECT_EQ(errorOf(replace(doc, mergeFields,
+                            "\"abi_version\": 2, \"role\": \"combine\",")),
+            "manifest field 'kernels[0].combine': combine kernel 'merge' has "
+            "abi_version 2, kernel 'split' has 3 (the combine kernel takes "
+            "its split kernel's words)");
 }
 
 TEST(ManifestTest, Fnv1a64KnownVectors) {

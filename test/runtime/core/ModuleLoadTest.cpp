@@ -372,6 +372,18 @@ TEST(ModuleLoadTest, HostInfoFromAnotherAbi) {
   EXPECT_EQ(s.message(), "kernel 'attn_f32': the manifest says abi_version "
                          "1, the code object says 2 (the manifest does not "
                          "describe this code object)");
+  // Version 3 (paged K/V) takes 67 words.
+  info = good;
+  info.abi_version = 3;
+  EXPECT_EQ(detail::checkHostInfo(k, info).message(),
+            "kernel 'attn_f32': the code object's ABI word count is 44, ABI "
+            "version 3 has 67 (compiled for another kernel ABI; rebuild it "
+            "with this fac)");
+  info.num_words = FA_ABI_V3_NUM_WORDS;
+  EXPECT_EQ(detail::checkHostInfo(k, info).message(),
+            "kernel 'attn_f32': the manifest says abi_version 1, the code "
+            "object says 3 (the manifest does not describe this code "
+            "object)");
   info = good;
   info.info_bytes = 64;
   EXPECT_TRUE(contains(detail::checkHostInfo(k, info).message(),

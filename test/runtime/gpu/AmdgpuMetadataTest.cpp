@@ -105,6 +105,17 @@ TEST(AmdgpuMetadataTest, ManifestThatDisagrees) {
             "words) and index_bits 32 give 384 bytes of kernel arguments, "
             "the code object's .args take 312 (the manifest does not "
             "describe this code object)");
+  // A paged kernel (version 3) would be passed 23 words more than a dense
+  // one.
+  s = check(b, [](Manifest &m) {
+    m.kernels[0].abiVersion = 3;
+    m.kernels[0].paged = true;
+  });
+  EXPECT_EQ(s.message(),
+            "kernel 'attention_kernel': the manifest's abi_version 3 (67 "
+            "words) and index_bits 32 give 464 bytes of kernel arguments, "
+            "the code object's .args take 312 (the manifest does not "
+            "describe this code object)");
   s = check(b,
             [](Manifest &m) { m.kernels[0].abiVersion = FA_ABI_VERSION + 1; });
   EXPECT_EQ(s.code(), ErrorCode::Unsupported);

@@ -20,10 +20,8 @@
 // O_s = acc / l and lse_s = m + ln l (0 and -inf when it saw no key) to the
 // workspace at batch index s*B + b.
 //
-// Combine kernel, grid (ceil(Lq / COMBINE_BLOCK_M), Hq, B): per row,
-// m = max_s lse_s, O = sum_s e^(lse_s - m) O_s / sum_s e^(lse_s - m),
-// LSE = m + ln sum_s e^(lse_s - m); O = 0 and LSE = -inf when every split is
-// empty. O and LSE through their strides.
+// Combine kernel, grid (ceil(Lq / COMBINE_BLOCK_M), Hq, B): CombineSplits.h
+// (shared with the paged fixture).
 //
 // Compile-time configuration (the CMake function passes the same values to
 // the manifest): FA_KERNEL_NAME, FA_COMBINE_NAME, FA_ELEM (0 f32, 1 f16,
@@ -34,6 +32,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CombineSplits.h"
 #include "FixtureElem.h"
 #include "fa/KernelAbi.h"
 
@@ -205,30 +204,5 @@ FA_SPLIT_ENTRY(const uint64_t *args, fa_host_env *env) {
 
 extern "C" __attribute__((visibility("default"))) void
 FA_COMBINE_ENTRY(const uint64_t *args, fa_host_env *env) {
-  const Words w(args);
-  const int64_t h = env->block_id[1], b = env->block_id[2];
-  const int64_t i =
-      int64_t(env->block_id[0]) * COMBINE_BLOCK_M + env->thread_id[0];
-  if (i >= w.Lq)
-    return;
-  const int64_t *st = w.st;
-  float mx = -INFINITY;
-  for (int64_t s = 0; s < w.S; ++s)
-    mx = fmaxf(mx, w.wsLse[w.wsRow(s, b, h, i)]);
-  float out[D] = {}, sum = 0;
-  if (mx != -INFINITY)
-    for (int64_t s = 0; s < w.S; ++s) {
-      const int64_t row = w.wsRow(s, b, h, i);
-      const float weight = expf(w.wsLse[row] - mx); // 0 for an empty split
-      sum += weight;
-      for (int64_t d = 0; d < D; ++d)
-        out[d] += weight * w.wsO[row * D + d];
-    }
-  const float inv = sum > 0 ? 1.f / sum : 0.f;
-  Elem *o = w.O + b * st[9] + h * st[10] + i * st[11];
-  for (int64_t d = 0; d < D; ++d)
-    o[d] = fromFloat(out[d] * inv);
-#if FA_HAS_LSE
-  w.LSE[b * st[12] + h * st[13] + i] = sum > 0 ? mx + logf(sum) : -INFINITY;
-#endif
+  combineSplits<D>(args, env, COMBINE_BLOCK_M);
 }

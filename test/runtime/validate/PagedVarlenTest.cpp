@@ -114,19 +114,19 @@ TEST(PagedVarlenCheckTest, NegativeLength) {
   EXPECT_EQ(message(checkPagedProblem(p)), "cache_seqlens[1] = -3 is negative");
 }
 
-TEST(PagedVarlenCheckTest, PageSizeIsAPowerOfTwoFrom16To256) {
-  for (int64_t bad : {48, 8, 0, -16, 512, 17, 255, 96}) {
+// Any page size of at least 1 (the ABI's rule; 16 to 256 are typical).
+TEST(PagedVarlenCheckTest, PageSizeIsAtLeastOne) {
+  for (int64_t bad : {0, -16}) {
     PagedProblem p = validPaged();
     p.pageSize = bad;
     EXPECT_EQ(message(checkPagedProblem(p)),
-              "page_size = " + std::to_string(bad) +
-                  " is not a power of two in [16, 256]");
+              "page_size = " + std::to_string(bad) + " must be at least 1");
   }
-  for (int64_t good : {16, 32, 64, 128, 256}) {
+  for (int64_t good : {1, 7, 16, 48, 100, 256, 512}) {
     PagedProblem p = validPaged();
     p.pageSize = good;
-    p.maxPages = 16; // enough for 250 keys at 16 per page
-    p.blockTable.assign(size_t(3 * 16), 0);
+    p.maxPages = 250; // enough for 250 keys at 1 per page
+    p.blockTable.assign(size_t(3 * 250), 0);
     EXPECT_EQ(message(checkPagedProblem(p)), "ok") << good;
   }
 }
@@ -282,9 +282,9 @@ TEST(PagedVarlenCheckTest, MaxSeqlenAndSizes) {
 
 TEST(PagedVarlenCheckTest, GeneratorOptions) {
   PagedGeneratorOptions o;
-  o.pageSize = 100;
+  o.pageSize = 0;
   EXPECT_EQ(message(generatePagedProblem(o, 0).status()),
-            "page_size = 100 is not a power of two in [16, 256]");
+            "page_size = 0 must be at least 1");
   o = PagedGeneratorOptions();
   o.minSeqlenK = o.maxSeqlenK = 64;
   o.pageSize = 32;
@@ -465,6 +465,123 @@ TEST(PagedVarlenGeneratorTest, PagedLengths) {
   ASSERT_TRUE(p.ok());
   EXPECT_EQ(p->cacheSeqlens, (std::vector<int32_t>{128, 128}));
   EXPECT_EQ(p->maxPages, 2);
+}
+
+// The options validation uses: given lengths, a 0 and a 1 put in, pages in
+// order, the table's unused entries naming an unused (poisoned) page.
+TEST(PagedVarlenGeneratorTest, EdgeLengthsOrderAndPadding) {
+  PagedGeneratorOptions o;
+  o.batch = 5;
+  o.minSeqlenK = 10;
+  o.maxSeqlenK = 100;
+  o.edgeLengths = true;
+  for (uint64_t seed = 0; seed < 5; ++seed) {
+    Expected<PagedProblem> p = generatePagedProblem(o, seed);
+    ASSERT_TRUE(p.ok()) << p.status().toString();
+    std::multiset<int32_t> l(p->cacheSeqlens.begin(), p->cacheSeqlens.end());
+    EXPECT_EQ(l.count(0), 1u);
+    EXPECT_EQ(l.count(1), 1u);
+    EXPECT_EQ(l.count(100), 1u); // the longest
+    EXPECT_EQ(*l.rbegin(), 100);
+  }
+  o.batch = 3; // a 0, the longest and one drawn length
+  Expected<PagedProblem> three = generatePagedProblem(o, 2);
+  ASSERT_TRUE(three.ok());
+  std::multiset<int32_t> l3(three->cacheSeqlens.begin(),
+                            three->cacheSeqlens.end());
+  EXPECT_EQ(l3.count(0), 1u);
+  EXPECT_EQ(l3.count(100), 1u);
+  o.maxSeqlenK = 96; // a whole number of pages: one less
+  Expected<PagedProblem> partly = generatePagedProblem(o, 2);
+  ASSERT_TRUE(partly.ok());
+  EXPECT_EQ(
+      std::count(partly->cacheSeqlens.begin(), partly->cacheSeqlens.end(), 95),
+      1);
+  o.batch = 2; // a 0 and one drawn length
+  Expected<PagedProblem> two = generatePagedProblem(o, 1);
+  ASSERT_TRUE(two.ok());
+  EXPECT_EQ(std::count(two->cacheSeqlens.begin(), two->cacheSeqlens.end(), 0),
+            1);
+  o.batch = 1; // nothing put in
+  EXPECT_GE(generatePagedProblem(o, 1)->cacheSeqlens[0], 10);
+
+  // Given lengths, pages in order, unused entries an unused page.
+  o = PagedGeneratorOptions();
+  o.batch = 3;
+  o.pageSize = 4;
+  o.seqlens = {9, 0, 4};
+  o.maxPages = 4;
+  o.unusedPages = 2;
+  o.shufflePages = false;
+  o.padWithUnusedPage = true;
+  Expected<PagedProblem> p = generatePagedProblem(o, 0);
+  ASSERT_TRUE(p.ok()) << p.status().toString();
+  EXPECT_EQ(p->cacheSeqlens, (std::vector<int32_t>{9, 0, 4}));
+  EXPECT_EQ(p->numPages, 6);
+  EXPECT_EQ(p->blockTable,
+            (std::vector<int32_t>{0, 1, 2, 4, 4, 4, 4, 4, 3, 4, 4, 4}));
+  o.seqlens = {9, -1, 4};
+  EXPECT_EQ(message(generatePagedProblem(o, 0).status()),
+            "cache_seqlens[1] = -1 is negative");
+  o.seqlens = {9};
+  EXPECT_EQ(message(generatePagedProblem(o, 0).status()),
+            "paged generator: 1 lengths given for B = 3");
+  // Page size 1: no page is partly filled, whatever partialLastPage says.
+  o = PagedGeneratorOptions();
+  o.pageSize = 1;
+  o.minSeqlenK = o.maxSeqlenK = 5;
+  EXPECT_EQ(generatePagedProblem(o, 0)->cacheSeqlens,
+            (std::vector<int32_t>{5, 5}));
+}
+
+// The paged problem of a dense shape: Lk is the capacity per sequence.
+TEST(PagedVarlenGeneratorTest, PagedProblemForAShape) {
+  AttentionProblem dense{{4, 8, 2, 3, 100}, 64, true, 0.125};
+  PagedCacheOptions o;
+  o.pageSize = 16;
+  Expected<PagedProblem> p = pagedProblemFor(dense, o, 7);
+  ASSERT_TRUE(p.ok()) << p.status().toString();
+  EXPECT_EQ(p->batch, 4);
+  EXPECT_EQ(p->headsQ, 8);
+  EXPECT_EQ(p->headsKv, 2);
+  EXPECT_EQ(p->seqQ, 3);
+  EXPECT_EQ(p->headDim, 64);
+  EXPECT_TRUE(p->causal);
+  EXPECT_EQ(p->scale, 0.125);
+  EXPECT_EQ(p->maxPages, 7); // ceil(100 / 16)
+  std::multiset<int32_t> l(p->cacheSeqlens.begin(), p->cacheSeqlens.end());
+  EXPECT_EQ(l.count(0), 1u);
+  EXPECT_EQ(l.count(1), 1u);
+  EXPECT_EQ(l.count(100), 1u); // the capacity
+  for (int32_t len : p->cacheSeqlens)
+    EXPECT_TRUE(len <= 100 && (len == 0 || len % 16 != 0)) << len;
+  // Deterministic per seed; shared prefixes.
+  EXPECT_EQ(pagedProblemFor(dense, o, 7)->blockTable, p->blockTable);
+  o.sharePages = true;
+  o.cacheSeqlens = {100, 60, 20, 0};
+  Expected<PagedProblem> shared = pagedProblemFor(dense, o, 7);
+  ASSERT_TRUE(shared.ok());
+  for (int j = 0; j < 3; ++j) // max(1, 7 / 2) pages
+    EXPECT_EQ(shared->blockTable[size_t(7 + j)], shared->blockTable[size_t(j)])
+        << j;
+  EXPECT_EQ(shared->blockTable[14], shared->blockTable[0]);
+  EXPECT_EQ(shared->blockTable[15], shared->blockTable[1]);
+  // The errors.
+  o.cacheSeqlens = {100, 101, 0, 0};
+  EXPECT_EQ(message(pagedProblemFor(dense, o, 0).status()),
+            "cache_seqlens[1] = 101 is above the cache's capacity Lk = 100");
+  o.cacheSeqlens = {1, 2};
+  EXPECT_EQ(message(pagedProblemFor(dense, o, 0).status()),
+            "cache_seqlens has 2 lengths, B = 4");
+  o.cacheSeqlens.clear();
+  o.pageSize = 0;
+  EXPECT_EQ(message(pagedProblemFor(dense, o, 0).status()),
+            "page_size = 0 must be at least 1");
+  o.pageSize = 16;
+  dense.shape.seqK = int64_t(1) << 31;
+  EXPECT_EQ(message(pagedProblemFor(dense, o, 0).status()),
+            "the cache capacity Lk = 2147483648 is not in [1, 2147483647] "
+            "(cache_seqlens are int32)");
 }
 
 TEST(PagedVarlenGeneratorTest, VarlenLengths) {
