@@ -22,6 +22,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <iterator>
 
 using namespace fa;
 
@@ -602,6 +603,106 @@ TEST(PagedKvTest, Flops) {
   EXPECT_EQ(pagedAttentionFlops(p), 4.0 * 4 * 8 * (3 * 5 + 3 * 1));
   p.causal = true; // rows see 3, 4, 5 keys and 0, 0, 1
   EXPECT_EQ(pagedAttentionFlops(p), 4.0 * 4 * 8 * (3 + 4 + 5 + 1));
+}
+
+//===----------------------------------------------------------------------===//
+// On a CUDA device
+//===----------------------------------------------------------------------===//
+
+/// The ABI words the PTX echo kernel stores to O (word 16, O's aligned
+/// pointer), in order, as u64s: Lk, S, the workspace pointers, and words
+/// 55..66.
+const int echoedWords[] = {4,  54, 44, 49, 55, 56, 57, 58,
+                           59, 60, 61, 62, 63, 64, 65, 66};
+
+/// A PTX kernel of the 67 u64 parameters of ABI version 3 whose thread 0
+/// stores `echoedWords` to O.
+std::string pagedEchoPtx() {
+  std::string ptx = ".version 7.0\n.target sm_50\n.address_size 64\n\n"
+                    ".visible .entry fa_paged_echo(\n";
+  for (int i = 0; i < FA_ABI_V3_NUM_WORDS; ++i)
+    ptx += "  .param .u64 w" + std::to_string(i) +
+           (i + 1 < FA_ABI_V3_NUM_WORDS ? ",\n" : "\n");
+  ptx += ")\n{\n"
+         "  .reg .pred %p;\n  .reg .b32 %r1;\n  .reg .b64 %rd<3>;\n"
+         "  mov.u32 %r1, %tid.x;\n  setp.ne.u32 %p, %r1, 0;\n"
+         "  @%p bra DONE;\n"
+         "  ld.param.u64 %rd1, [w16];\n  cvta.to.global.u64 %rd1, %rd1;\n";
+  for (size_t i = 0; i < std::size(echoedWords); ++i)
+    ptx += "  ld.param.u64 %rd2, [w" + std::to_string(echoedWords[i]) +
+           "];\n  st.global.u64 [%rd1+" + std::to_string(8 * i) + "], %rd2;\n";
+  return ptx + "DONE:\n  ret;\n}\n";
+}
+
+// The CUDA backend passes a paged kernel its 67 words: one parameter per
+// word, the table and lengths descriptors, the page size and stride among
+// them.
+TEST(PagedKvCudaTest, KernelSeesTheSixtySevenWords) {
+  Expected<Device> device = Device::open("cuda");
+  if (!device)
+    GTEST_SKIP() << "no CUDA device: " << device.status().message();
+  std::string ptx = pagedEchoPtx();
+  Manifest m;
+  m.compiler = "PagedKvTest";
+  m.target = "sm_50";
+  m.codeObjectFile = "echo.ptx";
+  m.codeObjectFormat = "ptx";
+  m.codeObjectBytes = ptx.size();
+  m.codeObjectHash = formatFnv1a64(fnv1a64(ptx.data(), ptx.size()));
+  KernelInfo k;
+  k.name = k.symbol = "fa_paged_echo";
+  k.abiVersion = 3;
+  k.paged = true;
+  k.dtype = DType::F32;
+  k.headDim = 8;
+  k.scale = 1;
+  k.hasLse = true;
+  k.blockM = 16;
+  k.blockN = 16;
+  k.threads = 32;
+  k.waveSize = 32;
+  m.kernels.push_back(k);
+  Expected<Module> module = Module::loadFromMemory(
+      *device, ptx.data(), ptx.size(), formatManifest(m), "echo.ptx");
+  FA_ASSERT_OK(module);
+  Expected<Kernel> kernel = module->kernel();
+  FA_ASSERT_OK(kernel);
+
+  // B = 2 sequences of 5 and 2 keys over 3 pages of 4 rows.
+  std::vector<Buffer> buffers;
+  for (size_t bytes : {4096, 4096, 4096, 4096, 4096, 16, 8}) {
+    Expected<Buffer> b = device->allocate(bytes);
+    FA_ASSERT_OK(b);
+    buffers.push_back(b.take());
+  }
+  const std::vector<int32_t> table = {0, 1, 2, -1}, lengths = {5, 2};
+  FA_ASSERT_OK(buffers[5].copyFromHost(table.data(), 16));
+  FA_ASSERT_OK(buffers[6].copyFromHost(lengths.data(), 8));
+  AttentionArgs args{&buffers[0], &buffers[1],     &buffers[2],  &buffers[3],
+                     &buffers[4], {2, 2, 1, 3, 5}, std::nullopt, std::nullopt};
+  PagedKvArgs pg;
+  pg.blockTable = &buffers[5];
+  pg.cacheSeqlens = &buffers[6];
+  pg.pageSize = 4;
+  pg.maxPages = 2;
+  pg.numPages = 3;
+  pg.hostBlockTable = table;
+  pg.hostCacheSeqlens = lengths;
+  args.paged = pg;
+  Expected<PackedLaunch> packed =
+      packAttentionArgs(kernel->info(), args, device->limits());
+  FA_ASSERT_OK(packed);
+  FA_ASSERT_OK(kernel->launch(args));
+  uint64_t echoed[std::size(echoedWords)] = {};
+  FA_ASSERT_OK(buffers[3].copyToHost(echoed, sizeof(echoed)));
+  for (size_t i = 0; i < std::size(echoedWords); ++i)
+    EXPECT_EQ(echoed[i], packed->words[size_t(echoedWords[i])])
+        << "word " << echoedWords[i];
+  EXPECT_EQ(echoed[0], 5u);  // Lk
+  EXPECT_EQ(echoed[1], 1u);  // S
+  EXPECT_EQ(echoed[2], 0u);  // no workspace
+  EXPECT_EQ(echoed[14], 4u); // page size
+  EXPECT_EQ(echoed[15], 2u); // table stride
 }
 
 //===----------------------------------------------------------------------===//

@@ -135,6 +135,92 @@ TEST(DeviceReferenceCompileTest, NvrtcSm90) {
     }
 }
 
+// A paged problem on `device`: each sequence gathered and run through the
+// dense device reference; the sequences without keys are O = 0, LSE = -inf
+// without a launch. Against the CPU's paged references, shuffled and shared
+// pages, poisoned rows.
+void checkPagedDeviceReference(const Device &device,
+                               const std::string &description) {
+  AttentionProblem dense{{4, 4, 2, 9, 70}, 32, true, 0.2};
+  PagedCacheOptions o;
+  o.pageSize = 16;
+  o.sharePages = true;
+  Expected<PagedProblem> p = pagedProblemFor(dense, o, 3);
+  FA_ASSERT_OK(p);
+  AttentionData data =
+      generatePagedInputs(*p, DType::F16, Distribution::Outliers, 3);
+  FA_ASSERT_OK(poisonUnreadCacheRows(*p, data));
+  Expected<DeviceReferenceResult> r =
+      devicePagedReferenceAttention(device, *p, DType::F16, data);
+  FA_ASSERT_OK(r);
+  EXPECT_EQ(r->description, description);
+  AttentionResult<double> cpu = referencePagedAttentionF64(*p, data);
+  AttentionResult<float> naive = naivePagedAttention(*p, DType::F16, data);
+  ASSERT_EQ(r->exact.o.size(), cpu.o.size());
+  ASSERT_EQ(r->exact.lse.size(), cpu.lse.size());
+  ASSERT_EQ(r->naive.o.size(), naive.o.size());
+  for (size_t i = 0; i < cpu.o.size(); ++i) {
+    ASSERT_LE(std::fabs(r->exact.o[i] - cpu.o[i]),
+              1e-9 * cpu.magnitude[i] + 1e-300)
+        << "O " << i;
+    ASSERT_LE(std::fabs(r->exact.magnitude[i] - cpu.magnitude[i]),
+              1e-9 * cpu.magnitude[i] + 1e-300)
+        << "magnitude " << i;
+    ASSERT_LE(std::fabs(double(r->naive.o[i]) - naive.o[i]),
+              4.0 / 1024 * cpu.magnitude[i] + 1e-6)
+        << "naive O " << i;
+  }
+  size_t masked = 0;
+  for (size_t i = 0; i < cpu.lse.size(); ++i) {
+    if (std::isinf(cpu.lse[i])) {
+      ++masked;
+      ASSERT_TRUE(std::isinf(r->exact.lse[i]) && r->exact.lse[i] < 0) << i;
+      ASSERT_TRUE(std::isinf(r->naive.lse[i])) << i;
+      continue;
+    }
+    ASSERT_LE(std::fabs(r->exact.lse[i] - cpu.lse[i]),
+              1e-9 * std::max(1.0, std::fabs(cpu.lse[i])))
+        << "LSE " << i;
+  }
+  // The empty sequence's rows, and the causal rows of the one of length 1
+  // that see no key (8 of 9).
+  EXPECT_EQ(masked, size_t(4 * 9 + 4 * 8));
+
+  // Every sequence empty: nothing runs, where it would is named.
+  o.cacheSeqlens = {0, 0, 0, 0};
+  Expected<PagedProblem> empty = pagedProblemFor(dense, o, 3);
+  FA_ASSERT_OK(empty);
+  AttentionData none =
+      generatePagedInputs(*empty, DType::F16, Distribution::Normal, 1);
+  r = devicePagedReferenceAttention(device, *empty, DType::F16, none);
+  FA_ASSERT_OK(r);
+  EXPECT_EQ(r->description, "fp64 on device (no sequence has keys: nothing "
+                            "ran on " +
+                                device.name() + ")");
+  for (double lse : r->exact.lse)
+    EXPECT_TRUE(std::isinf(lse) && lse < 0);
+  // The host emulator is refused, with or without keys.
+  Expected<DeviceReferenceResult> host = devicePagedReferenceAttention(
+      test::hostDevice(), *empty, DType::F16, none);
+  ASSERT_FALSE(host.ok());
+  EXPECT_EQ(host.status().code(), ErrorCode::Unsupported);
+  host =
+      devicePagedReferenceAttention(test::hostDevice(), *p, DType::F16, data);
+  ASSERT_FALSE(host.ok());
+  EXPECT_NE(host.status().message().find("needs a GPU device"),
+            std::string::npos);
+}
+
+// On the gfx906 simulator: hiprtc's hsaco.
+TEST(DevicePagedReferenceTest, GathersEachSequenceOnGfx906Sim) {
+  Expected<DeviceReferenceCode> code =
+      compileDeviceReference("gfx906", DType::F16, 32, false);
+  SKIP_IF_UNAVAILABLE(code, "hiprtc");
+  Expected<Device> sim = Device::open("gfx906-sim");
+  FA_ASSERT_OK(sim);
+  checkPagedDeviceReference(*sim, "fp64 on device (hiprtc gfx906)");
+}
+
 //===----------------------------------------------------------------------===//
 // On a GPU
 //===----------------------------------------------------------------------===//
@@ -270,5 +356,18 @@ INSTANTIATE_TEST_SUITE_P(Cases, DeviceReferenceGpu,
                            return std::string(dtypeName(info.param.dtype)) +
                                   (info.param.causal ? "_causal" : "");
                          });
+
+// On a GPU (NVRTC or hiprtc for the device's own target).
+TEST(DevicePagedReferenceTest, GathersEachSequenceOnAGpu) {
+  std::string why;
+  std::optional<Device> device = gpu(why);
+  if (!device)
+    GTEST_SKIP() << "no GPU: " << why;
+  Expected<DeviceReferenceCode> code =
+      compileDeviceReference(device->targets().front(), DType::F16, 32, false);
+  FA_ASSERT_OK(code);
+  checkPagedDeviceReference(*device, "fp64 on device (" + code->compiler + " " +
+                                         device->targets().front() + ")");
+}
 
 } // namespace
