@@ -47,6 +47,7 @@ llvm::Expected<std::string> mlir::fa::renderManifest(
     entry.splitKv = k.splitKv;
     entry.combine = k.combine;
     entry.gqaPacked = k.gqaPacked;
+    entry.paged = k.paged;
     entry.role =
         k.isCombine ? ::fa::KernelRole::Combine : ::fa::KernelRole::Attention;
     std::optional<::fa::DType> dtype = ::fa::parseDType(k.dtype);

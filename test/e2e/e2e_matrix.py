@@ -159,11 +159,20 @@ def finish_report(name, table, notes, markdown, failures):
     return 0
 
 
-def kernel_source(dtype, d, causal, scale=None, lse=True):
+def kernel_source(dtype, d, causal, scale=None, lse=True, paged=False):
     t = f"tensor<?x?x?x{d}x{dtype}>"
     l = "tensor<?x?x?xf32>"
     attrs = (" causal" if causal else "") + \
         (f" scale({scale})" if scale is not None else "")
+    if paged:
+        # K and V: caches [num_pages, page_size, Hkv, D], read through the
+        # block table [B, max_pages] with the lengths [B].
+        m, n = "tensor<?x?xi32>", "tensor<?xi32>"
+        return (f"func.func @attention(%q: {t}, %k: {t}, %v: {t}, "
+                f"%table: {m}, %lens: {n}) -> ({t}, {l}) {{\n"
+                f"  %o, %lse = fa.attention %q, %k, %v paged(%table, %lens)"
+                f"{attrs} : {t}, {t}, {t}, {m}, {n} -> {t}, {l}\n"
+                f"  return %o, %lse : {t}, {l}\n}}\n")
     if not lse:
         return (f"func.func @attention(%q: {t}, %k: {t}, %v: {t}) -> {t} {{\n"
                 f"  %o = fa.attention %q, %k, %v{attrs} : {t}, {t}, {t} -> {t}\n"
@@ -187,15 +196,18 @@ class Kernels:
 
     def get(self, dtype, d, causal, scale=None, tile=None, pad=True,
             stages=None, fetch_ahead=None, lse=True, share_rows=None,
-            splits=False, pack=False):
+            splits=False, pack=False, paged=False):
         """(path of the .so, its manifest entry) or (None, error text).
         stages: None leaves fac's default (auto); 1 or 2 passes --stages.
         fetch_ahead: None (auto) or in-block / next-block. lse: whether the
         kernel also returns the LSE. share_rows: None (the target's
         default) or "on" / "off" (fac --share-rows). splits: split-KV
-        (fac --kv-splits=runtime); pack: GQA packing (--gqa-pack=on)."""
+        (fac --kv-splits=runtime); pack: GQA packing (--gqa-pack=on);
+        paged: K and V a paged cache (fa.attention paged)."""
         name = f"attn_{dtype}_d{d}_{'causal' if causal else 'full'}"
         options = []
+        if paged:
+            name += "_paged"
         if splits:
             name += "_splitkv"
             options.append("--kv-splits=runtime")
@@ -233,7 +245,7 @@ class Kernels:
             return None, self.errors[name]
         if not os.path.exists(out):
             with open(src, "w") as f:
-                f.write(kernel_source(dtype, d, causal, scale, lse))
+                f.write(kernel_source(dtype, d, causal, scale, lse, paged))
             p = subprocess.run([self.fac, src, "--target=" + self.target,
                                 "-o", out]
                                + options, capture_output=True, text=True)
@@ -242,7 +254,8 @@ class Kernels:
                 return None, self.errors[name]
         with open(out + ".json") as f:
             meta = json.load(f)["kernels"][0]
-        self.built.setdefault(name, (out, meta, dtype, causal))
+        if not paged:  # the coverage section's shapes are dense ones
+            self.built.setdefault(name, (out, meta, dtype, causal))
         return out, meta
 
 
@@ -486,6 +499,49 @@ def decode_cases(kernels):
             n += 1
 
 
+# The paged kernels: (dtype, D, causal, split-KV + GQA packing, tile).
+PAGED_KERNELS = [
+    ("f16", 128, False, True, None),
+    ("f16", 128, True, True, None),
+    ("f16", 64, True, False, None),
+    ("f32", 64, False, False, (32, 32, 4)),
+]
+
+
+def paged_cases(kernels):
+    """A paged K/V cache (FlashAttention 2 / vLLM): page sizes 16, 64 and
+    256; pages shuffled (fa-run's default), in order, and shared between
+    sequences (prefix sharing); sequence lengths from the seed (with a 0
+    and a 1, none a whole number of pages) and given, including lengths
+    past the K/V block and page boundaries; GQA 1/4/8, causal and not,
+    decode and prefill rows, split-KV and not. Cache rows no sequence reads
+    are poisoned, so that a row read through a wrong page fails."""
+    n = 0
+    for dtype, d, causal, decode, tile in PAGED_KERNELS:
+        so, meta = kernels.get(dtype, d, causal, tile=tile, splits=decode,
+                               pack=decode, paged=True)
+        what = (f"{dtype} D={d} causal={int(causal)} "
+                f"split-kv+pack={int(decode)}")
+        if so is None:
+            yield Case("paged", what, None, meta)
+            continue
+        bn = meta["block_n"]
+        cases = [("3,8,2,1,300", ["--paged", "16"]),
+                 ("2,8,2,1,1000", ["--paged", "64", "--share-pages"]),
+                 ("2,8,8,4,700", ["--paged", "256", "--no-shuffle-pages"]),
+                 ("4,4,4,2,2000", ["--paged", "16", "--cache-seqlens",
+                                   f"0,1,{bn + 1},2000"]),
+                 ("2,16,2,37,500", ["--paged", "64", "--cache-seqlens",
+                                    f"{2 * bn - 1},37"])]
+        if decode:
+            cases.append(("2,8,2,1,5000", ["--paged", "16", "--kv-splits",
+                                           "64"]))
+        for shape, extra in cases:
+            yield Case("paged", f"{what} shape={shape} {' '.join(extra)}",
+                       so, ["--shape", shape, "--seed", str(n)] + extra)
+            n += 1
+
+
 def golden_cases(kernels, golden):
     for case in sorted(os.listdir(golden)):
         meta_path = os.path.join(golden, case, "meta.json")
@@ -555,6 +611,7 @@ def all_cases(kernels, golden, large=True):
     # First: the mutation test (mutants.py) runs the cases in order until
     # one fails, and the split-KV and packing bugs show only here.
     yield from decode_cases(kernels)
+    yield from paged_cases(kernels)
     yield from boundary_cases(kernels)
     yield from stride_cases(kernels)
     yield from matrix_cases(kernels)
