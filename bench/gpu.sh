@@ -86,9 +86,13 @@ for k in decode_d128 decode_d128_nopack; do
 done
 grep -E "^### |(ERROR|RACECHECK) SUMMARY" "$results/sanitizer.log" | paste - - - | head -40
 
-echo "== bench"
 shift 2
-python3 bench/bench.py "$kernels/bench" "$results" "$@" 2>&1 | tee "$results/bench.log"
+if [ -z "${FA_SKIP_PREFILL_BENCH:-}" ]; then
+  echo "== bench"
+  python3 bench/bench.py "$kernels/bench" "$results" "$@" 2>&1 | tee "$results/bench.log"
+else
+  echo "== bench: skipped (FA_SKIP_PREFILL_BENCH)"
+fi
 
 echo "== decode"
 python3 bench/decode.py "$kernels/bench" "$results" 2>&1 | tee "$results/decode.log"
