@@ -148,15 +148,21 @@ struct KvSplitPlan {
 /// the longest sequence and may be 0). For a split-KV kernel S is
 /// `requested` (1 to maxKvSplits), or for 0 the automatic choice: with
 /// W = ceil(R / block_m) * Hg * B workgroups per split, n = ceil(Lk /
-/// block_n) K/V blocks and 2 * CUs workgroups resident at a time, the S in
-/// [1, min(maxAutoKvSplits, n)] of least
-///   ceil(W * S / (2 * CUs)) * (ceil(n / S) + 1)
+/// block_n) K/V blocks and k * CUs workgroups resident at a time (k =
+/// residentPerComputeUnit), the S in [1, min(maxAutoKvSplits, n)] of least
+///   ceil(W * S / (k * CUs)) * (ceil(n / S) + 1)
 /// (rounds of the device times the blocks of one split plus one for its
 /// prologue and epilogue), the smallest on a tie; R, Hg = Lq, Hq, or
 /// Lq * Hq/Hkv, Hkv for a gqa_packed kernel, and CUs =
 /// limits.computeUnits (at least 1). A dense kernel takes `requested`
 /// 0 or 1. InvalidArgument for another count or a workspace whose size
 /// overflows 64 bits.
+/// Workgroups of `kernel` one compute unit holds at a time, from the
+/// manifest's `resources`: sm_90's `blocks_per_sm_estimate`, or gfx906's
+/// 4 * `waves_per_simd_estimate` / waves per workgroup (at least 1); 2
+/// where the manifest has neither (the host emulator's kernels).
+int64_t residentPerComputeUnit(const KernelInfo &kernel);
+
 Expected<KvSplitPlan> planKvSplits(const KernelInfo &kernel,
                                    const AttentionShape &shape,
                                    const DeviceLimits &limits,

@@ -30,6 +30,25 @@ static Status invalid(const std::string &message) {
   return Status::error(ErrorCode::InvalidArgument, message);
 }
 
+int64_t fa::residentPerComputeUnit(const KernelInfo &kernel) {
+  int64_t blocksPerSm = 0, wavesPerSimd = 0;
+  for (const auto &[name, value] : kernel.resources) {
+    if (name == "blocks_per_sm_estimate")
+      blocksPerSm = value;
+    if (name == "waves_per_simd_estimate")
+      wavesPerSimd = value;
+  }
+  if (blocksPerSm > 0) // sm_90: ptxas's occupancy
+    return blocksPerSm;
+  if (wavesPerSimd > 0 && kernel.waveSize > 0 && kernel.threads > 0) {
+    // gfx906: 4 SIMDs per CU, each holding wavesPerSimd waves.
+    int64_t wavesPerGroup =
+        (kernel.threads + kernel.waveSize - 1) / kernel.waveSize;
+    return std::max<int64_t>(1, 4 * wavesPerSimd / wavesPerGroup);
+  }
+  return 2;
+}
+
 Expected<KvSplitPlan> fa::planKvSplits(const KernelInfo &kernel,
                                        const AttentionShape &sh,
                                        const DeviceLimits &limits,
@@ -82,7 +101,8 @@ Expected<KvSplitPlan> fa::planKvSplits(const KernelInfo &kernel,
     // block's worth). The count of least rounds x per-split cost wins, the
     // smaller on a tie: enough splits to fill the device, none that leave a
     // last round mostly idle.
-    U128 slots = 2 * U128(std::max<uint32_t>(1, limits.computeUnits));
+    U128 slots = U128(residentPerComputeUnit(kernel)) *
+                 U128(std::max<uint32_t>(1, limits.computeUnits));
     int64_t kvBlocks = (sh.seqK + kernel.blockN - 1) / kernel.blockN;
     int64_t most =
         std::max<int64_t>(1, std::min<int64_t>(maxAutoKvSplits, kvBlocks));

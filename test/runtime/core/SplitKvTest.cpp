@@ -180,6 +180,24 @@ TEST(SplitKvTest, AutomaticSplitCount) {
   EXPECT_EQ(plan({1, 32, 8, 1, 8192}), 1);
   // W = 1: S = 2 is 1 x 257; S = 4 2 x 129 = 258.
   EXPECT_EQ(plan({1, 1, 1, 1, 8192}), 2);
+  // The manifest's occupancy sets the resident workgroups per CU: sm_90's
+  // blocks per SM (6 on 132 SMs: 792 slots). W = 64 (8 KV heads x B = 8),
+  // n = 512: S = 12 fills one round (768), 1 x (43 + 1) = 44; S = 13 needs
+  // two (2 x 41).
+  limits.computeUnits = 132;
+  k.resources = {{"registers", 48}, {"blocks_per_sm_estimate", 6}};
+  EXPECT_EQ(residentPerComputeUnit(k), 6);
+  EXPECT_EQ(plan({8, 32, 8, 1, 8192}), 12);
+  // gfx906: 4 SIMDs x 2 waves per SIMD over 4-wave workgroups: 2 per CU;
+  // over 1-wave workgroups: 8.
+  k.resources = {{"vgprs", 128}, {"waves_per_simd_estimate", 2}};
+  k.waveSize = 64;
+  k.threads = 256;
+  EXPECT_EQ(residentPerComputeUnit(k), 2);
+  k.threads = 64;
+  EXPECT_EQ(residentPerComputeUnit(k), 8);
+  k.resources = {{"vgprs", 128}};
+  EXPECT_EQ(residentPerComputeUnit(k), 2);
   // Forced: any count up to maxKvSplits, past the K/V blocks too.
   EXPECT_EQ(plan({1, 1, 1, 1, 10}, 1024), 1024);
   Expected<KvSplitPlan> p = planKvSplits(k, {2, 3, 1, 5, 7}, limits, 9);
