@@ -147,14 +147,16 @@ class FaKernel:
 
     def auto_splits(self, sms, b, hq, hkv, lq, lk):
         """The runtime's S (fa::planKvSplits, fa/Module.h): with W
-        workgroups per split, n K/V blocks and 2 * SMs resident at a time,
-        the S in [1, min(64, n)] of least ceil(W*S / (2*SMs)) *
-        (ceil(n/S) + 1), the smallest on a tie."""
+        workgroups per split, n K/V blocks and k * SMs resident at a time
+        (k: the manifest's blocks_per_sm_estimate, else 2), the S in
+        [1, min(64, n)] of least ceil(W*S / (k*SMs)) * (ceil(n/S) + 1),
+        the smallest on a tie."""
         if not self.split:
             return 1
         rows, hg = self.rows_and_heads(b, hq, hkv, lq)
         w = math.ceil(rows / self.bm) * hg * b
-        slots = 2 * max(1, sms)
+        per_sm = self.info.get("resources", {}).get("blocks_per_sm_estimate")
+        slots = (per_sm if per_sm and per_sm > 0 else 2) * max(1, sms)
         n = math.ceil(lk / self.bn)
         best, best_s = None, 1
         for s in range(1, max(1, min(MAX_AUTO_SPLITS, n)) + 1):
