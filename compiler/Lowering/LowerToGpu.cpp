@@ -181,36 +181,37 @@ static std::string checkGridShape(scf::ForallOp grid, ArrayRef<int64_t> roles) {
   if (roles.size() != kNumSplitRoles && roles.size() != kNumPagedRoles)
     return "fa.args has " + std::to_string(roles.size()) +
            " entries, expected 5, 7 for split-KV or 9 for paged K/V";
-  if (roles.size() == kNumPagedRoles) {
-    for (int r : {kTable, kSeqLens}) {
-      std::string role = "fa.args[" + std::to_string(r) + "]";
-      if (roles[r] < 0 ||
-          roles[r] >= static_cast<int64_t>(func.getNumArguments()))
-        return role + " = " + std::to_string(roles[r]) +
-               " is not an argument of the function";
-      auto type = dyn_cast<MemRefType>(func.getArgument(roles[r]).getType());
-      int64_t rank = r == kTable ? 2 : 1;
-      if (!type || type.getRank() != rank ||
-          !type.getElementType().isInteger(32))
-        return role + " (the " +
-               std::string(r == kTable ? "block table" : "cache lengths") +
-               ") must be a rank-" + std::to_string(rank) + " i32 memref";
-    }
-    if (roles[kWsO] < 0 && roles[kWsLse] < 0)
-      return "";
-  }
-  for (int r : {kWsO, kWsLse}) {
+  // Role r: a rank-`rank` memref argument of `elt` (what: for the message).
+  auto check = [&](int r, int64_t rank, Type elt,
+                   StringRef what) -> std::string {
     std::string role = "fa.args[" + std::to_string(r) + "]";
     if (roles[r] < 0 ||
         roles[r] >= static_cast<int64_t>(func.getNumArguments()))
       return role + " = " + std::to_string(roles[r]) +
              " is not an argument of the function";
     auto type = dyn_cast<MemRefType>(func.getArgument(roles[r]).getType());
-    int64_t rank = r == kWsLse ? 3 : 4;
-    if (!type || type.getRank() != rank || !type.getElementType().isF32())
-      return role + " (the split-KV workspace) must be a rank-" +
-             std::to_string(rank) + " f32 memref";
+    if (!type || type.getRank() != rank || type.getElementType() != elt) {
+      std::string eltName;
+      llvm::raw_string_ostream(eltName) << elt;
+      return role + " (" + what.str() + ") must be a rank-" +
+             std::to_string(rank) + " " + eltName + " memref";
+    }
+    return "";
+  };
+  MLIRContext *ctx = grid.getContext();
+  Type i32 = IntegerType::get(ctx, 32), f32 = Float32Type::get(ctx);
+  if (roles.size() == kNumPagedRoles) {
+    for (std::string why : {check(kTable, 2, i32, "the block table"),
+                            check(kSeqLens, 1, i32, "the cache lengths")})
+      if (!why.empty())
+        return why;
+    if (roles[kWsO] < 0 && roles[kWsLse] < 0)
+      return "";
   }
+  for (std::string why : {check(kWsO, 4, f32, "the split-KV workspace"),
+                          check(kWsLse, 3, f32, "the split-KV workspace")})
+    if (!why.empty())
+      return why;
   return "";
 }
 

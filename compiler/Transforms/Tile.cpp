@@ -96,6 +96,19 @@ private:
   RankedTensorType f32Tile(ArrayRef<int64_t> shape) {
     return RankedTensorType::get(shape, b.getF32Type());
   }
+  /// O = acc / l, 0 for the rows where l = 0 (no key); and those rows.
+  std::pair<Value, Value> normalize(Value acc, Value l) {
+    auto accType = cast<RankedTensorType>(acc.getType());
+    auto rowsType = cast<RankedTensorType>(l.getType());
+    Value zero = splat(rowsType, 0.0);
+    Value empty =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, l, zero);
+    Value inv = arith::DivFOp::create(b, loc, splat(rowsType, 1.0), l);
+    inv = arith::SelectOp::create(b, loc, empty, zero, inv);
+    return {arith::MulFOp::create(b, loc, acc,
+                                  rowBroadcast(inv, accType.getDimSize(1))),
+            empty};
+  }
   Value rowBroadcast(Value rows, int64_t cols) {
     auto t = cast<RankedTensorType>(rows.getType());
     return RowBroadcastOp::create(b, loc, f32Tile({t.getDimSize(0), cols}),
@@ -325,11 +338,7 @@ void TileBuilder::build(AttentionOp op, const OpFacts &facts, Value q, Value k,
   // at batch s * B + b.
   Value mFinal = loop.getResult(0), lFinal = loop.getResult(1),
         accFinal = loop.getResult(2);
-  Value empty = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, lFinal,
-                                      zeroRows);
-  Value inv = arith::DivFOp::create(b, loc, splat(rowsType, 1.0), lFinal);
-  inv = arith::SelectOp::create(b, loc, empty, zeroRows, inv);
-  Value out = arith::MulFOp::create(b, loc, accFinal, rowBroadcast(inv, d));
+  auto [out, empty] = normalize(accFinal, lFinal);
   Value outBatch = bIdx;
   if (split) {
     outBatch = arith::AddIOp::create(
@@ -430,11 +439,7 @@ void TileBuilder::buildCombine(AttentionOp op, const OpFacts &facts, Value q,
       });
   Value mFinal = loop.getResult(0), lFinal = loop.getResult(1),
         accFinal = loop.getResult(2);
-  Value empty = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, lFinal,
-                                      zeroRows);
-  Value inv = arith::DivFOp::create(b, loc, splat(rowsType, 1.0), lFinal);
-  inv = arith::SelectOp::create(b, loc, empty, zeroRows, inv);
-  Value out = arith::MulFOp::create(b, loc, accFinal, rowBroadcast(inv, d));
+  auto [out, empty] = normalize(accFinal, lFinal);
   if (!elt.isF32())
     out = arith::TruncFOp::create(b, loc, RankedTensorType::get({bm, d}, elt),
                                   out);
