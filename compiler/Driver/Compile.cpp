@@ -570,7 +570,9 @@ bool Compilation::finish(Build &b, llvm::TargetMachine &tm,
             {"vgpr_spills", r.vgprSpills},
             {"sgpr_spills", r.sgprSpills},
             {"scratch_bytes", r.scratchBytes},
-            {"waves_per_simd_estimate", fa::gfx906WavesPerSimd(r, k.threads)}};
+            {"waves_per_simd_estimate", fa::gfx906WavesPerSimd(r, k.threads)},
+            {"workgroups_per_cu_estimate",
+             fa::gfx906WorkgroupsPerCu(r, k.threads)}};
         if (options.report)
           report << fa::formatAmdgpuResources(r, k.threads, k.blockM, k.blockN,
                                               k.headDim)

@@ -22,6 +22,18 @@
 
 using namespace mlir;
 
+int64_t fa::gfx906WorkgroupsPerCu(const AmdgpuResources &r, int64_t threads) {
+  auto roundUp = [](int64_t x, int64_t g) { return (x + g - 1) / g * g; };
+  int64_t wavesPerGroup = std::max<int64_t>(1, (threads + 63) / 64);
+  // Waves per SIMD by each register file; a group's waves spread over the
+  // CU's 4 SIMDs.
+  int64_t byVgpr = r.vgprs ? 256 / roundUp(r.vgprs, 4) : 10;
+  int64_t bySgpr = r.sgprs ? 800 / roundUp(r.sgprs, 16) : 10;
+  int64_t byWaves = 4 * std::min<int64_t>({10, byVgpr, bySgpr}) / wavesPerGroup;
+  int64_t byLds = r.ldsBytes ? 65536 / r.ldsBytes : byWaves;
+  return std::min(byWaves, byLds);
+}
+
 int64_t fa::gfx906WavesPerSimd(const AmdgpuResources &r, int64_t threads,
                                std::string *limitedBy) {
   // gfx906: 256 VGPRs (granule 4) and 800 SGPRs (granule 16) per SIMD lane

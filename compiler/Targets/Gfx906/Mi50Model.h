@@ -55,6 +55,10 @@ Mi50Estimate estimateMi50Throughput(const AmdgpuLoopStats &loop, int64_t blockM,
 int64_t gfx906WavesPerSimd(const AmdgpuResources &r, int64_t threads,
                            std::string *limitedBy = nullptr);
 
+/// Workgroups of `threads` one CU holds at a time by the same limits (the
+/// VGPR and SGPR files of its 4 SIMDs, its 64 KiB of LDS, 40 waves).
+int64_t gfx906WorkgroupsPerCu(const AmdgpuResources &r, int64_t threads);
+
 /// A human-readable report, estimates labelled as such. The tile shape
 /// (BLOCK_M, BLOCK_N, head dimension D) gives the KV loop's FLOPs.
 std::string formatAmdgpuResources(const AmdgpuResources &r, int64_t threads,

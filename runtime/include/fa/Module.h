@@ -158,9 +158,10 @@ struct KvSplitPlan {
 /// 0 or 1. InvalidArgument for another count or a workspace whose size
 /// overflows 64 bits.
 /// Workgroups of `kernel` one compute unit holds at a time, from the
-/// manifest's `resources`: sm_90's `blocks_per_sm_estimate`, or gfx906's
-/// 4 * `waves_per_simd_estimate` / waves per workgroup (at least 1); 2
-/// where the manifest has neither (the host emulator's kernels).
+/// manifest's `resources`: sm_90's `blocks_per_sm_estimate`, gfx906's
+/// `workgroups_per_cu_estimate`, or (an older gfx906 manifest) 4 *
+/// `waves_per_simd_estimate` / waves per workgroup (at least 1); 2 where
+/// the manifest has none (the host emulator's kernels).
 int64_t residentPerComputeUnit(const KernelInfo &kernel);
 
 Expected<KvSplitPlan> planKvSplits(const KernelInfo &kernel,

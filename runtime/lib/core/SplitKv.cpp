@@ -33,12 +33,13 @@ static Status invalid(const std::string &message) {
 int64_t fa::residentPerComputeUnit(const KernelInfo &kernel) {
   int64_t blocksPerSm = 0, wavesPerSimd = 0;
   for (const auto &[name, value] : kernel.resources) {
-    if (name == "blocks_per_sm_estimate")
+    if (name == "blocks_per_sm_estimate" ||
+        name == "workgroups_per_cu_estimate")
       blocksPerSm = value;
     if (name == "waves_per_simd_estimate")
       wavesPerSimd = value;
   }
-  if (blocksPerSm > 0) // sm_90: ptxas's occupancy
+  if (blocksPerSm > 0) // sm_90: ptxas's occupancy; gfx906: fac's
     return blocksPerSm;
   if (wavesPerSimd > 0 && kernel.waveSize > 0 && kernel.threads > 0) {
     // gfx906: 4 SIMDs per CU, each holding wavesPerSimd waves.

@@ -77,3 +77,21 @@ TEST(Mi50Model, WavesPerSimd) {
   EXPECT_EQ(gfx906WavesPerSimd(r, 64, &limit), 1);
   EXPECT_EQ(limit, "LDS");
 }
+
+// Workgroups per CU: 4 SIMDs x waves per SIMD / waves per group, and the
+// LDS: 65536 / bytes. Hand-worked.
+TEST(Mi50Model, WorkgroupsPerCu) {
+  AmdgpuResources r;
+  r.vgprs = 181;      // 1 wave per SIMD: 4 one-wave groups
+  r.sgprs = 46;       // 800 / 48 = 16
+  r.ldsBytes = 20736; // 3 groups
+  EXPECT_EQ(gfx906WorkgroupsPerCu(r, 64), 3);
+  r.ldsBytes = 0;
+  EXPECT_EQ(gfx906WorkgroupsPerCu(r, 64), 4);
+  r.vgprs = 128;      // 2 waves per SIMD: 8 waves = 2 four-wave groups
+  r.ldsBytes = 25600; // 2 groups
+  EXPECT_EQ(gfx906WorkgroupsPerCu(r, 256), 2);
+  r.vgprs = 24; // 10 waves per SIMD (the limit): 40 waves = 40 groups of 1
+  r.ldsBytes = 0;
+  EXPECT_EQ(gfx906WorkgroupsPerCu(r, 64), 40);
+}
