@@ -198,6 +198,23 @@ private:
   struct {
     Value batch, head, table, rows;
   } paging;
+  /// Sets `packing` and `paging` for the rows of one tile op (a null
+  /// group or table leaves them unset) until the scope ends.
+  struct RowsScope {
+    KernelLowering &k;
+    ~RowsScope() {
+      k.packing = {};
+      k.paging = {};
+    }
+  };
+  [[nodiscard]] RowsScope enterRows(Value batch, Value head, Value group,
+                                    Value table, Value rows) {
+    if (group)
+      packing = {*scalar(batch), *scalar(head), *scalar(group)};
+    if (table)
+      paging = {*scalar(batch), *scalar(head), table, *scalar(rows)};
+    return RowsScope{*this};
+  }
   DenseMap<Value, Global> globals; // tile-IR memref -> kernel buffer
   IRMapping scalars;
   DenseMap<Value, Value> fragments;   // tensor -> vector (registers)

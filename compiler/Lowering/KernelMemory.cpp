@@ -15,8 +15,6 @@
 
 #include "compiler/Lowering/KernelLowering.h"
 
-#include "llvm/ADT/ScopeExit.h"
-
 #include <numeric>
 
 using namespace mlir;
@@ -325,16 +323,8 @@ void KernelLowering::copyTile(CopyTileOp op) {
 
   Value row0 = *scalar(op.getRow());
   Value base = rowsBase(g, *scalar(op.getBatch()), *scalar(op.getHead()), row0);
-  if (op.getGroup())
-    packing = {*scalar(op.getBatch()), *scalar(op.getHead()),
-               *scalar(op.getGroup())};
-  if (op.getPageTable())
-    paging = {*scalar(op.getBatch()), *scalar(op.getHead()), op.getPageTable(),
-              *scalar(op.getPageRows())};
-  auto unpack = llvm::make_scope_exit([&] {
-    packing = {};
-    paging = {};
-  });
+  RowsScope rows = enterRows(op.getBatch(), op.getHead(), op.getGroup(),
+                             op.getPageTable(), op.getPageRows());
 
   const int64_t width = vectorWidth(op);
   if (width == 0 || copyPath == CopyPath::Scalar) {
@@ -397,10 +387,8 @@ Value KernelLowering::fetchRows(FetchTileOp op, bool scalarLoads) {
   FetchShape f = fetchShape(elt, ldsBuffers[op.getBuffer()].layout);
   Value row0 = *scalar(op.getRow());
   Value base = rowsBase(g, *scalar(op.getBatch()), *scalar(op.getHead()), row0);
-  if (op.getPageTable())
-    paging = {*scalar(op.getBatch()), *scalar(op.getHead()), op.getPageTable(),
-              *scalar(op.getPageRows())};
-  auto unpage = llvm::make_scope_exit([&] { paging = {}; });
+  RowsScope rows = enterRows(op.getBatch(), op.getHead(), Value(),
+                             op.getPageTable(), op.getPageRows());
   const int64_t threads = mapping.threads;
   auto type = VectorType::get({f.iters * f.unitRows * f.width}, elt);
   Value all =
@@ -604,9 +592,8 @@ void KernelLowering::storeTile(StoreTileOp op) {
   Value base =
       arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, bIdx, g.sb),
                             arith::MulIOp::create(b, loc, h, g.sh));
-  if (op.getGroup())
-    packing = {bIdx, h, *scalar(op.getGroup())};
-  auto unpack = llvm::make_scope_exit([&] { packing = {}; });
+  RowsScope rows =
+      enterRows(op.getBatch(), op.getHead(), op.getGroup(), Value(), Value());
   const int64_t cc = colsPerThread(type);
   Value limit = rowLimit(g);
   Value firstLane =
@@ -665,9 +652,9 @@ Value KernelLowering::loadTile(LoadTileOp op) {
   Value bIdx = *scalar(op.getBatch()), h = *scalar(op.getHead()),
         row0 = *scalar(op.getRow());
   Value base = rowsBase(g, bIdx, h, row0);
-  if (op.getGroup())
-    packing = {bIdx, h, *scalar(op.getGroup())};
-  auto unpack = llvm::make_scope_exit([&] { packing = {}; });
+  // A paged register load reads through the table as a copy does.
+  RowsScope rows = enterRows(op.getBatch(), op.getHead(), op.getGroup(),
+                             op.getPageTable(), op.getPageRows());
   Type elt = type.getElementType();
   const int64_t cc = colsPerThread(type);
   SmallVector<Value> elements;
