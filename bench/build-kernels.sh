@@ -49,5 +49,23 @@ decode decode_d128_m16 --kv-splits=runtime --gqa-pack=on --block-m=16 --block-n=
 decode decode_d128_idx64 --kv-splits=runtime --gqa-pack=on $decode_tile --index-bits=64
 decode decode_d128_nopack_idx64 --kv-splits=runtime $decode_tile --index-bits=64
 decode decode_d128_dense_idx64 --index-bits=64
+# A paged K/V cache (fa.attention paged): the decode build above over a
+# [num_pages, page_size, Hkv, D] cache (paged_d128) and the dense-tile
+# prefill build of the same source (paged_d128_nosplit), for the
+# sanitizer runs of bench/gpu.sh and bench/decode.py's paged rows.
+t="tensor<?x?x?x128xf16>" l="tensor<?x?x?xf32>" m="tensor<?x?xi32>" n="tensor<?xi32>"
+printf 'func.func @attention(%%q: %s, %%k: %s, %%v: %s, %%table: %s, %%lens: %s) -> (%s, %s) {\n  %%o, %%lse = fa.attention %%q, %%k, %%v paged(%%table, %%lens) : %s, %s, %s, %s, %s -> %s, %s\n  return %%o, %%lse : %s, %s\n}\n' \
+  "$t" "$t" "$t" "$m" "$n" "$t" "$l" "$t" "$t" "$t" "$m" "$n" "$t" "$l" "$t" "$l" \
+  > "$out/bench/paged_d128.mlir"
+paged() {
+  local name=$1
+  shift
+  rm -f "$out/bench/$name.cubin" "$out/bench/$name.cubin.json"
+  "$fac" "$out/bench/paged_d128.mlir" --target=sm_90 --report \
+    -o "$out/bench/$name.cubin" "$@" 2>/dev/null | grep '^ptxas:' | sed "s/^/$name /" || true
+  [ -f "$out/bench/$name.cubin.json" ] || { echo "$name: fac $* failed" >&2; exit 1; }
+}
+paged paged_d128 --kv-splits=runtime --gqa-pack=on $decode_tile
+paged paged_d128_nosplit
 python3 "$here/test/e2e/e2e_matrix.py" "$fac" - "$here/test/data/golden" \
   "$out/e2e/k" --target sm_90 --write-plan "$out/e2e/plan.json"

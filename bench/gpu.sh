@@ -84,7 +84,29 @@ for k in decode_d128 decode_d128_nopack; do
     done
   done
 done
-grep -E "^### |(ERROR|RACECHECK) SUMMARY" "$results/sanitizer.log" | paste - - - | head -40
+# Paged kernels (a [num_pages, page_size, Hkv, D] cache read through a
+# shuffled block table): lengths with a 0, a partial page and the capacity;
+# shared pages; more splits than K/V blocks.
+paged_runs=("--paged 16 --cache-seqlens 0,1,2999,3000"
+            "--paged 64 --share-pages --cache-seqlens 1000,3000,17,2048"
+            "--paged 256 --kv-splits 128")
+for k in paged_d128 paged_d128_nosplit; do
+  if [ ! -f "$kernels/bench/$k.cubin" ]; then
+    printf '### %s missing\n### ERROR SUMMARY: not run\n### exit -\n' "$k" >> "$results/sanitizer.log"
+    continue
+  fi
+  for run in "${paged_runs[@]}"; do
+    [ "$k" = paged_d128_nosplit ] && [[ "$run" == *kv-splits* ]] && continue
+    for tool in racecheck synccheck memcheck; do
+      echo "### $tool $k $run" >> "$results/sanitizer.log"
+      # shellcheck disable=SC2086
+      "$san" --tool "$tool" --error-exitcode 9 "$farun" "$kernels/bench/$k.cubin" \
+        --shape 4,8,2,1,3000 --device cuda $run >> "$results/sanitizer.log" 2>&1
+      echo "### exit $?" >> "$results/sanitizer.log"
+    done
+  done
+done
+grep -E "^### |(ERROR|RACECHECK) SUMMARY" "$results/sanitizer.log" | paste - - - | head -80
 
 shift 2
 if [ -z "${FA_SKIP_PREFILL_BENCH:-}" ]; then
