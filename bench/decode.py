@@ -20,6 +20,18 @@ cache [B, Hkv, Lk, D] contiguous, B in {1, 8, 32, 128}, Lk in {1k, 8k, 32k,
                       16x64 tile of 4 waves (same S rule)
   fa_dense            attn_d128_full.cubin: today's default kernel (ABI 1,
                       launched as bench/bench.py launches it)
+  fa_paged_splitkv_packed
+                      paged_d128.cubin: split-KV + GQA packing over a paged
+                      K/V cache (ABI 3, 67 words), page size 16 (vLLM's)
+                      and 256: the same K/V as caches [num_pages,
+                      page_size, Hkv, D] contiguous, every sequence of the
+                      full length Lk, the B * ceil(Lk / page_size) pages
+                      shuffled over the cache by a seeded permutation (the
+                      block table i32 [B, max_pages], cache_seqlens i32 [B]
+                      = Lk); S by the same rule over Lk = max(cache_seqlens)
+  fa_paged_nosplit    paged_d128_nosplit.cubin: the dense-tile paged kernel
+                      (not split-KV: null workspace, S = 1), only where the
+                      K/V are at most 256 MiB (it is as slow as fa_dense)
   sdpa_<backend>      PyTorch SDPA with the backend forced (flash, cudnn,
                       efficient, math), enable_gqa=True where the backend
                       takes it, else K/V expanded with repeat_interleave
@@ -44,15 +56,27 @@ with SDPA's math backend in fp64; an fa row whose max abs error exceeds
 first) fails the run (exit status 1, after the files are written).
 
 usage: decode.py KERNEL_DIR OUT_DIR [--quick] [--batches B,..] [--lengths L,..]
+                 [--page-sizes P,..] [--skip WHAT,..] [--budget SECONDS]
                  [--sweep-all] [--variants name=CUBIN ...]
+       decode.py --self-test [KERNEL_DIR]
 
 --quick: B 1 and 8, Lk 1k and 32k, 5 repetitions, S sweep 1/4/16/64;
---batches, --lengths: other B and Lk lists; --sweep-all: the S sweep for
-every split-KV row (the variants too), not only fa_splitkv_packed.
+--batches, --lengths, --page-sizes: other B, Lk and page size lists;
+--skip: leave out rows: dense (the dense-cache fa rows), paged, nosplit
+(fa_paged_nosplit), sweep (the S ablation), torch (SDPA and eager);
+--budget: start no new (B, Lk) after SECONDS (the rest is listed as not
+run; the files are still written); --sweep-all: the S sweep for every
+split-KV row (the variants too), not only fa_splitkv_packed.
 KERNEL_DIR is bench/build-kernels.sh's OUT/bench; each `name=CUBIN` adds
 another split-KV build (another tile, say) as a row fa_<name> with the
 runtime's S.
 Writes OUT_DIR/decode.csv, OUT_DIR/decode.md, OUT_DIR/decode.png.
+
+--self-test needs no GPU: the ABI's words (bench/fa_abi.py) checked against
+KernelAbi.h and read back over host memory; with torch (CPU is enough), the
+paged caches built as the GPU run builds them and the words FaKernel packs
+for them (from KERNEL_DIR's manifests, default build-sm90/bench) read back
+element by element against the dense K/V.
 """
 import ctypes
 import csv
@@ -62,17 +86,24 @@ import math
 import os
 import subprocess
 import sys
-
+import time
 import warnings
 
-import torch
-import torch.nn.functional as F
+try:  # --self-test runs without torch (plain Python) or with CPU torch
+    import torch
+    import torch.nn.functional as F
+except ImportError:
+    torch = F = None
 
 # SDPA explains every backend it refuses; the rows say which ran and how.
 warnings.filterwarnings("ignore", category=UserWarning)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench import CudaKernel  # noqa: E402  (bench.py's cubin loader)
+import fa_abi  # noqa: E402  (the ABI's words, plain Python)
+try:
+    from bench import CudaKernel  # noqa: E402  (bench.py's cubin loader)
+except ImportError:
+    CudaKernel = None
 
 D, HQ, HKV, LQ = 128, 32, 8, 1
 BATCHES = [1, 8, 32, 128]
@@ -84,13 +115,37 @@ TOLERANCE = 2e-2
 INT32_MAX = 2 ** 31 - 1
 MAX_AUTO_SPLITS = 64       # fa/Module.h maxAutoKvSplits
 
+PAGE_SIZES = [16, 256]     # vLLM's page and a large one
+PAGE_SEED = 20261201       # the page permutations' seeds start here
+NOSPLIT_MAX_KV_BYTES = 2 ** 28  # paged_d128_nosplit rows up to this K/V
+
+FA_IMPLS = [  # (impl, [kernel files: first choice, then fallbacks])
+    ("fa_splitkv_packed", ["decode_d128.cubin", "decode_d128_idx64.cubin"]),
+    ("fa_splitkv", ["decode_d128_nopack.cubin",
+                    "decode_d128_nopack_idx64.cubin"]),
+    ("fa_splitkv_packed_16x64", ["decode_d128_m16.cubin"]),
+    ("fa_dense", ["attn_d128_full.cubin", "decode_d128_dense_idx64.cubin"]),
+]
+FA_PAGED_IMPLS = [  # (impl, files, only where cheap)
+    ("fa_paged_splitkv_packed", ["paged_d128.cubin",
+                                 "paged_d128_idx64.cubin"], False),
+    ("fa_paged_nosplit", ["paged_d128_nosplit.cubin"], True),
+]
+
 SDPA_BACKENDS = [("flash", "FLASH_ATTENTION"), ("cudnn", "CUDNN_ATTENTION"),
                  ("efficient", "EFFICIENT_ATTENTION"), ("math", "MATH")]
 
 COLUMNS = ["date", "gpu", "driver", "commit", "section", "B", "Hq", "Hkv",
            "Lq", "Lk", "D", "impl", "kernel", "S", "workgroups", "tile",
            "timing", "us",
-           "kv_gbps", "pct_copy", "max_err", "status", "note"]
+           "kv_gbps", "pct_copy", "max_err", "status", "note", "page_size"]
+
+
+def label(r):
+    """A row's name in the tables and the chart: impl, and the page size of
+    a paged row."""
+    return r["impl"] + (f" page {r['page_size']}" if r.get("page_size")
+                        else "")
 
 
 def kv_bytes(b, lk):
@@ -98,45 +153,57 @@ def kv_bytes(b, lk):
 
 
 class FaKernel:
-    """An fa code object: a dense kernel (ABI 1) or a split-KV kernel and
-    its combine kernel (ABI 2), launched through the CUDA driver on torch's
-    current stream. The module is loaded by bench.py's CudaKernel."""
+    """An fa code object: a dense kernel (ABI 1), a split-KV kernel and its
+    combine kernel (ABI 2), or a paged kernel (ABI 3, split-KV or not),
+    launched through the CUDA driver on torch's current stream. The module
+    is loaded by bench.py's CudaKernel; load=False reads the manifest only
+    (--self-test: the words are packed, nothing is launched)."""
 
-    def __init__(self, path):
+    def __init__(self, path, load=True):
         self.path = path
         self.file = os.path.basename(path)
-        self.ck = CudaKernel(path)
-        self.lib = self.ck.lib
         with open(path + ".json") as f:
             manifest = json.load(f)
-        self.info = self.ck.info
+        self.info = manifest["kernels"][0]
+        self.ck = CudaKernel(path) if load else None
+        self.lib = self.ck.lib if load else None
+        self.fn = self.ck.fn if load else None
+        self.shared = self.info.get("dynamic_lds_bytes", 0)
         if self.info.get("role") == "combine":
             raise RuntimeError(f"{path}: its first kernel is a combine kernel")
         self.abi = int(self.info.get("abi_version", 1))
         self.split = self.info.get("kv_splits") == "runtime"
         self.packed = bool(self.info.get("gqa_packed"))
+        self.paged = bool(self.info.get("paged"))
+        self.has_lse = bool(self.info.get("has_lse"))
         self.bm, self.bn = self.info["block_m"], self.info["block_n"]
         self.index_bits = int(self.info.get("index_bits", 32))
         self.resources = {"split" if self.split else "kernel":
                           self.info.get("resources", {})}
+        want = 3 if self.paged else 2 if self.split else 1
+        if self.abi != want:
+            raise RuntimeError(
+                f"{path}: {'paged ' if self.paged else ''}"
+                f"{'split-KV' if self.split else 'dense'} kernel of ABI "
+                f"{self.abi}, not {want}")
         self.cinfo = None
         if self.split:
-            if self.abi != 2:
-                raise RuntimeError(f"{path}: split-KV kernel of ABI "
-                                   f"{self.abi}, not 2")
             self.cinfo = next(k for k in manifest["kernels"]
                               if k["name"] == self.info["combine"])
             self.resources["combine"] = self.cinfo.get("resources", {})
-            self.cfn = ctypes.c_void_p()
-            self.ck.check(self.lib.cuModuleGetFunction(
-                ctypes.byref(self.cfn), self.ck.module,
-                self.cinfo["symbol"].encode()), "cuModuleGetFunction")
             self.cshared = self.cinfo.get("dynamic_lds_bytes", 0)
-            if self.cshared:
-                self.ck.check(self.lib.cuFuncSetAttribute(
-                    self.cfn, 8, self.cshared), "cuFuncSetAttribute")
+            self.cfn = None
+            if load:
+                self.cfn = ctypes.c_void_p()
+                self.ck.check(self.lib.cuModuleGetFunction(
+                    ctypes.byref(self.cfn), self.ck.module,
+                    self.cinfo["symbol"].encode()), "cuModuleGetFunction")
+                if self.cshared:
+                    self.ck.check(self.lib.cuFuncSetAttribute(
+                        self.cfn, 8, self.cshared), "cuFuncSetAttribute")
         self.tile = (f"{self.bm}x{self.bn}, {self.info['threads']} threads"
                      + (", packed" if self.packed else "")
+                     + (", paged" if self.paged else "")
                      + (f", idx{self.index_bits}"
                         if self.index_bits != 32 else ""))
 
@@ -150,7 +217,7 @@ class FaKernel:
         workgroups per split, n K/V blocks and k * SMs resident at a time
         (k: the manifest's blocks_per_sm_estimate, else 2), the S in
         [1, min(64, n)] of least ceil(W*S / (k*SMs)) * (ceil(n/S) + 1),
-        the smallest on a tie."""
+        the smallest on a tie. A paged launch's Lk is max(cache_seqlens)."""
         if not self.split:
             return 1
         rows, hg = self.rows_and_heads(b, hq, hkv, lq)
@@ -170,64 +237,89 @@ class FaKernel:
         rows, hg = self.rows_and_heads(b, hq, hkv, lq)
         return math.ceil(rows / self.bm) * splits * hg * b
 
-    def refusal(self, b, hq, hkv, lq, lk, splits):
-        """Why the runtime would refuse this shape (32-bit offsets), or ''."""
+    def refusal(self, b, hq, hkv, lq, lk, splits, paged=None):
+        """Why the runtime would refuse this shape (32-bit offsets), or ''.
+        paged: the cache's metadata (num_pages, page_size, max_pages)."""
+        if self.paged != (paged is not None):
+            return ("a paged kernel needs a paged cache" if self.paged else
+                    "not a paged kernel")
         if self.index_bits != 32:
             return ""
         block = max(self.bm, self.bn)
-
-        def rounded(r):
-            return math.ceil(r / block) * block
-        # Contiguous BHLD strides.
-        largest = {
-            "Q": (b - 1) * hq * lq * D + (hq - 1) * lq * D
-            + (rounded(lq) - 1) * D + D,
-            "K": (b - 1) * hkv * lk * D + (hkv - 1) * lk * D
-            + (rounded(lk) - 1) * D + D,
-        }
-        largest["O"] = largest["Q"]
+        if paged is not None:
+            largest = fa_abi.paged_offsets(
+                b, hq, hkv, lq, paged["num_pages"], paged["page_size"],
+                paged["max_pages"], D, block)
+        else:  # contiguous BHLD strides
+            largest = fa_abi.dense_offsets(b, hq, hkv, lq, lk, D, block)
         if self.split:
             largest["workspace O"] = splits * b * hq * lq * D
-        for name, off in largest.items():
-            if off > INT32_MAX:
-                return f"32-bit offsets into {name} reach {off}"
-        return ""
+        return fa_abi.refusal_32(largest)
 
-    def prepare(self, q, k, v, o, splits=1):
-        """A zero-argument launcher for these tensors (BHLD, contiguous)."""
-        def size(n):
-            return min(n, INT32_MAX) if self.index_bits == 32 else n
-
+    def prepare(self, q, k, v, o, splits=1, paged=None):
+        """A zero-argument launcher for these tensors: q, o BHLD; k, v BHLD
+        (dense) or, with paged (a dict: table i32 [B, max_pages], lens i32
+        [B], page_size, max_pages, num_pages), the caches [num_pages,
+        page_size, Hkv, D]; all contiguous. The launcher's .words and
+        .launches ((grid, threads, shared bytes) of each kernel) are what
+        it passes."""
         def buf(t):
-            return [t.data_ptr(), t.data_ptr(), 0, size(t.numel()), 1]
+            return fa_abi.desc(t.data_ptr(), t.numel(), self.index_bits)
         b, hq, lq, _ = q.shape
-        hkv, lk = k.shape[1], k.shape[2]
-        words = buf(q) + buf(k) + buf(v) + buf(o) + [0, 0, 0, 0, 1]
-        words += [b, hq, hkv, lq, lk]
-        for t in (q, k, v, o):
-            words += [t.stride(0), t.stride(1), t.stride(2)]
-        words += [hq * lq, lq]
         keep = []
+        lse = None
+        if self.has_lse:
+            lse = torch.empty(b, hq, lq, device=q.device, dtype=torch.float32)
+            keep.append(lse)
+        if paged is not None:
+            hkv = k.shape[2]
+            lk = int(paged["lk"])
+            strides = fa_abi.paged_strides(b, hq, hkv, lq, paged["page_size"],
+                                           D)
+            # (page, head, row within a page) of [pages, page_size, Hkv, D]
+            for t in (k, v):
+                assert [t.stride(0), t.stride(2), t.stride(1)] == \
+                    strides[3:6] and t.stride(3) == 1
+            meta = dict(block_table=buf(paged["table"]),
+                        cache_seqlens=buf(paged["lens"]),
+                        page_size=paged["page_size"],
+                        table_stride=paged["max_pages"])
+        else:
+            hkv, lk = k.shape[1], k.shape[2]
+            strides = []
+            for t in (q, k, v, o):
+                strides += [t.stride(0), t.stride(1), t.stride(2)]
+            strides += [hq * lq, lq]
+            meta = {}
+        assert [q.stride(i) for i in range(3)] == strides[0:3]
+        assert [o.stride(i) for i in range(3)] == strides[9:12]
         rows, hg = self.rows_and_heads(b, hq, hkv, lq)
         tiles = math.ceil(rows / self.bm)
-        launches = [(self.ck.fn, (tiles * splits, hg, b),
-                     self.info["threads"], self.ck.shared)]
+        launches = [(self.fn, (tiles * splits, hg, b), self.info["threads"],
+                     self.shared)]
+        split = {}
         if self.split:
             ws_o = torch.empty(splits * b * hq * lq * D, device=q.device,
                                dtype=torch.float32)
             ws_lse = torch.empty(splits * b * hq * lq, device=q.device,
                                  dtype=torch.float32)
             keep += [ws_o, ws_lse]
-            words += buf(ws_o) + buf(ws_lse) + [splits]
+            split = dict(split_kv=True, ws_o=buf(ws_o), ws_lse=buf(ws_lse),
+                         splits=splits)
             launches.append((self.cfn,
                              (math.ceil(lq / self.cinfo["block_m"]), hq, b),
                              self.cinfo["threads"], self.cshared))
-        assert len(words) == (55 if self.split else 44)
+        elif splits != 1:
+            raise ValueError(f"{self.file} is not split-KV: S must be 1")
+        words = fa_abi.pack(self.abi, buf(q), buf(k), buf(v), buf(o),
+                            buf(lse) if lse is not None else None,
+                            [b, hq, hkv, lq, lk], strides, **split, **meta)
         arr = (ctypes.c_uint64 * len(words))(*words)
         base = ctypes.addressof(arr)
         params = (ctypes.c_void_p * len(words))(
             *[base + 8 * i for i in range(len(words))])
-        lib, check = self.lib, self.ck.check
+        lib = self.lib
+        check = self.ck.check if self.ck else None
         c_grid = [tuple(ctypes.c_uint(g) for g in grid)
                   for _, grid, _, _ in launches]
 
@@ -241,6 +333,9 @@ class FaKernel:
                     None), "cuLaunchKernel")
             return o
         launch.arrays = (arr, params)
+        launch.words = words
+        launch.launches = [(g, t, sh) for _, g, t, sh in launches]
+        launch.keep = keep
         return launch
 
 
@@ -353,24 +448,25 @@ def eager(q, k, v):
     return torch.softmax(s, dim=-1) @ v
 
 
-def load(kernel_dir, names):
+def load(kernel_dir, names, load_modules=True):
     """The first of `names` in kernel_dir that loads, with the others as
     fallbacks: [FaKernel, ...]; missing files are left out."""
     ks = []
     for n in names:
         p = os.path.join(kernel_dir, n)
         if os.path.exists(p) and os.path.exists(p + ".json"):
-            ks.append(FaKernel(p))
+            ks.append(FaKernel(p, load=load_modules))
     return ks
 
 
-def pick(kernels, shape, splits_of):
+def pick(kernels, shape, splits_of, paged=None):
     """The first kernel that can run shape (a tuple b,hq,hkv,lq,lk) with the
-    splits splits_of(kernel) gives; (kernel, S, note) or (None, 0, why)."""
+    splits splits_of(kernel) gives (over a paged cache: paged, the metadata
+    of build_paged); (kernel, S, note) or (None, 0, why)."""
     why = "no kernel file"
     for i, k in enumerate(kernels):
         s = splits_of(k)
-        r = k.refusal(*shape, s)
+        r = k.refusal(*shape, s, paged=paged)
         if not r:
             note = "" if i == 0 else \
                 f"{k.file} ({kernels[0].file}: {why})"
@@ -379,13 +475,74 @@ def pick(kernels, shape, splits_of):
     return None, 0, why
 
 
+def build_paged(k, v, page_size, seed):
+    """The dense K/V [B, Hkv, Lk, D] as paged caches [num_pages, page_size,
+    Hkv, D] (contiguous; the FlashAttention 2 / vLLM layout): every sequence
+    of the full length Lk over max_pages = ceil(Lk / page_size) pages, the
+    B * max_pages pages shuffled over the cache by a seeded permutation
+    (sequence b's page j is page table[b][j]); the rows of a last partial
+    page past Lk are NaN. Returns (k_cache, v_cache, meta): meta holds the
+    table i32 [B, max_pages] and lengths i32 [B] on k's device, page_size,
+    max_pages, num_pages and lk, as FaKernel.prepare and .refusal take
+    them. Copies in chunks of at most 1 GiB of rows."""
+    b, hkv, lk, d = k.shape
+    mp = math.ceil(lk / page_size)
+    num_pages = b * mp
+    gen = torch.Generator().manual_seed(seed)
+    perm = torch.randperm(num_pages, generator=gen)
+    table = perm.view(b, mp).to(torch.int32)
+    index = table.to(device=k.device, dtype=torch.long)
+    per = max(1, 2 ** 30 // (mp * page_size * hkv * d * k.element_size()))
+    caches = []
+    for src in (k, v):
+        c = torch.empty(num_pages, page_size, hkv, d, dtype=src.dtype,
+                        device=src.device)
+        if mp * page_size != lk:
+            c.fill_(float("nan"))
+        for i in range(0, b, per):
+            rows = src[i:i + per].transpose(1, 2)  # [n, Lk, Hkv, D] view
+            n = rows.shape[0]
+            if mp * page_size != lk:
+                full = torch.full((n, mp * page_size, hkv, d), float("nan"),
+                                  dtype=src.dtype, device=src.device)
+                full[:, :lk] = rows
+                rows = full
+            c[index[i:i + per].reshape(-1)] = rows.reshape(
+                n * mp, page_size, hkv, d)
+        caches.append(c)
+    meta = dict(table=table.to(k.device).contiguous(),
+                lens=torch.full((b,), lk, dtype=torch.int32,
+                                device=k.device),
+                page_size=page_size, max_pages=mp, num_pages=num_pages,
+                lk=lk)
+    return caches[0], caches[1], meta
+
+
+def arg_value(opt, default=None):
+    if opt in sys.argv:
+        i = sys.argv.index(opt)
+        if i + 1 < len(sys.argv):
+            return sys.argv[i + 1]
+    return default
+
+
 def main():
+    if "--self-test" in sys.argv:
+        return self_test(arg_value("--self-test"))
     if len(sys.argv) < 3 or sys.argv[1].startswith("-"):
         print("usage:" + __doc__.split("usage:")[1].split("\n\n")[0])
         return 2
+    started = time.monotonic()
     kernel_dir, out_dir = sys.argv[1], sys.argv[2]
     quick = "--quick" in sys.argv
     sweep_all = "--sweep-all" in sys.argv
+    skip = set(filter(None, (arg_value("--skip") or "").split(",")))
+    unknown = skip - {"dense", "paged", "nosplit", "sweep", "torch"}
+    if unknown:
+        print(f"--skip: unknown {sorted(unknown)} (dense, paged, nosplit, "
+              "sweep, torch)")
+        return 2
+    budget = float(arg_value("--budget", "0") or 0)
     variants = []
     if "--variants" in sys.argv:
         for spec in sys.argv[sys.argv.index("--variants") + 1:]:
@@ -397,14 +554,16 @@ def main():
     reps = 5 if quick else 20
     batches = [1, 8] if quick else BATCHES
     lengths = [1024, 32768] if quick else CACHE_LENGTHS
-    for opt in ("--batches", "--lengths"):
+    page_sizes = PAGE_SIZES
+    for opt in ("--batches", "--lengths", "--page-sizes"):
         if opt in sys.argv:
-            vals = [int(x) for x in
-                    sys.argv[sys.argv.index(opt) + 1].split(",")]
+            vals = [int(x) for x in arg_value(opt).split(",")]
             if opt == "--batches":
                 batches = vals
-            else:
+            elif opt == "--lengths":
                 lengths = vals
+            else:
+                page_sizes = vals
     sweep = [1, 4, 16, 64] if quick else SWEEP_SPLITS
     torch.manual_seed(0)
     torch.zeros(1, device="cuda")  # the primary context the cubins load into
@@ -418,17 +577,8 @@ def main():
     commit = os.environ.get("FA_COMMIT", "unknown")
     date = datetime.date.today().isoformat()
 
-    fa_impls = [  # (impl, [kernel files: first choice, then fallbacks])
-        ("fa_splitkv_packed", ["decode_d128.cubin",
-                               "decode_d128_idx64.cubin"]),
-        ("fa_splitkv", ["decode_d128_nopack.cubin",
-                        "decode_d128_nopack_idx64.cubin"]),
-        ("fa_splitkv_packed_16x64", ["decode_d128_m16.cubin"]),
-        ("fa_dense", ["attn_d128_full.cubin",
-                      "decode_d128_dense_idx64.cubin"]),
-    ]
     fa = []
-    for impl, names in fa_impls:
+    for impl, names in ([] if "dense" in skip else FA_IMPLS):
         ks = load(kernel_dir, names)
         if not ks:
             print(f"{impl}: none of {names} in {kernel_dir}: no rows",
@@ -437,6 +587,16 @@ def main():
         fa.append((impl, ks))
     for name, path in variants:
         fa.append((f"fa_{name}", [FaKernel(path)]))
+    fa_paged = []
+    for impl, names, cheap in ([] if "paged" in skip else FA_PAGED_IMPLS):
+        if cheap and "nosplit" in skip:
+            continue
+        ks = load(kernel_dir, names)
+        if not ks:
+            print(f"{impl}: none of {names} in {kernel_dir}: no rows",
+                  flush=True)
+            continue
+        fa_paged.append((impl, ks, cheap))
 
     copy_bw = copy_bandwidth(reps)
     print(f"{gpu} ({sms} SMs, L2 {l2 / 2 ** 20:.0f} MiB) driver {driver} "
@@ -451,11 +611,12 @@ def main():
     gqa_note = {}
 
     def add(section, b, lk, impl, t, err, kernel="", s="", tile="",
-            timing="", note="", fa_row=False, workgroups=""):
+            timing="", note="", fa_row=False, workgroups="", page_size=""):
         status = "ok"
+        name = impl + (f" page {page_size}" if page_size else "")
         if fa_row and not (err <= TOLERANCE):  # NaN fails too
             status = "FAIL"
-            failures.append(f"{impl} B={b} Lk={lk} S={s}: max abs error "
+            failures.append(f"{name} B={b} Lk={lk} S={s}: max abs error "
                             f"{err:.3g} > {TOLERANCE}")
         gbps = kv_bytes(b, lk) / t / 1e9
         rows.append(dict(date=date, gpu=gpu, driver=driver, commit=commit,
@@ -465,15 +626,27 @@ def main():
                          timing=timing, us=round(t * 1e6, 2),
                          kv_gbps=round(gbps, 1),
                          pct_copy=round(100 * gbps * 1e9 / copy_bw, 1),
-                         max_err=f"{err:.3g}", status=status, note=note))
-        print(f"  B={b:<4} Lk={lk:<7} {impl:26} S={s!s:<3} "
+                         max_err=f"{err:.3g}", status=status, note=note,
+                         page_size=page_size))
+        print(f"  B={b:<4} Lk={lk:<7} {name:26} S={s!s:<3} "
               f"{t * 1e6:10.2f} us {gbps:8.1f} GB/s "
               f"{100 * gbps * 1e9 / copy_bw:5.1f}% of copy  max_err "
               f"{err:.3g}{'  FAIL' if status == 'FAIL' else ''}"
               f"{'  ' + note if note else ''}", flush=True)
 
+    out_of_time = False
     for b in batches:
         for lk in lengths:
+            elapsed = time.monotonic() - started
+            if budget and elapsed > budget:
+                if not out_of_time:
+                    print(f"  time budget ({budget:.0f} s) spent after "
+                          f"{elapsed:.0f} s: the rest is not run",
+                          flush=True)
+                out_of_time = True
+                skipped.append(f"B={b} Lk={lk}: time budget ({budget:.0f} "
+                               "s, --budget) spent")
+                continue
             kvb = kv_bytes(b, lk)
             if kvb > MEM_LIMIT:
                 skipped.append(f"B={b} Lk={lk}: K/V cache "
@@ -481,8 +654,8 @@ def main():
                 print(f"  B={b:<4} Lk={lk:<7} skipped: K/V cache "
                       f"{kvb / 2 ** 30:.0f} GiB > 40 GiB", flush=True)
                 continue
-            nsets = max(1, math.ceil(max(8 * l2, 2 ** 29) / kvb))
-            nsets = min(nsets, max(1, MEM_LIMIT // kvb))
+            shape_started = time.monotonic()
+            nsets = input_sets(kvb, l2)
             sets = []
             for _ in range(nsets):
                 q = torch.randn(b, HQ, LQ, D, device="cuda",
@@ -495,16 +668,26 @@ def main():
             ref = reference(*sets[0])
             shape = (b, HQ, HKV, LQ, lk)
 
-            def run_fa(section, impl, ks, splits_of, note_extra=""):
-                kern, s, note = pick(ks, shape, splits_of)
+            def run_fa(section, impl, ks, splits_of, note_extra="",
+                       paged_sets=None, page_size=""):
+                """fa's row: over the dense sets, or over paged_sets
+                (k_cache, v_cache, meta) built from them."""
+                meta = paged_sets[0][2] if paged_sets else None
+                kern, s, note = pick(ks, shape, splits_of, paged=meta)
+                name = impl + (f" page {page_size}" if page_size else "")
                 if kern is None:
-                    skipped.append(f"{impl} B={b} Lk={lk}: {note}")
-                    print(f"  B={b:<4} Lk={lk:<7} {impl:26} skipped: {note}",
+                    skipped.append(f"{name} B={b} Lk={lk}: {note}")
+                    print(f"  B={b:<4} Lk={lk:<7} {name:26} skipped: {note}",
                           flush=True)
                     return
                 outs = [torch.empty_like(q) for q, _, _ in sets]
-                fns = [kern.prepare(q, k, v, o, s)
-                       for (q, k, v), o in zip(sets, outs)]
+                if paged_sets:
+                    fns = [kern.prepare(q, kc, vc, o, s, paged=m)
+                           for (q, _, _), (kc, vc, m), o
+                           in zip(sets, paged_sets, outs)]
+                else:
+                    fns = [kern.prepare(q, k, v, o, s)
+                           for (q, k, v), o in zip(sets, outs)]
                 outs[0].fill_(float("nan"))  # poison: every element written
                 fns[0]()
                 torch.cuda.synchronize()
@@ -514,13 +697,39 @@ def main():
                     s=s if kern.split else "", tile=kern.tile, timing=how,
                     workgroups=kern.workgroups(*shape, s),
                     note=" ".join(x for x in (note, note_extra) if x),
-                    fa_row=True)
+                    fa_row=True, page_size=page_size)
                 del fns, outs
 
             for impl, ks in fa:
                 run_fa("main", impl, ks,
                        lambda k: k.auto_splits(sms, *shape))
-            if b in SWEEP_BATCHES:
+
+            # Paged: the same K/V as caches of shuffled pages, one per set
+            # (the dense sets stay: the reference and the rows after).
+            for ps in page_sizes if fa_paged else []:
+                rows_here = [(impl, ks) for impl, ks, cheap in fa_paged
+                             if not cheap or kvb <= NOSPLIT_MAX_KV_BYTES]
+                if not rows_here:
+                    continue
+                if 2 * kvb * nsets > MEM_LIMIT:
+                    for impl, _ in rows_here:
+                        skipped.append(f"{impl} page {ps} B={b} Lk={lk}: "
+                                       "the caches beside the dense K/V "
+                                       "over 40 GiB")
+                    continue
+                paged_sets = [build_paged(k, v, ps, seed=PAGE_SEED + 1000 * i
+                                          + ps + b + lk)
+                              for i, (_, k, v) in enumerate(sets)]
+                mp = paged_sets[0][2]["max_pages"]
+                for impl, ks in rows_here:
+                    run_fa("main", impl, ks,
+                           lambda k: k.auto_splits(sms, *shape),
+                           paged_sets=paged_sets, page_size=ps,
+                           note_extra=f"{b * mp} pages of {ps}, shuffled")
+                del paged_sets
+                torch.cuda.empty_cache()
+
+            if b in SWEEP_BATCHES and "sweep" not in skip:
                 for impl, ks in fa:
                     if ks[0].split and (sweep_all or
                                         impl == "fa_splitkv_packed"):
@@ -541,9 +750,10 @@ def main():
                 return expanded
             exp_fits = kvb * nsets * 5 <= MEM_LIMIT
             impls = []
-            for name, backend in SDPA_BACKENDS:
-                impls.append((f"sdpa_{name}", backend))
-            impls.append(("eager_fp16", None))
+            if "torch" not in skip:
+                for name, backend in SDPA_BACKENDS:
+                    impls.append((f"sdpa_{name}", backend))
+                impls.append(("eager_fp16", None))
             for impl, backend in impls:
                 mode = ""
                 try:
@@ -587,6 +797,9 @@ def main():
                 add("main", b, lk, impl, t, err, timing=how, note=mode)
             del expanded, sets, ref
             torch.cuda.empty_cache()
+            print(f"  B={b:<4} Lk={lk:<7} ({nsets} input sets) took "
+                  f"{time.monotonic() - shape_started:.1f} s, "
+                  f"{time.monotonic() - started:.0f} s so far", flush=True)
 
     path = os.path.join(out_dir, "decode.csv")
     with open(path, "w", newline="") as f:
@@ -594,18 +807,238 @@ def main():
         w.writeheader()
         w.writerows(rows)
     print(f"wrote {path}")
-    write_md(os.path.join(out_dir, "decode.md"), rows, fa, copy_bw, gpu,
+    write_md(os.path.join(out_dir, "decode.md"), rows,
+             fa + [(impl, ks) for impl, ks, _ in fa_paged], copy_bw, gpu,
              driver, commit, date, sms, l2, skipped, failures, gqa_note,
              quick, reps)
     try:
         plot(rows, os.path.join(out_dir, "decode.png"), gpu, copy_bw)
     except Exception as e:  # matplotlib missing: the CSV is the result
         print(f"no chart: {e}")
+    print(f"decode.py: {time.monotonic() - started:.0f} s in all")
     if failures:
         print("FAIL: fa outputs off the fp64 reference:")
         for f_ in failures:
             print("  " + f_)
         return 1
+    return 0
+
+
+def input_sets(kvb, l2):
+    """Copies of the inputs the graphs rotate over: at least 8x L2 and 512
+    MiB together, within MEM_LIMIT."""
+    nsets = max(1, math.ceil(max(8 * l2, 2 ** 29) / kvb))
+    return min(nsets, max(1, MEM_LIMIT // kvb))
+
+
+def graph_cost(t, nsets, reps):
+    """Seconds graph_time spends on a call of t seconds over nsets sets
+    (the calls it makes: each set once, the one-call timing, the side-
+    stream warm-up, the replays), plus the check call before it."""
+    calls = min(512, max(nsets, math.ceil(10e-3 / max(t, 1e-7))))
+    calls = max(nsets, calls // nsets * nsets)
+    return t * (1 + nsets + 4 + calls * (1 + reps + 2)) + 0.05
+
+
+def plan(kernel_dir, batches, lengths, page_sizes, reps, l2=60 * 2 ** 20,
+         sms=132, prev_csv=None, skip=()):
+    """The rows a run makes, with S, the kernel picked, input sets and
+    memory, and the seconds each would take at the times of an earlier
+    decode.csv (prev_csv; paged rows at fa_splitkv_packed's time, nosplit
+    at fa_dense's): printed; returns the estimated seconds."""
+    prev = {}
+    if prev_csv and os.path.exists(prev_csv):
+        with open(prev_csv) as f:
+            for r in csv.DictReader(f):
+                if r["section"] in ("main", "splits") and r["us"]:
+                    key = (r["impl"], int(r["B"]), int(r["Lk"]),
+                           r["section"], r["S"] if r["section"] == "splits"
+                           else "")
+                    prev[key] = float(r["us"]) * 1e-6
+    dense = [] if "dense" in skip else \
+        [(i, load(kernel_dir, n, load_modules=False)) for i, n in FA_IMPLS]
+    paged = [] if "paged" in skip else \
+        [(i, load(kernel_dir, n, load_modules=False), c)
+         for i, n, c in FA_PAGED_IMPLS if not (c and "nosplit" in skip)]
+    total, missing = 4.0, 0  # the copy ceiling, module loads
+    print(f"plan: B {batches}, Lk {lengths}, page sizes {page_sizes}, "
+          f"{reps} repetitions")
+    for b in batches:
+        for lk in lengths:
+            kvb = kv_bytes(b, lk)
+            if kvb > MEM_LIMIT:
+                print(f"  B={b:<4} Lk={lk:<7} skipped (K/V over 40 GiB)")
+                continue
+            nsets = input_sets(kvb, l2)
+            shape = (b, HQ, HKV, LQ, lk)
+            secs = 10 * kvb * nsets / 3e12 + 40 * kvb / 3e12 + 0.2
+            cells = []
+
+            def row(impl, ks, meta=None, proxy=None, page=""):
+                nonlocal secs, missing
+                if not ks:
+                    return
+                k, s, note = pick(ks, shape, lambda k: k.auto_splits(
+                    sms, *shape), paged=meta)
+                name = impl + (f"@{page}" if page else "")
+                if k is None:
+                    cells.append(f"{name}: refused ({note})")
+                    return
+                t = prev.get((proxy or impl, b, lk, "main", ""))
+                if t is None:
+                    missing += 1
+                    t = kvb / 1e12
+                secs += graph_cost(t, nsets, reps)
+                cells.append(f"{name} S={s} {k.file}"
+                             f"{' (' + note + ')' if note else ''}")
+            for impl, ks in dense:
+                row(impl, ks)
+            for ps in page_sizes:
+                mp = math.ceil(lk / ps)
+                meta = dict(num_pages=b * mp, page_size=ps, max_pages=mp)
+                for impl, ks, cheap in paged:
+                    if cheap and kvb > NOSPLIT_MAX_KV_BYTES:
+                        continue
+                    row(impl, ks, meta, "fa_dense" if cheap
+                        else "fa_splitkv_packed", page=ps)
+            if b in SWEEP_BATCHES and "sweep" not in skip and dense:
+                for s in SWEEP_SPLITS:
+                    t = prev.get(("fa_splitkv_packed", b, lk, "splits",
+                                  str(s)), kvb / 1e12)
+                    secs += graph_cost(t, nsets, reps)
+            if "torch" not in skip:
+                for impl in ["sdpa_flash", "sdpa_cudnn", "sdpa_efficient",
+                             "sdpa_math", "eager_fp16"]:
+                    t = prev.get((impl, b, lk, "main", ""))
+                    if t is not None:
+                        secs += graph_cost(t, nsets, reps)
+            total += secs
+            print(f"  B={b:<4} Lk={lk:<7} {nsets:3} sets "
+                  f"{kvb * nsets / 2 ** 30:6.2f} GiB, ~{secs:5.1f} s: "
+                  + "; ".join(cells))
+    print(f"plan: about {total:.0f} s on an H200"
+          + (f" ({missing} rows without an earlier time, guessed at 1 TB/s)"
+             if missing else "")
+          + (f" (times from {prev_csv})" if prev else " (no earlier times)"))
+    return total
+
+
+def self_test(kernel_dir=None):
+    """No GPU: the ABI (fa_abi's self-test), and with torch (CPU) the paged
+    caches and FaKernel's words read back against the dense K/V."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    kernel_dir = kernel_dir or os.path.join(here, "..", "build-sm90",
+                                            "bench")
+    fa_abi.self_test()
+    prev = os.path.join(here, "results", "2026-12-01-h200-decode",
+                        "decode.csv")
+    plan(kernel_dir, BATCHES, CACHE_LENGTHS, PAGE_SIZES, 20, prev_csv=prev)
+    plan(kernel_dir, BATCHES, CACHE_LENGTHS, PAGE_SIZES, 20, prev_csv=prev,
+         skip=("sweep", "torch", "dense"))
+    if torch is None:
+        print("decode.py self-test: no torch here: the paged caches and "
+              "FaKernel's words were not checked")
+        return 0
+    checked = 0
+    for name in ["paged_d128.cubin", "paged_d128_nosplit.cubin",
+                 "paged_d128_idx64.cubin", "decode_d128.cubin",
+                 "attn_d128_full.cubin"]:
+        path = os.path.join(kernel_dir, name)
+        if not os.path.exists(path + ".json"):
+            print(f"  {name}: no manifest in {kernel_dir}: not checked")
+            continue
+        kern = FaKernel(path, load=False)
+        for b, lk, ps in ([(3, 40, 16), (2, 64, 16), (2, 300, 256),
+                           (1, 256, 256)] if kern.paged else
+                          [(3, 40, 0), (2, 333, 0)]):
+            g = torch.Generator().manual_seed(b * 1000 + lk)
+
+            def rnd(*shape):
+                return torch.randn(*shape, generator=g).to(torch.float16)
+            q, k, v = rnd(b, HQ, LQ, D), rnd(b, HKV, lk, D), \
+                rnd(b, HKV, lk, D)
+            o = torch.empty_like(q)
+            meta = None
+            if kern.paged:
+                kc, vc, meta = build_paged(k, v, ps, seed=lk + ps)
+                mp = meta["max_pages"]
+                assert kc.shape == (b * mp, ps, HKV, D) and kc.is_contiguous()
+                assert sorted(meta["table"].reshape(-1).tolist()) == \
+                    list(range(b * mp))
+                if b * mp > 2:
+                    assert meta["table"].reshape(-1).tolist() != \
+                        list(range(b * mp)), "pages not shuffled"
+                # Rows past Lk in a last partial page: NaN.
+                if mp * ps != lk:
+                    for bb in range(b):
+                        last = int(meta["table"][bb, -1])
+                        assert torch.isnan(
+                            kc[last, lk - (mp - 1) * ps:].float()).all()
+                kk, vv = kc, vc
+            else:
+                kk, vv = k, v
+            s = kern.auto_splits(132, b, HQ, HKV, LQ, lk)
+            fn = kern.prepare(q, kk, vv, o, s, paged=meta)
+            words = fn.words
+            assert len(words) == fa_abi.NUM_WORDS[kern.abi]
+            assert words[fa_abi.SIZES:fa_abi.SIZES + 5] == [b, HQ, HKV, LQ,
+                                                           lk]
+            view = fa_abi.AbiView(words, kern.abi)
+            kb = {"K": k.view(torch.int16).numpy() if hasattr(k, "numpy")
+                  else None}
+            bits = {"K": k.view(torch.int16), "V": v.view(torch.int16),
+                    "Q": q.view(torch.int16)}
+            for bb in range(b):
+                assert view.seqlen_k(bb) == lk
+                for h in range(HKV):
+                    for r in range(lk):
+                        for dd in range(0, D, 7):
+                            for op in "KV":
+                                assert view.element_bits(op, bb, h, r, dd) \
+                                    == int(bits[op][bb, h, r, dd]) & 0xFFFF, \
+                                    (name, op, bb, h, r, dd)
+                for h in range(HQ):
+                    for dd in range(D):
+                        assert view.element_bits("Q", bb, h, 0, dd) == \
+                            int(bits["Q"][bb, h, 0, dd]) & 0xFFFF
+                    assert view.offset("O", bb, h, 0, D - 1) == \
+                        (bb * HQ + h) * D + D - 1
+                    if kern.has_lse:
+                        assert view.offset("LSE", bb, h, 0) == bb * HQ + h
+            del kb
+            # The grid of each launch.
+            rows_, hg = kern.rows_and_heads(b, HQ, HKV, LQ)
+            grids = [g_ for g_, _, _ in fn.launches]
+            assert grids[0] == (math.ceil(rows_ / kern.bm) * s, hg, b)
+            if kern.split:
+                assert words[fa_abi.SPLITS] == s and len(grids) == 2
+                assert grids[1] == (1, HQ, b)
+                assert words[fa_abi.WS_O + 3] == s * b * HQ * LQ * D
+            elif kern.abi >= 3:
+                assert words[fa_abi.WS_O:fa_abi.SPLITS + 1] == \
+                    fa_abi.NULL * 2 + [1]
+            if kern.paged:
+                assert words[fa_abi.PAGE_SIZE] == ps
+                assert words[fa_abi.BLOCK_TABLE_STRIDE] == meta["max_pages"]
+                assert words[fa_abi.CACHE_SEQLENS + 3] == b
+            assert (words[fa_abi.LSE + 3] == b * HQ * LQ) == kern.has_lse
+            checked += 1
+            print(f"  {name} ({kern.tile}, ABI {kern.abi}) B={b} Lk={lk}"
+                  + (f" page {ps}" if ps else "") + f" S={s}: words and "
+                  f"grid {grids} ok")
+        # The 32-bit checks at the benchmark's shapes.
+        for b, lk in [(128, 32768), (32, 131072), (8, 131072),
+                      (128, 8192)]:
+            meta = None
+            if kern.paged:
+                mp = lk // 16
+                meta = dict(num_pages=b * mp, page_size=16, max_pages=mp)
+            why = kern.refusal(b, HQ, HKV, LQ, lk, 64, paged=meta)
+            big = 2 * b * HKV * lk * D > 2 * fa_abi.INT32_MAX
+            assert bool(why) == (big and kern.index_bits == 32), \
+                (name, b, lk, why)
+    print(f"decode.py self-test passed ({checked} launches' words read back"
+          " against the dense K/V)")
     return 0
 
 
@@ -616,8 +1049,8 @@ def write_md(path, rows, fa, copy_bw, gpu, driver, commit, date, sms, l2,
     lengths = sorted({r["Lk"] for r in main_rows})
     impls = []
     for r in main_rows:
-        if r["impl"] not in impls:
-            impls.append(r["impl"])
+        if label(r) not in impls:
+            impls.append(label(r))
     L = [f"# Decode attention on {gpu}: fa vs PyTorch\n"]
     L.append(f"- date {date}, driver {driver}, commit {commit}, torch "
              f"{torch.__version__}, {sms} SMs, L2 {l2 / 2 ** 20:.0f} MiB"
@@ -625,6 +1058,15 @@ def write_md(path, rows, fa, copy_bw, gpu, driver, commit, date, sms, l2,
     L.append(f"- f16, D={D}, Hq={HQ}, Hkv={HKV}, Lq={LQ}, dense K/V cache "
              "[B, Hkv, Lk, D] contiguous; K/V GB/s = 2·B·Hkv·Lk·D·2 bytes "
              "/ time")
+    L.append("- fa_paged_*: the same K/V as paged caches [num_pages, "
+             "page_size, Hkv, D] contiguous (the FlashAttention 2 / vLLM "
+             "layout), page size 16 and 256, every sequence of the full "
+             "length Lk, its pages shuffled over the cache (seeded "
+             "permutation; one cache per input set, built from the dense "
+             "set); S by the same rule over Lk = max(cache_seqlens); "
+             "checked against the dense K/V's reference; "
+             f"fa_paged_nosplit only where K/V ≤ "
+             f"{NOSPLIT_MAX_KV_BYTES // 2 ** 20} MiB")
     L.append(f"- device copy bandwidth, same run: **{copy_bw / 1e9:.0f} "
              "GB/s** (4 GiB device-to-device, bytes read + written / time; "
              "a read-only stream such as decode's can exceed it)")
@@ -660,7 +1102,7 @@ def write_md(path, rows, fa, copy_bw, gpu, driver, commit, date, sms, l2,
         for impl in impls:
             cells = []
             for lk in lengths:
-                m = [r for r in main_rows if r["impl"] == impl and
+                m = [r for r in main_rows if label(r) == impl and
                      r["B"] == b and r["Lk"] == lk]
                 if not m:
                     cells.append("—")
@@ -731,8 +1173,8 @@ def plot(rows, path, gpu, copy_bw):
     sweep_b = sorted({r["B"] for r in sw})
     impls = []
     for r in main_rows:
-        if r["impl"] not in impls:
-            impls.append(r["impl"])
+        if label(r) not in impls:
+            impls.append(label(r))
     panels = len(batches) + len(sweep_b)
     cols = min(3, panels)
     nrows = math.ceil(panels / cols)
@@ -745,7 +1187,7 @@ def plot(rows, path, gpu, copy_bw):
         ax = axes[i]
         for j, impl in enumerate(impls):
             pts = sorted((r["Lk"], r["kv_gbps"]) for r in main_rows
-                         if r["impl"] == impl and r["B"] == b)
+                         if label(r) == impl and r["B"] == b)
             if pts:
                 fa_ = impl.startswith("fa_")
                 ax.plot([p[0] for p in pts], [p[1] for p in pts],

@@ -7,8 +7,17 @@
 #      kernels (D 64 and 128, causal on and off) and on the decode kernels
 #      (split-KV with and without GQA packing, at a decode shape);
 #   3. bench/bench.py: fa vs PyTorch SDPA / eager / fp32 SGEMM;
-#   4. bench/decode.py: decode (Lq = 1) vs PyTorch, K/V GB/s against the
-#      device copy (decode.csv, decode.md, decode.png, decode.log).
+#   4. bench/decode.py: decode (Lq = 1), dense and paged K/V caches, vs
+#      PyTorch, K/V GB/s against the device copy (decode.csv, decode.md,
+#      decode.png, decode.log);
+#   5. bench/varlen.py: prefill through fa's varlen kernels vs its dense
+#      kernel and PyTorch, TFLOP/s (varlen.csv, varlen.md, varlen.png,
+#      varlen.log); skipped with a note where the varlen cubins are missing.
+# FA_SKIP_PREFILL_BENCH=1 skips step 3. FA_DECODE_ARGS / FA_VARLEN_ARGS add
+# options (--quick, --skip ...); FA_DECODE_BUDGET / FA_VARLEN_BUDGET (170 /
+# 140 s) bound each benchmark's time, FA_GPU_DEADLINE (seconds from this
+# script's start) both. Exit status 1 when an fa output of steps 4-5 is off
+# its fp64 reference.
 # usage: bench/gpu.sh KERNELS_DIR RESULTS_DIR   (KERNELS_DIR from build-kernels.sh)
 # The runtime needs nlohmann-json's headers, which the GPU machine lacks:
 # copy them here first and carry the folder with the kernels,
@@ -116,5 +125,37 @@ else
   echo "== bench: skipped (FA_SKIP_PREFILL_BENCH)"
 fi
 
-echo "== decode"
-python3 bench/decode.py "$kernels/bench" "$results" 2>&1 | tee "$results/decode.log"
+# The benchmarks' time budgets (decode.py / varlen.py --budget: no new shape
+# after that many seconds; the files are still written). FA_GPU_DEADLINE
+# (seconds from this script's start) lowers them to fit what is left.
+budget() { # default, seconds to keep back for what follows
+  local b=$1
+  if [ -n "${FA_GPU_DEADLINE:-}" ]; then
+    local left=$((FA_GPU_DEADLINE - SECONDS - $2))
+    [ "$left" -lt "$b" ] && b=$left
+    [ "$b" -lt 1 ] && b=1
+  fi
+  echo "$b"
+}
+varlen_budget=${FA_VARLEN_BUDGET:-140}
+status=0
+
+echo "== decode (started at ${SECONDS} s)"
+# shellcheck disable=SC2086
+python3 bench/decode.py "$kernels/bench" "$results" \
+  --budget "$(budget "${FA_DECODE_BUDGET:-170}" $((varlen_budget + 40)))" \
+  ${FA_DECODE_ARGS:-} 2>&1 | tee "$results/decode.log" || status=1
+
+echo "== varlen (started at ${SECONDS} s)"
+if ls "$kernels"/bench/varlen_d128_*.cubin > /dev/null 2>&1; then
+  # shellcheck disable=SC2086
+  python3 bench/varlen.py "$kernels/bench" "$results" \
+    --budget "$(budget "$varlen_budget" 20)" ${FA_VARLEN_ARGS:-} 2>&1 \
+    | tee "$results/varlen.log" || status=1
+else
+  echo "varlen: skipped: no varlen_d128_{full,causal}.cubin in $kernels/bench" \
+    "(bench/build-kernels.sh builds them once fac compiles fa.attention varlen)" \
+    | tee "$results/varlen.log"
+fi
+echo "== done at ${SECONDS} s"
+exit $status
