@@ -816,7 +816,8 @@ def plot(rows, path, gpu):
 FAKE_VARLEN_MANIFEST = {  # what the self-test assumes without a varlen build
     "name": "attention_kernel", "symbol": "attention_kernel",
     "abi_version": 4, "varlen": True, "dtype": "f16", "head_dim": D,
-    "causal": False, "has_lse": True, "block_m": 128, "block_n": 64,
+    "causal": False, "scale": 1 / math.sqrt(D), "has_lse": True,
+    "block_m": 128, "block_n": 64,
     "threads": 256, "dynamic_lds_bytes": 165376, "index_bits": 32}
 
 
