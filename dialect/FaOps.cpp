@@ -62,7 +62,9 @@ static LogicalResult checkOperand(Operation *op, StringRef name, Value value,
 // AttentionOp
 //===----------------------------------------------------------------------===//
 
-int64_t AttentionOp::getHeadDim() { return getQuery().getType().getShape()[3]; }
+int64_t AttentionOp::getHeadDim() {
+  return getQuery().getType().getShape().back();
+}
 
 float AttentionOp::getEffectiveScale() {
   if (auto scale = getScale())
@@ -70,7 +72,91 @@ float AttentionOp::getEffectiveScale() {
   return 1.0f / std::sqrt(static_cast<float>(getHeadDim()));
 }
 
+/// The varlen form: packed [total, H, D] tensors cut by cu_seqlens.
+static LogicalResult verifyVarlen(AttentionOp op) {
+  auto q = op.getQuery().getType(), k = op.getKey().getType(),
+       v = op.getValue().getType();
+  if (op.isPaged())
+    return op.emitOpError() << "paged and varlen exclude each other";
+  if (static_cast<bool>(op.getCuSeqlensQ()) !=
+      static_cast<bool>(op.getCuSeqlensK()))
+    return op.emitOpError() << "varlen takes cu_seqlens_q and cu_seqlens_k";
+  for (auto [name, value] :
+       {std::pair<StringRef, Value>{"query", op.getQuery()},
+        {"key", op.getKey()},
+        {"value", op.getValue()}})
+    if (failed(checkOperand(op, StringRef(name.str() + " (varlen: [total, "
+                                                       "H, D])"),
+                            value, 3)))
+      return failure();
+  if (k.getElementType() != q.getElementType() ||
+      v.getElementType() != q.getElementType())
+    return op.emitOpError() << "query, key and value must have one element "
+                               "type, got "
+                            << q.getElementType() << ", " << k.getElementType()
+                            << ", " << v.getElementType();
+  ArrayRef<int64_t> qs = q.getShape(), ks = k.getShape(), vs = v.getShape();
+  if (ShapedType::isDynamic(qs[2]) || ShapedType::isDynamic(ks[2]) ||
+      ShapedType::isDynamic(vs[2]))
+    return op.emitOpError()
+           << "head dimension D must be static, got query D=" << dimStr(qs[2])
+           << ", key D=" << dimStr(ks[2]) << ", value D=" << dimStr(vs[2]);
+  if (qs[2] == 0)
+    return op.emitOpError() << "query head dimension must be positive, got 0";
+  if (ks[2] != qs[2] || vs[2] != qs[2])
+    return op.emitOpError() << "head dimension mismatch: query D=" << qs[2]
+                            << ", key D=" << ks[2] << ", value D=" << vs[2];
+  for (int i = 0; i < 2; ++i)
+    if (!dimsCompatible(ks[i], vs[i]))
+      return op.emitOpError() << "key and value shapes differ: key is " << k
+                              << ", value is " << v;
+  auto cq = cast<RankedTensorType>(op.getCuSeqlensQ().getType());
+  auto ck = cast<RankedTensorType>(op.getCuSeqlensK().getType());
+  for (auto [name, t] : {std::pair<StringRef, RankedTensorType>{"q", cq},
+                         {"k", ck}})
+    if (t.getRank() != 1 || !t.getElementType().isInteger(32))
+      return op.emitOpError()
+             << "cu_seqlens_" << name << " must be [B + 1] i32, got " << t;
+  if (!dimsCompatible(cq.getShape()[0], ck.getShape()[0]))
+    return op.emitOpError()
+           << "cu_seqlens_q and cu_seqlens_k must have one length (B + 1), "
+              "got "
+           << cq.getShape()[0] << " and " << ck.getShape()[0];
+  for (auto [name, t] : {std::pair<StringRef, RankedTensorType>{"q", cq},
+                         {"k", ck}})
+    if (t.getShape()[0] == 0)
+      return op.emitOpError() << "cu_seqlens_" << name
+                              << " must have B + 1 >= 1 entries, got 0";
+  if (!ShapedType::isDynamic(qs[1]) && !ShapedType::isDynamic(ks[1]) &&
+      qs[1] % ks[1] != 0)
+    return op.emitOpError()
+           << "query heads (" << qs[1]
+           << ") must be a multiple of key/value heads (" << ks[1] << ")";
+  auto o = op.getOutput().getType();
+  if (o.getElementType() != q.getElementType() || o.getRank() != 3 ||
+      !dimsCompatible(o.getShape()[0], qs[0]) ||
+      !dimsCompatible(o.getShape()[1], qs[1]) || o.getShape()[2] != qs[2])
+    return op.emitOpError() << "result type " << o
+                            << " does not match the query type " << q;
+  if (Value lse = op.getLse()) {
+    auto l = cast<RankedTensorType>(lse.getType());
+    if (!l.getElementType().isF32() || l.getRank() != 2 ||
+        !dimsCompatible(l.getShape()[0], qs[1]) ||
+        !dimsCompatible(l.getShape()[1], qs[0]))
+      return op.emitOpError()
+             << "lse result must be tensor<" << dimStr(qs[1]) << "x"
+             << dimStr(qs[0]) << "xf32> ([Hq, total_q] f32, varlen), got "
+             << l;
+  }
+  if (auto scale = op.getScale(); scale && !(scale->convertToFloat() > 0.0f))
+    return op.emitOpError()
+           << "scale must be positive, got " << scale->convertToFloat();
+  return success();
+}
+
 LogicalResult AttentionOp::verify() {
+  if (getCuSeqlensQ() || getCuSeqlensK())
+    return verifyVarlen(*this);
   auto q = getQuery().getType(), k = getKey().getType(),
        v = getValue().getType();
   for (auto [name, value] : {std::pair<StringRef, Value>{"query", getQuery()},
@@ -274,9 +360,21 @@ static LogicalResult verifyPages(Operation *op, Value table, Value rows,
   return success();
 }
 
+/// `seq(%start, %rows)`: both or neither, not with `pages`, on a rank-4 or
+/// rank-3 memref.
+static LogicalResult verifySeq(Operation *op, Value start, Value rows,
+                               Value table) {
+  if (static_cast<bool>(start) != static_cast<bool>(rows))
+    return op->emitOpError() << "seq takes a start row and a row count";
+  if (start && table)
+    return op->emitOpError() << "seq and pages exclude each other";
+  return success();
+}
+
 LogicalResult LoadTileOp::verify() {
   if (failed(verifyPages(*this, getPageTable(), getPageRows(),
-                         getSource().getType())))
+                         getSource().getType())) ||
+      failed(verifySeq(*this, getSeqStart(), getSeqRows(), getPageTable())))
     return failure();
   auto t = getResult().getType();
   if (t.getRank() != 1 && t.getRank() != 2)
@@ -292,6 +390,8 @@ void StoreTileOp::getEffects(
 }
 
 LogicalResult StoreTileOp::verify() {
+  if (failed(verifySeq(*this, getSeqStart(), getSeqRows(), Value())))
+    return failure();
   auto t = getTile().getType();
   if (t.getRank() != 1 && t.getRank() != 2)
     return emitOpError() << "tile must be 1-D or 2-D, got " << t;
@@ -455,14 +555,16 @@ static FailureOr<LdsLayout> verifyCopySource(Operation *op, StringRef name,
 
 LogicalResult CopyTileOp::verify() {
   if (failed(verifyPages(*this, getPageTable(), getPageRows(),
-                         getSource().getType())))
+                         getSource().getType())) ||
+      failed(verifySeq(*this, getSeqStart(), getSeqRows(), getPageTable())))
     return failure();
   return verifyCopySource(*this, "dest", getSource().getType(), getDest());
 }
 
 LogicalResult FetchTileOp::verify() {
   if (failed(verifyPages(*this, getPageTable(), getPageRows(),
-                         getSource().getType())))
+                         getSource().getType())) ||
+      failed(verifySeq(*this, getSeqStart(), getSeqRows(), getPageTable())))
     return failure();
   auto src = getSource().getType();
   auto layout = verifyCopySource(*this, "buffer", src, getBuffer());

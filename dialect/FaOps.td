@@ -36,6 +36,23 @@ def Fa_AttentionOp : Fa_Op<"attention", [Pure, AttrSizedOperandSegments]> {
     sequence `b` has `Lk = cache_seqlens[b]` keys (causal: bottom-right
     within its own length). Pages may come in any order and be shared.
 
+    With `varlen(%cu_seqlens_q, %cu_seqlens_k)` the batch is variable-length
+    sequences packed along the rows (FlashAttention 2's varlen layout): Q
+    and O `[total_q, Hq, D]`, K and V `[total_k, Hkv, D]`, the LSE
+    `[Hq, total_q]`, and `cu_seqlens_q`, `cu_seqlens_k` `[B + 1]` i32 (0,
+    then each sequence's end): sequence `b` is rows `cu_seqlens_q[b] ..
+    cu_seqlens_q[b+1] - 1` of Q and rows `cu_seqlens_k[b] .. cu_seqlens_k[b+1]
+    - 1` of K and V, attended as a dense attention of its own lengths
+    (causal: bottom-right within them). `paged` and `varlen` exclude each
+    other.
+
+    ```mlir
+    %o, %lse = fa.attention %q, %k, %v
+        varlen(%cu_q, %cu_k : tensor<?xi32>, tensor<?xi32>) causal
+        : tensor<?x8x64xf16>, tensor<?x2x64xf16>, tensor<?x2x64xf16>
+        -> tensor<?x8x64xf16>, tensor<8x?xf32>
+    ```
+
     ```mlir
     %o = fa.attention %q, %k, %v causal scale(0.125)
         : tensor<2x8x?x64xf16>, tensor<2x2x?x64xf16>, tensor<2x2x?x64xf16>
@@ -49,12 +66,16 @@ def Fa_AttentionOp : Fa_Op<"attention", [Pure, AttrSizedOperandSegments]> {
                        AnyRankedTensor:$value,
                        Optional<AnyRankedTensor>:$block_table,
                        Optional<AnyRankedTensor>:$cache_seqlens,
+                       Optional<AnyRankedTensor>:$cu_seqlens_q,
+                       Optional<AnyRankedTensor>:$cu_seqlens_k,
                        OptionalAttr<F32Attr>:$scale, UnitAttr:$causal);
   let results = (outs AnyRankedTensor:$output,
                       Optional<AnyRankedTensor>:$lse);
   let assemblyFormat = [{
     $query `,` $key `,` $value
     (`paged` `(` $block_table^ `,` $cache_seqlens `)`)?
+    (`varlen` `(` $cu_seqlens_q^ `,` $cu_seqlens_k `:` type($cu_seqlens_q)
+     `,` type($cu_seqlens_k) `)`)?
     (`causal` $causal^)? (`scale` `(` $scale^ `)`)?
     attr-dict `:` type($query) `,` type($key) `,` type($value)
     (`,` type($block_table)^ `,` type($cache_seqlens))? `->`
@@ -66,6 +87,8 @@ def Fa_AttentionOp : Fa_Op<"attention", [Pure, AttrSizedOperandSegments]> {
     int64_t getHeadDim();
     /// Whether K and V are a paged cache (`paged`).
     bool isPaged() { return static_cast<bool>(getBlockTable()); }
+    /// Whether the batch is variable-length packed sequences (`varlen`).
+    bool isVarlen() { return static_cast<bool>(getCuSeqlensQ()); }
     /// The scale in effect: the attribute, or 1/sqrt(D).
     float getEffectiveScale();
   }];
@@ -140,6 +163,13 @@ def Fa_LoadTileOp : Fa_Op<"load_tile", [AttrSizedOperandSegments,
     of page `table[batch, n / page_size]` (`table` `[B, max_pages]` i32),
     and the sequence has `rows` rows.
 
+    With `seq(%start, %rows)` the rows are one sequence of a varlen batch
+    (`fa.attention`'s `varlen`): row `p` is row `start + p` of
+    `source[batch, head]`, existing below `rows` (which also takes `L`'s
+    place in `group`'s packing). A varlen kernel's Q, K, V and O are views
+    `[B, H, max_L, D]` of the packed rows with batch stride 0, so that
+    `start` is `cu_seqlens[batch]`.
+
     ```mlir
     %t = fa.load_tile %k[%b, %h, %n0]
         : memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>> -> tensor<64x64xf16>
@@ -148,17 +178,19 @@ def Fa_LoadTileOp : Fa_Op<"load_tile", [AttrSizedOperandSegments,
   let arguments = (ins AnyMemRef:$source, Index:$batch, Index:$head,
                        Index:$row, Optional<Index>:$group,
                        Optional<AnyMemRef>:$page_table,
-                       Optional<Index>:$page_rows);
+                       Optional<Index>:$page_rows, Optional<Index>:$seq_start,
+                       Optional<Index>:$seq_rows);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = [{
     $source `[` $batch `,` $head `,` $row `]` (`group` `(` $group^ `)`)?
     (`pages` `(` $page_table^ `:` type($page_table) `,` $page_rows `)`)?
+    (`seq` `(` $seq_start^ `,` $seq_rows `)`)?
     attr-dict `:` type($source) `->` type($result)
   }];
   let hasVerifier = 1;
 }
 
-def Fa_StoreTileOp : Fa_Op<"store_tile", [
+def Fa_StoreTileOp : Fa_Op<"store_tile", [AttrSizedOperandSegments,
     DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
   let summary = "Store a block of rows into one (batch, head) slice";
   let description = [{
@@ -167,7 +199,8 @@ def Fa_StoreTileOp : Fa_Op<"store_tile", [
     row : row + R]` (rank-3 memref `[B, H, L]`). Rows at or past `L` are not
     written, nor are the columns of a wider tile at or past `D`. With
     `group(%g)` the rows are packed query heads as in `fa.load_tile`; rows
-    `p >= g * L` are not written.
+    `p >= g * L` are not written. With `seq(%start, %rows)` the rows are
+    one sequence of a varlen batch, as in `fa.load_tile`.
 
     ```mlir
     fa.store_tile %o, %out[%b, %h, %m0]
@@ -175,10 +208,12 @@ def Fa_StoreTileOp : Fa_Op<"store_tile", [
     ```
   }];
   let arguments = (ins AnyRankedTensor:$tile, AnyMemRef:$dest, Index:$batch,
-                       Index:$head, Index:$row, Optional<Index>:$group);
+                       Index:$head, Index:$row, Optional<Index>:$group,
+                       Optional<Index>:$seq_start, Optional<Index>:$seq_rows);
   let assemblyFormat = [{
     $tile `,` $dest `[` $batch `,` $head `,` $row `]`
-    (`group` `(` $group^ `)`)? attr-dict `:` type($tile) `,` type($dest)
+    (`group` `(` $group^ `)`)? (`seq` `(` $seq_start^ `,` $seq_rows `)`)?
+    attr-dict `:` type($tile) `,` type($dest)
   }];
   let hasVerifier = 1;
 }
@@ -319,7 +354,8 @@ def Fa_CopyTileOp : Fa_Op<"copy_tile", [AttrSizedOperandSegments]> {
     may read the result only after a barrier. A 16-bit source may be
     stored in an f32 buffer (widened once here, not in every product step).
     With `group(%g)` the rows are packed query heads, with `pages(...)`
-    rows of a paged cache, as in `fa.load_tile`.
+    rows of a paged cache, with `seq(...)` one sequence of a varlen batch,
+    as in `fa.load_tile`.
 
     ```mlir
     fa.copy_tile %k[%b, %h, %n0] to %kbuf
@@ -332,10 +368,12 @@ def Fa_CopyTileOp : Fa_Op<"copy_tile", [AttrSizedOperandSegments]> {
                        Arg<AnyMemRef, "LDS destination", [MemWrite]>:$dest,
                        Optional<Index>:$group,
                        Optional<AnyMemRef>:$page_table,
-                       Optional<Index>:$page_rows);
+                       Optional<Index>:$page_rows, Optional<Index>:$seq_start,
+                       Optional<Index>:$seq_rows);
   let assemblyFormat = [{
     $source `[` $batch `,` $head `,` $row `]` (`group` `(` $group^ `)`)?
     (`pages` `(` $page_table^ `:` type($page_table) `,` $page_rows `)`)?
+    (`seq` `(` $seq_start^ `,` $seq_rows `)`)?
     `to` $dest attr-dict `:` type($source) `to` type($dest)
   }];
   let hasVerifier = 1;
@@ -352,8 +390,8 @@ def Fa_FetchTileOp : Fa_Op<"fetch_tile", [AttrSizedOperandSegments]> {
     buffer only gives the distribution; it is not accessed). Rows at or past
     `L` become zero without a load. The result may only be stored with
     `fa.stage_tile` into the same buffer, directly or through the iteration
-    arguments of `scf.for` loops. `pages(...)`: a paged cache, as in
-    `fa.load_tile`.
+    arguments of `scf.for` loops. `pages(...)`: a paged cache, `seq(...)`:
+    one sequence of a varlen batch, as in `fa.load_tile`.
 
     ```mlir
     %t = fa.fetch_tile %k[%b, %h, %n1] for %kbuf
@@ -365,11 +403,13 @@ def Fa_FetchTileOp : Fa_Op<"fetch_tile", [AttrSizedOperandSegments]> {
   let arguments = (ins Arg<AnyMemRef, "global source", [MemRead]>:$source,
                        Index:$batch, Index:$head, Index:$row,
                        AnyMemRef:$buffer, Optional<AnyMemRef>:$page_table,
-                       Optional<Index>:$page_rows);
+                       Optional<Index>:$page_rows, Optional<Index>:$seq_start,
+                       Optional<Index>:$seq_rows);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = [{
     $source `[` $batch `,` $head `,` $row `]`
     (`pages` `(` $page_table^ `:` type($page_table) `,` $page_rows `)`)?
+    (`seq` `(` $seq_start^ `,` $seq_rows `)`)?
     `for` $buffer attr-dict `:` type($source) `for` type($buffer) `->`
     type($result)
   }];

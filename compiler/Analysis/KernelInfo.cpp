@@ -123,6 +123,7 @@ FailureOr<std::vector<KernelInfo>> mlir::fa::collectKernels(ModuleOp module) {
     k.splitKv = f->hasAttr("fa.kv_splits");
     k.gqaPacked = f->hasAttr("fa.gqa_packed");
     k.paged = f->hasAttr("fa.paged");
+    k.varlen = f->hasAttr("fa.varlen");
     if (auto combine = f->getAttrOfType<FlatSymbolRefAttr>("fa.combine"))
       k.combine = combine.getValue().str();
     else

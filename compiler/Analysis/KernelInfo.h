@@ -67,7 +67,8 @@ struct KernelInfo {
   int64_t abiVersion = 1;
   /// Split-KV: the split kernel names its combine kernel (`combine`); the
   /// combine kernel has `isCombine`.
-  bool splitKv = false, isCombine = false, gqaPacked = false, paged = false;
+  bool splitKv = false, isCombine = false, gqaPacked = false, paged = false,
+       varlen = false;
   std::string combine;
   std::vector<int64_t> staticSizes; // B, Hq, Hkv, Lq, Lk; -1 = dynamic
   /// The backend's resource figures (manifest `resources`), where it has

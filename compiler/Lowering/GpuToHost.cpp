@@ -371,6 +371,10 @@ static LogicalResult checkBodyParameters(LLVM::LLVMFuncOp body,
     memref();
     expected.append({i64, i64});
   }
+  if (abiVersion >= 4) { // cu_seqlens_q, cu_seqlens_k
+    memref();
+    memref();
+  }
   const unsigned words = fa_abi_num_words(uint32_t(abiVersion));
   memref(); // the LDS block
   expected.push_back(ptr);

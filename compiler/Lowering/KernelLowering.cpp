@@ -59,7 +59,15 @@ Value KernelLowering::colOf(int64_t j) {
 }
 
 Value KernelLowering::rowLimit(const Global &g) {
+  if (sequence.rows)
+    return sequence.rows;
   return (g.role == kK || g.role == kV) ? sizes[4] : sizes[3];
+}
+
+Value KernelLowering::sequenceOffset(const Global &g) {
+  if (!sequence.start || bug == PlantedBug::SeqStartIgnored)
+    return idx(0);
+  return arith::MulIOp::create(b, loc, sequence.start, g.sl);
 }
 
 Value KernelLowering::ldsIndex(OpBuilder &nb, Location l, const LdsBuf &buf,
@@ -726,13 +734,16 @@ LogicalResult KernelLowering::lowerOp(Operation *op) {
     return success();
   }
   if (auto load = dyn_cast<memref::LoadOp>(op)) {
-    // A paged kernel's sequence length: cache_seqlens[b].
+    // A paged kernel's sequence length, cache_seqlens[b]; a varlen
+    // kernel's sequence bounds, cu_seqlens_q/k[b] and [b + 1].
     auto it = globals.find(load.getMemRef());
-    if (it == globals.end() || it->second.role != kSeqLens ||
+    if (it == globals.end() ||
+        (it->second.role != kSeqLens && it->second.role != kCuQ &&
+         it->second.role != kCuK) ||
         load.getIndices().size() != 1)
       return op->emitOpError()
-             << "cannot lower: only the cache lengths (fa.args[8]) are read "
-                "element by element";
+             << "cannot lower: only the cache lengths (fa.args[8]) and "
+                "cu_seqlens (fa.args[9], [10]) are read element by element";
     FailureOr<Value> at = scalar(load.getIndices()[0]);
     if (mlir::failed(at))
       return op->emitOpError() << "cannot lower: " << failure;
@@ -819,7 +830,7 @@ LogicalResult KernelLowering::run() {
   if (roles.size() >= kNumSplitRoles)
     splits = arith::IndexCastOp::create(b, loc, b.getIndexType(),
                                         kernel.getArgument(kWsArg + 2));
-  if (roles.size() == kNumPagedRoles) {
+  if (roles.size() >= kNumPagedRoles) {
     pageSize = arith::IndexCastOp::create(b, loc, b.getIndexType(),
                                           kernel.getArgument(kTableArg + 2));
     tableStride = arith::IndexCastOp::create(b, loc, b.getIndexType(),
@@ -829,12 +840,14 @@ LogicalResult KernelLowering::run() {
   for (int r = 0; r < static_cast<int>(roles.size()); ++r) {
     if (roles[r] < 0)
       continue;
-    if (r == kTable || r == kSeqLens) {
+    if (r == kTable || r == kSeqLens || r == kCuQ || r == kCuK) {
       // i32 metadata, read element by element: table[b][i] at b * stride +
-      // i (the table's row stride word), lengths[b] at b.
+      // i (the table's row stride word), lengths[b] at b, cu_seqlens[b] at
+      // b.
       Global g;
       g.role = r;
-      g.flat = kernel.getArgument(kTableArg + (r - kTable));
+      g.flat = kernel.getArgument(r >= kCuQ ? kCuArg + (r - kCuQ)
+                                            : kTableArg + (r - kTable));
       globals[func.getArgument(roles[r])] = g;
       continue;
     }

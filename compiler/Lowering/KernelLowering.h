@@ -42,7 +42,10 @@ enum Role {
   kNumSplitRoles = 7,
   kTable = 7,   // paged K/V (ABI version 3): the block table
   kSeqLens = 8, // and the cache lengths
-  kNumPagedRoles = 9
+  kNumPagedRoles = 9,
+  kCuQ = 9, // varlen (ABI version 4): cu_seqlens_q
+  kCuK = 10, // and cu_seqlens_k
+  kNumVarlenRoles = 11
 };
 constexpr int64_t kNumSizes = 5;    // B, Hq, Hkv, Lq, Lk
 constexpr int64_t kNumStrides = 14; // 3 each for Q, K, V, O; 2 for LSE
@@ -51,6 +54,7 @@ constexpr int64_t kNumStrides = 14; // 3 each for Q, K, V, O; 2 for LSE
 /// table's row stride (version 3).
 constexpr int64_t kWsArg = kNumRoles + kNumSizes + kNumStrides;
 constexpr int64_t kTableArg = kWsArg + 3;
+constexpr int64_t kCuArg = kTableArg + 4; // cu_seqlens_q, _k (version 4)
 
 class KernelLowering {
 public:
@@ -198,23 +202,36 @@ private:
   struct {
     Value batch, head, table, rows;
   } paging;
-  /// Sets `packing` and `paging` for the rows of one tile op (a null
-  /// group or table leaves them unset) until the scope ends.
+  /// Varlen (ABI version 4): the rows of the tile op are one sequence's,
+  /// from row `start` of the packed rows, `rows` of them (fa.load_tile's
+  /// seq); null start: the buffer's own L rows from row 0.
+  struct {
+    Value start, rows;
+  } sequence;
+  /// Sets `packing`, `paging` and `sequence` for the rows of one tile op
+  /// (a null group, table or start leaves them unset) until the scope ends.
   struct RowsScope {
     KernelLowering &k;
     ~RowsScope() {
       k.packing = {};
       k.paging = {};
+      k.sequence = {};
     }
   };
   [[nodiscard]] RowsScope enterRows(Value batch, Value head, Value group,
-                                    Value table, Value rows) {
+                                    Value table, Value rows,
+                                    Value seqStart = {}, Value seqRows = {}) {
     if (group)
       packing = {*scalar(batch), *scalar(head), *scalar(group)};
     if (table)
       paging = {*scalar(batch), *scalar(head), table, *scalar(rows)};
+    if (seqStart)
+      sequence = {*scalar(seqStart), *scalar(seqRows)};
     return RowsScope{*this};
   }
+  /// The element offset of the sequence's first row in `g` (0 without
+  /// `sequence`).
+  Value sequenceOffset(const Global &g);
   DenseMap<Value, Global> globals; // tile-IR memref -> kernel buffer
   IRMapping scalars;
   DenseMap<Value, Value> fragments;   // tensor -> vector (registers)

@@ -90,6 +90,8 @@ std::pair<Value, Value> KernelLowering::rowStart(const Global &g, Value base,
                             arith::MulIOp::create(b, loc, packing.batch, g.sb),
                             arith::MulIOp::create(b, loc, head, g.sh)),
       arith::MulIOp::create(b, loc, pos, g.sl));
+  if (sequence.start)
+    start = arith::AddIOp::create(b, loc, start, sequenceOffset(g));
   Value exists = arith::CmpIOp::create(
       b, loc, arith::CmpIPredicate::slt, row,
       arith::MulIOp::create(b, loc, limit, packing.group));
@@ -310,11 +312,14 @@ Value KernelLowering::vectorCopyOk(const Global &g) {
 
 Value KernelLowering::rowsBase(const Global &g, Value batch, Value head,
                                Value row0) {
-  return arith::AddIOp::create(
+  Value base = arith::AddIOp::create(
       b, loc,
       arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, batch, g.sb),
                             arith::MulIOp::create(b, loc, head, g.sh)),
       arith::MulIOp::create(b, loc, row0, g.sl));
+  if (sequence.start)
+    base = arith::AddIOp::create(b, loc, base, sequenceOffset(g));
+  return base;
 }
 
 void KernelLowering::copyTile(CopyTileOp op) {
@@ -322,9 +327,10 @@ void KernelLowering::copyTile(CopyTileOp op) {
   const Global &g = globals.lookup(op.getSource());
 
   Value row0 = *scalar(op.getRow());
+  RowsScope rows =
+      enterRows(op.getBatch(), op.getHead(), op.getGroup(), op.getPageTable(),
+                op.getPageRows(), op.getSeqStart(), op.getSeqRows());
   Value base = rowsBase(g, *scalar(op.getBatch()), *scalar(op.getHead()), row0);
-  RowsScope rows = enterRows(op.getBatch(), op.getHead(), op.getGroup(),
-                             op.getPageTable(), op.getPageRows());
 
   const int64_t width = vectorWidth(op);
   if (width == 0 || copyPath == CopyPath::Scalar) {
@@ -386,9 +392,10 @@ Value KernelLowering::fetchRows(FetchTileOp op, bool scalarLoads) {
   const int64_t cols = ldsBuffers[op.getBuffer()].layout.cols;
   FetchShape f = fetchShape(elt, ldsBuffers[op.getBuffer()].layout);
   Value row0 = *scalar(op.getRow());
+  RowsScope rows =
+      enterRows(op.getBatch(), op.getHead(), Value(), op.getPageTable(),
+                op.getPageRows(), op.getSeqStart(), op.getSeqRows());
   Value base = rowsBase(g, *scalar(op.getBatch()), *scalar(op.getHead()), row0);
-  RowsScope rows = enterRows(op.getBatch(), op.getHead(), Value(),
-                             op.getPageTable(), op.getPageRows());
   const int64_t threads = mapping.threads;
   auto type = VectorType::get({f.iters * f.unitRows * f.width}, elt);
   Value all =
@@ -589,11 +596,14 @@ void KernelLowering::storeTile(StoreTileOp op) {
   const Global &g = globals.lookup(op.getDest());
   Value bIdx = *scalar(op.getBatch()), h = *scalar(op.getHead()),
         row0 = *scalar(op.getRow());
+  RowsScope rows = enterRows(op.getBatch(), op.getHead(), op.getGroup(),
+                             Value(), Value(), op.getSeqStart(),
+                             op.getSeqRows());
   Value base =
       arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, bIdx, g.sb),
                             arith::MulIOp::create(b, loc, h, g.sh));
-  RowsScope rows =
-      enterRows(op.getBatch(), op.getHead(), op.getGroup(), Value(), Value());
+  if (sequence.start)
+    base = arith::AddIOp::create(b, loc, base, sequenceOffset(g));
   const int64_t cc = colsPerThread(type);
   Value limit = rowLimit(g);
   Value firstLane =
@@ -651,10 +661,11 @@ Value KernelLowering::loadTile(LoadTileOp op) {
   const Global &g = globals.lookup(op.getSource());
   Value bIdx = *scalar(op.getBatch()), h = *scalar(op.getHead()),
         row0 = *scalar(op.getRow());
-  Value base = rowsBase(g, bIdx, h, row0);
   // A paged register load reads through the table as a copy does.
-  RowsScope rows = enterRows(op.getBatch(), op.getHead(), op.getGroup(),
-                             op.getPageTable(), op.getPageRows());
+  RowsScope rows =
+      enterRows(op.getBatch(), op.getHead(), op.getGroup(), op.getPageTable(),
+                op.getPageRows(), op.getSeqStart(), op.getSeqRows());
+  Value base = rowsBase(g, bIdx, h, row0);
   Type elt = type.getElementType();
   const int64_t cc = colsPerThread(type);
   SmallVector<Value> elements;

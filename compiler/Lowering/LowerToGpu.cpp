@@ -124,7 +124,12 @@ static void buildLaunch(OpBuilder &b, scf::ForallOp grid, gpu::GPUFuncOp kernel,
       args.push_back(arith::IndexCastOp::create(b, loc, b.getI64Type(), s));
     }
   }
-  if (roles.size() == kNumPagedRoles) {
+  if (roles.size() >= kNumPagedRoles && roles[kTable] < 0) {
+    // A varlen kernel: no block table nor lengths, page size and stride 0.
+    args.push_back(contiguous(kTable, kTableArg));
+    args.push_back(contiguous(kSeqLens, kTableArg + 1));
+    args.append(2, arith::ConstantIntOp::create(b, loc, 0, 64));
+  } else if (roles.size() >= kNumPagedRoles) {
     // ABI version 3: the block table (rows as it has them: its extent is
     // rows * row stride), the lengths, the page size (the cache's
     // dimension 1) and the table's row stride.
@@ -141,6 +146,11 @@ static void buildLaunch(OpBuilder &b, scf::ForallOp grid, gpu::GPUFuncOp kernel,
     args.push_back(dim(kK, 1));
     args.push_back(arith::IndexCastOp::create(b, loc, b.getI64Type(),
                                               meta.getStrides()[0]));
+  }
+  if (roles.size() == kNumVarlenRoles) {
+    // ABI version 4: cu_seqlens_q and cu_seqlens_k.
+    args.push_back(contiguous(kCuQ, kCuArg));
+    args.push_back(contiguous(kCuK, kCuArg + 1));
   }
 
   SmallVector<Value> gridSize =
@@ -178,9 +188,11 @@ static std::string checkGridShape(scf::ForallOp grid, ArrayRef<int64_t> roles) {
   }
   if (roles.size() == kNumRoles)
     return "";
-  if (roles.size() != kNumSplitRoles && roles.size() != kNumPagedRoles)
+  if (roles.size() != kNumSplitRoles && roles.size() != kNumPagedRoles &&
+      roles.size() != kNumVarlenRoles)
     return "fa.args has " + std::to_string(roles.size()) +
-           " entries, expected 5, 7 for split-KV or 9 for paged K/V";
+           " entries, expected 5, 7 for split-KV, 9 for paged K/V or 11 for "
+           "varlen";
   // Role r: a rank-`rank` memref argument of `elt` (what: for the message).
   auto check = [&](int r, int64_t rank, Type elt,
                    StringRef what) -> std::string {
@@ -200,7 +212,17 @@ static std::string checkGridShape(scf::ForallOp grid, ArrayRef<int64_t> roles) {
   };
   MLIRContext *ctx = grid.getContext();
   Type i32 = IntegerType::get(ctx, 32), f32 = Float32Type::get(ctx);
-  if (roles.size() == kNumPagedRoles) {
+  if (roles.size() == kNumVarlenRoles) {
+    if (roles[kTable] >= 0 || roles[kSeqLens] >= 0)
+      return "a varlen grid has no block table nor cache lengths (fa.args[7], "
+             "[8] must be -1)";
+    for (std::string why : {check(kCuQ, 1, i32, "cu_seqlens_q"),
+                            check(kCuK, 1, i32, "cu_seqlens_k")})
+      if (!why.empty())
+        return why;
+    if (roles[kWsO] < 0 && roles[kWsLse] < 0)
+      return "";
+  } else if (roles.size() == kNumPagedRoles) {
     for (std::string why : {check(kTable, 2, i32, "the block table"),
                             check(kSeqLens, 1, i32, "the cache lengths")})
       if (!why.empty())
@@ -223,7 +245,8 @@ static LogicalResult lowerGrid(scf::ForallOp grid, gpu::GPUModuleOp gpuModule,
   auto rolesAttr = grid->getAttrOfType<DenseI64ArrayAttr>("fa.args");
   if (!config || !rolesAttr ||
       (rolesAttr.size() != kNumRoles && rolesAttr.size() != kNumSplitRoles &&
-       rolesAttr.size() != kNumPagedRoles))
+       rolesAttr.size() != kNumPagedRoles &&
+       rolesAttr.size() != kNumVarlenRoles))
     return grid.emitOpError()
            << "is not an fa tile grid (missing fa.tile or fa.args)";
   if (std::string why = checkGridShape(grid, rolesAttr.asArrayRef());
@@ -269,7 +292,8 @@ static LogicalResult lowerGrid(scf::ForallOp grid, gpu::GPUModuleOp gpuModule,
   SmallVector<Type> argTypes(4, flatType(elt));
   argTypes.push_back(flatType(Float32Type::get(ctx)));
   argTypes.append(kNumSizes + kNumStrides, IntegerType::get(ctx, 64));
-  const bool paged = roles.size() == kNumPagedRoles;
+  const bool varlen = roles.size() == kNumVarlenRoles;
+  const bool paged = roles.size() >= kNumPagedRoles; // version 3 words
   const bool split = roles.size() >= kNumSplitRoles;
   if (split) // ABI version 2: workspace O and LSE, S
     argTypes.append({flatType(Float32Type::get(ctx)),
@@ -279,6 +303,9 @@ static LogicalResult lowerGrid(scf::ForallOp grid, gpu::GPUModuleOp gpuModule,
     argTypes.append({flatType(IntegerType::get(ctx, 32)),
                      flatType(IntegerType::get(ctx, 32)),
                      IntegerType::get(ctx, 64), IntegerType::get(ctx, 64)});
+  if (varlen) // version 4: cu_seqlens_q, cu_seqlens_k
+    argTypes.append({flatType(IntegerType::get(ctx, 32)),
+                     flatType(IntegerType::get(ctx, 32))});
   std::string name = func.getName().str() + "_kernel";
   if (kernelIndex)
     name += std::to_string(kernelIndex);
@@ -299,10 +326,11 @@ static LogicalResult lowerGrid(scf::ForallOp grid, gpu::GPUModuleOp gpuModule,
   kernel->setAttr("fa.tile", config);
   for (StringRef attr :
        {"fa.scale", "fa.causal", "fa.fetch_ahead", "fa.kv_splits",
-        "fa.gqa_packed", "fa.combine", "fa.paged"})
+        "fa.gqa_packed", "fa.combine", "fa.paged", "fa.varlen"})
     if (Attribute a = grid->getAttr(attr))
       kernel->setAttr(attr, a);
-  kernel->setAttr("fa.abi_version", mb.getI64IntegerAttr(paged   ? 3
+  kernel->setAttr("fa.abi_version", mb.getI64IntegerAttr(varlen  ? 4
+                                                         : paged ? 3
                                                          : split ? 2
                                                                  : 1));
   kernel->setAttr("fa.has_lse", mb.getBoolAttr(roles[kLse] >= 0));

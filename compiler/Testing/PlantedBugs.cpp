@@ -33,6 +33,9 @@ static const PlantedBugInfo kBugs[] = {
     {PlantedBug::SplitOverlap, "split-overlap", "fa-tile",
      "split-KV: each split after the first also visits the block before its "
      "range (its predecessor's last)"},
+    {PlantedBug::CuSeqlensOffByOne, "cu-seqlens-off-by-one", "fa-tile",
+     "varlen: each sequence's keys end one row early, cu_seqlens_k[b+1] - 1 "
+     "taken as its end"},
     {PlantedBug::NoRaggedMask, "no-ragged-mask", "fa-lower-to-gpu",
      "keys past Lk in the last KV block are not masked"},
     {PlantedBug::SwapKvStrides, "swap-kv-strides", "fa-lower-to-gpu",
@@ -71,6 +74,9 @@ static const PlantedBugInfo kBugs[] = {
      "fa-lower-to-gpu",
      "paged K/V: the row within a page is addressed with the head stride "
      "instead of the row stride"},
+    {PlantedBug::SeqStartIgnored, "seq-start-ignored", "fa-lower-to-gpu",
+     "varlen: every sequence's rows are addressed from row 0 of the packed "
+     "tensor (cu_seqlens[b] is not added)"},
     {PlantedBug::PipelineNoBarrier, "pipeline-no-barrier", "fa-double-buffer",
      "the barrier before the pipelined loop's first LDS store is removed, so "
      "block n+1 overwrites a slot other threads still read"},

@@ -37,6 +37,8 @@ enum class PlantedBug {
   SplitShort,       ///< split-KV: each split stops one K/V block short
   SplitOverlap,     ///< split-KV: each split after the first starts one
                     ///< K/V block early (visits its predecessor's last)
+  CuSeqlensOffByOne, ///< varlen: each sequence's keys end one early
+                     ///< (cu_seqlens_k[b+1] - 1 taken as its end)
   // fa-lower-to-gpu (Level 2)
   NoRaggedMask,           ///< keys past Lk in the last KV block are not masked
   SwapKvStrides,          ///< K read with V's strides and V with K's
@@ -55,6 +57,9 @@ enum class PlantedBug {
                           ///< n / page_size + 1 of the block table
   PageOffsetWrongStride,  ///< paged K/V: the row within a page addressed
                           ///< with the head stride
+  SeqStartIgnored,        ///< varlen: every sequence's rows addressed from
+                          ///< row 0 of the packed tensor (cu_seqlens[b]
+                          ///< not added)
   // fa-double-buffer (Level 1b)
   PipelineNoBarrier, ///< a staged K/V tile overwrites its slot unsynchronised
 };

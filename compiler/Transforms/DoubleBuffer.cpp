@@ -77,8 +77,14 @@ static FetchTileOp fetchFor(CopyTileOp copy, scf::ForOp loop, OpBuilder &b,
   Value pages = copy.getPageTable();
   Value pageRows =
       pages ? recompute(copy.getPageRows(), loop, b, map) : Value();
+  Value seqStart = copy.getSeqStart()
+                       ? recompute(copy.getSeqStart(), loop, b, map)
+                       : Value();
+  Value seqRows =
+      seqStart ? recompute(copy.getSeqRows(), loop, b, map) : Value();
   return FetchTileOp::create(b, copy.getLoc(), type, copy.getSource(), batch,
-                             head, r, copy.getDest(), pages, pageRows);
+                             head, r, copy.getDest(), pages, pageRows,
+                             seqStart, seqRows);
 }
 
 /// Whether `op` or an op nested in it reads LDS (`slot`: that slot) or,

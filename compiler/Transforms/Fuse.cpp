@@ -135,7 +135,8 @@ unsigned mlir::fa::fuseAttentionChains(RewriterBase &rewriter, Operation *root,
     auto attn = AttentionOp::create(
         rewriter, pv.getLoc(), last->getResult(0).getType(), /*lse=*/Type(),
         c.qk.getLhs(), c.qk.getRhs(), pv.getRhs(), /*block_table=*/Value(),
-        /*cache_seqlens=*/Value(), rewriter.getF32FloatAttr(scale),
+        /*cache_seqlens=*/Value(), /*cu_seqlens_q=*/Value(),
+        /*cu_seqlens_k=*/Value(), rewriter.getF32FloatAttr(scale),
         c.softmax.getCausal());
     rewriter.replaceOp(last, attn.getOutput());
     if (c.trunc)

@@ -155,7 +155,8 @@ LogicalResult FaPromotePass::promote(scf::ForallOp grid,
     OpBuilder b(at);
     CopyTileOp::create(b, load.getLoc(), load.getSource(), load.getBatch(),
                        load.getHead(), load.getRow(), buffer, load.getGroup(),
-                       load.getPageTable(), load.getPageRows());
+                       load.getPageTable(), load.getPageRows(),
+                       load.getSeqStart(), load.getSeqRows());
     buffers[load.getResult()] = buffer;
     os << "  " << name << ": " << layout.rows << "x" << layout.cols << " "
        << layout.elementType << (layout.pairs ? " pair-interleaved" : "")

@@ -51,6 +51,20 @@ static MemRefType kernelMemRefType(RankedTensorType t) {
   return MemRefType::get(t.getShape(), t.getElementType(), layout);
 }
 
+/// The kernel's view of a tensor of a varlen attention (packed rows):
+/// [total, H, D] as [B, H, max_L, D] and the LSE [H, total] as [B, H,
+/// max_L], with any strides. The batch stride is 0 (KernelAbi.h, version
+/// 4): sequence b's rows begin at cu_seqlens[b], which the tile ops' `seq`
+/// adds.
+static MemRefType varlenViewType(RankedTensorType t) {
+  const int64_t dyn = ShapedType::kDynamic;
+  SmallVector<int64_t> shape =
+      t.getRank() == 3 ? SmallVector<int64_t>{dyn, t.getDimSize(1), dyn,
+                                              t.getDimSize(2)}
+                       : SmallVector<int64_t>{dyn, t.getDimSize(0), dyn};
+  return kernelMemRefType(RankedTensorType::get(shape, t.getElementType()));
+}
+
 namespace {
 /// Builds the Level 1 body of one attention.
 class TileBuilder {
@@ -68,10 +82,11 @@ public:
     float scale;
     int64_t headDim;
     bool paged;
+    bool varlen;
   };
   static OpFacts factsOf(AttentionOp op) {
     return {op.getQuery().getType().getElementType(), op.getEffectiveScale(),
-            op.getHeadDim(), op.isPaged()};
+            op.getHeadDim(), op.isPaged(), op.isVarlen()};
   }
 
   /// The attention grid. With a workspace (`wsO`, `wsLse`: split-KV) it
@@ -160,6 +175,10 @@ void TileBuilder::build(AttentionOp op, const OpFacts &facts, Value q, Value k,
   // length is read in the grid.
   Value table = facts.paged ? op->getOperand(3) : Value();
   Value seqlens = table ? op->getOperand(4) : Value();
+  // Varlen: Q, K, V, O are [B, H, max_L, D] views of the packed rows;
+  // each sequence's rows and lengths are read in the grid.
+  Value cuQ = facts.varlen ? op->getOperand(3) : Value();
+  Value cuK = facts.varlen ? op->getOperand(4) : Value();
   Value hkv = memref::DimOp::create(b, loc, k, table ? 2 : 1);
   Value lk = table ? Value() : Value(memref::DimOp::create(b, loc, k, 2));
   Value group = arith::DivUIOp::create(b, loc, hq, hkv);
@@ -185,10 +204,12 @@ void TileBuilder::build(AttentionOp op, const OpFacts &facts, Value q, Value k,
       b, loc, getAsOpFoldResult(ValueRange{gridX, pack ? hkv : hq, batch}),
       ValueRange{}, mapping);
   SmallVector<Value> roles{q, k, v, o, lse};
-  if (split || table)
+  if (split || table || cuQ)
     roles.append({wsO, wsLse});
-  if (table)
+  if (table || cuQ)
     roles.append({table, seqlens});
+  if (cuQ)
+    roles.append({cuQ, cuK});
   annotate(grid, op, facts, roles);
   if (split)
     grid->setAttr("fa.kv_splits", b.getStringAttr("runtime"));
@@ -196,6 +217,8 @@ void TileBuilder::build(AttentionOp op, const OpFacts &facts, Value q, Value k,
     grid->setAttr("fa.gqa_packed", b.getUnitAttr());
   if (table)
     grid->setAttr("fa.paged", b.getUnitAttr());
+  if (cuQ)
+    grid->setAttr("fa.varlen", b.getUnitAttr());
 
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(grid.getBody());
@@ -211,11 +234,32 @@ void TileBuilder::build(AttentionOp op, const OpFacts &facts, Value q, Value k,
                  : Value(arith::DivUIOp::create(b, loc, h, group));
   Value rowGroup = pack ? group : Value();
 
+  // Varlen: sequence b is rows [cu_q[b], cu_q[b+1]) of Q and O and rows
+  // [cu_k[b], cu_k[b+1]) of K and V; its lengths replace Lq and Lk.
+  Value qStart, kStart;
+  if (cuQ) {
+    auto entry = [&](Value cu, Value i) -> Value {
+      Value e = memref::LoadOp::create(b, loc, cu, ValueRange{i});
+      return arith::IndexCastOp::create(b, loc, b.getIndexType(), e);
+    };
+    Value next = arith::AddIOp::create(b, loc, bIdx, c1);
+    qStart = entry(cuQ, bIdx);
+    lq = arith::SubIOp::create(b, loc, entry(cuQ, next), qStart);
+    kStart = entry(cuK, bIdx);
+    lk = arith::SubIOp::create(b, loc, entry(cuK, next), kStart);
+    // (The planted bug takes the end as inclusive: one key short.)
+    if (bug == PlantedBug::CuSeqlensOffByOne)
+      lk = arith::MaxSIOp::create(b, loc,
+                                  arith::SubIOp::create(b, loc, lk, c1), c0);
+    rows = pack ? Value(arith::MulIOp::create(b, loc, lq, group)) : lq;
+  }
+
   // Q block: loaded once, resident for the whole KV loop.
   auto qTileType = RankedTensorType::get({bm, d}, elt);
   auto kvTileType = RankedTensorType::get({bn, d}, elt);
   Value qTile = LoadTileOp::create(b, loc, qTileType, q, bIdx, h, m0, rowGroup,
-                                   Value(), Value());
+                                   Value(), Value(), qStart,
+                                   qStart ? lq : Value());
   // Paged: this sequence's keys, cache_seqlens[b].
   if (table) {
     Value len = memref::LoadOp::create(b, loc, seqlens, ValueRange{bIdx});
@@ -253,6 +297,12 @@ void TileBuilder::build(AttentionOp op, const OpFacts &facts, Value q, Value k,
     diag = arith::MaxSIOp::create(b, loc, diag, c0);
     kvEnd = arith::MinSIOp::create(b, loc, diag, lk);
   }
+  // Varlen: a Q block past its sequence's rows visits no key.
+  if (cuQ)
+    kvEnd = arith::SelectOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, m0, rows),
+        kvEnd, c0);
   Value numKvBlocks = arith::CeilDivUIOp::create(b, loc, kvEnd, idx(bn));
   if (causal && bug == PlantedBug::CausalBoundBlock)
     numKvBlocks = arith::MaxSIOp::create(
@@ -292,10 +342,12 @@ void TileBuilder::build(AttentionOp op, const OpFacts &facts, Value q, Value k,
       [&](OpBuilder &nb, Location l, Value n, ValueRange iter) {
         Value mOld = iter[0], lOld = iter[1], acc = iter[2];
         Value n0 = arith::MulIOp::create(nb, l, n, idx(bn));
-        Value kTile = LoadTileOp::create(nb, l, kvTileType, k, bIdx, hk, n0,
-                                         Value(), table, table ? lk : Value());
-        Value vTile = LoadTileOp::create(nb, l, kvTileType, v, bIdx, hk, n0,
-                                         Value(), table, table ? lk : Value());
+        Value kTile = LoadTileOp::create(
+            nb, l, kvTileType, k, bIdx, hk, n0, Value(), table,
+            table ? lk : Value(), kStart, kStart ? lk : Value());
+        Value vTile = LoadTileOp::create(
+            nb, l, kvTileType, v, bIdx, hk, n0, Value(), table,
+            table ? lk : Value(), kStart, kStart ? lk : Value());
         // S = (Q·Kᵀ)·scale·log2(e), masked.
         Value s = TileDotOp::create(nb, l, sType, qTile, kTile, Value(),
                                     /*transpose_rhs=*/true);
@@ -340,22 +392,30 @@ void TileBuilder::build(AttentionOp op, const OpFacts &facts, Value q, Value k,
         accFinal = loop.getResult(2);
   auto [out, empty] = normalize(accFinal, lFinal);
   Value outBatch = bIdx;
+  // Varlen: the sequence's rows of O and LSE; of a split's workspace, whose
+  // batches are dense, rows from 0.
+  Value outStart = qStart;
   if (split) {
     outBatch = arith::AddIOp::create(
         b, loc, arith::MulIOp::create(b, loc, sIdx, batch), bIdx);
     o = wsO;
     lse = wsLse;
+    if (qStart)
+      outStart = c0;
   } else if (!elt.isF32()) {
     out = arith::TruncFOp::create(b, loc, qTileType, out);
   }
-  StoreTileOp::create(b, loc, out, o, outBatch, h, m0, rowGroup);
+  Value outRows = outStart ? lq : Value();
+  StoreTileOp::create(b, loc, out, o, outBatch, h, m0, rowGroup, outStart,
+                      outRows);
   if (lse) {
     Value logL = math::Log2Op::create(b, loc, lFinal);
     Value val = arith::MulFOp::create(
         b, loc, arith::AddFOp::create(b, loc, mFinal, logL),
         splat(rowsType, std::log(2.0)));
     val = arith::SelectOp::create(b, loc, empty, negInfRows, val);
-    StoreTileOp::create(b, loc, val, lse, outBatch, h, m0, rowGroup);
+    StoreTileOp::create(b, loc, val, lse, outBatch, h, m0, rowGroup, outStart,
+                        outRows);
   }
 }
 
@@ -382,9 +442,14 @@ void TileBuilder::buildCombine(AttentionOp op, const OpFacts &facts, Value q,
       ValueRange{}, mapping);
   // The combine kernel takes the split kernel's arguments (one ABI).
   SmallVector<Value> roles{q, k, v, o, lse, wsO, wsLse};
+  Value cuQ;
   if (facts.paged) {
     roles.append({op->getOperand(3), op->getOperand(4)});
     grid->setAttr("fa.paged", b.getUnitAttr());
+  } else if (facts.varlen) {
+    cuQ = op->getOperand(3);
+    roles.append({Value(), Value(), cuQ, op->getOperand(4)});
+    grid->setAttr("fa.varlen", b.getUnitAttr());
   }
   annotate(grid, op, facts, roles);
   grid->setAttr("fa.combine", b.getUnitAttr());
@@ -394,6 +459,19 @@ void TileBuilder::buildCombine(AttentionOp op, const OpFacts &facts, Value q,
   Value mb = grid.getInductionVar(0), h = grid.getInductionVar(1),
         bIdx = grid.getInductionVar(2);
   Value m0 = arith::MulIOp::create(b, loc, mb, idx(bm));
+  // Varlen: the sequence's rows of the workspace (from 0) and of O and LSE
+  // (from cu_q[b]).
+  Value qStart, lqSeq, wsStart;
+  if (cuQ) {
+    auto entry = [&](Value i) -> Value {
+      Value e = memref::LoadOp::create(b, loc, cuQ, ValueRange{i});
+      return arith::IndexCastOp::create(b, loc, b.getIndexType(), e);
+    };
+    qStart = entry(bIdx);
+    lqSeq = arith::SubIOp::create(
+        b, loc, entry(arith::AddIOp::create(b, loc, bIdx, c1)), qStart);
+    wsStart = c0;
+  }
   auto rowsType = f32Tile({bm});
   auto accType = f32Tile({bm, d});
   const double negInf = -std::numeric_limits<double>::infinity();
@@ -411,9 +489,10 @@ void TileBuilder::buildCombine(AttentionOp op, const OpFacts &facts, Value q,
         Value at = arith::AddIOp::create(
             nb, l, arith::MulIOp::create(nb, l, s, batch), bIdx);
         Value lseS = LoadTileOp::create(nb, l, rowsType, wsLse, at, h, m0,
-                                        Value(), Value(), Value());
+                                        Value(), Value(), Value(), wsStart,
+                                        lqSeq);
         Value oS = LoadTileOp::create(nb, l, accType, wsO, at, h, m0, Value(),
-                                      Value(), Value());
+                                      Value(), Value(), wsStart, lqSeq);
         Value mNew = arith::MaximumFOp::create(nb, l, mOld, lseS);
         // Every split so far empty: reference 0, so that exp gives 0.
         Value noKey = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ,
@@ -443,14 +522,15 @@ void TileBuilder::buildCombine(AttentionOp op, const OpFacts &facts, Value q,
   if (!elt.isF32())
     out = arith::TruncFOp::create(b, loc, RankedTensorType::get({bm, d}, elt),
                                   out);
-  StoreTileOp::create(b, loc, out, o, bIdx, h, m0, Value());
+  StoreTileOp::create(b, loc, out, o, bIdx, h, m0, Value(), qStart, lqSeq);
   if (lse) {
     Value logL = math::Log2Op::create(b, loc, lFinal);
     Value lnL =
         arith::MulFOp::create(b, loc, logL, splat(rowsType, std::log(2.0)));
     Value val = arith::AddFOp::create(b, loc, mFinal, lnL);
     val = arith::SelectOp::create(b, loc, empty, negInfRows, val);
-    StoreTileOp::create(b, loc, val, lse, bIdx, h, m0, Value());
+    StoreTileOp::create(b, loc, val, lse, bIdx, h, m0, Value(), qStart,
+                        lqSeq);
   }
 }
 
@@ -701,8 +781,9 @@ LogicalResult FaTilePass::tileFunction(func::FuncOp func, const TargetDesc &t) {
         return op.emitOpError()
                << "operand #" << i
                << " must be an argument of the kernel function";
-      static const char *const names[] = {"query", "key", "value",
-                                          "block table", "cache lengths"};
+      const char *const names[] = {
+          "query", "key", "value", op.isVarlen() ? "cu_seqlens_q" : "block table",
+          op.isVarlen() ? "cu_seqlens_k" : "cache lengths"};
       for (auto [j, other] : llvm::enumerate(op->getOperands().take_front(i)))
         if (other == operand)
           return op.emitOpError()
@@ -760,14 +841,27 @@ LogicalResult FaTilePass::tileFunction(func::FuncOp func, const TargetDesc &t) {
   // Signature: tensor args -> memrefs, results -> trailing output memrefs.
   // From here on the ops' typed operand accessors (getQuery(), ...) no
   // longer hold: their operands are memrefs.
+  // A varlen attention's Q, K, V, O and LSE become the kernel's views of
+  // the packed rows (varlenViewType).
   Block &entry = func.getBody().front();
+  llvm::SmallDenseSet<Value> viewed;
+  for (AttentionOp op : ops)
+    if (op.isVarlen()) {
+      for (Value v : op->getOperands().take_front(3))
+        viewed.insert(v);
+      for (Value v : op->getResults())
+        viewed.insert(v);
+    }
+  auto argType = [&](Value v, RankedTensorType tt) {
+    return viewed.contains(v) ? varlenViewType(tt) : kernelMemRefType(tt);
+  };
   for (BlockArgument arg : entry.getArguments())
     if (auto tt = dyn_cast<RankedTensorType>(arg.getType()))
-      arg.setType(kernelMemRefType(tt));
+      arg.setType(argType(arg, tt));
   DenseMap<Value, Value> outArg;
   for (Value v : ret.getOperands()) {
     auto tt = cast<RankedTensorType>(v.getType());
-    outArg[v] = entry.addArgument(kernelMemRefType(tt), v.getLoc());
+    outArg[v] = entry.addArgument(argType(v, tt), v.getLoc());
   }
   // Split-KV: the workspace, f32 [S * B, Hq, Lq, D] and [S * B, Hq, Lq],
   // after the outputs.

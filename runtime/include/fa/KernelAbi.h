@@ -66,6 +66,31 @@
 // its own length. The kernel trusts the table and the lengths: the runtime
 // checks them on the host before a launch (fa/PagedVarlen.h).
 //
+// ABI version 4 (variable-length batches: fa.attention with `varlen`,
+// FlashAttention 2's flash_attn_varlen_func layout) appends to version 3's
+// 67 words, which keep their meaning (a varlen kernel is passed null
+// block-table and lengths descriptors and 0 for the page size and the
+// table's stride; a varlen kernel that is not split-KV also null workspace
+// descriptors and S = 1):
+//
+//   word 67..71: cu_seqlens_q   i32 [B+1], a 5-word descriptor
+//   word 72..76: cu_seqlens_k   i32 [B+1]
+//
+// Q and O are packed [total_q, Hq, D], K and V [total_k, Hkv, D], LSE
+// [Hq, total_q]: sequence b is rows cu_seqlens_q[b] .. cu_seqlens_q[b+1]-1
+// of Q, O and LSE and rows cu_seqlens_k[b] .. cu_seqlens_k[b+1]-1 of K and
+// V. The size words are B (the sequences), Hq, Hkv, max_seqlen_q and
+// max_seqlen_k (at least every sequence's length: the grid's); each
+// buffer's batch stride word is 0 and its head and row strides are the
+// packed tensor's (Q: D and Hq*D when contiguous; LSE: head total_q),
+// so that row r of sequence b is at (cu_seqlens[b] + r) * row stride +
+// head * head stride. The grid is the dense or split-KV one with Lq =
+// max_seqlen_q; the workgroups past a sequence's rows store nothing. A
+// split-KV varlen kernel's workspace is [S*B, Hq, max_seqlen_q, D] (row r
+// of sequence b). Causal is bottom-right within each sequence's own
+// lengths; a sequence of no keys gives O = 0 and LSE = -inf. The kernel
+// trusts cu_seqlens: the runtime checks them on the host before a launch.
+//
 // Host target: the code object is an x86-64 ELF shared object that exports,
 // for each kernel `<name>`, the entry point
 //     void <name>_host(const uint64_t *args, fa_host_env *env);
@@ -96,8 +121,9 @@ extern "C" {
 #endif
 
 /// The newest version; a kernel's own version (manifest `abi_version`,
-/// fa_host_info::abi_version) is 1 (dense), 2 (split-KV) or 3 (paged K/V).
-#define FA_ABI_VERSION 3
+/// fa_host_info::abi_version) is 1 (dense), 2 (split-KV), 3 (paged K/V) or
+/// 4 (variable-length batches).
+#define FA_ABI_VERSION 4
 
 enum {
   FA_ABI_NUM_BUFFERS = 5, // Q, K, V, O, LSE
@@ -132,7 +158,10 @@ enum {
   FA_ABI_PAGE_SIZE = 65,
   FA_ABI_BLOCK_TABLE_STRIDE = 66,
   FA_ABI_V3_NUM_WORDS = 67,
-  FA_ABI_MAX_WORDS = FA_ABI_V3_NUM_WORDS,
+  FA_ABI_CU_SEQLENS_Q = 67,
+  FA_ABI_CU_SEQLENS_K = 72,
+  FA_ABI_V4_NUM_WORDS = 77,
+  FA_ABI_MAX_WORDS = FA_ABI_V4_NUM_WORDS,
 };
 
 /// The words a kernel of ABI `version` takes, or 0 for an unknown version.
@@ -140,6 +169,7 @@ static inline uint32_t fa_abi_num_words(uint32_t version) {
   return version == 1   ? FA_ABI_V1_NUM_WORDS
          : version == 2 ? FA_ABI_V2_NUM_WORDS
          : version == 3 ? FA_ABI_V3_NUM_WORDS
+         : version == 4 ? FA_ABI_V4_NUM_WORDS
                         : 0;
 }
 
