@@ -138,6 +138,15 @@ budget() { # default, seconds to keep back for what follows
   echo "$b"
 }
 varlen_budget=${FA_VARLEN_BUDGET:-140}
+# The commit column of decode.csv and varlen.csv.
+if [ -z "${FA_COMMIT:-}" ]; then
+  if FA_COMMIT=$(git rev-parse --short HEAD 2>/dev/null); then
+    git diff --quiet HEAD -- 2>/dev/null || FA_COMMIT="$FA_COMMIT+changes"
+  else
+    FA_COMMIT=unknown
+  fi
+  export FA_COMMIT
+fi
 status=0
 
 echo "== decode (started at ${SECONDS} s)"
