@@ -16,8 +16,9 @@
 # FA_SKIP_PREFILL_BENCH=1 skips step 3. FA_DECODE_ARGS / FA_VARLEN_ARGS add
 # options (--quick, --skip ...); FA_DECODE_BUDGET / FA_VARLEN_BUDGET (170 /
 # 140 s) bound each benchmark's time, FA_GPU_DEADLINE (seconds from this
-# script's start) both. Exit status 1 when an fa output of steps 4-5 is off
-# its fp64 reference.
+# script's start) both. FA_SANITIZE_VARLEN=1 adds a compute-sanitizer
+# memcheck of a small varlen.py run. Exit status 1 when an fa output of
+# steps 4-5 is off its fp64 reference.
 # usage: bench/gpu.sh KERNELS_DIR RESULTS_DIR   (KERNELS_DIR from build-kernels.sh)
 # The runtime needs nlohmann-json's headers, which the GPU machine lacks:
 # copy them here first and carry the folder with the kernels,
@@ -165,6 +166,17 @@ else
   echo "varlen: skipped: no varlen_d128_{full,causal}.cubin in $kernels/bench" \
     "(bench/build-kernels.sh builds them once fac compiles fa.attention varlen)" \
     | tee "$results/varlen.log"
+fi
+# FA_SANITIZE_VARLEN=1: compute-sanitizer memcheck over a small varlen.py
+# run (the varlen kernels through the driver, one allocation per tensor so
+# that reads past a buffer are caught; torch's own kernels checked too).
+if [ -n "${FA_SANITIZE_VARLEN:-}" ] && ls "$kernels"/bench/varlen_d128_*.cubin > /dev/null 2>&1; then
+  echo "== varlen memcheck (started at ${SECONDS} s)"
+  PYTORCH_NO_CUDA_MEMORY_CACHING=1 "$san" --tool memcheck --error-exitcode 9 \
+    python3 bench/varlen.py "$kernels/bench" "$results/varlen-memcheck" --totals 1024 \
+    --lengths 256 --heads 8/2 --skip dense_packed,sdpa,torch_varlen --reps 1 \
+    > "$results/varlen-memcheck.log" 2>&1
+  echo "varlen memcheck: exit $? ($(grep -m1 'ERROR SUMMARY' "$results/varlen-memcheck.log"))"
 fi
 echo "== done at ${SECONDS} s"
 exit $status
