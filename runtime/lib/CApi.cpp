@@ -179,13 +179,16 @@ fa_status fa_module_launch_with_options(fa_module *module, const char *kernel,
   return fa_module_launch_paged(module, kernel, a, nullptr, o);
 }
 
-fa_status fa_module_launch_paged(fa_module *module, const char *kernel,
-                                 const fa_attention_args *a,
-                                 const fa_paged_kv *paged,
-                                 fa_launch_options *o) {
+/// Every launch call: dense, paged or varlen (at most one of the two).
+static fa_status launchAny(fa_module *module, const char *kernel,
+                           const fa_attention_args *a, const fa_paged_kv *paged,
+                           const fa_varlen *varlen, fa_launch_options *o) {
   return guarded([&]() -> fa_status {
     if (!module || !a)
       return nullArgument(!module ? "module" : "arguments");
+    if (varlen && (!varlen->host_cu_seqlens_q || !varlen->host_cu_seqlens_k))
+      return nullArgument(!varlen->host_cu_seqlens_q ? "host_cu_seqlens_q"
+                                                     : "host_cu_seqlens_k");
     if (paged && (!paged->host_block_table || !paged->host_cache_seqlens))
       return nullArgument(!paged->host_block_table ? "host_block_table"
                                                    : "host_cache_seqlens");
@@ -230,6 +233,23 @@ fa_status fa_module_launch_paged(fa_module *module, const char *kernel,
       }
       args.paged = pg;
     }
+    if (varlen) {
+      // The host copies hold B + 1 entries (B checked by the runtime first).
+      VarlenArgs vl;
+      vl.cuSeqlensQ =
+          varlen->cu_seqlens_q ? &varlen->cu_seqlens_q->buffer : nullptr;
+      vl.cuSeqlensK =
+          varlen->cu_seqlens_k ? &varlen->cu_seqlens_k->buffer : nullptr;
+      vl.totalQ = varlen->total_q;
+      vl.totalK = varlen->total_k;
+      if (a->batch >= 1 && a->batch < INT64_MAX) {
+        vl.hostCuSeqlensQ =
+            Int32Span(varlen->host_cu_seqlens_q, size_t(a->batch + 1));
+        vl.hostCuSeqlensK =
+            Int32Span(varlen->host_cu_seqlens_k, size_t(a->batch + 1));
+      }
+      args.varlen = vl;
+    }
     LaunchOptions options;
     options.checkRaces = a->check_races != 0;
     options.kvSplits = o ? o->kv_splits : 0;
@@ -239,4 +259,18 @@ fa_status fa_module_launch_paged(fa_module *module, const char *kernel,
       o->kv_splits_used = launched.kvSplits;
     return report(s);
   });
+}
+
+fa_status fa_module_launch_paged(fa_module *module, const char *kernel,
+                                 const fa_attention_args *a,
+                                 const fa_paged_kv *paged,
+                                 fa_launch_options *o) {
+  return launchAny(module, kernel, a, paged, nullptr, o);
+}
+
+fa_status fa_module_launch_varlen(fa_module *module, const char *kernel,
+                                  const fa_attention_args *a,
+                                  const fa_varlen *varlen,
+                                  fa_launch_options *o) {
+  return launchAny(module, kernel, a, nullptr, varlen, o);
 }

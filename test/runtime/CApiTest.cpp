@@ -13,7 +13,8 @@
 #include <string>
 #include <vector>
 
-extern "C" int faCApiRunsKernel(const char *path); // CApiCheck.c
+extern "C" int faCApiRunsKernel(const char *path);       // CApiCheck.c
+extern "C" int faCApiRunsVarlenKernel(const char *path); // CApiCheck.c
 
 using namespace fa;
 
@@ -72,6 +73,12 @@ TEST(CApiTest, ErrorsAreCodesAndMessages) {
 // The whole flow from C (CApiCheck.c, compiled as C).
 TEST(CApiTest, RunsAKernelFromC) {
   EXPECT_EQ(faCApiRunsKernel(test::fixturePath("attn_f32").c_str()), 0)
+      << fa_last_error();
+}
+
+// A varlen launch from C (fa_module_launch_varlen), its answer by hand.
+TEST(CApiTest, RunsAVarlenKernelFromC) {
+  EXPECT_EQ(faCApiRunsVarlenKernel(test::fixturePath("varlen_f32").c_str()), 0)
       << fa_last_error();
 }
 

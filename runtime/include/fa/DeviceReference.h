@@ -117,6 +117,18 @@ devicePagedReferenceAttention(const Device &device, const PagedProblem &problem,
                               DType dtype, const AttentionData &data,
                               bool naive = true);
 
+/// The references of a varlen problem on `device`: each sequence cut out on
+/// the host into a dense B = 1 problem (gatherVarlenSequences), uploaded in
+/// `dtype` and run through deviceReferenceAttention; a sequence without
+/// keys has O = 0, LSE = -inf and magnitude 0 without a launch, one without
+/// queries gives nothing. Results as referenceVarlenAttentionF64's: o,
+/// magnitude [total_q, Hq, D], lse [Hq, total_q]. The data check's error,
+/// or deviceReferenceAttention's.
+Expected<DeviceReferenceResult>
+deviceVarlenReferenceAttention(const Device &device,
+                               const VarlenProblem &problem, DType dtype,
+                               const AttentionData &data, bool naive = true);
+
 } // namespace fa
 
 #endif // FA_DEVICEREFERENCE_H

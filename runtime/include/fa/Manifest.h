@@ -9,7 +9,8 @@
 // code object's size and FNV-1a hash, and per kernel its ABI version, element
 // type, head dimension, causal flag, scale, LSE output and tile/launch sizes,
 // for a split-KV attention (ABI version 2) which kernel combines its
-// splits, and whether K and V are a paged cache (ABI version 3).
+// splits, whether K and V are a paged cache (ABI version 3), and whether
+// the batch is of variable-length sequences (ABI version 4).
 // This header reads, checks and writes it; fac fills a Manifest and writes it
 // with formatManifest, so there is one writer and one hash.
 //
@@ -93,6 +94,13 @@ struct KernelInfo {
   /// kernel of a paged split-KV kernel takes the same 67 words (its
   /// abi_version is its split kernel's) and may say `paged` too.
   bool paged = false;
+  /// `varlen`, optional [false]: a variable-length batch, Q/O packed
+  /// [total_q, Hq, D], K/V [total_k, Hkv, D], cut by cu_seqlens_q/k (ABI
+  /// version 4, KernelAbi.h): an attention kernel of version 4 is varlen,
+  /// and a varlen kernel takes version 4. The combine kernel of a varlen
+  /// split-KV kernel takes the same 77 words (its abi_version is its split
+  /// kernel's) and may say `varlen` too. Never both `paged` and `varlen`.
+  bool varlen = false;
 
   bool isCombine() const { return role == KernelRole::Combine; }
 };
@@ -122,8 +130,9 @@ std::string formatFnv1a64(uint64_t hash);
 /// Parses and checks a manifest: every field present with the right type and
 /// a sane value, the split-KV fields consistent (kv_splits only with
 /// abi_version 2 or 3 and a `combine` that names a combine kernel of the
-/// same abi_version, dtype, head_dim and has_lse), and `paged` exactly on
-/// the attention kernels of abi_version 3. Errors are ManifestError naming the
+/// same abi_version, dtype, head_dim and has_lse), `paged` exactly on
+/// the attention kernels of abi_version 3 and `varlen` exactly on those of
+/// abi_version 4. Errors are ManifestError naming the
 /// field. Whether this runtime implements an ABI version, and target
 /// compatibility, are the loader's business, not checked here.
 Expected<Manifest> parseManifest(std::string_view json);

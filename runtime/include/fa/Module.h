@@ -14,7 +14,9 @@
 // split kernel and its combine kernel, over a workspace the runtime
 // allocates; 67 for a kernel over a paged K/V cache (version 3, split-KV or
 // not), whose block table and sequence lengths the runtime checks on the
-// host before the launch (PagedKvArgs). A RawKernel is code compiled at run
+// host before the launch (PagedKvArgs); 77 for a variable-length batch
+// (version 4, split-KV or not), whose cu_seqlens the runtime checks on the
+// host before the launch (VarlenArgs). A RawKernel is code compiled at run
 // time (NVRTC, hiprtc) with no manifest, launched with a plain list of 8-byte
 // parameters.
 //
@@ -86,6 +88,34 @@ struct PagedKvArgs {
   Int32Span hostCacheSeqlens;
 };
 
+/// The sequences of a launch of a varlen kernel (manifest `varlen`, ABI
+/// version 4; FlashAttention 2's flash_attn_varlen_func layout,
+/// KernelAbi.h). Q and O (AttentionArgs::q, o) are packed [total_q, Hq, D],
+/// K and V [total_k, Hkv, D], LSE [Hq, total_q]: sequence b is rows
+/// cu_seqlens_q[b] .. cu_seqlens_q[b+1]-1 of Q, O and LSE and rows
+/// cu_seqlens_k[b] .. cu_seqlens_k[b+1]-1 of K and V. The launch's
+/// shape.batch is the number of sequences, shape.seqQ / shape.seqK are
+/// max_seqlen_q / max_seqlen_k (at least every sequence's length; they size
+/// the grid). The kernel reads the device buffers and trusts them, as
+/// FlashAttention's kernels do; the runtime checks the host copies, which
+/// must hold what the device buffers hold (runtime/README.md,
+/// "Variable-length batches").
+struct VarlenArgs {
+  /// int32 [B+1] row offsets of the sequences in packed Q, O and LSE, on the
+  /// device.
+  const Buffer *cuSeqlensQ = nullptr;
+  /// int32 [B+1] row offsets in packed K and V, on the device.
+  const Buffer *cuSeqlensK = nullptr;
+  /// Rows of packed Q (and O, and LSE's row length): cu_seqlens_q[B].
+  int64_t totalQ = 0;
+  /// Rows of packed K and V: cu_seqlens_k[B].
+  int64_t totalK = 0;
+  /// Host copies of cu_seqlens_q and cu_seqlens_k (B + 1 entries each),
+  /// checked before the launch.
+  Int32Span hostCuSeqlensQ;
+  Int32Span hostCuSeqlensK;
+};
+
 /// The buffers and sizes of one attention call. Q, K, V, O are required;
 /// LSE must be given exactly when the kernel has an LSE output. Strides
 /// default to contiguous BHLD.
@@ -102,6 +132,11 @@ struct AttentionArgs {
   /// and the K and V strides are (page, head, row within a page), by default
   /// those of contiguous [num_pages, page_size, Hkv, D] caches.
   std::optional<PagedKvArgs> paged;
+  /// Exactly for a varlen kernel: its sequences. Then shape is (B, Hq, Hkv,
+  /// max_seqlen_q, max_seqlen_k) (max_seqlen_k may be 0: every sequence
+  /// without keys), and the strides are (0, head, row) of the packed tensors,
+  /// by default contiguous ones (varlenStrides).
+  std::optional<VarlenArgs> varlen;
 };
 
 /// The host-side checks of a paged cache's metadata for `batch` sequences,
@@ -116,6 +151,25 @@ struct AttentionArgs {
 Status checkPagedKvMetadata(int64_t batch, int64_t pageSize, int64_t maxPages,
                             int64_t numPages, Int32Span blockTable,
                             Int32Span cacheSeqlens);
+
+/// The host-side checks of a variable-length batch's metadata for `batch`
+/// sequences, in this order: batch at least 1; then for cu_seqlens_q
+/// (against totalQ and maxSeqlenQ) and then cu_seqlens_k: B + 1 entries,
+/// the first 0, non-decreasing, the last the packed tensor's rows (total),
+/// and no sequence longer than max_seqlen. InvalidArgument naming the
+/// first bad entry ("cu_seqlens_q is not non-decreasing: cu_seqlens_q[3] =
+/// 10 < cu_seqlens_q[2] = 12", "max_seqlen_k = 10 is less than the length of
+/// sequence 3: cu_seqlens_k[4] - cu_seqlens_k[3] = 11"). fa::validate's
+/// checkVarlenProblem runs the same checks.
+Status checkVarlenMetadata(int64_t batch, int64_t totalQ, int64_t totalK,
+                           int64_t maxSeqlenQ, int64_t maxSeqlenK,
+                           Int32Span cuSeqlensQ, Int32Span cuSeqlensK);
+
+/// The strides of contiguous packed tensors as the ABI passes them for a
+/// varlen launch: Q and O (0, D, Hq * D), K and V (0, D, Hkv * D), LSE
+/// [Hq, total_q] (batch 0, head total_q).
+AttentionStrides varlenStrides(const AttentionShape &shape, int64_t headDim,
+                               int64_t totalQ);
 
 /// The strides of contiguous [num_pages, page_size, Hkv, D] caches as the
 /// ABI passes them for K and V: (page, head, row within a page) =
@@ -145,10 +199,11 @@ struct KvSplitPlan {
 };
 
 /// The split plan of `kernel` on `shape` (for a paged kernel, shape.seqK is
-/// the longest sequence and may be 0). For a split-KV kernel S is
-/// `requested` (1 to maxKvSplits), or for 0 the automatic choice: with
-/// W = ceil(R / block_m) * Hg * B workgroups per split, n = ceil(Lk /
-/// block_n) K/V blocks and k * CUs workgroups resident at a time (k =
+/// the longest sequence and may be 0; for a varlen kernel shape.seqQ and
+/// shape.seqK are max_seqlen_q and max_seqlen_k, the latter may be 0). For a
+/// split-KV kernel S is `requested` (1 to maxKvSplits), or for 0 the automatic
+/// choice: with W = ceil(R / block_m) * Hg * B workgroups per split, n =
+/// ceil(Lk / block_n) K/V blocks and k * CUs workgroups resident at a time (k =
 /// residentPerComputeUnit), the S in [1, min(maxAutoKvSplits, n)] of least
 ///   ceil(W * S / (k * CUs)) * (ceil(n / S) + 1)
 /// (rounds of the device times the blocks of one split plus one for its
@@ -176,7 +231,8 @@ struct PackedLaunch {
   uint32_t numWords = FA_ABI_V1_NUM_WORDS;
   LaunchGeometry geometry;
   /// Split-KV (ABI version 2, or 3 with kv_splits): S (word FA_ABI_SPLITS
-  /// too; 1 for a paged kernel that is not split-KV) and the workspace
+  /// too; 1 for a paged or varlen kernel that is not split-KV) and the
+  /// workspace
   /// to bind (bindWorkspace), and the combine kernel's launch, which takes
   /// the same words after the split kernel's.
   KvSplitPlan split;
@@ -191,9 +247,15 @@ struct PackedLaunch {
 /// metadata is checked (checkPagedKvMetadata, and shape.seqK =
 /// max(cache_seqlens)), the caches' and metadata buffers' sizes too, and
 /// words 55-66 packed; a paged kernel that is not split-KV gets null
-/// workspace descriptors and S = 1. A combine kernel is not packed on its
-/// own. InvalidArgument on any mismatch, naming the buffer, size or entry
-/// and the numbers involved.
+/// workspace descriptors and S = 1. For a varlen kernel `args.varlen` is
+/// required (and refused for any other): its cu_seqlens are checked
+/// (checkVarlenMetadata against shape.seqQ / seqK as max_seqlen_q / k), the
+/// packed tensors' and cu_seqlens buffers' sizes too, and words 67-76
+/// packed; words 55-66 are null (descriptors of pointer, offset and size 0,
+/// stride 1; page size and table stride 0), and a varlen kernel that is not
+/// split-KV gets null workspace descriptors and S = 1. A combine kernel is
+/// not packed on its own. InvalidArgument on any mismatch, naming the buffer,
+/// size or entry and the numbers involved.
 Expected<PackedLaunch> packAttentionArgs(const KernelInfo &kernel,
                                          const AttentionArgs &args,
                                          const DeviceLimits &limits,

@@ -129,10 +129,12 @@ Status checkPagedProblem(const PagedProblem &problem);
 /// checkPagedProblem, and the data has the sizes the problem implies.
 Status checkPagedData(const PagedProblem &problem, const AttentionData &data);
 
-/// B, Hq, Hkv, D at least 1; Hq a multiple of Hkv; cu_seqlens_q and
-/// cu_seqlens_k of B + 1 entries, starting at 0, non-decreasing, ending at
-/// total_q / total_k; max_seqlen_q / max_seqlen_k at least every sequence's
-/// length; every tensor's fp64 byte size fits in int64.
+/// B, Hq, Hkv, D at least 1; Hq a multiple of Hkv; every tensor's fp64
+/// byte size fits in int64; then the metadata as the runtime checks it
+/// before a varlen launch (checkVarlenMetadata, fa/Module.h, with the same
+/// messages): cu_seqlens_q and cu_seqlens_k of B + 1 entries, starting at
+/// 0, non-decreasing, ending at total_q / total_k; max_seqlen_q /
+/// max_seqlen_k at least every sequence's length.
 Status checkVarlenProblem(const VarlenProblem &problem);
 
 /// checkVarlenProblem, and the data has the sizes the problem implies.
@@ -237,6 +239,29 @@ struct VarlenGeneratorOptions {
 /// lengths). InvalidArgument for options no valid problem has.
 Expected<VarlenProblem>
 generateVarlenProblem(const VarlenGeneratorOptions &opts, uint64_t seed);
+
+/// How validation cuts a varlen kernel's batch into sequences (fa-run
+/// --varlen, --seqlens-q, --seqlens-k).
+struct VarlenOptions {
+  /// The B query lengths, each in [0, max_seqlen_q]; empty: drawn.
+  std::vector<int32_t> seqlensQ;
+  /// The B key lengths, each in [0, max_seqlen_k]; empty: drawn.
+  std::vector<int32_t> seqlensK;
+};
+
+/// The varlen problem validation gives a varlen kernel for the dense sizes
+/// of `problem` (B sequences, Hq, Hkv, D, causal, scale): the shape's Lq and
+/// Lk are max_seqlen_q and max_seqlen_k (the kernel's grid, kept even when
+/// no sequence is that long), and the lengths are given or drawn from
+/// `seed` (generateVarlenProblem: uniform in [0, max], Lq_b and Lk_b drawn
+/// apart, with Lq = 0, Lk = 0, Lq = 1 and Lk = 1 put in as B allows).
+/// InvalidArgument for a maximum outside [1, 2^31 - 1], a list of the
+/// wrong count ("seqlens_q has 3 lengths, B = 4"), a negative length or one
+/// above its maximum ("seqlens_k[1] = 500 is above max_seqlen_k = 300 (the
+/// shape's Lk)"), totals past int32, or the checks' messages.
+Expected<VarlenProblem> varlenProblemFor(const AttentionProblem &problem,
+                                         const VarlenOptions &options,
+                                         uint64_t seed);
 
 /// Q, then the K cache, then the V cache (paged) / Q, K, V (varlen), drawn
 /// from one generator seeded with `seed` with generateInputs' distributions,

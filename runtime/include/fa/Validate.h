@@ -62,6 +62,14 @@ struct ValidationOptions {
   /// references are the paged ones (on a GPU, the dense device reference of
   /// each gathered sequence).
   std::optional<PagedCacheOptions> paged;
+  /// Required for a varlen kernel (manifest `varlen`), refused for any
+  /// other: how its batch is cut into sequences (varlenProblemFor, from
+  /// `seed`); the shape's Lq and Lk are max_seqlen_q and max_seqlen_k, B the
+  /// number of sequences. Q, O are packed [total_q, Hq, D], K, V [total_k,
+  /// Hkv, D] with the row padding of `layout` (their orders do not apply),
+  /// LSE [Hq, total_q] with its padding; the references are the varlen ones
+  /// (on a GPU, the dense device reference of each gathered sequence).
+  std::optional<VarlenOptions> varlen;
 };
 
 struct ValidationReport {
@@ -91,6 +99,8 @@ struct ValidationReport {
   /// A paged kernel: the problem it ran (page size, pages, block table,
   /// cache_seqlens); problem.shape.seqK is the capacity per sequence.
   std::optional<PagedProblem> paged;
+  /// A varlen kernel: the problem it ran (cu_seqlens, totals, maxima).
+  std::optional<VarlenProblem> varlen;
 };
 
 /// The largest row or LSE padding validateKernel accepts, in elements.
@@ -112,12 +122,14 @@ struct ValidationMemory {
 
 /// What validateKernel allocates for `problem` (already checkShape'd) with
 /// `layout` (already checkLayout'd) in `dtype`, and with `paged` for its
-/// caches, block table and lengths in place of dense K and V;
+/// caches, block table and lengths in place of dense K and V (with
+/// `varlen`, its packed tensors and cu_seqlens);
 /// InvalidArgument naming the tensor when a size overflows 64 bits.
 Expected<ValidationMemory>
 validationMemory(const AttentionProblem &problem, DType dtype, bool hasLse,
                  const AttentionLayout &layout,
-                 const PagedProblem *paged = nullptr);
+                 const PagedProblem *paged = nullptr,
+                 const VarlenProblem *varlen = nullptr);
 
 /// Bytes of memory the host has available: MemAvailable of /proc/meminfo,
 /// else physical memory (sysconf); 0 when neither is known.
@@ -147,6 +159,16 @@ Expected<ValidationReport> validateKernel(const Kernel &kernel,
 Status checkPagedOptions(const KernelInfo &kernel,
                          const PagedCacheOptions *paged);
 
+/// InvalidArgument unless `varlen` is given exactly for a varlen kernel
+/// (naming fa-run's --varlen).
+Status checkVarlenOptions(const KernelInfo &kernel,
+                          const VarlenOptions *varlen);
+
+/// FLOPs of one varlen attention: 4·Hq·D times the (query, key) pairs each
+/// sequence sees within its own lengths (all Lq_b·Lk_b, or the causal ones
+/// exactly).
+double varlenAttentionFlops(const VarlenProblem &problem);
+
 /// FLOPs of one attention: 4·B·Hq·Lq·Lk·D, halved when causal.
 double attentionFlops(const AttentionProblem &problem);
 
@@ -169,19 +191,23 @@ struct BenchResult {
 /// beyond the launch's own status (a timing estimate's launch). `launched`,
 /// if given, receives what ran (Kernel::launch). A paged kernel needs
 /// `paged` (its cache from seed 0, unpoisoned; the shape's Lk is the
-/// capacity).
+/// capacity). A varlen kernel needs `varlen` (its sequences from seed 0;
+/// the shape's Lq and Lk are the maxima).
 Status launchOnInputs(const Kernel &kernel, const AttentionShape &shape,
                       const LaunchOptions &options = {},
                       LaunchInfo *launched = nullptr,
-                      const PagedCacheOptions *paged = nullptr);
+                      const PagedCacheOptions *paged = nullptr,
+                      const VarlenOptions *varlen = nullptr);
 
 /// One warm-up launch, then `repetitions` timed launches (each followed by a
-/// device synchronize) on N(0,1) inputs; `paged` as for launchOnInputs.
+/// device synchronize) on N(0,1) inputs; `paged` and `varlen` as for
+/// launchOnInputs.
 Expected<BenchResult> benchmarkKernel(const Kernel &kernel,
                                       const AttentionShape &shape,
                                       int repetitions,
                                       const LaunchOptions &options = {},
-                                      const PagedCacheOptions *paged = nullptr);
+                                      const PagedCacheOptions *paged = nullptr,
+                                      const VarlenOptions *varlen = nullptr);
 
 } // namespace fa
 

@@ -133,6 +133,38 @@ fa_status fa_module_launch_paged(fa_module *module, const char *kernel,
                                  const fa_paged_kv *paged,
                                  fa_launch_options *options);
 
+/** The sequences of a kernel whose manifest says "varlen": true (ABI version
+ * 4, KernelAbi.h; FlashAttention 2's flash_attn_varlen_func layout): the Q
+ * and O buffers of fa_attention_args are packed [total_q, heads_q, D], K
+ * and V [total_k, heads_kv, D], LSE [heads_q, total_q]; sequence b is rows
+ * cu_seqlens_q[b] .. cu_seqlens_q[b+1]-1 of Q, O and LSE and rows
+ * cu_seqlens_k[b] .. cu_seqlens_k[b+1]-1 of K and V. The kernel reads the
+ * device buffers and trusts them; the runtime checks the host copies before
+ * the launch (batch + 1 entries each, from 0, non-decreasing, ending at
+ * total_q / total_k, no sequence longer than seq_q / seq_k), which must hold
+ * what the device buffers hold. */
+typedef struct fa_varlen {
+  const fa_buffer *cu_seqlens_q;    /**< int32 [batch + 1], device */
+  const fa_buffer *cu_seqlens_k;    /**< int32 [batch + 1], device */
+  int64_t total_q;                  /**< rows of packed Q and O */
+  int64_t total_k;                  /**< rows of packed K and V */
+  const int32_t *host_cu_seqlens_q; /**< batch + 1 entries */
+  const int32_t *host_cu_seqlens_k; /**< batch + 1 entries */
+} fa_varlen;
+
+/** Launches varlen kernel `kernel` (NULL: the first that is not a combine
+ * kernel) over the sequences `varlen` and waits for it. In `args`, batch is
+ * the number of sequences, seq_q and seq_k are max_seqlen_q and max_seqlen_k
+ * (at least every sequence's length; seq_k may be 0), and `strides`, if
+ * given, holds the packed tensors' (0, head, row) strides and LSE's (0,
+ * head); NULL strides: contiguous packed tensors. `options` may be NULL. A
+ * dense or paged kernel refuses `varlen`, a varlen kernel refuses the other
+ * launch calls. */
+fa_status fa_module_launch_varlen(fa_module *module, const char *kernel,
+                                  const fa_attention_args *args,
+                                  const fa_varlen *varlen,
+                                  fa_launch_options *options);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

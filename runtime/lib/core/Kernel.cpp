@@ -15,7 +15,12 @@
 // paged kernel (ABI version 3, split-KV or not) takes 12 words more, the
 // block table and sequence length descriptors, the page size and the table's
 // row stride; its K and V are caches [num_pages, page_size, Hkv, D], and its
-// metadata is checked on the host first (PagedKv.cpp).
+// metadata is checked on the host first (PagedKv.cpp). A varlen kernel (ABI
+// version 4, split-KV or not) takes 10 words more than version 3, the
+// cu_seqlens_q and cu_seqlens_k descriptors (its words 55-66 null); its Q,
+// O are packed [total_q, Hq, D], K, V [total_k, Hkv, D], LSE [Hq, total_q],
+// its Lq and Lk are max_seqlen_q and max_seqlen_k, and its cu_seqlens are
+// checked on the host first (Varlen.cpp).
 //
 // Inputs (Q, K, V) may alias and broadcast (zero strides) freely. Outputs may
 // not: O's and LSE's strides must map different elements to different
@@ -104,11 +109,18 @@ Expected<PackedLaunch> fa::packAttentionArgs(const KernelInfo &kernel,
     return invalid("kernel '" + kernel.name +
                    "' is not a split-KV kernel: it has no combine kernel");
   const uint32_t numWords = fa_abi_num_words(uint32_t(kernel.abiVersion));
-  const int64_t version = kernel.paged ? 3 : kernel.splitKv ? 2 : 1;
-  if (numWords == 0 || kernel.abiVersion != version)
+  const int64_t version = kernel.paged     ? 3
+                          : kernel.varlen  ? 4
+                          : kernel.splitKv ? 2
+                                           : 1;
+  if (numWords == 0 || kernel.abiVersion != version ||
+      (kernel.paged && kernel.varlen))
     return invalid("kernel '" + kernel.name + "' has kernel ABI version " +
                    std::to_string(kernel.abiVersion) +
-                   (kernel.paged     ? ", not 3 (paged K/V)"
+                   (kernel.paged && kernel.varlen
+                        ? " and says both paged and varlen"
+                    : kernel.paged   ? ", not 3 (paged K/V)"
+                    : kernel.varlen  ? ", not 4 (variable-length batches)"
                     : kernel.splitKv ? ", not 2 (split-KV)"
                                      : ", not 1 (dense)"));
   if (kernel.paged && !args.paged)
@@ -120,16 +132,28 @@ Expected<PackedLaunch> fa::packAttentionArgs(const KernelInfo &kernel,
     return invalid("kernel '" + kernel.name +
                    "' reads a dense K/V (its manifest does not say \"paged\"): "
                    "it takes no block table (AttentionArgs::paged)");
+  if (kernel.varlen && !args.varlen)
+    return invalid("kernel '" + kernel.name +
+                   "' takes a variable-length batch (ABI version 4): its "
+                   "launch needs cu_seqlens_q, cu_seqlens_k, total_q and "
+                   "total_k (AttentionArgs::varlen)");
+  if (!kernel.varlen && args.varlen)
+    return invalid("kernel '" + kernel.name +
+                   "' takes a dense batch (its manifest does not say "
+                   "\"varlen\"): it takes no cu_seqlens "
+                   "(AttentionArgs::varlen)");
   const PagedKvArgs *pg = args.paged ? &*args.paged : nullptr;
+  const VarlenArgs *vl = args.varlen ? &*args.varlen : nullptr;
   const AttentionShape &sh = args.shape;
   const std::pair<const char *, int64_t> sizes[] = {{"B", sh.batch},
                                                     {"Hq", sh.headsQ},
                                                     {"Hkv", sh.headsKv},
                                                     {"Lq", sh.seqQ},
                                                     {"Lk", sh.seqK}};
-  // A paged launch's Lk may be 0: every sequence empty.
+  // A paged launch's Lk may be 0: every sequence empty; a varlen launch's
+  // max_seqlen_k too: no sequence has keys.
   for (int i = 0; i < 5; ++i) {
-    const int64_t least = pg && i == 4 ? 0 : 1;
+    const int64_t least = (pg || vl) && i == 4 ? 0 : 1;
     if (sizes[i].second < least)
       return invalid(std::string("invalid shape: ") + sizes[i].first + " is " +
                      std::to_string(sizes[i].second) + ", must be at least " +
@@ -158,6 +182,15 @@ Expected<PackedLaunch> fa::packAttentionArgs(const KernelInfo &kernel,
                           ? " (cache_seqlens[" + std::to_string(which) + "])"
                           : std::string(" (every sequence is empty)")));
   }
+  // A varlen launch's cu_seqlens, checked on the host before anything reads
+  // them; its Lq and Lk are max_seqlen_q and max_seqlen_k.
+  if (vl) {
+    if (Status s = checkVarlenMetadata(sh.batch, vl->totalQ, vl->totalK,
+                                       sh.seqQ, sh.seqK, vl->hostCuSeqlensQ,
+                                       vl->hostCuSeqlensK);
+        !s.ok())
+      return s;
+  }
   for (int i = 0; i < 5; ++i)
     if (kernel.staticSizes[i] >= 0 && sizes[i].second != kernel.staticSizes[i])
       return invalid(std::string("invalid shape: ") + sizes[i].first + " is " +
@@ -174,6 +207,8 @@ Expected<PackedLaunch> fa::packAttentionArgs(const KernelInfo &kernel,
                             : AttentionStrides::contiguous(sh, kernel.headDim);
   if (pg && !args.strides)
     st.k = st.v = pagedCacheStrides(pg->pageSize, sh.headsKv, kernel.headDim);
+  if (vl && !args.strides)
+    st = varlenStrides(sh, kernel.headDim, vl->totalQ);
   const std::pair<const char *, int64_t> strides[] = {
       {"q.batch", st.q.batch},    {"q.head", st.q.head},   {"q.row", st.q.row},
       {"k.batch", st.k.batch},    {"k.head", st.k.head},   {"k.row", st.k.row},
@@ -184,13 +219,35 @@ Expected<PackedLaunch> fa::packAttentionArgs(const KernelInfo &kernel,
     if (value < 0)
       return invalid(std::string("invalid stride ") + name + " = " +
                      std::to_string(value) + ": strides must be non-negative");
+  // A varlen launch locates a sequence's rows through cu_seqlens: its
+  // tensors are packed, one "batch" of total rows.
+  if (vl)
+    for (int i : {0, 3, 6, 9, 12})
+      if (strides[i].second != 0)
+        return invalid(std::string("invalid stride ") + strides[i].first +
+                       " = " + std::to_string(strides[i].second) +
+                       ": a varlen launch's batch strides are 0 (its "
+                       "tensors are packed; cu_seqlens locate the "
+                       "sequences)");
 
   // Outputs: no two elements at one address.
   int64_t d = kernel.headDim;
-  std::string why = overlapReason({{"D", d, 1},
-                                   {"Lq", sh.seqQ, st.o.row},
-                                   {"Hq", sh.headsQ, st.o.head},
-                                   {"B", sh.batch, st.o.batch}});
+  // A varlen batch of no query rows has no output elements to overlap.
+  const bool noOutput = vl && vl->totalQ == 0;
+  std::string why = noOutput ? std::string()
+                    : vl     ? overlapReason({{"D", d, 1},
+                                              {"total_q", vl->totalQ, st.o.row},
+                                              {"Hq", sh.headsQ, st.o.head}})
+                             : overlapReason({{"D", d, 1},
+                                              {"Lq", sh.seqQ, st.o.row},
+                                              {"Hq", sh.headsQ, st.o.head},
+                                              {"B", sh.batch, st.o.batch}});
+  if (!why.empty() && vl)
+    return invalid("strides of output O (" + std::to_string(st.o.head) + ", " +
+                   std::to_string(st.o.row) +
+                   ", 1) for packed [total_q=" + std::to_string(vl->totalQ) +
+                   ", Hq=" + std::to_string(sh.headsQ) +
+                   ", D=" + std::to_string(d) + "] overlap: " + why);
   if (!why.empty())
     return invalid("strides of output O (" + std::to_string(st.o.batch) + ", " +
                    std::to_string(st.o.head) + ", " + std::to_string(st.o.row) +
@@ -198,7 +255,16 @@ Expected<PackedLaunch> fa::packAttentionArgs(const KernelInfo &kernel,
                    ", Hq=" + std::to_string(sh.headsQ) +
                    ", Lq=" + std::to_string(sh.seqQ) +
                    ", D=" + std::to_string(d) + "] overlap: " + why);
-  if (kernel.hasLse) {
+  if (kernel.hasLse && vl) {
+    why = noOutput ? std::string()
+                   : overlapReason({{"total_q", vl->totalQ, 1},
+                                    {"Hq", sh.headsQ, st.lseHead}});
+    if (!why.empty())
+      return invalid("strides of output LSE (" + std::to_string(st.lseHead) +
+                     ", 1) for [Hq=" + std::to_string(sh.headsQ) +
+                     ", total_q=" + std::to_string(vl->totalQ) +
+                     "] overlap: " + why);
+  } else if (kernel.hasLse) {
     why = overlapReason({{"Lq", sh.seqQ, 1},
                          {"Hq", sh.headsQ, st.lseHead},
                          {"B", sh.batch, st.lseBatch}});
@@ -226,18 +292,27 @@ Expected<PackedLaunch> fa::packAttentionArgs(const KernelInfo &kernel,
                 : (sh.batch - 1) * t.batch + (sh.headsKv - 1) * t.head +
                       (rounded(sh.seqK) - 1) * t.row + d;
     };
+    // A varlen sequence's tiles start at its first packed row: the last
+    // sequence's last (partial) block reaches at most block - 1 rows past
+    // the total.
+    auto packedOffset = [&](int64_t total, int64_t heads,
+                            const TensorStrides &t) {
+      return (total + block - 2) * t.row + (heads - 1) * t.head + d;
+    };
     const std::pair<const char *, int64_t> largest[] = {
-        {"Q", (sh.batch - 1) * st.q.batch + (sh.headsQ - 1) * st.q.head +
-                  (rounded(sh.seqQ) - 1) * st.q.row + d},
-        {"K", kvOffset(st.k)},
-        {"V", kvOffset(st.v)},
+        {"Q", vl ? packedOffset(vl->totalQ, sh.headsQ, st.q)
+                 : (sh.batch - 1) * st.q.batch + (sh.headsQ - 1) * st.q.head +
+                       (rounded(sh.seqQ) - 1) * st.q.row + d},
+        {"K", vl ? packedOffset(vl->totalK, sh.headsKv, st.k) : kvOffset(st.k)},
+        {"V", vl ? packedOffset(vl->totalK, sh.headsKv, st.v) : kvOffset(st.v)},
         {"block_table", pg ? sh.batch * pg->maxPages : 0},
-        {"O", (sh.batch - 1) * st.o.batch + (sh.headsQ - 1) * st.o.head +
-                  (rounded(sh.seqQ) - 1) * st.o.row + d},
-        {"LSE", kernel.hasLse
-                    ? (sh.batch - 1) * st.lseBatch +
-                          (sh.headsQ - 1) * st.lseHead + rounded(sh.seqQ)
-                    : 0}};
+        {"O", vl ? packedOffset(vl->totalQ, sh.headsQ, st.o)
+                 : (sh.batch - 1) * st.o.batch + (sh.headsQ - 1) * st.o.head +
+                       (rounded(sh.seqQ) - 1) * st.o.row + d},
+        {"LSE", !kernel.hasLse ? 0
+                : vl ? (sh.headsQ - 1) * st.lseHead + vl->totalQ + block - 1
+                     : (sh.batch - 1) * st.lseBatch +
+                           (sh.headsQ - 1) * st.lseHead + rounded(sh.seqQ)}};
     for (const auto &[name, offset] : largest)
       if (offset > kMax)
         return invalid(std::string("kernel '") + kernel.name +
@@ -266,28 +341,36 @@ Expected<PackedLaunch> fa::packAttentionArgs(const KernelInfo &kernel,
     // K and V of a paged kernel: [num_pages, Hkv, page_size, D] in stride
     // terms (page, head, row within a page).
     const bool cache = pg && (i == 1 || i == 2);
-    const int64_t outer = cache ? pg->numPages : sh.batch;
-    const int64_t rows = cache ? pg->pageSize : op.rows;
-    uint64_t needed = extentBytes(outer, op.heads, rows, d, op.strides.batch,
-                                  op.strides.head, op.strides.row, elem);
+    const int64_t outer = cache ? pg->numPages : vl ? 1 : sh.batch;
+    // A varlen tensor: packed [total, H, D], rows through (head, row).
+    const int64_t rows = cache ? pg->pageSize
+                         : vl  ? (i == 1 || i == 2 ? vl->totalK : vl->totalQ)
+                               : op.rows;
+    uint64_t needed =
+        rows == 0 ? 0
+                  : extentBytes(outer, op.heads, rows, d, op.strides.batch,
+                                op.strides.head, op.strides.row, elem);
     if (!op.buffer)
       return invalid(std::string("buffer ") + op.name + " is missing (needs " +
                      std::to_string(needed) + " bytes)");
     if (op.buffer->size() < needed)
-      return invalid(std::string("buffer ") + op.name + " holds " +
-                     std::to_string(op.buffer->size()) + " bytes but " +
-                     (cache ? "the cache [num_pages=" + std::to_string(outer) +
-                                  ", page_size=" + std::to_string(rows) +
-                                  ", Hkv=" + std::to_string(op.heads)
-                            : "[B=" + std::to_string(sh.batch) +
-                                  ", H=" + std::to_string(op.heads) +
-                                  ", L=" + std::to_string(op.rows)) +
-                     ", D=" + std::to_string(d) + "] of " +
-                     dtypeName(kernel.dtype) + " with strides (" +
-                     std::to_string(op.strides.batch) + ", " +
-                     std::to_string(op.strides.head) + ", " +
-                     std::to_string(op.strides.row) + ", 1) needs " +
-                     std::to_string(needed) + " bytes");
+      return invalid(
+          std::string("buffer ") + op.name + " holds " +
+          std::to_string(op.buffer->size()) + " bytes but " +
+          (cache ? "the cache [num_pages=" + std::to_string(outer) +
+                       ", page_size=" + std::to_string(rows) +
+                       ", Hkv=" + std::to_string(op.heads)
+           : vl ? std::string("packed [total_") +
+                      (i == 1 || i == 2 ? "k=" : "q=") + std::to_string(rows) +
+                      ", H=" + std::to_string(op.heads)
+                : "[B=" + std::to_string(sh.batch) +
+                      ", H=" + std::to_string(op.heads) +
+                      ", L=" + std::to_string(op.rows)) +
+          ", D=" + std::to_string(d) + "] of " + dtypeName(kernel.dtype) +
+          " with strides (" + std::to_string(op.strides.batch) + ", " +
+          std::to_string(op.strides.head) + ", " +
+          std::to_string(op.strides.row) + ", 1) needs " +
+          std::to_string(needed) + " bytes");
     uint64_t *desc = w + i * FA_ABI_WORDS_PER_BUFFER;
     desc[0] = op.buffer->address();
     desc[1] = op.buffer->address();
@@ -297,8 +380,12 @@ Expected<PackedLaunch> fa::packAttentionArgs(const KernelInfo &kernel,
   }
 
   uint64_t *lse = w + FA_ABI_LSE;
-  uint64_t lseNeeded = extentBytes(sh.batch, sh.headsQ, 1, sh.seqQ, st.lseBatch,
-                                   st.lseHead, 0, sizeof(float));
+  uint64_t lseNeeded =
+      vl ? (vl->totalQ == 0 ? 0
+                            : extentBytes(1, sh.headsQ, 1, vl->totalQ, 0,
+                                          st.lseHead, 0, sizeof(float)))
+         : extentBytes(sh.batch, sh.headsQ, 1, sh.seqQ, st.lseBatch, st.lseHead,
+                       0, sizeof(float));
   if (kernel.hasLse && !args.lse)
     return invalid("kernel '" + kernel.name +
                    "' writes LSE: pass an LSE buffer (needs " +
@@ -307,6 +394,12 @@ Expected<PackedLaunch> fa::packAttentionArgs(const KernelInfo &kernel,
     return invalid("kernel '" + kernel.name +
                    "' was compiled without an LSE output: pass no LSE buffer");
   if (args.lse) {
+    if (args.lse->size() < lseNeeded && vl)
+      return invalid("buffer LSE holds " + std::to_string(args.lse->size()) +
+                     " bytes but [Hq=" + std::to_string(sh.headsQ) +
+                     ", total_q=" + std::to_string(vl->totalQ) +
+                     "] of f32 with strides (" + std::to_string(st.lseHead) +
+                     ", 1) needs " + std::to_string(lseNeeded) + " bytes");
     if (args.lse->size() < lseNeeded)
       return invalid("buffer LSE holds " + std::to_string(args.lse->size()) +
                      " bytes but [B=" + std::to_string(sh.batch) +
@@ -364,6 +457,36 @@ Expected<PackedLaunch> fa::packAttentionArgs(const KernelInfo &kernel,
     w[FA_ABI_BLOCK_TABLE_STRIDE] = uint64_t(pg->maxPages);
   }
 
+  // A varlen launch: null block table and lengths (pointer, offset and size
+  // 0, stride 1; page size and table stride 0), then cu_seqlens_q and
+  // cu_seqlens_k, int32 [B+1] each.
+  if (vl) {
+    w[FA_ABI_BLOCK_TABLE + 4] = w[FA_ABI_CACHE_SEQLENS + 4] = 1;
+    w[FA_ABI_PAGE_SIZE] = w[FA_ABI_BLOCK_TABLE_STRIDE] = 0;
+    const std::pair<const char *, const Buffer *> metadata[] = {
+        {"cu_seqlens_q", vl->cuSeqlensQ}, {"cu_seqlens_k", vl->cuSeqlensK}};
+    const int firstWord[] = {FA_ABI_CU_SEQLENS_Q, FA_ABI_CU_SEQLENS_K};
+    const uint64_t needed = uint64_t(sh.batch + 1) * sizeof(int32_t);
+    for (int m = 0; m < 2; ++m) {
+      const auto &[name, buffer] = metadata[m];
+      if (!buffer)
+        return invalid(std::string("buffer ") + name + " is missing (needs " +
+                       std::to_string(needed) + " bytes)");
+      if (buffer->size() < needed)
+        return invalid(std::string("buffer ") + name + " holds " +
+                       std::to_string(buffer->size()) +
+                       " bytes but [B+1=" + std::to_string(sh.batch + 1) +
+                       "] of i32 needs " + std::to_string(needed) + " bytes");
+      uint64_t *desc = w + firstWord[m];
+      desc[0] = desc[1] = buffer->address();
+      desc[2] = 0;
+      desc[3] = buffer->size() / sizeof(int32_t);
+      if (kernel.indexBits == 32)
+        desc[3] = std::min<uint64_t>(desc[3], uint64_t(INT32_MAX));
+      desc[4] = 1;
+    }
+  }
+
   // Outputs share memory with no other operand.
   const std::pair<const char *, const Buffer *> all[] = {
       {"Q", args.q},
@@ -372,10 +495,12 @@ Expected<PackedLaunch> fa::packAttentionArgs(const KernelInfo &kernel,
       {"O", args.o},
       {"LSE", args.lse},
       {"block_table", pg ? pg->blockTable : nullptr},
-      {"cache_seqlens", pg ? pg->cacheSeqlens : nullptr}};
+      {"cache_seqlens", pg ? pg->cacheSeqlens : nullptr},
+      {"cu_seqlens_q", vl ? vl->cuSeqlensQ : nullptr},
+      {"cu_seqlens_k", vl ? vl->cuSeqlensK : nullptr}};
   // Each output against the operands before it, then the metadata.
   for (int out = 3; out < 5; ++out)
-    for (int other : {0, 1, 2, 3, 5, 6})
+    for (int other : {0, 1, 2, 3, 5, 6, 7, 8})
       if ((other < out || other > 4) && all[out].second &&
           all[out].second == all[other].second)
         return invalid(std::string("buffer ") + all[out].first +
@@ -405,8 +530,9 @@ Expected<PackedLaunch> fa::packAttentionArgs(const KernelInfo &kernel,
   packed.numWords = numWords;
   packed.split = *plan;
   const int64_t S = plan->kvSplits;
-  // A paged kernel that is not split-KV: null workspace descriptors, S = 1.
-  if (pg && !kernel.splitKv) {
+  // A paged or varlen kernel that is not split-KV: null workspace
+  // descriptors, S = 1.
+  if ((pg || vl) && !kernel.splitKv) {
     w[FA_ABI_WS_O + 4] = w[FA_ABI_WS_LSE + 4] = 1;
     w[FA_ABI_SPLITS] = 1;
   }
@@ -512,7 +638,9 @@ Status Kernel::launch(const AttentionArgs &args, const LaunchOptions &options,
       {"O", args.o},
       {"LSE", args.lse},
       {"block_table", args.paged ? args.paged->blockTable : nullptr},
-      {"cache_seqlens", args.paged ? args.paged->cacheSeqlens : nullptr}};
+      {"cache_seqlens", args.paged ? args.paged->cacheSeqlens : nullptr},
+      {"cu_seqlens_q", args.varlen ? args.varlen->cuSeqlensQ : nullptr},
+      {"cu_seqlens_k", args.varlen ? args.varlen->cuSeqlensK : nullptr}};
   for (const auto &[name, buffer] : buffers)
     if (buffer && buffer->backend != state->backend)
       return withContext(invalid(std::string("buffer ") + name +

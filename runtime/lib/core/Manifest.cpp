@@ -120,9 +120,9 @@ const char *fa::kernelRoleName(KernelRole role) {
   return role == KernelRole::Combine ? "combine" : "attention";
 }
 
-/// The split-KV and paged fields of one kernel (role, kv_splits, combine,
-/// gqa_packed, paged) and how they agree with its ABI version; what
-/// `combine` names is checked once every kernel is read
+/// The split-KV, paged and varlen fields of one kernel (role, kv_splits,
+/// combine, gqa_packed, paged, varlen) and how they agree with its ABI version;
+/// what `combine` names is checked once every kernel is read
 /// (checkCombineKernels).
 static Status parseVersionedFields(const FieldReader &r, KernelInfo &k) {
   std::string role = "attention";
@@ -132,7 +132,8 @@ static Status parseVersionedFields(const FieldReader &r, KernelInfo &k) {
       !(s = r.get("kv_splits", splits, "", false)).ok() ||
       !(s = r.get("combine", combine, "", false)).ok() ||
       !(s = r.getBool("gqa_packed", k.gqaPacked, false)).ok() ||
-      !(s = r.getBool("paged", k.paged, false)).ok())
+      !(s = r.getBool("paged", k.paged, false)).ok() ||
+      !(s = r.getBool("varlen", k.varlen, false)).ok())
     return s;
   if (role == "combine")
     k.role = KernelRole::Combine;
@@ -159,6 +160,11 @@ static Status parseVersionedFields(const FieldReader &r, KernelInfo &k) {
     return r.error("paged", "a paged kernel takes the paged K/V ABI "
                             "(abi_version 3), this one says abi_version " +
                                 version);
+  if (k.varlen && k.abiVersion != 4)
+    return r.error("varlen", "a varlen kernel takes the variable-length "
+                             "ABI (abi_version 4), this one says "
+                             "abi_version " +
+                                 version);
   if (k.isCombine()) {
     if (k.abiVersion < 2)
       return r.error("role", "a combine kernel takes the split-KV ABI "
@@ -182,6 +188,10 @@ static Status parseVersionedFields(const FieldReader &r, KernelInfo &k) {
     return r.error("abi_version",
                    "version 3 is the paged K/V ABI: an attention kernel of "
                    "version 3 needs \"paged\": true");
+  if (k.abiVersion == 4 && !k.varlen)
+    return r.error("abi_version",
+                   "version 4 is the variable-length ABI: an attention "
+                   "kernel of version 4 needs \"varlen\": true");
   if (k.abiVersion == 2 && !k.splitKv)
     return r.error("abi_version",
                    "version 2 is the split-KV ABI: an attention kernel of "
@@ -417,6 +427,8 @@ std::string fa::formatManifest(const Manifest &m) {
       entry["gqa_packed"] = true;
     if (k.paged)
       entry["paged"] = true;
+    if (k.varlen)
+      entry["varlen"] = true;
     Json rest = {{"dtype", dtypeName(k.dtype)},
                  {"head_dim", k.headDim},
                  {"causal", k.causal},

@@ -71,9 +71,10 @@ Expected<KvSplitPlan> fa::planKvSplits(const KernelInfo &kernel,
                                                     {"Hkv", sh.headsKv},
                                                     {"Lq", sh.seqQ},
                                                     {"Lk", sh.seqK}};
-  // A paged launch's Lk, the longest sequence, may be 0.
+  // A paged launch's Lk, the longest sequence, may be 0; a varlen launch's
+  // max_seqlen_k too.
   for (int i = 0; i < 5; ++i) {
-    const int64_t least = kernel.paged && i == 4 ? 0 : 1;
+    const int64_t least = (kernel.paged || kernel.varlen) && i == 4 ? 0 : 1;
     if (sizes[i].second < least)
       return invalid(std::string("invalid shape: ") + sizes[i].first + " is " +
                      std::to_string(sizes[i].second) + ", must be at least " +

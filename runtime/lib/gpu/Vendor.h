@@ -89,14 +89,16 @@ openBackendOnce(const Probe &probe, int ordinal, const char *kind,
 
 /// The AMDGPU kernarg segment (the explicit arguments) of an fa kernel for
 /// its `numWords` ABI words (44 for ABI version 1, 55 for version 2, 67 for
-/// version 3). With 64-bit index arithmetic every argument is 8 bytes and
-/// the segment is the words as they are (352 / 440 / 536 bytes). With
-/// 32-bit index arithmetic (manifest index_bits 32) each buffer descriptor
-/// (Q, K, V, O, LSE, version 2's workspace O and LSE, version 3's
-/// block_table and cache_seqlens) is two 8-byte pointers then offset, size
-/// and stride as 4-byte integers, padded to 8 (32 bytes per buffer), and
-/// every other word (sizes, strides, S, page size, table stride) 8 bytes:
-/// 312 / 384 / 464 bytes. This
+/// version 3, 77 for version 4). With 64-bit index arithmetic every
+/// argument is 8 bytes and the segment is the words as they are (352 / 440
+/// / 536 / 616 bytes). With 32-bit index arithmetic (manifest index_bits
+/// 32) each buffer descriptor (Q, K, V, O, LSE, version 2's workspace O and
+/// LSE, version 3's block_table and cache_seqlens, version 4's cu_seqlens_q
+/// and cu_seqlens_k) is two 8-byte pointers then offset, size and stride as
+/// 4-byte integers, padded to 8 (32 bytes per buffer), and every other word
+/// (sizes, strides, S, page size, table stride) 8 bytes: 312 / 384 / 464 /
+/// 524 bytes (version 4 ends with cu_seqlens_k's 4-byte stride, so its last
+/// descriptor is 28 bytes). This
 /// is the layout of the code object's `.args` metadata
 /// (test/tools/fac-gfx906.test pins it on a compiled kernel).
 std::vector<uint8_t> packKernargSegment(const uint64_t *words, size_t numWords,

@@ -63,8 +63,9 @@ bool fa::detail::isDescriptorIndexWord(size_t i) {
            (i - first) % FA_ABI_WORDS_PER_BUFFER >= 2;
   };
   return fieldOf(FA_ABI_Q, FA_ABI_NUM_BUFFERS) ||
-         fieldOf(FA_ABI_WS_O, 2) ||      // version 2's workspace O and LSE
-         fieldOf(FA_ABI_BLOCK_TABLE, 2); // version 3's table and lengths
+         fieldOf(FA_ABI_WS_O, 2) ||        // version 2's workspace O and LSE
+         fieldOf(FA_ABI_BLOCK_TABLE, 2) || // version 3's table and lengths
+         fieldOf(FA_ABI_CU_SEQLENS_Q, 2);  // version 4's cu_seqlens_q and _k
 }
 
 std::vector<uint8_t> fa::detail::packKernargSegment(const uint64_t *words,

@@ -135,7 +135,9 @@ std::string WorkgroupRunner::describeAddress(const void *addr) const {
       {"workspace O", FA_ABI_WS_O},
       {"workspace LSE", FA_ABI_WS_LSE},
       {"block_table", FA_ABI_BLOCK_TABLE},
-      {"cache_seqlens", FA_ABI_CACHE_SEQLENS}};
+      {"cache_seqlens", FA_ABI_CACHE_SEQLENS},
+      {"cu_seqlens_q", FA_ABI_CU_SEQLENS_Q},
+      {"cu_seqlens_k", FA_ABI_CU_SEQLENS_K}};
   const char *name = nullptr;
   uintptr_t base = 0;
   for (const auto &[n, word] : buffers) {

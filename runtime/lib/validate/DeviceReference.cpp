@@ -755,3 +755,81 @@ fa::devicePagedReferenceAttention(const Device &device, const PagedProblem &p,
   }
   return r;
 }
+
+Expected<DeviceReferenceResult>
+fa::deviceVarlenReferenceAttention(const Device &device, const VarlenProblem &p,
+                                   DType dtype, const AttentionData &data,
+                                   bool naive) {
+  Expected<std::vector<DenseSequence>> sequences =
+      gatherVarlenSequences(p, data);
+  if (!sequences)
+    return sequences.takeStatus();
+  const double inf = std::numeric_limits<double>::infinity();
+  DeviceReferenceResult r;
+  r.exact.o.assign(p.qElements(), 0.0);
+  r.exact.magnitude.assign(p.qElements(), 0.0);
+  r.exact.lse.assign(p.lseElements(), -inf);
+  if (naive) {
+    r.naive.o.assign(p.qElements(), 0.f);
+    r.naive.lse.assign(p.lseElements(), -float(inf));
+  }
+  const int64_t Hq = p.headsQ, D = p.headDim;
+  for (size_t b = 0; b < sequences->size(); ++b) {
+    const DenseSequence &seq = (*sequences)[b];
+    if (seq.data.q.empty())
+      continue; // no queries: nothing; no keys: O = 0, LSE = -inf
+    const AttentionShape &s = seq.problem.shape;
+    std::optional<Buffer> buffers[3];
+    const std::vector<float> *values[3] = {&seq.data.q, &seq.data.k,
+                                           &seq.data.v};
+    for (int i = 0; i < 3; ++i) {
+      std::vector<uint8_t> bytes = encodeElements(dtype, *values[i]);
+      Expected<Buffer> buffer = device.allocate(bytes.size());
+      if (!buffer)
+        return buffer.takeStatus();
+      if (Status st = buffer->copyFromHost(bytes.data(), bytes.size());
+          !st.ok())
+        return st;
+      buffers[i].emplace(buffer.take());
+    }
+    Expected<DeviceReferenceResult> one = deviceReferenceAttention(
+        device, seq.problem, dtype, *buffers[0], *buffers[1], *buffers[2],
+        AttentionStrides::contiguous(s, D), naive);
+    if (!one)
+      return one.takeStatus();
+    r.description = one->description;
+    // Dense [1, Hq, Lq_b, D] / [1, Hq, Lq_b] -> packed [total_q, Hq, D] /
+    // [Hq, total_q].
+    const int64_t q0 = p.cuSeqlensQ[b], lq = s.seqQ;
+    for (int64_t h = 0; h < Hq; ++h)
+      for (int64_t i = 0; i < lq; ++i) {
+        const size_t from = size_t((h * lq + i) * D),
+                     to = size_t(((q0 + i) * Hq + h) * D);
+        std::copy_n(one->exact.o.begin() + from, D, r.exact.o.begin() + to);
+        std::copy_n(one->exact.magnitude.begin() + from, D,
+                    r.exact.magnitude.begin() + to);
+        const size_t lseFrom = size_t(h * lq + i),
+                     lseTo = size_t(h * p.totalQ + q0 + i);
+        r.exact.lse[lseTo] = one->exact.lse[lseFrom];
+        if (naive) {
+          std::copy_n(one->naive.o.begin() + from, D, r.naive.o.begin() + to);
+          r.naive.lse[lseTo] = one->naive.lse[lseFrom];
+        }
+      }
+  }
+  if (r.description.empty()) {
+    // No sequence had queries and keys: nothing ran, but say where it would
+    // have.
+    if (device.supportsTarget("host"))
+      return Status::error(ErrorCode::Unsupported,
+                           "the device reference needs a GPU device; '" +
+                               device.name() +
+                               "' is the host emulator (use the CPU "
+                               "reference)")
+          .withDevice(device.name());
+    r.description = "fp64 on device (no sequence has queries and keys: "
+                    "nothing ran on " +
+                    device.name() + ")";
+  }
+  return r;
+}

@@ -9,7 +9,9 @@
 // its own strides and row padding), the outputs filled with NaN bytes so
 // that an element the kernel does not write fails and padding it writes is
 // seen, and for a paged kernel the K and V caches [num_pages, page_size,
-// Hkv, D] with the block table and the sequence lengths.
+// Hkv, D] with the block table and the sequence lengths, and for a varlen
+// kernel Q, O packed [total_q, Hq, D], K, V [total_k, Hkv, D], LSE [Hq,
+// total_q] with cu_seqlens_q and cu_seqlens_k.
 //
 //===----------------------------------------------------------------------===//
 
@@ -42,6 +44,8 @@ struct Placement {
   /// after the last row is there too), at least one past the last element;
   /// nothing when that overflows.
   std::optional<int64_t> span() const {
+    if (rows == 0 || d == 0) // a varlen tensor of no rows
+      return int64_t(0);
     return tensorSpan(batch, heads, rows, d, strides);
   }
   /// Bytes of the device buffer; only for a placement whose span() and its
@@ -116,21 +120,30 @@ inline TensorStrides cacheStrides(const PagedProblem &p, int64_t rowPad) {
 
 /// Device buffers for one problem, filled from `data`.
 struct DeviceTensors {
-  std::optional<Buffer> q, k, v, o, lse, blockTable, cacheSeqlens;
+  std::optional<Buffer> q, k, v, o, lse, blockTable, cacheSeqlens, cuSeqlensQ,
+      cuSeqlensK;
   AttentionStrides strides;
   Placement qPlace, kPlace, vPlace, oPlace, lsePlace;
   /// A paged problem: K and V are its caches (its data's k and v).
   const PagedProblem *paged = nullptr;
+  /// A varlen problem: the tensors are packed (its data's layout).
+  const VarlenProblem *varlen = nullptr;
 
   /// The strides and placements of `p`'s tensors in `layout`; with `paged`,
   /// K and V are its caches, [num_pages, page_size, Hkv, D] with the row
   /// padding of `layout` (whose K and V orders do not apply).
   void place(const AttentionProblem &p, DType dtype,
              const AttentionLayout &layout,
-             const PagedProblem *pagedProblem = nullptr) {
+             const PagedProblem *pagedProblem = nullptr,
+             const VarlenProblem *varlenProblem = nullptr) {
     const AttentionShape &sh = p.shape;
     size_t elem = dtypeBytes(dtype);
     paged = pagedProblem;
+    varlen = varlenProblem;
+    if (varlen) {
+      placePacked(p, elem, layout);
+      return;
+    }
     strides = AttentionStrides::fromLayout(sh, p.headDim, layout);
     qPlace = {sh.batch, sh.headsQ, sh.seqQ, p.headDim, strides.q, elem};
     kPlace = {sh.batch, sh.headsKv, sh.seqK, p.headDim, strides.k, elem};
@@ -163,13 +176,44 @@ struct DeviceTensors {
                 sizeof(float)};
   }
 
+  /// A varlen problem's packed tensors: [total, H, D + rowPad] rows (batch
+  /// stride 0; the orders of `layout` do not apply), LSE [Hq, total_q +
+  /// lsePad].
+  void placePacked(const AttentionProblem &p, size_t elem,
+                   const AttentionLayout &layout) {
+    const AttentionShape &sh = p.shape;
+    auto packed = [&](int64_t heads, int64_t rowPad) {
+      auto mul = [](int64_t a, int64_t b) {
+        std::optional<int64_t> r = checkedMul(a, b);
+        return r ? *r : INT64_MAX;
+      };
+      std::optional<int64_t> padded = checkedAdd(p.headDim, rowPad);
+      const int64_t head = padded ? *padded : INT64_MAX;
+      return TensorStrides{0, head, mul(heads, head)};
+    };
+    strides.q = packed(sh.headsQ, layout.q.rowPad);
+    strides.k = packed(sh.headsKv, layout.k.rowPad);
+    strides.v = packed(sh.headsKv, layout.v.rowPad);
+    strides.o = packed(sh.headsQ, layout.o.rowPad);
+    std::optional<int64_t> lseHead = checkedAdd(varlen->totalQ, layout.lsePad);
+    strides.lseBatch = 0;
+    strides.lseHead = lseHead ? *lseHead : INT64_MAX;
+    const int64_t tq = varlen->totalQ, tk = varlen->totalK;
+    qPlace = {1, sh.headsQ, tq, p.headDim, strides.q, elem, true};
+    kPlace = {1, sh.headsKv, tk, p.headDim, strides.k, elem, true};
+    vPlace = {1, sh.headsKv, tk, p.headDim, strides.v, elem, true};
+    oPlace = {1, sh.headsQ, tq, p.headDim, strides.o, elem, true};
+    lsePlace = {1, sh.headsQ, 1, tq, {0, strides.lseHead, 0}, sizeof(float)};
+  }
+
   /// Allocates and fills the buffers; call place() and check
   /// validationMemory first.
   Status create(const Device &device, const KernelInfo &kernel,
                 const AttentionProblem &p, const AttentionData &data,
                 const AttentionLayout &layout,
-                const PagedProblem *pagedProblem = nullptr) {
-    place(p, kernel.dtype, layout, pagedProblem);
+                const PagedProblem *pagedProblem = nullptr,
+                const VarlenProblem *varlenProblem = nullptr) {
+    place(p, kernel.dtype, layout, pagedProblem, varlenProblem);
     auto upload = [&](std::optional<Buffer> &slot, const void *bytes,
                       size_t size) -> Status {
       // Guard zones on every device: a write past either end of a tensor
@@ -205,6 +249,13 @@ struct DeviceTensors {
           !(s = upload(cacheSeqlens, lengths.data(), lengths.size() * 4)).ok())
         return s;
     }
+    if (varlen) {
+      const std::vector<int32_t> &cuQ = varlen->cuSeqlensQ,
+                                 &cuK = varlen->cuSeqlensK;
+      if (!(s = upload(cuSeqlensQ, cuQ.data(), cuQ.size() * 4)).ok() ||
+          !(s = upload(cuSeqlensK, cuK.data(), cuK.size() * 4)).ok())
+        return s;
+    }
     if (kernel.hasLse)
       return output(lse, lsePlace);
     return Status::success();
@@ -231,6 +282,18 @@ struct DeviceTensors {
       pg.hostCacheSeqlens = paged->cacheSeqlens;
       a.paged = pg;
       a.shape.seqK = longestSequence(*paged);
+    }
+    if (varlen) {
+      VarlenArgs vl;
+      vl.cuSeqlensQ = &*cuSeqlensQ;
+      vl.cuSeqlensK = &*cuSeqlensK;
+      vl.totalQ = varlen->totalQ;
+      vl.totalK = varlen->totalK;
+      vl.hostCuSeqlensQ = varlen->cuSeqlensQ;
+      vl.hostCuSeqlensK = varlen->cuSeqlensK;
+      a.varlen = vl;
+      a.shape.seqQ = varlen->maxSeqlenQ;
+      a.shape.seqK = varlen->maxSeqlenK;
     }
     return a;
   }

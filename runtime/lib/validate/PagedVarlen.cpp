@@ -170,38 +170,6 @@ Status fa::checkPagedData(const PagedProblem &p, const AttentionData &d) {
   return Status::success();
 }
 
-/// cu_seqlens_X of B + 1 entries, from 0, non-decreasing, ending at the
-/// tensors' total, and no length above max_seqlen_X.
-static Status checkCuSeqlens(const char *which, const std::vector<int32_t> &cu,
-                             int64_t batch, int64_t total, int64_t maxSeqlen,
-                             const char *rows) {
-  const std::string name = std::string("cu_seqlens_") + which;
-  auto at = [&](int64_t i) {
-    return name + "[" + str(i) + "] = " + str(cu[size_t(i)]);
-  };
-  if (int64_t(cu.size()) != batch + 1)
-    return invalid(name + " has " + str(int64_t(cu.size())) +
-                   " entries, B + 1 = " + str(batch + 1));
-  if (cu[0] != 0)
-    return invalid(name + "[0] must be 0");
-  for (int64_t b = 0; b < batch; ++b)
-    if (cu[size_t(b + 1)] < cu[size_t(b)])
-      return invalid(name + " is not non-decreasing: " + at(b + 1) + " < " +
-                     at(b));
-  if (cu[size_t(batch)] != total)
-    return invalid(at(batch) + " does not match total_" + which + " = " +
-                   str(total) + ", the rows of " + rows);
-  for (int64_t b = 0; b < batch; ++b) {
-    const int64_t length = int64_t(cu[size_t(b + 1)]) - cu[size_t(b)];
-    if (length > maxSeqlen)
-      return invalid("max_seqlen_" + std::string(which) + " = " +
-                     str(maxSeqlen) + " is less than the length of sequence " +
-                     str(b) + ": " + name + "[" + str(b + 1) + "] - " + name +
-                     "[" + str(b) + "] = " + str(length));
-  }
-  return Status::success();
-}
-
 Status fa::checkVarlenProblem(const VarlenProblem &p) {
   if (p.batch < 1 || p.headsQ < 1 || p.headsKv < 1 || p.headDim < 1)
     return invalid("invalid varlen problem: B=" + str(p.batch) +
@@ -216,12 +184,9 @@ Status fa::checkVarlenProblem(const VarlenProblem &p) {
                       checkedProduct({p.totalK, p.headsKv, p.headDim, 8})}});
       !s.ok())
     return s;
-  if (Status s = checkCuSeqlens("q", p.cuSeqlensQ, p.batch, p.totalQ,
-                                p.maxSeqlenQ, "packed Q");
-      !s.ok())
-    return s;
-  return checkCuSeqlens("k", p.cuSeqlensK, p.batch, p.totalK, p.maxSeqlenK,
-                        "packed K and V");
+  // The metadata: the runtime's checks, which Kernel::launch runs too.
+  return checkVarlenMetadata(p.batch, p.totalQ, p.totalK, p.maxSeqlenQ,
+                             p.maxSeqlenK, p.cuSeqlensQ, p.cuSeqlensK);
 }
 
 Status fa::checkVarlenData(const VarlenProblem &p, const AttentionData &d) {
@@ -443,6 +408,79 @@ fa::generateVarlenProblem(const VarlenGeneratorOptions &o, uint64_t seed) {
   VarlenProblem p =
       VarlenProblem::fromLengths(o.headsQ, o.headsKv, o.headDim, lq, lk,
                                  o.causal, defaultScale(o.scale, o.headDim));
+  if (Status s = checkVarlenProblem(p); !s.ok())
+    return s;
+  return p;
+}
+
+Expected<VarlenProblem> fa::varlenProblemFor(const AttentionProblem &dense,
+                                             const VarlenOptions &o,
+                                             uint64_t seed) {
+  const AttentionShape &sh = dense.shape;
+  const int64_t int32Max = std::numeric_limits<int32_t>::max();
+  const std::pair<const char *, int64_t> bounds[] = {{"q", sh.seqQ},
+                                                     {"k", sh.seqK}};
+  for (const auto &[which, bound] : bounds)
+    if (bound < 1 || bound > int32Max)
+      return invalid("max_seqlen_" + std::string(which) + " = " + str(bound) +
+                     " (the shape's L" + which +
+                     ") is not in [1, 2147483647] (cu_seqlens are int32)");
+  const std::vector<int32_t> *given[] = {&o.seqlensQ, &o.seqlensK};
+  for (int i = 0; i < 2; ++i) {
+    const std::vector<int32_t> &l = *given[i];
+    const std::string name = std::string("seqlens_") + bounds[i].first;
+    if (!l.empty() && int64_t(l.size()) != sh.batch)
+      return invalid(name + " has " + str(int64_t(l.size())) +
+                     " lengths, B = " + str(sh.batch));
+    for (size_t b = 0; b < l.size(); ++b) {
+      const std::string entry =
+          name + "[" + str(int64_t(b)) + "] = " + str(l[b]);
+      if (l[b] < 0)
+        return invalid(entry + " is negative");
+      if (l[b] > bounds[i].second)
+        return invalid(entry + " is above max_seqlen_" + bounds[i].first +
+                       " = " + str(bounds[i].second) + " (the shape's L" +
+                       bounds[i].first + ")");
+    }
+  }
+  // Drawn lists: both drawn (with the edge lengths) and the given ones put
+  // in their place.
+  VarlenGeneratorOptions g;
+  g.batch = sh.batch;
+  g.headsQ = sh.headsQ;
+  g.headsKv = sh.headsKv;
+  g.headDim = dense.headDim;
+  g.maxSeqlenQ = sh.seqQ;
+  g.maxSeqlenK = sh.seqK;
+  g.edgeLengths = true;
+  g.causal = dense.causal;
+  g.scale = dense.scale;
+  Expected<VarlenProblem> drawn = generateVarlenProblem(g, seed);
+  if (!drawn)
+    return drawn.takeStatus();
+  std::vector<int32_t> lengths[2];
+  for (int i = 0; i < 2; ++i) {
+    const std::vector<int32_t> &cu = i ? drawn->cuSeqlensK : drawn->cuSeqlensQ;
+    if (!given[i]->empty()) {
+      lengths[i] = *given[i];
+      continue;
+    }
+    for (int64_t b = 0; b < sh.batch; ++b)
+      lengths[i].push_back(cu[size_t(b + 1)] - cu[size_t(b)]);
+  }
+  VarlenProblem p = VarlenProblem::fromLengths(
+      sh.headsQ, sh.headsKv, dense.headDim, lengths[0], lengths[1],
+      dense.causal, drawn->scale);
+  // The shape's lengths are the bounds (the kernel's grid), whatever the
+  // longest sequence.
+  p.maxSeqlenQ = sh.seqQ;
+  p.maxSeqlenK = sh.seqK;
+  for (int i = 0; i < 2; ++i)
+    if ((i ? p.totalK : p.totalQ) > int32Max)
+      return invalid(std::string("the ") + (i ? "keys" : "queries") +
+                     " of the sequences add up to " +
+                     str(i ? p.totalK : p.totalQ) +
+                     ", above 2147483647 (cu_seqlens are int32)");
   if (Status s = checkVarlenProblem(p); !s.ok())
     return s;
   return p;

@@ -76,7 +76,8 @@ static std::optional<int64_t> spanBytes(const Placement &place) {
 Expected<ValidationMemory> fa::validationMemory(const AttentionProblem &p,
                                                 DType dtype, bool hasLse,
                                                 const AttentionLayout &layout,
-                                                const PagedProblem *paged) {
+                                                const PagedProblem *paged,
+                                                const VarlenProblem *varlen) {
   auto overflow = [&](const std::string &what) {
     return Status::error(ErrorCode::InvalidArgument,
                          "invalid attention problem: " + p.shape.toString() +
@@ -89,14 +90,19 @@ Expected<ValidationMemory> fa::validationMemory(const AttentionProblem &p,
   if (paged)
     if (Status s = checkPagedProblem(*paged); !s.ok())
       return s;
-  // checkShape (checkPagedProblem: the caches) bounds each element count by
-  // INT64_MAX / 8.
-  const int64_t q = int64_t(p.qElements()),
-                kv = int64_t(paged ? paged->cacheElements() : p.kvElements()),
-                lse = int64_t(p.lseElements());
+  if (varlen)
+    if (Status s = checkVarlenProblem(*varlen); !s.ok())
+      return s;
+  // checkShape (checkPagedProblem: the caches; checkVarlenProblem: the
+  // packed tensors) bounds each element count by INT64_MAX / 8.
+  const int64_t q = int64_t(varlen ? varlen->qElements() : p.qElements()),
+                kv = int64_t(paged    ? paged->cacheElements()
+                             : varlen ? varlen->kvElements()
+                                      : p.kvElements()),
+                lse = int64_t(varlen ? varlen->lseElements() : p.lseElements());
   const int64_t elem = int64_t(dtypeBytes(dtype));
   DeviceTensors t;
-  t.place(p, dtype, layout, paged);
+  t.place(p, dtype, layout, paged, varlen);
   const std::pair<const char *, const Placement *> tensors[] = {
       {"Q", &t.qPlace},
       {"K", &t.kPlace},
@@ -139,6 +145,16 @@ Expected<ValidationMemory> fa::validationMemory(const AttentionProblem &p,
         {device, metadata, 512, 4 * int64_t(Buffer::kDefaultGuardBytes)});
     if (!sum)
       return overflow("the device buffers of block_table and cache_seqlens");
+    device = *sum;
+  }
+  // A varlen problem's cu_seqlens_q and cu_seqlens_k (int32, B + 1 each).
+  if (varlen) {
+    metadata =
+        4 * int64_t(varlen->cuSeqlensQ.size() + varlen->cuSeqlensK.size());
+    std::optional<int64_t> sum = checkedSum(
+        {device, metadata, 512, 4 * int64_t(Buffer::kDefaultGuardBytes)});
+    if (!sum)
+      return overflow("the device buffers of cu_seqlens_q and cu_seqlens_k");
     device = *sum;
   }
   // Every term below is at most 8 x an element count or a device buffer,
@@ -234,6 +250,13 @@ static Expected<uint64_t> workspaceBytes(const Kernel &kernel,
 
 Status fa::checkPagedOptions(const KernelInfo &kernel,
                              const PagedCacheOptions *paged) {
+  if (kernel.varlen && paged)
+    return Status::error(ErrorCode::InvalidArgument,
+                         "kernel '" + kernel.name +
+                             "' takes a variable-length batch (its manifest "
+                             "says \"varlen\": true), not a paged K/V cache "
+                             "(fa-run --paged is for paged kernels)")
+        .withKernel(kernel.name);
   if (kernel.paged && !paged)
     return Status::error(ErrorCode::InvalidArgument,
                          "kernel '" + kernel.name +
@@ -249,6 +272,48 @@ Status fa::checkPagedOptions(const KernelInfo &kernel,
                              "--paged is for paged kernels)")
         .withKernel(kernel.name);
   return Status::success();
+}
+
+Status fa::checkVarlenOptions(const KernelInfo &kernel,
+                              const VarlenOptions *varlen) {
+  if (kernel.varlen && !varlen)
+    return Status::error(ErrorCode::InvalidArgument,
+                         "kernel '" + kernel.name +
+                             "' takes a variable-length batch (its manifest "
+                             "says \"varlen\": true): its inputs need "
+                             "sequence lengths (fa-run --varlen)")
+        .withKernel(kernel.name);
+  if (!kernel.varlen && varlen)
+    return Status::error(ErrorCode::InvalidArgument,
+                         "kernel '" + kernel.name +
+                             "' takes a dense batch (its manifest does not "
+                             "say \"varlen\"): it takes no sequence lengths "
+                             "(fa-run --varlen is for varlen kernels)")
+        .withKernel(kernel.name);
+  return Status::success();
+}
+
+/// The (query, key) pairs a sequence of lq queries and lk keys sees: all,
+/// or causal (bottom-right) query i sees min(lk, max(0, i + lk - lq + 1)).
+static double visiblePairs(int64_t lq, int64_t lk, bool causal) {
+  if (!causal)
+    return double(lq) * double(lk);
+  double pairs = 0;
+  for (int64_t i = 0; i < lq; ++i)
+    pairs +=
+        double(std::min<int64_t>(lk, std::max<int64_t>(0, i + lk - lq + 1)));
+  return pairs;
+}
+
+double fa::varlenAttentionFlops(const VarlenProblem &p) {
+  double pairs = 0; // per query head
+  for (int64_t b = 0; b + 1 < int64_t(p.cuSeqlensQ.size()) &&
+                      b + 1 < int64_t(p.cuSeqlensK.size());
+       ++b)
+    pairs += visiblePairs(p.cuSeqlensQ[size_t(b + 1)] - p.cuSeqlensQ[size_t(b)],
+                          p.cuSeqlensK[size_t(b + 1)] - p.cuSeqlensK[size_t(b)],
+                          p.causal);
+  return 4.0 * double(p.headsQ) * double(p.headDim) * pairs;
 }
 
 /// A paged problem's dense counterpart for the FLOP count: Lk its longest
@@ -285,13 +350,17 @@ Expected<ValidationReport> fa::validateKernel(const Kernel &kernel,
   r.device = device.name();
   r.dtype = info.dtype;
   const PagedCacheOptions *pagedOptions = opts.paged ? &*opts.paged : nullptr;
+  const VarlenOptions *varlenOptions = opts.varlen ? &*opts.varlen : nullptr;
   if (Status s = checkPagedOptions(info, pagedOptions); !s.ok())
     return s;
-  if (pagedOptions && opts.golden)
+  if (Status s = checkVarlenOptions(info, varlenOptions); !s.ok())
+    return s;
+  if ((pagedOptions || varlenOptions) && opts.golden)
     return Status::error(ErrorCode::InvalidArgument,
                          "golden case '" + opts.golden->name +
                              "' is a dense problem: kernel '" + info.name +
-                             "' reads a paged K/V cache")
+                             (pagedOptions ? "' reads a paged K/V cache"
+                                           : "' takes a variable-length batch"))
         .withKernel(info.name);
 
   AttentionData generated;
@@ -330,10 +399,22 @@ Expected<ValidationReport> fa::validateKernel(const Kernel &kernel,
     paged = &*r.paged;
     launchShape.seqK = DeviceTensors::longestSequence(*paged);
   }
+  // A varlen kernel: the sequences for these sizes (the shape's Lq and Lk
+  // are max_seqlen_q and max_seqlen_k, the launch's too), its tensors
+  // packed in the row padding of the layout.
+  const VarlenProblem *varlen = nullptr;
+  if (varlenOptions) {
+    Expected<VarlenProblem> made =
+        varlenProblemFor(r.problem, *varlenOptions, opts.seed);
+    if (!made)
+      return made.takeStatus();
+    r.varlen = made.take();
+    varlen = &*r.varlen;
+  }
   // Sizes are checked for overflow, and the memory needed against what there
   // is, before anything large is allocated.
-  Expected<ValidationMemory> memory =
-      validationMemory(r.problem, info.dtype, info.hasLse, opts.layout, paged);
+  Expected<ValidationMemory> memory = validationMemory(
+      r.problem, info.dtype, info.hasLse, opts.layout, paged, varlen);
   if (!memory)
     return memory.takeStatus();
   Expected<uint64_t> workspace =
@@ -352,22 +433,30 @@ Expected<ValidationReport> fa::validateKernel(const Kernel &kernel,
     if (!poisoned)
       return poisoned.takeStatus();
     data = &generated;
+  } else if (varlen) {
+    generated = generateVarlenInputs(*varlen, info.dtype, opts.dist, opts.seed);
+    data = &generated;
   } else if (!opts.golden) {
     generated = generateInputs(r.problem, info.dtype, opts.dist, opts.seed);
     data = &generated;
   }
-  if (Status s = paged ? checkPagedData(*paged, *data)
-                       : checkProblem(r.problem, *data);
+  if (Status s = paged    ? checkPagedData(*paged, *data)
+                 : varlen ? checkVarlenData(*varlen, *data)
+                          : checkProblem(r.problem, *data);
       !s.ok())
     return s;
 
   DeviceTensors t;
-  if (Status s = t.create(device, info, r.problem, *data, opts.layout, paged);
+  if (Status s =
+          t.create(device, info, r.problem, *data, opts.layout, paged, varlen);
       !s.ok())
     return s;
   r.layout = opts.layout;
   if (paged) // the caches' order
     r.layout.k.order = r.layout.v.order = TensorLayout::Blhd;
+  if (varlen) // packed rows [total, H, D]
+    r.layout.q.order = r.layout.k.order = r.layout.v.order = r.layout.o.order =
+        TensorLayout::Blhd;
   r.strides = t.strides;
   // The device reference reads the kernel's input buffers, so it runs
   // before the kernel could overwrite them; a paged problem's sequences go
@@ -377,8 +466,10 @@ Expected<ValidationReport> fa::validateKernel(const Kernel &kernel,
                          paged ? longestDense(r.problem, *paged) : r.problem)) {
     Expected<DeviceReferenceResult> d =
         paged ? devicePagedReferenceAttention(device, *paged, info.dtype, *data)
-              : deviceReferenceAttention(device, r.problem, info.dtype, *t.q,
-                                         *t.k, *t.v, t.strides);
+        : varlen
+            ? deviceVarlenReferenceAttention(device, *varlen, info.dtype, *data)
+            : deviceReferenceAttention(device, r.problem, info.dtype, *t.q,
+                                       *t.k, *t.v, t.strides);
     if (!d)
       return d.takeStatus();
     onDevice.emplace(d.take());
@@ -395,23 +486,26 @@ Expected<ValidationReport> fa::validateKernel(const Kernel &kernel,
   size_t oPadding = 0, lsePadding = 0;
   if (Status s = DeviceTensors::read(*t.o, t.oPlace, oBytes, oPadding); !s.ok())
     return s;
-  std::vector<float> out =
-      decodeElements(info.dtype, oBytes.data(), r.problem.qElements());
+  const size_t qElements = varlen ? varlen->qElements() : r.problem.qElements();
+  const size_t lseElements =
+      varlen ? varlen->lseElements() : r.problem.lseElements();
+  std::vector<float> out = decodeElements(info.dtype, oBytes.data(), qElements);
   std::vector<float> lse;
   if (t.lse) {
     if (Status s =
             DeviceTensors::read(*t.lse, t.lsePlace, lseBytes, lsePadding);
         !s.ok())
       return s;
-    lse = decodeElements(DType::F32, lseBytes.data(), r.problem.lseElements());
+    lse = decodeElements(DType::F32, lseBytes.data(), lseElements);
   }
 
   // Baseline: the golden vectors, else our fp64 reference. The conditioning
   // magnitudes come from the fp64 reference in both cases.
-  AttentionResult<double> ref = onDevice ? std::move(onDevice->exact)
-                                : paged
-                                    ? referencePagedAttentionF64(*paged, *data)
-                                    : referenceAttentionF64(r.problem, *data);
+  AttentionResult<double> ref =
+      onDevice ? std::move(onDevice->exact)
+      : paged  ? referencePagedAttentionF64(*paged, *data)
+      : varlen ? referenceVarlenAttentionF64(*varlen, *data)
+               : referenceAttentionF64(r.problem, *data);
   std::vector<double> baseO, baseLse;
   if (opts.golden) {
     baseO = toDouble(opts.golden->oRef);
@@ -423,6 +517,7 @@ Expected<ValidationReport> fa::validateKernel(const Kernel &kernel,
   AttentionResult<float> naive =
       onDevice ? std::move(onDevice->naive)
       : paged  ? naivePagedAttention(*paged, info.dtype, *data)
+      : varlen ? naiveVarlenAttention(*varlen, info.dtype, *data)
                : naiveAttention(r.problem, info.dtype, *data);
   r.ours = compareOutputs(out, baseO);
   r.naive = compareOutputs(naive.o, baseO);
@@ -452,6 +547,8 @@ struct LaunchInputs {
   AttentionProblem problem;
   /// A paged kernel's table and lengths (the tensors point at it).
   std::optional<PagedProblem> paged;
+  /// A varlen kernel's sequences (the tensors point at them).
+  std::optional<VarlenProblem> varlen;
   DeviceTensors tensors;
   AttentionShape launchShape;
 };
@@ -461,10 +558,13 @@ static Status makeLaunchInputs(const Kernel &kernel,
                                const AttentionShape &shape,
                                const LaunchOptions &options,
                                const PagedCacheOptions *pagedOptions,
+                               const VarlenOptions *varlenOptions,
                                LaunchInputs &in) {
   const KernelInfo &info = kernel.info();
   Device device = kernel.device();
   if (Status s = checkPagedOptions(info, pagedOptions); !s.ok())
+    return s;
+  if (Status s = checkVarlenOptions(info, varlenOptions); !s.ok())
     return s;
   in.problem = AttentionProblem{shape, info.headDim, info.causal, info.scale};
   const AttentionProblem &p = in.problem;
@@ -478,9 +578,16 @@ static Status makeLaunchInputs(const Kernel &kernel,
     in.paged = made.take();
     in.launchShape.seqK = DeviceTensors::longestSequence(*in.paged);
   }
+  if (varlenOptions) {
+    Expected<VarlenProblem> made = varlenProblemFor(p, *varlenOptions, 0);
+    if (!made)
+      return made.takeStatus();
+    in.varlen = made.take();
+  }
   const PagedProblem *paged = in.paged ? &*in.paged : nullptr;
-  Expected<ValidationMemory> memory =
-      validationMemory(p, info.dtype, info.hasLse, AttentionLayout(), paged);
+  const VarlenProblem *varlen = in.varlen ? &*in.varlen : nullptr;
+  Expected<ValidationMemory> memory = validationMemory(
+      p, info.dtype, info.hasLse, AttentionLayout(), paged, varlen);
   if (!memory)
     return memory.takeStatus();
   Expected<uint64_t> workspace =
@@ -493,15 +600,20 @@ static Status makeLaunchInputs(const Kernel &kernel,
     return s;
   AttentionData data =
       paged ? generatePagedInputs(*paged, info.dtype, Distribution::Normal, 0)
-            : generateInputs(p, info.dtype, Distribution::Normal, 0);
-  return in.tensors.create(device, info, p, data, AttentionLayout(), paged);
+      : varlen
+          ? generateVarlenInputs(*varlen, info.dtype, Distribution::Normal, 0)
+          : generateInputs(p, info.dtype, Distribution::Normal, 0);
+  return in.tensors.create(device, info, p, data, AttentionLayout(), paged,
+                           varlen);
 }
 
 Status fa::launchOnInputs(const Kernel &kernel, const AttentionShape &shape,
                           const LaunchOptions &options, LaunchInfo *launched,
-                          const PagedCacheOptions *paged) {
+                          const PagedCacheOptions *paged,
+                          const VarlenOptions *varlen) {
   LaunchInputs in;
-  if (Status s = makeLaunchInputs(kernel, shape, options, paged, in); !s.ok())
+  if (Status s = makeLaunchInputs(kernel, shape, options, paged, varlen, in);
+      !s.ok())
     return s;
   if (Status s =
           kernel.launch(in.tensors.args(in.launchShape), options, launched);
@@ -514,14 +626,16 @@ Expected<BenchResult> fa::benchmarkKernel(const Kernel &kernel,
                                           const AttentionShape &shape,
                                           int repetitions,
                                           const LaunchOptions &options,
-                                          const PagedCacheOptions *paged) {
+                                          const PagedCacheOptions *paged,
+                                          const VarlenOptions *varlen) {
   if (repetitions < 1)
     return Status::error(ErrorCode::InvalidArgument,
                          "benchmark needs at least 1 repetition, got " +
                              std::to_string(repetitions));
   Device device = kernel.device();
   LaunchInputs in;
-  if (Status s = makeLaunchInputs(kernel, shape, options, paged, in); !s.ok())
+  if (Status s = makeLaunchInputs(kernel, shape, options, paged, varlen, in);
+      !s.ok())
     return s;
   const AttentionProblem &p = in.problem;
   AttentionArgs args = in.tensors.args(in.launchShape);
@@ -530,7 +644,9 @@ Expected<BenchResult> fa::benchmarkKernel(const Kernel &kernel,
   BenchResult r;
   r.repetitions = repetitions;
   r.hostEmulator = device.isHostEmulator();
-  r.flops = in.paged ? pagedAttentionFlops(*in.paged) : attentionFlops(p);
+  r.flops = in.paged    ? pagedAttentionFlops(*in.paged)
+            : in.varlen ? varlenAttentionFlops(*in.varlen)
+                        : attentionFlops(p);
   double total = 0;
   r.minSeconds = INFINITY;
   // The warm-up checked the guard zones; the timed launches do not copy

@@ -166,6 +166,7 @@ void expectSameManifest(const Manifest &a, const Manifest &b) {
     EXPECT_EQ(x.combine, y.combine);
     EXPECT_EQ(x.gqaPacked, y.gqaPacked);
     EXPECT_EQ(x.paged, y.paged);
+    EXPECT_EQ(x.varlen, y.varlen);
   }
 }
 
@@ -585,6 +586,127 @@ TEST(ManifestTest, RejectsInconsistentPagedFields) {
                             "\"abi_version\": 2, \"role\": \"combine\",")),
             "manifest field 'kernels[0].combine': combine kernel 'merge' has "
             "abi_version 2, kernel 'split' has 3 (the combine kernel takes "
+            "its split kernel's words)");
+}
+
+/// A varlen split-KV attention (ABI version 4): both kernels say version 4
+/// and varlen; a plain varlen kernel after them.
+const char *varlenExample = R"({
+  "fa_manifest_version": 1,
+  "target": "host",
+  "code_object": {"file": "attn.so", "format": "elf-shared-object",
+                  "bytes": 16384, "hash": "fnv1a64:0123456789abcdef"},
+  "kernels": [
+    {"name": "split", "symbol": "split_host", "abi_version": 4,
+     "kv_splits": "runtime", "combine": "merge", "gqa_packed": true,
+     "varlen": true,
+     "dtype": "f16", "head_dim": 128, "causal": true, "scale": 0.125,
+     "has_lse": true, "block_m": 16, "block_n": 64, "threads": 256,
+     "wave_size": 64, "lds_bytes": 16384},
+    {"name": "merge", "symbol": "merge_host", "abi_version": 4,
+     "role": "combine", "varlen": true,
+     "dtype": "f16", "head_dim": 128, "causal": true, "scale": 0.125,
+     "has_lse": true, "block_m": 4, "block_n": 1, "threads": 64,
+     "wave_size": 64, "lds_bytes": 0},
+    {"name": "plain", "symbol": "plain_host", "abi_version": 4, "varlen": true,
+     "dtype": "f16", "head_dim": 128, "causal": false, "scale": 0.125,
+     "has_lse": false, "block_m": 16, "block_n": 64, "threads": 256,
+     "wave_size": 64, "lds_bytes": 16384}
+  ]
+})";
+
+TEST(ManifestTest, ParsesVarlenKernels) {
+  Expected<Manifest> m = parseManifest(varlenExample);
+  FA_ASSERT_OK(m);
+  ASSERT_EQ(m->kernels.size(), 3u);
+  const KernelInfo &split = m->kernels[0], &merge = m->kernels[1],
+                   &plain = m->kernels[2];
+  EXPECT_TRUE(split.varlen && split.splitKv && split.gqaPacked);
+  EXPECT_FALSE(split.paged);
+  EXPECT_EQ(split.abiVersion, 4);
+  EXPECT_TRUE(merge.varlen && merge.isCombine());
+  EXPECT_EQ(merge.abiVersion, 4);
+  EXPECT_TRUE(plain.varlen && !plain.splitKv && !plain.paged);
+  // Written back after the other versioned fields, read back the same; a
+  // dense or paged kernel's entry has no "varlen".
+  std::string text = formatManifest(*m);
+  EXPECT_NE(text.find("\"gqa_packed\": true,\n      \"varlen\": true,\n"
+                      "      \"dtype\""),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\"abi_version\": 4,\n      \"varlen\": true,\n"),
+            std::string::npos)
+      << text;
+  Expected<Manifest> back = parseManifest(text);
+  FA_ASSERT_OK(back);
+  expectSameManifest(*back, *m);
+  EXPECT_EQ(formatManifest(*parseManifest(docExample)).find("varlen"),
+            std::string::npos);
+  EXPECT_EQ(formatManifest(*parseManifest(pagedExample)).find("varlen"),
+            std::string::npos);
+  // A combine kernel of version 4 need not say varlen, as for paged.
+  Expected<Manifest> quiet = parseManifest(
+      replace(varlenExample, "\"role\": \"combine\", \"varlen\": true,",
+              "\"role\": \"combine\","));
+  FA_ASSERT_OK(quiet);
+  EXPECT_FALSE(quiet->kernels[1].varlen);
+}
+
+// `varlen` exactly on the attention kernels of version 4, never with
+// `paged`; a combine kernel takes its split kernel's version.
+TEST(ManifestTest, RejectsInconsistentVarlenFields) {
+  const std::string doc = varlenExample;
+  const std::string plainFields = "\"abi_version\": 4, \"varlen\": true,";
+  auto plain = [&](const std::string &fields) {
+    return replace(doc, plainFields, fields);
+  };
+  EXPECT_EQ(errorOf(plain("\"abi_version\": 1, \"varlen\": true,")),
+            "manifest field 'kernels[2].varlen': a varlen kernel takes the "
+            "variable-length ABI (abi_version 4), this one says abi_version 1");
+  EXPECT_EQ(errorOf(plain("\"abi_version\": 3, \"varlen\": true,")),
+            "manifest field 'kernels[2].varlen': a varlen kernel takes the "
+            "variable-length ABI (abi_version 4), this one says abi_version 3");
+  EXPECT_EQ(errorOf(plain("\"abi_version\": 4,")),
+            "manifest field 'kernels[2].abi_version': version 4 is the "
+            "variable-length ABI: an attention kernel of version 4 needs "
+            "\"varlen\": true");
+  EXPECT_EQ(errorOf(plain("\"abi_version\": 4, \"varlen\": false,")),
+            "manifest field 'kernels[2].abi_version': version 4 is the "
+            "variable-length ABI: an attention kernel of version 4 needs "
+            "\"varlen\": true");
+  EXPECT_EQ(errorOf(plain("\"abi_version\": 4, \"varlen\": 1,")),
+            "manifest field 'kernels[2].varlen': expected a boolean, got a "
+            "number");
+  EXPECT_EQ(errorOf(plain("\"abi_version\": 5, \"varlen\": true,")),
+            "manifest field 'kernels[2].varlen': a varlen kernel takes the "
+            "variable-length ABI (abi_version 4), this one says abi_version 5");
+  // Paged and varlen never on one kernel: whichever version it says, one
+  // of the two is refused.
+  EXPECT_EQ(errorOf(plain("\"abi_version\": 4, \"varlen\": true, "
+                          "\"paged\": true,")),
+            "manifest field 'kernels[2].paged': a paged kernel takes the paged "
+            "K/V ABI (abi_version 3), this one says abi_version 4");
+  EXPECT_EQ(errorOf(plain("\"abi_version\": 3, \"varlen\": true, "
+                          "\"paged\": true,")),
+            "manifest field 'kernels[2].varlen': a varlen kernel takes the "
+            "variable-length ABI (abi_version 4), this one says abi_version 3");
+  const std::string mergeFields =
+      "\"abi_version\": 4,\n     \"role\": \"combine\", \"varlen\": true,";
+  EXPECT_EQ(errorOf(replace(doc, mergeFields,
+                            "\"abi_version\": 2, \"role\": \"combine\", "
+                            "\"varlen\": true,")),
+            "manifest field 'kernels[1].varlen': a varlen kernel takes the "
+            "variable-length ABI (abi_version 4), this one says abi_version 2");
+  EXPECT_EQ(errorOf(replace(doc, mergeFields,
+                            "\"abi_version\": 2, \"role\": \"combine\",")),
+            "manifest field 'kernels[0].combine': combine kernel 'merge' has "
+            "abi_version 2, kernel 'split' has 4 (the combine kernel takes "
+            "its split kernel's words)");
+  EXPECT_EQ(errorOf(replace(doc, mergeFields,
+                            "\"abi_version\": 3, \"role\": \"combine\", "
+                            "\"paged\": true,")),
+            "manifest field 'kernels[0].combine': combine kernel 'merge' has "
+            "abi_version 3, kernel 'split' has 4 (the combine kernel takes "
             "its split kernel's words)");
 }
 
