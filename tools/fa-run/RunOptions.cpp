@@ -77,6 +77,20 @@ static const char *usage =
     "  --no-shuffle-pages      with --paged: pages in order\n"
     "  --share-pages           with --paged: prefix sharing, every sequence's\n"
     "                          first max(1, max_pages / 2) pages are the same\n"
+    "  --varlen                varlen kernels (manifest \"varlen\": true; a\n"
+    "                          varlen kernel needs it): B sequences packed\n"
+    "                          into Q, O [total_q, Hq, D], K, V [total_k, "
+    "Hkv,\n"
+    "                          D], LSE [Hq, total_q], cut by cu_seqlens_q/k;\n"
+    "                          the shape's Lq and Lk are max_seqlen_q and\n"
+    "                          max_seqlen_k (the kernel's grid)\n"
+    "  --seqlens-q L0,L1,...   with --varlen: the B query lengths, each in\n"
+    "                          [0, Lq]; default: drawn from the seed in\n"
+    "                          [0, Lq], with a 0 and a 1 as B allows\n"
+    "  --seqlens-k L0,L1,...   with --varlen: the B key lengths, each in\n"
+    "                          [0, Lk]; default: drawn from the seed in\n"
+    "                          [0, Lk] apart from the query lengths, with a 0\n"
+    "                          and a 1 as B allows\n"
     "  --check-races           host: check LDS accesses for races\n"
     "  --poison-lds            host: fill LDS with NaN bytes, not zeros\n"
     "  --bench N               also time N launches after a warm-up\n"
@@ -241,15 +255,17 @@ static std::optional<std::string> parseRowPadOption(const std::string &text,
   return std::nullopt;
 }
 
-/// "L0,L1,...": lengths in [0, 2^31 - 1]; on error, why.
+/// "L0,L1,...": lengths in [0, 2^31 - 1]; on error, why, naming the entry
+/// as name[i].
 static std::optional<std::string> parseLengths(const std::string &text,
-                                               std::vector<int32_t> &out) {
+                                               std::vector<int32_t> &out,
+                                               const char *name) {
   size_t start = 0;
   while (true) {
     size_t comma = text.find(',', start);
     int64_t n;
     const std::string what =
-        "cache_seqlens[" + std::to_string(out.size()) + "]";
+        std::string(name) + "[" + std::to_string(out.size()) + "]";
     if (std::optional<std::string> why = parseInteger(
             std::string_view(text).substr(
                 start, comma == std::string::npos ? comma : comma - start),
@@ -269,6 +285,10 @@ Expected<RunOptions> fa::parseRunOptions(int argc, const char *const *argv) {
   std::optional<std::vector<int32_t>> seqlens;
   std::string seqlensText, pagingFlag;
   bool shufflePages = true, sharePages = false;
+  // The varlen options, checked against --varlen and the shape at the end.
+  bool varlen = false;
+  std::optional<std::vector<int32_t>> seqlensQ, seqlensK;
+  std::string seqlensQText, seqlensKText, varlenFlag;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i] ? argv[i] : "";
     // The option's value; false when it is the last argument.
@@ -288,7 +308,8 @@ Expected<RunOptions> fa::parseRunOptions(int argc, const char *const *argv) {
         a == "--device" || a == "--reference" || a == "--kernel" ||
         a == "--golden" || a == "--profile-json" || a == "--estimate-json" ||
         a == "--estimate-samples" || a == "--estimate-param" ||
-        a == "--kv-splits" || a == "--paged" || a == "--cache-seqlens";
+        a == "--kv-splits" || a == "--paged" || a == "--cache-seqlens" ||
+        a == "--seqlens-q" || a == "--seqlens-k";
     if (takesValue && !value())
       return usageError(a + " needs a value");
     int64_t n;
@@ -371,7 +392,8 @@ Expected<RunOptions> fa::parseRunOptions(int argc, const char *const *argv) {
       pageSize = n;
     } else if (a == "--cache-seqlens") {
       std::vector<int32_t> lengths;
-      if (std::optional<std::string> why = parseLengths(v, lengths))
+      if (std::optional<std::string> why =
+              parseLengths(v, lengths, "cache_seqlens"))
         return bad(*why);
       seqlens = std::move(lengths);
       seqlensText = v;
@@ -382,6 +404,16 @@ Expected<RunOptions> fa::parseRunOptions(int argc, const char *const *argv) {
     } else if (a == "--share-pages") {
       sharePages = true;
       pagingFlag = a;
+    } else if (a == "--varlen") {
+      varlen = true;
+    } else if (a == "--seqlens-q" || a == "--seqlens-k") {
+      std::vector<int32_t> lengths;
+      if (std::optional<std::string> why = parseLengths(
+              v, lengths, a == "--seqlens-q" ? "seqlens_q" : "seqlens_k"))
+        return bad(*why);
+      (a == "--seqlens-q" ? seqlensQ : seqlensK) = std::move(lengths);
+      (a == "--seqlens-q" ? seqlensQText : seqlensKText) = v;
+      varlenFlag = a;
     } else if (!a.empty() && a[0] == '-') {
       return usageError("unknown option '" + a + "' (see --help)");
     } else if (o.path.empty()) {
@@ -426,6 +458,48 @@ Expected<RunOptions> fa::parseRunOptions(int argc, const char *const *argv) {
       paged.cacheSeqlens = std::move(*seqlens);
     }
     o.paged = std::move(paged);
+  }
+  if (!varlen && !varlenFlag.empty())
+    return usageError(varlenFlag + " needs --varlen");
+  if (varlen) {
+    if (!o.golden.empty())
+      return usageError("--varlen and --golden exclude each other (a golden "
+                        "case is a dense problem)");
+    if (pageSize)
+      return usageError("--varlen and --paged exclude each other (a kernel "
+                        "is varlen or paged, never both)");
+    VarlenOptions vl;
+    const struct {
+      const char *flag, *which;
+      std::optional<std::vector<int32_t>> *given;
+      const std::string *text;
+      int64_t max;
+      std::vector<int32_t> *out;
+    } lists[] = {{"--seqlens-q", "q", &seqlensQ, &seqlensQText, o.shape.seqQ,
+                  &vl.seqlensQ},
+                 {"--seqlens-k", "k", &seqlensK, &seqlensKText, o.shape.seqK,
+                  &vl.seqlensK}};
+    for (const auto &l : lists) {
+      if (!*l.given)
+        continue;
+      const std::vector<int32_t> &lengths = **l.given;
+      const std::string bad =
+          std::string("bad ") + l.flag + " '" + *l.text + "': ";
+      if (int64_t(lengths.size()) != o.shape.batch)
+        return usageError(bad + std::to_string(lengths.size()) +
+                          (lengths.size() == 1 ? " length" : " lengths") +
+                          " for B = " + std::to_string(o.shape.batch) +
+                          " sequences");
+      for (size_t b = 0; b < lengths.size(); ++b)
+        if (lengths[b] > l.max)
+          return usageError(
+              bad + "seqlens_" + l.which + "[" + std::to_string(b) +
+              "] = " + std::to_string(lengths[b]) + " is above max_seqlen_" +
+              l.which + " = " + std::to_string(l.max) + " (the shape's L" +
+              l.which + ")");
+      *l.out = lengths;
+    }
+    o.varlen = std::move(vl);
   }
   return o;
 }

@@ -52,6 +52,10 @@ struct RunOptions {
   /// [--share-pages]: a paged kernel's K/V cache; the shape's Lk is each
   /// sequence's capacity.
   std::optional<PagedCacheOptions> paged;
+  /// --varlen [--seqlens-q L0,L1,...] [--seqlens-k L0,L1,...]: a varlen
+  /// kernel's sequences; the shape's B is their count, its Lq and Lk
+  /// max_seqlen_q and max_seqlen_k.
+  std::optional<VarlenOptions> varlen;
 };
 
 /// The largest --bench count.

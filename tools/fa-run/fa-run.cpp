@@ -146,6 +146,34 @@ std::string pagedText(const Options &o, const PagedProblem &p) {
          std::to_string(s.longest);
 }
 
+/// A varlen problem's per-sequence lengths, "0,5,3".
+std::string lengthsText(const std::vector<int32_t> &cu) {
+  std::string out;
+  for (size_t b = 0; b + 1 < cu.size(); ++b)
+    out += (b ? "," : "") + std::to_string(cu[b + 1] - cu[b]);
+  return out;
+}
+
+std::string varlenJson(const VarlenProblem &p) {
+  return "{\"seqlens_q\": [" + lengthsText(p.cuSeqlensQ) +
+         "], \"seqlens_k\": [" + lengthsText(p.cuSeqlensK) +
+         "], \"total_q\": " + std::to_string(p.totalQ) +
+         ", \"total_k\": " + std::to_string(p.totalK) +
+         ", \"max_seqlen_q\": " + std::to_string(p.maxSeqlenQ) +
+         ", \"max_seqlen_k\": " + std::to_string(p.maxSeqlenK) + "}";
+}
+
+/// "3 sequences: seqlens_q 0,1,40, seqlens_k 17,0,3; total_q 41, total_k
+/// 20; max_seqlen_q 40, max_seqlen_k 70 (the kernel's Lq, Lk)".
+std::string varlenText(const VarlenProblem &p) {
+  return std::to_string(p.batch) + " sequences: seqlens_q " +
+         lengthsText(p.cuSeqlensQ) + ", seqlens_k " +
+         lengthsText(p.cuSeqlensK) + "; total_q " + std::to_string(p.totalQ) +
+         ", total_k " + std::to_string(p.totalK) + "; max_seqlen_q " +
+         std::to_string(p.maxSeqlenQ) + ", max_seqlen_k " +
+         std::to_string(p.maxSeqlenK) + " (the kernel's Lq, Lk)";
+}
+
 void printJson(const Options &o, const Device &device, const KernelInfo &k,
                const ValidationReport *r, const BenchResult *bench,
                const Status &kernelError) {
@@ -176,6 +204,8 @@ void printJson(const Options &o, const Device &device, const KernelInfo &k,
     out += "  \"kv_splits\": " + std::to_string(r->kvSplits) + ",\n";
   if (r && r->paged)
     out += "  \"paged\": " + pagedJson(o, *r->paged) + ",\n";
+  if (r && r->varlen)
+    out += "  \"varlen\": " + varlenJson(*r->varlen) + ",\n";
   if (r) {
     out += "  \"metrics\": " + metricsJson(r->ours) + ",\n";
     out += "  \"naive_metrics\": " + metricsJson(r->naive) + ",\n";
@@ -226,9 +256,13 @@ void printTable(const Options &o, const Device &device, const KernelInfo &k,
               k.causal ? "yes" : "no", k.scale, k.hasLse ? "yes" : "no",
               (long long)k.blockM, (long long)k.threads);
   std::printf("  shape     %s%s\n", r.problem.shape.toString().c_str(),
-              r.paged ? " (Lk: the cache's capacity per sequence)" : "");
+              r.paged    ? " (Lk: the cache's capacity per sequence)"
+              : r.varlen ? " (Lq, Lk: max_seqlen_q, max_seqlen_k)"
+                         : "");
   if (r.paged)
     std::printf("  paged     %s\n", pagedText(o, *r.paged).c_str());
+  if (r.varlen)
+    std::printf("  varlen    %s\n", varlenText(*r.varlen).c_str());
   if (k.splitKv)
     printKvSplits(o, k, r.kvSplits);
   std::printf("  layout    %s\n", r.layout.toString().c_str());
@@ -313,10 +347,12 @@ Status writeProfile(const Options &o, const Device &device) {
 /// launch (gfx906-sim only), with the problem's FLOPs.
 Status writeEstimate(const Options &o, const Device &device,
                      const KernelInfo &info, const AttentionShape &shape,
-                     const PagedProblem *paged) {
-  double flops = paged ? pagedAttentionFlops(*paged)
-                       : attentionFlops(AttentionProblem{
-                             shape, info.headDim, info.causal, info.scale});
+                     const PagedProblem *paged,
+                     const VarlenProblem *varlen = nullptr) {
+  double flops = paged    ? pagedAttentionFlops(*paged)
+                 : varlen ? varlenAttentionFlops(*varlen)
+                          : attentionFlops(AttentionProblem{
+                                shape, info.headDim, info.causal, info.scale});
   std::string text = device.lastEstimate(false, flops);
   if (text.empty())
     return Status::error(ErrorCode::Unsupported,
@@ -343,7 +379,9 @@ int estimateOnly(const Options &o, const Device &device, const Kernel &kernel) {
   lo.checkGuards = false; // the unsampled workgroups' outputs are not written
   LaunchInfo launched;
   const PagedCacheOptions *paged = o.paged ? &*o.paged : nullptr;
-  if (Status s = launchOnInputs(kernel, o.shape, lo, &launched, paged); !s.ok())
+  const VarlenOptions *varlen = o.varlen ? &*o.varlen : nullptr;
+  if (Status s = launchOnInputs(kernel, o.shape, lo, &launched, paged, varlen);
+      !s.ok())
     return fail(s.toString());
   if (kernel.info().splitKv && !o.json)
     printKvSplits(o, kernel.info(), launched.kvSplits);
@@ -357,8 +395,19 @@ int estimateOnly(const Options &o, const Device &device, const Kernel &kernel) {
       return fail(made.status().toString());
     problem = made.take();
   }
+  // The varlen problem launchOnInputs made (seed 0), for its FLOPs.
+  std::optional<VarlenProblem> sequences;
+  if (varlen) {
+    const KernelInfo &k = kernel.info();
+    Expected<VarlenProblem> made = varlenProblemFor(
+        AttentionProblem{o.shape, k.headDim, k.causal, k.scale}, *varlen, 0);
+    if (!made)
+      return fail(made.status().toString());
+    sequences = made.take();
+  }
   if (Status s = writeEstimate(o, device, kernel.info(), o.shape,
-                               problem ? &*problem : nullptr);
+                               problem ? &*problem : nullptr,
+                               sequences ? &*sequences : nullptr);
       !s.ok())
     return fail(s.toString());
   return 0;
@@ -385,11 +434,18 @@ int run(const Options &o) {
   Expected<Kernel> kernel = module->kernel(o.kernel);
   if (!kernel)
     return fail(kernel.status().toString());
-  // --paged exactly for a paged kernel.
-  if (Status s =
-          checkPagedOptions(kernel->info(), o.paged ? &*o.paged : nullptr);
-      !s.ok())
-    return fail(s.toString());
+  // --paged exactly for a paged kernel, --varlen for a varlen kernel (the
+  // option given checked first: its error names it).
+  Status pagedOk =
+      checkPagedOptions(kernel->info(), o.paged ? &*o.paged : nullptr);
+  Status varlenOk =
+      checkVarlenOptions(kernel->info(), o.varlen ? &*o.varlen : nullptr);
+  if (o.varlen && !varlenOk.ok())
+    return fail(varlenOk.toString());
+  if (!pagedOk.ok())
+    return fail(pagedOk.toString());
+  if (!varlenOk.ok())
+    return fail(varlenOk.toString());
 
   if (o.estimateOnly)
     return estimateOnly(o, *device, *kernel);
@@ -417,6 +473,7 @@ int run(const Options &o) {
   vo.layout = o.layout;
   vo.reference = o.reference;
   vo.paged = o.paged;
+  vo.varlen = o.varlen;
   Expected<ValidationReport> report = validateKernel(*kernel, vo);
   if (!report) {
     if (!isKernelFault(report.status()))
@@ -434,9 +491,9 @@ int run(const Options &o) {
     LaunchOptions lo;
     lo.poisonLds = o.poisonLds;
     lo.kvSplits = o.kvSplits;
-    Expected<BenchResult> b =
-        benchmarkKernel(*kernel, report->problem.shape, o.bench, lo,
-                        o.paged ? &*o.paged : nullptr);
+    Expected<BenchResult> b = benchmarkKernel(
+        *kernel, report->problem.shape, o.bench, lo,
+        o.paged ? &*o.paged : nullptr, o.varlen ? &*o.varlen : nullptr);
     if (!b)
       return fail(b.status().toString());
     bench = *b;
@@ -450,7 +507,8 @@ int run(const Options &o) {
   if (vo.launch.estimate)
     if (Status s =
             writeEstimate(o, *device, kernel->info(), report->problem.shape,
-                          report->paged ? &*report->paged : nullptr);
+                          report->paged ? &*report->paged : nullptr,
+                          report->varlen ? &*report->varlen : nullptr);
         !s.ok())
       return fail(s.toString());
   if (vo.launch.profile) {
