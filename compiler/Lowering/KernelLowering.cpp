@@ -64,10 +64,11 @@ Value KernelLowering::rowLimit(const Global &g) {
   return (g.role == kK || g.role == kV) ? sizes[4] : sizes[3];
 }
 
-Value KernelLowering::sequenceOffset(const Global &g) {
+Value KernelLowering::addSequenceOffset(const Global &g, Value base) {
   if (!sequence.start || bug == PlantedBug::SeqStartIgnored)
-    return idx(0);
-  return arith::MulIOp::create(b, loc, sequence.start, g.sl);
+    return base;
+  return arith::AddIOp::create(
+      b, loc, base, arith::MulIOp::create(b, loc, sequence.start, g.sl));
 }
 
 Value KernelLowering::ldsIndex(OpBuilder &nb, Location l, const LdsBuf &buf,
@@ -830,7 +831,7 @@ LogicalResult KernelLowering::run() {
   if (roles.size() >= kNumSplitRoles)
     splits = arith::IndexCastOp::create(b, loc, b.getIndexType(),
                                         kernel.getArgument(kWsArg + 2));
-  if (roles.size() >= kNumPagedRoles) {
+  if (roles.size() >= kNumPagedRoles && roles[kTable] >= 0) {
     pageSize = arith::IndexCastOp::create(b, loc, b.getIndexType(),
                                           kernel.getArgument(kTableArg + 2));
     tableStride = arith::IndexCastOp::create(b, loc, b.getIndexType(),

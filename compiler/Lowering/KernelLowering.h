@@ -229,9 +229,9 @@ private:
       sequence = {*scalar(seqStart), *scalar(seqRows)};
     return RowsScope{*this};
   }
-  /// The element offset of the sequence's first row in `g` (0 without
+  /// `base` moved to the sequence's first row of `g` (as it is without
   /// `sequence`).
-  Value sequenceOffset(const Global &g);
+  Value addSequenceOffset(const Global &g, Value base);
   DenseMap<Value, Global> globals; // tile-IR memref -> kernel buffer
   IRMapping scalars;
   DenseMap<Value, Value> fragments;   // tensor -> vector (registers)

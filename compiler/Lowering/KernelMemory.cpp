@@ -75,23 +75,26 @@ std::pair<Value, Value> KernelLowering::rowStart(const Global &g, Value base,
                                   arith::MulIOp::create(b, loc, r, g.sl)),
             arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, row,
                                   rowLimit(g))};
-  // Packed query heads: row p is position p mod L of head h*G + p / L.
+  // Packed query heads: row p is position p mod L of head h*G + p / L (a
+  // varlen sequence's L may be 0: no row exists, and p / 1 stands in).
   Value limit = rowLimit(g);
-  Value headOf = arith::DivUIOp::create(b, loc, row, limit);
+  Value divisor =
+      sequence.rows ? Value(arith::MaxUIOp::create(b, loc, limit, idx(1)))
+                    : limit;
+  Value headOf = arith::DivUIOp::create(b, loc, row, divisor);
   Value head =
       bug == PlantedBug::GqaPackWrongHead
           ? packing.head
           : Value(arith::MulIOp::create(b, loc, packing.head, packing.group));
   head = arith::AddIOp::create(b, loc, head, headOf);
-  Value pos = arith::RemUIOp::create(b, loc, row, limit);
+  Value pos = arith::RemUIOp::create(b, loc, row, divisor);
   Value start = arith::AddIOp::create(
       b, loc,
       arith::AddIOp::create(b, loc,
                             arith::MulIOp::create(b, loc, packing.batch, g.sb),
                             arith::MulIOp::create(b, loc, head, g.sh)),
       arith::MulIOp::create(b, loc, pos, g.sl));
-  if (sequence.start)
-    start = arith::AddIOp::create(b, loc, start, sequenceOffset(g));
+  start = addSequenceOffset(g, start);
   Value exists = arith::CmpIOp::create(
       b, loc, arith::CmpIPredicate::slt, row,
       arith::MulIOp::create(b, loc, limit, packing.group));
@@ -317,8 +320,6 @@ Value KernelLowering::rowsBase(const Global &g, Value batch, Value head,
       arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, batch, g.sb),
                             arith::MulIOp::create(b, loc, head, g.sh)),
       arith::MulIOp::create(b, loc, row0, g.sl));
-  if (sequence.start)
-    base = arith::AddIOp::create(b, loc, base, sequenceOffset(g));
   return base;
 }
 
@@ -327,10 +328,11 @@ void KernelLowering::copyTile(CopyTileOp op) {
   const Global &g = globals.lookup(op.getSource());
 
   Value row0 = *scalar(op.getRow());
+  Value base = rowsBase(g, *scalar(op.getBatch()), *scalar(op.getHead()), row0);
   RowsScope rows =
       enterRows(op.getBatch(), op.getHead(), op.getGroup(), op.getPageTable(),
                 op.getPageRows(), op.getSeqStart(), op.getSeqRows());
-  Value base = rowsBase(g, *scalar(op.getBatch()), *scalar(op.getHead()), row0);
+  base = addSequenceOffset(g, base);
 
   const int64_t width = vectorWidth(op);
   if (width == 0 || copyPath == CopyPath::Scalar) {
@@ -392,10 +394,11 @@ Value KernelLowering::fetchRows(FetchTileOp op, bool scalarLoads) {
   const int64_t cols = ldsBuffers[op.getBuffer()].layout.cols;
   FetchShape f = fetchShape(elt, ldsBuffers[op.getBuffer()].layout);
   Value row0 = *scalar(op.getRow());
+  Value base = rowsBase(g, *scalar(op.getBatch()), *scalar(op.getHead()), row0);
   RowsScope rows =
       enterRows(op.getBatch(), op.getHead(), Value(), op.getPageTable(),
                 op.getPageRows(), op.getSeqStart(), op.getSeqRows());
-  Value base = rowsBase(g, *scalar(op.getBatch()), *scalar(op.getHead()), row0);
+  base = addSequenceOffset(g, base);
   const int64_t threads = mapping.threads;
   auto type = VectorType::get({f.iters * f.unitRows * f.width}, elt);
   Value all =
@@ -596,14 +599,13 @@ void KernelLowering::storeTile(StoreTileOp op) {
   const Global &g = globals.lookup(op.getDest());
   Value bIdx = *scalar(op.getBatch()), h = *scalar(op.getHead()),
         row0 = *scalar(op.getRow());
-  RowsScope rows = enterRows(op.getBatch(), op.getHead(), op.getGroup(),
-                             Value(), Value(), op.getSeqStart(),
-                             op.getSeqRows());
   Value base =
       arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, bIdx, g.sb),
                             arith::MulIOp::create(b, loc, h, g.sh));
-  if (sequence.start)
-    base = arith::AddIOp::create(b, loc, base, sequenceOffset(g));
+  RowsScope rows = enterRows(op.getBatch(), op.getHead(), op.getGroup(),
+                             Value(), Value(), op.getSeqStart(),
+                             op.getSeqRows());
+  base = addSequenceOffset(g, base);
   const int64_t cc = colsPerThread(type);
   Value limit = rowLimit(g);
   Value firstLane =
@@ -661,11 +663,12 @@ Value KernelLowering::loadTile(LoadTileOp op) {
   const Global &g = globals.lookup(op.getSource());
   Value bIdx = *scalar(op.getBatch()), h = *scalar(op.getHead()),
         row0 = *scalar(op.getRow());
+  Value base = rowsBase(g, bIdx, h, row0);
   // A paged register load reads through the table as a copy does.
   RowsScope rows =
       enterRows(op.getBatch(), op.getHead(), op.getGroup(), op.getPageTable(),
                 op.getPageRows(), op.getSeqStart(), op.getSeqRows());
-  Value base = rowsBase(g, bIdx, h, row0);
+  base = addSequenceOffset(g, base);
   Type elt = type.getElementType();
   const int64_t cc = colsPerThread(type);
   SmallVector<Value> elements;

@@ -253,6 +253,9 @@ void TileBuilder::build(AttentionOp op, const OpFacts &facts, Value q, Value k,
                                   arith::SubIOp::create(b, loc, lk, c1), c0);
     rows = pack ? Value(arith::MulIOp::create(b, loc, lq, group)) : lq;
   }
+  // What packed rows are divided by to find their head: Lq, at least 1 (a
+  // varlen sequence may have no query; then no row exists).
+  Value lqDiv = pack && cuQ ? Value(arith::MaxUIOp::create(b, loc, lq, c1)) : lq;
 
   // Q block: loaded once, resident for the whole KV loop.
   auto qTileType = RankedTensorType::get({bm, d}, elt);
@@ -279,11 +282,11 @@ void TileBuilder::build(AttentionOp op, const OpFacts &facts, Value q, Value k,
           arith::MinUIOp::create(
               b, loc, arith::AddIOp::create(b, loc, m0, idx(bm)), rows),
           c1);
-      Value firstHead = arith::DivUIOp::create(b, loc, m0, lq);
-      Value lastHead = arith::DivUIOp::create(b, loc, last, lq);
+      Value firstHead = arith::DivUIOp::create(b, loc, m0, lqDiv);
+      Value lastHead = arith::DivUIOp::create(b, loc, last, lqDiv);
       Value oneHead = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                             firstHead, lastHead);
-      Value lastPos = arith::RemUIOp::create(b, loc, last, lq);
+      Value lastPos = arith::RemUIOp::create(b, loc, last, lqDiv);
       Value pos = arith::SelectOp::create(
           b, loc, oneHead, lastPos, arith::SubIOp::create(b, loc, lq, c1));
       diag = arith::AddIOp::create(b, loc, pos, c1);
@@ -353,7 +356,7 @@ void TileBuilder::build(AttentionOp op, const OpFacts &facts, Value q, Value k,
                                     /*transpose_rhs=*/true);
         s = arith::MulFOp::create(nb, l, s, scoreScale);
         s = TileMaskOp::create(nb, l, sType, s, m0, rows, n0, lk,
-                               pack ? lq : Value(), causal);
+                               pack ? lqDiv : Value(), causal);
         // m_new = max(m_old, rowmax(S)); a row with no key so far keeps
         // m = -inf and uses 0 as its reference so exp2 yields 0, not NaN.
         Value rowMax = RowReduceOp::create(nb, l, rowsType, ReduceKind::max, s);

@@ -479,3 +479,91 @@ func.func @pages_table_type(%k: memref<?x16x2x64xf16>, %t: memref<?x?xf32>, %i: 
   %tile = fa.load_tile %k[%i, %i, %i] pages(%t : memref<?x?xf32>, %i) : memref<?x16x2x64xf16> -> tensor<32x64xf16>
   return
 }
+
+// -----
+
+func.func @varlen_rank(%q: tensor<2x8x5x64xf16>, %k: tensor<?x2x64xf16>, %c: tensor<3xi32>) {
+  // expected-error @+1 {{'fa.attention' op query (varlen: [total, H, D]) must have rank 3, got 4}}
+  %o = fa.attention %q, %k, %k varlen(%c, %c : tensor<3xi32>, tensor<3xi32>) : tensor<2x8x5x64xf16>, tensor<?x2x64xf16>, tensor<?x2x64xf16> -> tensor<2x8x5x64xf16>
+  return
+}
+
+// -----
+
+func.func @varlen_cu_type(%q: tensor<?x8x64xf16>, %k: tensor<?x2x64xf16>, %c: tensor<3xi64>, %d: tensor<3xi32>) {
+  // expected-error @+1 {{'fa.attention' op cu_seqlens_q must be [B + 1] i32, got 'tensor<3xi64>'}}
+  %o = fa.attention %q, %k, %k varlen(%c, %d : tensor<3xi64>, tensor<3xi32>) : tensor<?x8x64xf16>, tensor<?x2x64xf16>, tensor<?x2x64xf16> -> tensor<?x8x64xf16>
+  return
+}
+
+// -----
+
+func.func @varlen_cu_lengths(%q: tensor<?x8x64xf16>, %k: tensor<?x2x64xf16>, %c: tensor<3xi32>, %d: tensor<4xi32>) {
+  // expected-error @+1 {{'fa.attention' op cu_seqlens_q and cu_seqlens_k must have one length (B + 1), got 3 and 4}}
+  %o = fa.attention %q, %k, %k varlen(%c, %d : tensor<3xi32>, tensor<4xi32>) : tensor<?x8x64xf16>, tensor<?x2x64xf16>, tensor<?x2x64xf16> -> tensor<?x8x64xf16>
+  return
+}
+
+// -----
+
+func.func @varlen_cu_empty(%q: tensor<?x8x64xf16>, %k: tensor<?x2x64xf16>, %c: tensor<0xi32>) {
+  // expected-error @+1 {{'fa.attention' op cu_seqlens_q must have B + 1 >= 1 entries, got 0}}
+  %o = fa.attention %q, %k, %k varlen(%c, %c : tensor<0xi32>, tensor<0xi32>) : tensor<?x8x64xf16>, tensor<?x2x64xf16>, tensor<?x2x64xf16> -> tensor<?x8x64xf16>
+  return
+}
+
+// -----
+
+func.func @varlen_heads(%q: tensor<?x6x64xf16>, %k: tensor<?x4x64xf16>, %c: tensor<3xi32>) {
+  // expected-error @+1 {{'fa.attention' op query heads (6) must be a multiple of key/value heads (4)}}
+  %o = fa.attention %q, %k, %k varlen(%c, %c : tensor<3xi32>, tensor<3xi32>) : tensor<?x6x64xf16>, tensor<?x4x64xf16>, tensor<?x4x64xf16> -> tensor<?x6x64xf16>
+  return
+}
+
+// -----
+
+func.func @varlen_head_dim(%q: tensor<?x8x64xf16>, %k: tensor<?x2x32xf16>, %c: tensor<3xi32>) {
+  // expected-error @+1 {{'fa.attention' op head dimension mismatch: query D=64, key D=32, value D=32}}
+  %o = fa.attention %q, %k, %k varlen(%c, %c : tensor<3xi32>, tensor<3xi32>) : tensor<?x8x64xf16>, tensor<?x2x32xf16>, tensor<?x2x32xf16> -> tensor<?x8x64xf16>
+  return
+}
+
+// -----
+
+func.func @varlen_result(%q: tensor<?x8x64xf16>, %k: tensor<?x2x64xf16>, %c: tensor<3xi32>) {
+  // expected-error @+1 {{'fa.attention' op result type 'tensor<?x4x64xf16>' does not match the query type 'tensor<?x8x64xf16>'}}
+  %o = fa.attention %q, %k, %k varlen(%c, %c : tensor<3xi32>, tensor<3xi32>) : tensor<?x8x64xf16>, tensor<?x2x64xf16>, tensor<?x2x64xf16> -> tensor<?x4x64xf16>
+  return
+}
+
+// -----
+
+func.func @varlen_lse(%q: tensor<?x8x64xf16>, %k: tensor<?x2x64xf16>, %c: tensor<3xi32>) {
+  // expected-error @+1 {{'fa.attention' op lse result must be tensor<8x?xf32> ([Hq, total_q] f32, varlen), got 'tensor<4x?xf32>'}}
+  %o, %l = fa.attention %q, %k, %k varlen(%c, %c : tensor<3xi32>, tensor<3xi32>) : tensor<?x8x64xf16>, tensor<?x2x64xf16>, tensor<?x2x64xf16> -> tensor<?x8x64xf16>, tensor<4x?xf32>
+  return
+}
+
+// -----
+
+func.func @varlen_and_paged(%q: tensor<?x8x64xf16>, %k: tensor<?x2x64xf16>, %t: tensor<2x4xi32>, %l: tensor<2xi32>, %c: tensor<3xi32>) {
+  // expected-error @+1 {{'fa.attention' op paged and varlen exclude each other}}
+  %o = fa.attention %q, %k, %k paged(%t, %l) varlen(%c, %c : tensor<3xi32>, tensor<3xi32>) : tensor<?x8x64xf16>, tensor<?x2x64xf16>, tensor<?x2x64xf16>, tensor<2x4xi32>, tensor<2xi32> -> tensor<?x8x64xf16>
+  return
+}
+
+// -----
+
+func.func @seq_half(%q: memref<?x8x?x64xf16>, %i: index) {
+  // expected-error @+1 {{expected ','}}
+  %tile = fa.load_tile %q[%i, %i, %i] seq(%i) : memref<?x8x?x64xf16> -> tensor<32x64xf16>
+  return
+}
+
+// -----
+
+func.func @seq_and_pages(%k: memref<?x16x2x64xf16>, %t: memref<?x?xi32>, %i: index) {
+  // expected-error @+1 {{'fa.load_tile' op seq and pages exclude each other}}
+  %tile = fa.load_tile %k[%i, %i, %i] pages(%t : memref<?x?xi32>, %i) seq(%i, %i) : memref<?x16x2x64xf16> -> tensor<32x64xf16>
+  return
+}

@@ -139,3 +139,21 @@ func.func @paged_tile(%k: memref<?x16x2x64xf16>, %t: memref<?x?xi32>, %i: index)
   %tile = fa.load_tile %k[%i, %i, %i] pages(%t : memref<?x?xi32>, %i) : memref<?x16x2x64xf16> -> tensor<32x64xf16>
   return
 }
+
+// A variable-length batch: packed [total, H, D] rows cut by cu_seqlens; the
+// tile level addresses one sequence's rows through `seq`.
+// CHECK-LABEL: func.func @varlen
+// CHECK: fa.attention %{{.*}}, %{{.*}}, %{{.*}} varlen(%{{.*}}, %{{.*}} : tensor<?xi32>, tensor<?xi32>) causal : tensor<?x8x64xf16>, tensor<?x2x64xf16>, tensor<?x2x64xf16> -> tensor<?x8x64xf16>, tensor<8x?xf32>
+func.func @varlen(%q: tensor<?x8x64xf16>, %k: tensor<?x2x64xf16>, %v: tensor<?x2x64xf16>, %cq: tensor<?xi32>, %ck: tensor<?xi32>) -> (tensor<?x8x64xf16>, tensor<8x?xf32>) {
+  %o, %lse = fa.attention %q, %k, %v varlen(%cq, %ck : tensor<?xi32>, tensor<?xi32>) causal : tensor<?x8x64xf16>, tensor<?x2x64xf16>, tensor<?x2x64xf16> -> tensor<?x8x64xf16>, tensor<8x?xf32>
+  return %o, %lse : tensor<?x8x64xf16>, tensor<8x?xf32>
+}
+
+// CHECK-LABEL: func.func @varlen_tile
+// CHECK: fa.load_tile %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] group(%{{.*}}) seq(%{{.*}}, %{{.*}}) : memref<?x8x?x64xf16> -> tensor<32x64xf16>
+// CHECK: fa.store_tile %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] seq(%{{.*}}, %{{.*}}) : tensor<32x64xf16>, memref<?x8x?x64xf16>
+func.func @varlen_tile(%q: memref<?x8x?x64xf16>, %i: index, %s: index, %n: index) {
+  %tile = fa.load_tile %q[%i, %i, %i] group(%i) seq(%s, %n) : memref<?x8x?x64xf16> -> tensor<32x64xf16>
+  fa.store_tile %tile, %q[%i, %i, %i] seq(%s, %n) : tensor<32x64xf16>, memref<?x8x?x64xf16>
+  return
+}
