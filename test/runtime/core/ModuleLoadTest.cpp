@@ -384,6 +384,17 @@ TEST(ModuleLoadTest, HostInfoFromAnotherAbi) {
             "kernel 'attn_f32': the manifest says abi_version 1, the code "
             "object says 3 (the manifest does not describe this code "
             "object)");
+  // Version 4 (variable-length batches) takes 77 words.
+  info.abi_version = 4;
+  EXPECT_EQ(detail::checkHostInfo(k, info).message(),
+            "kernel 'attn_f32': the code object's ABI word count is 67, ABI "
+            "version 4 has 77 (compiled for another kernel ABI; rebuild it "
+            "with this fac)");
+  info.num_words = FA_ABI_V4_NUM_WORDS;
+  EXPECT_EQ(detail::checkHostInfo(k, info).message(),
+            "kernel 'attn_f32': the manifest says abi_version 1, the code "
+            "object says 4 (the manifest does not describe this code "
+            "object)");
   info = good;
   info.info_bytes = 64;
   EXPECT_TRUE(contains(detail::checkHostInfo(k, info).message(),

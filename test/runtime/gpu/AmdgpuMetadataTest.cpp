@@ -116,6 +116,17 @@ TEST(AmdgpuMetadataTest, ManifestThatDisagrees) {
             "words) and index_bits 32 give 464 bytes of kernel arguments, "
             "the code object's .args take 312 (the manifest does not "
             "describe this code object)");
+  // A varlen kernel (version 4): 33 words more than a dense one, its last
+  // descriptor's stride ending the segment (524 bytes).
+  s = check(b, [](Manifest &m) {
+    m.kernels[0].abiVersion = 4;
+    m.kernels[0].varlen = true;
+  });
+  EXPECT_EQ(s.message(),
+            "kernel 'attention_kernel': the manifest's abi_version 4 (77 "
+            "words) and index_bits 32 give 524 bytes of kernel arguments, "
+            "the code object's .args take 312 (the manifest does not "
+            "describe this code object)");
   s = check(b,
             [](Manifest &m) { m.kernels[0].abiVersion = FA_ABI_VERSION + 1; });
   EXPECT_EQ(s.code(), ErrorCode::Unsupported);

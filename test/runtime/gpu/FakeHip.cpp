@@ -729,7 +729,9 @@ hipError_t hipModuleLaunchKernel(hipFunction_t f, unsigned int gridDimX,
     if (a.valueKind.rfind("hidden_", 0) == 0)
       continue;
     if (l.num_args == int(sizeof(l.args) / sizeof(l.args[0])))
-      return problem("more than 64 explicit arguments");
+      return problem("more than " +
+                     std::to_string(sizeof(l.args) / sizeof(l.args[0])) +
+                     " explicit arguments");
     fake_hip_arg &out = l.args[l.num_args++];
     out.offset = a.offset;
     out.size = a.size;

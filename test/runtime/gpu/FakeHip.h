@@ -45,7 +45,7 @@ typedef struct fake_hip_launch {
   size_t kernarg_bytes;          ///< HIP_LAUNCH_PARAM_BUFFER_SIZE
   uint64_t kernarg_segment_size; ///< .kernarg_segment_size of the metadata
   int num_args;
-  fake_hip_arg args[64];
+  fake_hip_arg args[96]; ///< ABI version 4 has 77 explicit arguments
   /// Empty when the launch agreed with the code object's metadata, else
   /// the first disagreement (the launch then returned
   /// hipErrorInvalidValue).

@@ -221,6 +221,83 @@ TEST(DevicePagedReferenceTest, GathersEachSequenceOnGfx906Sim) {
   checkPagedDeviceReference(*sim, "fp64 on device (hiprtc gfx906)");
 }
 
+// A varlen problem on `device`: each sequence cut out and run through the
+// dense device reference, scattered back into the packed O and LSE; the
+// sequences without keys are O = 0, LSE = -inf without a launch, the one
+// without queries gives nothing. Against the CPU's varlen references.
+void checkVarlenDeviceReference(const Device &device,
+                                const std::string &description) {
+  VarlenProblem p = VarlenProblem::fromLengths(4, 2, 32, {9, 0, 5, 3},
+                                               {7, 4, 0, 1}, true, 0.2);
+  AttentionData data =
+      generateVarlenInputs(p, DType::F16, Distribution::Outliers, 3);
+  Expected<DeviceReferenceResult> r =
+      deviceVarlenReferenceAttention(device, p, DType::F16, data);
+  FA_ASSERT_OK(r);
+  EXPECT_EQ(r->description, description);
+  AttentionResult<double> cpu = referenceVarlenAttentionF64(p, data);
+  AttentionResult<float> naive = naiveVarlenAttention(p, DType::F16, data);
+  ASSERT_EQ(r->exact.o.size(), cpu.o.size());
+  ASSERT_EQ(r->exact.o.size(), size_t(17 * 4 * 32)); // total_q 17
+  ASSERT_EQ(r->exact.lse.size(), cpu.lse.size());
+  ASSERT_EQ(r->naive.o.size(), naive.o.size());
+  for (size_t i = 0; i < cpu.o.size(); ++i) {
+    ASSERT_LE(std::fabs(r->exact.o[i] - cpu.o[i]),
+              1e-9 * cpu.magnitude[i] + 1e-300)
+        << "O " << i;
+    ASSERT_LE(std::fabs(r->exact.magnitude[i] - cpu.magnitude[i]),
+              1e-9 * cpu.magnitude[i] + 1e-300)
+        << "magnitude " << i;
+    ASSERT_LE(std::fabs(double(r->naive.o[i]) - naive.o[i]),
+              4.0 / 1024 * cpu.magnitude[i] + 1e-6)
+        << "naive O " << i;
+  }
+  size_t masked = 0;
+  for (size_t i = 0; i < cpu.lse.size(); ++i) {
+    if (std::isinf(cpu.lse[i])) {
+      ++masked;
+      ASSERT_TRUE(std::isinf(r->exact.lse[i]) && r->exact.lse[i] < 0) << i;
+      ASSERT_TRUE(std::isinf(r->naive.lse[i])) << i;
+      continue;
+    }
+    ASSERT_LE(std::fabs(r->exact.lse[i] - cpu.lse[i]),
+              1e-9 * std::max(1.0, std::fabs(cpu.lse[i])))
+        << "LSE " << i;
+  }
+  // Per head: sequence 0's first 2 rows (causal, Lq 9 > Lk 7), sequence
+  // 2's 5 rows (no keys), sequence 3's first 2 rows (Lq 3, Lk 1).
+  EXPECT_EQ(masked, size_t(4 * (2 + 5 + 2)));
+
+  // No sequence has keys: nothing runs, where it would is named.
+  VarlenProblem empty =
+      VarlenProblem::fromLengths(4, 2, 32, {3, 1}, {0, 0}, true, 0.2);
+  AttentionData none =
+      generateVarlenInputs(empty, DType::F16, Distribution::Normal, 1);
+  r = deviceVarlenReferenceAttention(device, empty, DType::F16, none);
+  FA_ASSERT_OK(r);
+  EXPECT_EQ(r->description, "fp64 on device (no sequence has queries and "
+                            "keys: nothing ran on " +
+                                device.name() + ")");
+  for (double lse : r->exact.lse)
+    EXPECT_TRUE(std::isinf(lse) && lse < 0);
+  // The host emulator is refused.
+  Expected<DeviceReferenceResult> host =
+      deviceVarlenReferenceAttention(test::hostDevice(), p, DType::F16, data);
+  ASSERT_FALSE(host.ok());
+  EXPECT_NE(host.status().message().find("needs a GPU device"),
+            std::string::npos);
+}
+
+// On the gfx906 simulator: hiprtc's hsaco.
+TEST(DeviceVarlenReferenceTest, GathersEachSequenceOnGfx906Sim) {
+  Expected<DeviceReferenceCode> code =
+      compileDeviceReference("gfx906", DType::F16, 32, false);
+  SKIP_IF_UNAVAILABLE(code, "hiprtc");
+  Expected<Device> sim = Device::open("gfx906-sim");
+  FA_ASSERT_OK(sim);
+  checkVarlenDeviceReference(*sim, "fp64 on device (hiprtc gfx906)");
+}
+
 //===----------------------------------------------------------------------===//
 // On a GPU
 //===----------------------------------------------------------------------===//
@@ -371,3 +448,17 @@ TEST(DevicePagedReferenceTest, GathersEachSequenceOnAGpu) {
 }
 
 } // namespace
+
+// On a GPU (NVRTC or hiprtc for the device's own target).
+TEST(DeviceVarlenReferenceTest, GathersEachSequenceOnAGpu) {
+  std::string why;
+  std::optional<Device> device = gpu(why);
+  if (!device)
+    GTEST_SKIP() << "no GPU: " << why;
+  Expected<DeviceReferenceCode> code =
+      compileDeviceReference(device->targets().front(), DType::F16, 32, false);
+  FA_ASSERT_OK(code);
+  checkVarlenDeviceReference(*device, "fp64 on device (" + code->compiler +
+                                          " " + device->targets().front() +
+                                          ")");
+}
