@@ -610,9 +610,9 @@ TEST(PagedKvTest, Flops) {
 //===----------------------------------------------------------------------===//
 
 /// The ABI words the PTX echo kernel stores to O (word 16, O's aligned
-/// pointer), in order, as u64s: Lk, S, the workspace pointers, and words
-/// 55..66.
-const int echoedWords[] = {4,  54, 44, 49, 55, 56, 57, 58,
+/// pointer), in order, as u64s: Lk (word 29, FA_ABI_SIZES + 4), S, the
+/// workspace pointers, and words 55..66.
+const int echoedWords[] = {29, 54, 44, 49, 55, 56, 57, 58,
                            59, 60, 61, 62, 63, 64, 65, 66};
 
 /// A PTX kernel of the 67 u64 parameters of ABI version 3 whose thread 0
