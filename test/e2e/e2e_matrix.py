@@ -159,11 +159,22 @@ def finish_report(name, table, notes, markdown, failures):
     return 0
 
 
-def kernel_source(dtype, d, causal, scale=None, lse=True, paged=False):
+def kernel_source(dtype, d, causal, scale=None, lse=True, paged=False,
+                  varlen=False):
     t = f"tensor<?x?x?x{d}x{dtype}>"
     l = "tensor<?x?x?xf32>"
     attrs = (" causal" if causal else "") + \
         (f" scale({scale})" if scale is not None else "")
+    if varlen:
+        # Packed Q, K, V, O [total, H, D], the LSE [Hq, total_q], cut by
+        # cu_seqlens_q/k [B + 1].
+        t, l, c = f"tensor<?x?x{d}x{dtype}>", "tensor<?x?xf32>", \
+            "tensor<?xi32>"
+        return (f"func.func @attention(%q: {t}, %k: {t}, %v: {t}, "
+                f"%cu_q: {c}, %cu_k: {c}) -> ({t}, {l}) {{\n"
+                f"  %o, %lse = fa.attention %q, %k, %v varlen(%cu_q, %cu_k : "
+                f"{c}, {c}){attrs} : {t}, {t}, {t} -> {t}, {l}\n"
+                f"  return %o, %lse : {t}, {l}\n}}\n")
     if paged:
         # K and V: caches [num_pages, page_size, Hkv, D], read through the
         # block table [B, max_pages] with the lengths [B].
@@ -196,18 +207,21 @@ class Kernels:
 
     def get(self, dtype, d, causal, scale=None, tile=None, pad=True,
             stages=None, fetch_ahead=None, lse=True, share_rows=None,
-            splits=False, pack=False, paged=False):
+            splits=False, pack=False, paged=False, varlen=False):
         """(path of the .so, its manifest entry) or (None, error text).
         stages: None leaves fac's default (auto); 1 or 2 passes --stages.
         fetch_ahead: None (auto) or in-block / next-block. lse: whether the
         kernel also returns the LSE. share_rows: None (the target's
         default) or "on" / "off" (fac --share-rows). splits: split-KV
         (fac --kv-splits=runtime); pack: GQA packing (--gqa-pack=on);
-        paged: K and V a paged cache (fa.attention paged)."""
+        paged: K and V a paged cache (fa.attention paged); varlen: packed
+        variable-length sequences (fa.attention varlen)."""
         name = f"attn_{dtype}_d{d}_{'causal' if causal else 'full'}"
         options = []
         if paged:
             name += "_paged"
+        if varlen:
+            name += "_varlen"
         if splits:
             name += "_splitkv"
             options.append("--kv-splits=runtime")
@@ -245,7 +259,8 @@ class Kernels:
             return None, self.errors[name]
         if not os.path.exists(out):
             with open(src, "w") as f:
-                f.write(kernel_source(dtype, d, causal, scale, lse, paged))
+                f.write(kernel_source(dtype, d, causal, scale, lse, paged,
+                                      varlen))
             p = subprocess.run([self.fac, src, "--target=" + self.target,
                                 "-o", out]
                                + options, capture_output=True, text=True)
@@ -254,7 +269,7 @@ class Kernels:
                 return None, self.errors[name]
         with open(out + ".json") as f:
             meta = json.load(f)["kernels"][0]
-        if not paged:  # the coverage section's shapes are dense ones
+        if not paged and not varlen:  # the coverage section's are dense
             self.built.setdefault(name, (out, meta, dtype, causal))
         return out, meta
 
@@ -542,6 +557,54 @@ def paged_cases(kernels):
             n += 1
 
 
+# The varlen kernels: (dtype, D, causal, split-KV + GQA packing, tile).
+VARLEN_KERNELS = [
+    ("f16", 64, True, False, None),   # the target's prefill tiles
+    ("f16", 128, False, False, (32, 64, 4)),
+    ("f16", 128, True, True, None),   # the target's decode tiles
+    ("f32", 64, True, True, (16, 32, 4)),
+    ("bf16", 32, False, False, (64, 32, 4)),
+]
+
+
+def varlen_cases(kernels):
+    """Variable-length batches (FlashAttention 2's varlen layout): lengths
+    drawn from the seed (with a 0 and a 1) and given, Lq != Lk per
+    sequence, empty sequences of queries and of keys, lengths across the
+    Q and K/V block boundaries, GQA 1/4/8, causal and not, split-KV with
+    packing (automatic and forced split counts, more splits than blocks);
+    shapes from each kernel's tiles. The shape's Lq and Lk are the maxima
+    (the grid's)."""
+    n = 0
+    for dtype, d, causal, decode, tile in VARLEN_KERNELS:
+        so, meta = kernels.get(dtype, d, causal, tile=tile, splits=decode,
+                               pack=decode, varlen=True)
+        what = (f"{dtype} D={d} causal={int(causal)} "
+                f"split-kv+pack={int(decode)}")
+        if so is None:
+            yield Case("varlen", what, None, meta)
+            continue
+        bm, bn = meta["block_m"], meta["block_n"]
+        cases = [("3,8,2,{},{}".format(2 * bm + 3, 3 * bn + 1), []),
+                 ("4,4,4,{},{}".format(bm + 1, bn + 1),
+                  ["--seqlens-q", f"0,1,{bm},{bm + 1}",
+                   "--seqlens-k", f"{bn + 1},0,1,{bn}"]),
+                 ("2,8,1,{},{}".format(bm - 1, 2 * bn),
+                  ["--seqlens-q", f"{bm - 1},1",
+                   "--seqlens-k", f"{2 * bn},{bm - 1}"]),
+                 ("5,16,2,{},{}".format(3 * bm, 2 * bn + 5), [])]
+        if decode:
+            cases += [("3,8,2,1,5000", ["--kv-splits", "64"]),
+                      ("2,8,2,4,3000", ["--seqlens-q", "4,1",
+                                        "--seqlens-k", "3000,2999"]),
+                      ("4,8,2,2,700", ["--kv-splits", "5"])]
+        for shape, extra in cases:
+            yield Case("varlen", f"{what} shape={shape} {' '.join(extra)}",
+                       so, ["--shape", shape, "--seed", str(n), "--varlen"]
+                       + extra)
+            n += 1
+
+
 def golden_cases(kernels, golden):
     for case in sorted(os.listdir(golden)):
         meta_path = os.path.join(golden, case, "meta.json")
@@ -612,6 +675,7 @@ def all_cases(kernels, golden, large=True):
     # one fails, and the split-KV and packing bugs show only here.
     yield from decode_cases(kernels)
     yield from paged_cases(kernels)
+    yield from varlen_cases(kernels)
     yield from boundary_cases(kernels)
     yield from stride_cases(kernels)
     yield from matrix_cases(kernels)
