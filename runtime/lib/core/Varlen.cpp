@@ -16,6 +16,7 @@
 #include "fa/AttentionShape.h"
 #include "fa/Module.h"
 
+#include <cstdint>
 #include <string>
 
 using namespace fa;
@@ -63,9 +64,12 @@ static Status checkCuSeqlens(const char *which, Int32Span cu, int64_t batch,
 Status fa::checkVarlenMetadata(int64_t batch, int64_t totalQ, int64_t totalK,
                                int64_t maxSeqlenQ, int64_t maxSeqlenK,
                                Int32Span cuSeqlensQ, Int32Span cuSeqlensK) {
-  if (batch < 1 || batch >= INT64_MAX)
+  if (batch < 1)
     return invalid("a variable-length batch of B = " + str(batch) +
                    " sequences: B must be at least 1");
+  if (batch > INT32_MAX) // cu_seqlens of B + 1 int32 offsets
+    return invalid("a variable-length batch of B = " + str(batch) +
+                   " sequences: B must be at most 2147483647");
   if (Status s = checkCuSeqlens("q", cuSeqlensQ, batch, totalQ, maxSeqlenQ,
                                 "packed Q");
       !s.ok())

@@ -546,6 +546,9 @@ TEST(VarlenTest, MetadataCheckIsShared) {
   FA_ASSERT_OK(checkVarlenMetadata(3, 10, 9, 7, 7, cuQ, cuK));
   EXPECT_EQ(checkVarlenMetadata(0, 0, 0, 1, 1, {}, {}).message(),
             "a variable-length batch of B = 0 sequences: B must be at least 1");
+  EXPECT_EQ(checkVarlenMetadata(INT64_MAX, 0, 0, 1, 1, {}, {}).message(),
+            "a variable-length batch of B = 9223372036854775807 sequences: B "
+            "must be at most 2147483647");
   EXPECT_EQ(checkVarlenMetadata(3, 10, 9, 6, 7, cuQ, cuK).message(),
             "max_seqlen_q = 6 is less than the length of sequence 2: "
             "cu_seqlens_q[3] - cu_seqlens_q[2] = 7");
