@@ -3,8 +3,8 @@
 #   OUT/bench/attn_d{64,128}_{full,causal}.cubin   fa's kernels (f16, any B, H, L)
 #   OUT/bench/decode_d128*.cubin                    decode kernels (bench/decode.py)
 #   OUT/bench/paged_d128*.cubin                     paged decode kernels (bench/decode.py)
-#   OUT/bench/varlen_d128_{full,causal}.cubin       varlen kernels (bench/varlen.py),
-#                                                   where fac compiles varlen
+#   OUT/bench/varlen_d128_{full,causal,decode}.cubin varlen kernels (bench/varlen.py,
+#                                                   the sanitizer runs)
 #   OUT/e2e/plan.json + kernels                     the e2e suite for sm_90
 # usage: [BENCH_ONLY=1] bench/build-kernels.sh BUILD_DIR OUT_DIR [fac options...]
 set -euo pipefail
@@ -75,38 +75,27 @@ paged paged_d128_nosplit
 paged paged_d128_idx64 --kv-splits=runtime --gqa-pack=on $decode_tile --index-bits=64
 # Variable-length batches (fa.attention varlen, ABI 4; bench/varlen.py):
 # Q, O [total_q, Hq, 128], K, V [total_k, Hkv, 128], LSE [Hq, total_q],
-# cu_seqlens i32 [B+1], with the default (prefill) tiles, causal and not.
-# Two spellings of the op (the cu_seqlens types among the trailing types,
-# or inside varlen(...)): the first that fac takes. Tolerated while the
-# compiler lacks varlen: a note, no cubin (bench/gpu.sh then skips
-# bench/varlen.py).
+# cu_seqlens i32 [B+1], with the default (prefill) tiles, causal and not
+# (varlen_d128_{full,causal}), and the decode build of the non-causal source
+# (varlen_d128_decode: split-KV + packing, the decode tile) for the
+# sanitizer runs of bench/gpu.sh.
 t="tensor<?x?x128xf16>" l="tensor<?x?xf32>" n="tensor<?xi32>"
+varlen() {
+  local name=$1 src=$2
+  shift 2
+  rm -f "$out/bench/$name.cubin" "$out/bench/$name.cubin.json"
+  "$fac" "$out/bench/$src.mlir" --target=sm_90 --report \
+    -o "$out/bench/$name.cubin" "$@" 2>/dev/null | grep '^ptxas:' | sed "s/^/$name /" || true
+  [ -f "$out/bench/$name.cubin.json" ] || { echo "$name: fac $* failed" >&2; exit 1; }
+}
 for mode in full causal; do
   attr=""
   [ "$mode" = causal ] && attr=" causal"
-  name=varlen_d128_$mode
-  rm -f "$out/bench/$name.cubin" "$out/bench/$name.cubin.json" "$out/bench/$name.log"
-  built=""
-  for spelling in 1 2; do
-    if [ $spelling = 1 ]; then
-      op="fa.attention %q, %k, %v varlen(%cu_q, %cu_k)$attr : $t, $t, $t, $n, $n -> $t, $l"
-    else
-      op="fa.attention %q, %k, %v varlen(%cu_q, %cu_k : $n, $n)$attr : $t, $t, $t -> $t, $l"
-    fi
-    printf 'func.func @attention(%%q: %s, %%k: %s, %%v: %s, %%cu_q: %s, %%cu_k: %s) -> (%s, %s) {\n  %%o, %%lse = %s\n  return %%o, %%lse : %s, %s\n}\n' \
-      "$t" "$t" "$t" "$n" "$n" "$t" "$l" "$op" "$t" "$l" > "$out/bench/$name.mlir"
-    if "$fac" "$out/bench/$name.mlir" --target=sm_90 --report -o "$out/bench/$name.cubin" \
-        >> "$out/bench/$name.log" 2>&1 && [ -f "$out/bench/$name.cubin.json" ]; then
-      built=1
-      break
-    fi
-  done
-  if [ -n "$built" ]; then
-    grep '^ptxas:' "$out/bench/$name.log" | sed "s/^/$name /" || true
-  else
-    echo "note: $name not built (fac without varlen?): $(grep -m1 -i error "$out/bench/$name.log" || tail -1 "$out/bench/$name.log")" >&2
-    rm -f "$out/bench/$name.cubin" "$out/bench/$name.cubin.json"
-  fi
+  op="fa.attention %q, %k, %v varlen(%cu_q, %cu_k : $n, $n)$attr : $t, $t, $t -> $t, $l"
+  printf 'func.func @attention(%%q: %s, %%k: %s, %%v: %s, %%cu_q: %s, %%cu_k: %s) -> (%s, %s) {\n  %%o, %%lse = %s\n  return %%o, %%lse : %s, %s\n}\n' \
+    "$t" "$t" "$t" "$n" "$n" "$t" "$l" "$op" "$t" "$l" > "$out/bench/varlen_d128_$mode.mlir"
+  varlen "varlen_d128_$mode" "varlen_d128_$mode"
 done
+varlen varlen_d128_decode varlen_d128_full --kv-splits=runtime --gqa-pack=on $decode_tile
 python3 "$here/test/e2e/e2e_matrix.py" "$fac" - "$here/test/data/golden" \
   "$out/e2e/k" --target sm_90 --write-plan "$out/e2e/plan.json"

@@ -116,7 +116,29 @@ for k in paged_d128 paged_d128_nosplit; do
     done
   done
 done
-grep -E "^### |(ERROR|RACECHECK) SUMMARY" "$results/sanitizer.log" | paste - - - | head -80
+# Varlen kernels (packed sequences cut by cu_seqlens): lengths with 0s, 1s,
+# Lq != Lk and the maxima; the decode build with more splits than blocks.
+varlen_runs=("--shape 4,8,2,300,333 --varlen --seqlens-q 0,1,300,77 --seqlens-k 333,0,1,200"
+             "--shape 5,16,2,700,500 --varlen")
+for k in varlen_d128_full varlen_d128_causal varlen_d128_decode; do
+  if [ ! -f "$kernels/bench/$k.cubin" ]; then
+    printf '### %s missing\n### ERROR SUMMARY: not run\n### exit -\n' "$k" >> "$results/sanitizer.log"
+    continue
+  fi
+  runs=("${varlen_runs[@]}")
+  [ "$k" = varlen_d128_decode ] && runs=("--shape 4,8,2,4,3000 --varlen --seqlens-q 0,1,4,2 --seqlens-k 3000,5,0,2999"
+                                         "--shape 3,8,2,1,3000 --varlen --kv-splits 128")
+  for run in "${runs[@]}"; do
+    for tool in racecheck synccheck memcheck; do
+      echo "### $tool $k $run" >> "$results/sanitizer.log"
+      # shellcheck disable=SC2086
+      "$san" --tool "$tool" --error-exitcode 9 "$farun" "$kernels/bench/$k.cubin" \
+        --device cuda $run >> "$results/sanitizer.log" 2>&1
+      echo "### exit $?" >> "$results/sanitizer.log"
+    done
+  done
+done
+grep -E "^### |(ERROR|RACECHECK) SUMMARY" "$results/sanitizer.log" | paste - - - | head -120
 
 shift 2
 if [ -z "${FA_SKIP_PREFILL_BENCH:-}" ]; then
