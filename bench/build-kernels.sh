@@ -38,13 +38,18 @@ done
 # bench/decode.py --variants; 2.4x the 16x64 tile at B=32, Lk=32k).
 # DECODE_TILE overrides it.
 decode_tile=${DECODE_TILE:---block-m=4 --block-n=32 --waves=4 --widen-lds=off --stages=2}
-decode() {
-  local name=$1
-  shift
+# build NAME SOURCE [fac options...]: OUT/bench/NAME.cubin from
+# OUT/bench/SOURCE.mlir, its ptxas line printed; a failure stops the script.
+build() {
+  local name=$1 src=$2
+  shift 2
   rm -f "$out/bench/$name.cubin" "$out/bench/$name.cubin.json"
-  "$fac" "$out/bench/attn_d128_full.mlir" --target=sm_90 --report \
+  "$fac" "$out/bench/$src.mlir" --target=sm_90 --report \
     -o "$out/bench/$name.cubin" "$@" 2>/dev/null | grep '^ptxas:' | sed "s/^/$name /" || true
   [ -f "$out/bench/$name.cubin.json" ] || { echo "$name: fac $* failed" >&2; exit 1; }
+}
+decode() {
+  build "$1" attn_d128_full "${@:2}"
 }
 decode decode_d128 --kv-splits=runtime --gqa-pack=on $decode_tile
 decode decode_d128_nopack --kv-splits=runtime $decode_tile
@@ -61,12 +66,7 @@ printf 'func.func @attention(%%q: %s, %%k: %s, %%v: %s, %%table: %s, %%lens: %s)
   "$t" "$t" "$t" "$m" "$n" "$t" "$l" "$t" "$t" "$t" "$m" "$n" "$t" "$l" "$t" "$l" \
   > "$out/bench/paged_d128.mlir"
 paged() {
-  local name=$1
-  shift
-  rm -f "$out/bench/$name.cubin" "$out/bench/$name.cubin.json"
-  "$fac" "$out/bench/paged_d128.mlir" --target=sm_90 --report \
-    -o "$out/bench/$name.cubin" "$@" 2>/dev/null | grep '^ptxas:' | sed "s/^/$name /" || true
-  [ -f "$out/bench/$name.cubin.json" ] || { echo "$name: fac $* failed" >&2; exit 1; }
+  build "$1" paged_d128 "${@:2}"
 }
 paged paged_d128 --kv-splits=runtime --gqa-pack=on $decode_tile
 paged paged_d128_nosplit
@@ -80,22 +80,14 @@ paged paged_d128_idx64 --kv-splits=runtime --gqa-pack=on $decode_tile --index-bi
 # (varlen_d128_decode: split-KV + packing, the decode tile) for the
 # sanitizer runs of bench/gpu.sh.
 t="tensor<?x?x128xf16>" l="tensor<?x?xf32>" n="tensor<?xi32>"
-varlen() {
-  local name=$1 src=$2
-  shift 2
-  rm -f "$out/bench/$name.cubin" "$out/bench/$name.cubin.json"
-  "$fac" "$out/bench/$src.mlir" --target=sm_90 --report \
-    -o "$out/bench/$name.cubin" "$@" 2>/dev/null | grep '^ptxas:' | sed "s/^/$name /" || true
-  [ -f "$out/bench/$name.cubin.json" ] || { echo "$name: fac $* failed" >&2; exit 1; }
-}
 for mode in full causal; do
   attr=""
   [ "$mode" = causal ] && attr=" causal"
   op="fa.attention %q, %k, %v varlen(%cu_q, %cu_k : $n, $n)$attr : $t, $t, $t -> $t, $l"
   printf 'func.func @attention(%%q: %s, %%k: %s, %%v: %s, %%cu_q: %s, %%cu_k: %s) -> (%s, %s) {\n  %%o, %%lse = %s\n  return %%o, %%lse : %s, %s\n}\n' \
     "$t" "$t" "$t" "$n" "$n" "$t" "$l" "$op" "$t" "$l" > "$out/bench/varlen_d128_$mode.mlir"
-  varlen "varlen_d128_$mode" "varlen_d128_$mode"
+  build "varlen_d128_$mode" "varlen_d128_$mode"
 done
-varlen varlen_d128_decode varlen_d128_full --kv-splits=runtime --gqa-pack=on $decode_tile
+build varlen_d128_decode varlen_d128_full --kv-splits=runtime --gqa-pack=on $decode_tile
 python3 "$here/test/e2e/e2e_matrix.py" "$fac" - "$here/test/data/golden" \
   "$out/e2e/k" --target sm_90 --write-plan "$out/e2e/plan.json"

@@ -63,72 +63,18 @@ fi
 echo "== compute-sanitizer"
 san=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 : > "$results/sanitizer.log"
-for k in attn_d64_full attn_d64_causal attn_d128_full attn_d128_causal; do
-  for tool in racecheck synccheck memcheck; do
-    echo "### $tool $k" >> "$results/sanitizer.log"
-    "$san" --tool "$tool" --error-exitcode 9 "$farun" "$kernels/bench/$k.cubin" \
-      --shape 1,2,2,200,333 --device cuda >> "$results/sanitizer.log" 2>&1
-    echo "### exit $?" >> "$results/sanitizer.log"
-  done
-done
-# Decode kernels at a decode shape (Lq = 1, GQA 8/2, 3000 keys: a partial
-# last K/V block); fa-run launches the split kernel and its combine kernel.
-# With fa-run --kv-splits also at 5 splits (uneven ones) and 128 (more
-# splits than K/V blocks: empty ones).
-splits_runs=("")
-if "$farun" --help 2>&1 | grep -q -- --kv-splits; then
-  splits_runs=("" "--kv-splits 5" "--kv-splits 128")
-fi
-for k in decode_d128 decode_d128_nopack; do
+# sanitize KERNEL RUN...: racecheck, synccheck and memcheck of fa-run on
+# KERNEL.cubin once per RUN (fa-run arguments besides the kernel and the
+# device), each logged as "### TOOL KERNEL RUN", the tool's output and
+# "### exit STATUS"; a missing kernel is logged as not run.
+sanitize() {
+  local k=$1 run tool
+  shift
   if [ ! -f "$kernels/bench/$k.cubin" ]; then
     printf '### %s missing\n### ERROR SUMMARY: not run\n### exit -\n' "$k" >> "$results/sanitizer.log"
-    continue
+    return
   fi
-  for splits in "${splits_runs[@]}"; do
-    for tool in racecheck synccheck memcheck; do
-      echo "### $tool $k $splits" >> "$results/sanitizer.log"
-      # shellcheck disable=SC2086
-      "$san" --tool "$tool" --error-exitcode 9 "$farun" "$kernels/bench/$k.cubin" \
-        --shape 2,8,2,1,3000 --device cuda $splits >> "$results/sanitizer.log" 2>&1
-      echo "### exit $?" >> "$results/sanitizer.log"
-    done
-  done
-done
-# Paged kernels (a [num_pages, page_size, Hkv, D] cache read through a
-# shuffled block table): lengths with a 0, a partial page and the capacity;
-# shared pages; more splits than K/V blocks.
-paged_runs=("--paged 16 --cache-seqlens 0,1,2999,3000"
-            "--paged 64 --share-pages --cache-seqlens 1000,3000,17,2048"
-            "--paged 256 --kv-splits 128")
-for k in paged_d128 paged_d128_nosplit; do
-  if [ ! -f "$kernels/bench/$k.cubin" ]; then
-    printf '### %s missing\n### ERROR SUMMARY: not run\n### exit -\n' "$k" >> "$results/sanitizer.log"
-    continue
-  fi
-  for run in "${paged_runs[@]}"; do
-    [ "$k" = paged_d128_nosplit ] && [[ "$run" == *kv-splits* ]] && continue
-    for tool in racecheck synccheck memcheck; do
-      echo "### $tool $k $run" >> "$results/sanitizer.log"
-      # shellcheck disable=SC2086
-      "$san" --tool "$tool" --error-exitcode 9 "$farun" "$kernels/bench/$k.cubin" \
-        --shape 4,8,2,1,3000 --device cuda $run >> "$results/sanitizer.log" 2>&1
-      echo "### exit $?" >> "$results/sanitizer.log"
-    done
-  done
-done
-# Varlen kernels (packed sequences cut by cu_seqlens): lengths with 0s, 1s,
-# Lq != Lk and the maxima; the decode build with more splits than blocks.
-varlen_runs=("--shape 4,8,2,300,333 --varlen --seqlens-q 0,1,300,77 --seqlens-k 333,0,1,200"
-             "--shape 5,16,2,700,500 --varlen")
-for k in varlen_d128_full varlen_d128_causal varlen_d128_decode; do
-  if [ ! -f "$kernels/bench/$k.cubin" ]; then
-    printf '### %s missing\n### ERROR SUMMARY: not run\n### exit -\n' "$k" >> "$results/sanitizer.log"
-    continue
-  fi
-  runs=("${varlen_runs[@]}")
-  [ "$k" = varlen_d128_decode ] && runs=("--shape 4,8,2,4,3000 --varlen --seqlens-q 0,1,4,2 --seqlens-k 3000,5,0,2999"
-                                         "--shape 3,8,2,1,3000 --varlen --kv-splits 128")
-  for run in "${runs[@]}"; do
+  for run in "$@"; do
     for tool in racecheck synccheck memcheck; do
       echo "### $tool $k $run" >> "$results/sanitizer.log"
       # shellcheck disable=SC2086
@@ -137,7 +83,34 @@ for k in varlen_d128_full varlen_d128_causal varlen_d128_decode; do
       echo "### exit $?" >> "$results/sanitizer.log"
     done
   done
+}
+for k in attn_d64_full attn_d64_causal attn_d128_full attn_d128_causal; do
+  sanitize "$k" "--shape 1,2,2,200,333"
 done
+# Decode kernels at a decode shape (Lq = 1, GQA 8/2, 3000 keys: a partial
+# last K/V block); fa-run launches the split kernel and its combine kernel,
+# at the runtime's split count, 5 splits (uneven ones) and 128 (more splits
+# than K/V blocks: empty ones).
+for k in decode_d128 decode_d128_nopack; do
+  sanitize "$k" "--shape 2,8,2,1,3000" "--shape 2,8,2,1,3000 --kv-splits 5" \
+    "--shape 2,8,2,1,3000 --kv-splits 128"
+done
+# Paged kernels (a [num_pages, page_size, Hkv, D] cache read through a
+# shuffled block table): lengths with a 0, a partial page and the capacity;
+# shared pages; more splits than K/V blocks.
+paged_runs=("--shape 4,8,2,1,3000 --paged 16 --cache-seqlens 0,1,2999,3000"
+            "--shape 4,8,2,1,3000 --paged 64 --share-pages --cache-seqlens 1000,3000,17,2048")
+sanitize paged_d128 "${paged_runs[@]}" "--shape 4,8,2,1,3000 --paged 256 --kv-splits 128"
+sanitize paged_d128_nosplit "${paged_runs[@]}"
+# Varlen kernels (packed sequences cut by cu_seqlens): lengths with 0s, 1s,
+# Lq != Lk and the maxima; the decode build with more splits than blocks.
+for k in varlen_d128_full varlen_d128_causal; do
+  sanitize "$k" "--shape 4,8,2,300,333 --varlen --seqlens-q 0,1,300,77 --seqlens-k 333,0,1,200" \
+    "--shape 5,16,2,700,500 --varlen"
+done
+sanitize varlen_d128_decode \
+  "--shape 4,8,2,4,3000 --varlen --seqlens-q 0,1,4,2 --seqlens-k 3000,5,0,2999" \
+  "--shape 3,8,2,1,3000 --varlen --kv-splits 128"
 grep -E "^### |(ERROR|RACECHECK) SUMMARY" "$results/sanitizer.log" | paste - - - | head -120
 
 shift 2
