@@ -9,11 +9,13 @@ cache [B, Hkv, Lk, D] contiguous, B in {1, 8, 32, 128}, Lk in {1k, 8k, 32k,
   fa_splitkv_packed   decode_d128.cubin: split-KV + GQA packing (ABI 2: the
                       split kernel, then the combine kernel), S chosen as
                       the runtime does (fa::planKvSplits, fa/Module.h): with
-                      W = ceil(R / block_m) * Hg * B workgroups per split
-                      and n = ceil(Lk / block_n) K/V blocks, the S in
-                      [1, min(64, n)] of least
-                        ceil(W * S / (2 * SMs)) * (ceil(n / S) + 1)
-                      (the smallest on a tie)
+                      W = ceil(R / block_m) * Hg * B workgroups per split,
+                      n = ceil(Lk / block_n) K/V blocks and k * SMs
+                      resident (k: the manifest's blocks_per_sm_estimate,
+                      else 2), the S in [1, min(64, n)] of least
+                        4 * ceil(W * S / (k * SMs)) * (ceil(n / S) + 1) + S
+                      (the + S: the combine kernel's serial walk over the
+                      splits, S / 4 blocks; the smallest on a tie)
   fa_splitkv          decode_d128_nopack.cubin: split-KV only (same S rule)
   fa_splitkv_packed_16x64
                       decode_d128_m16.cubin: split-KV + packing with the
@@ -152,6 +154,21 @@ def kv_bytes(b, lk):
     return 2 * b * HKV * lk * D * 2
 
 
+def split_rule(w, n, slots):
+    """fa::planKvSplits' automatic S for W workgroups per split, n K/V
+    blocks and `slots` workgroups resident at a time: the S in [1, min(64,
+    n)] of least 4 * ceil(W*S / slots) * (ceil(n/S) + 1) + S (rounds of
+    the device times one split's blocks plus one, and S / 4 blocks for the
+    combine kernel, which walks each row's S partials in turn), the
+    smallest on a tie."""
+    best, best_s = None, 1
+    for s in range(1, max(1, min(MAX_AUTO_SPLITS, n)) + 1):
+        cost = 4 * -(-w * s // slots) * (-(-n // s) + 1) + s
+        if best is None or cost < best:
+            best, best_s = cost, s
+    return best_s
+
+
 class FaKernel:
     """An fa code object: a dense kernel (ABI 1), a split-KV kernel and its
     combine kernel (ABI 2), or a paged kernel (ABI 3, split-KV or not),
@@ -215,22 +232,15 @@ class FaKernel:
     def auto_splits(self, sms, b, hq, hkv, lq, lk):
         """The runtime's S (fa::planKvSplits, fa/Module.h): with W
         workgroups per split, n K/V blocks and k * SMs resident at a time
-        (k: the manifest's blocks_per_sm_estimate, else 2), the S in
-        [1, min(64, n)] of least ceil(W*S / (k*SMs)) * (ceil(n/S) + 1),
-        the smallest on a tie. A paged launch's Lk is max(cache_seqlens)."""
+        (k: the manifest's blocks_per_sm_estimate, else 2), split_rule(W,
+        n, k * SMs). A paged launch's Lk is max(cache_seqlens)."""
         if not self.split:
             return 1
         rows, hg = self.rows_and_heads(b, hq, hkv, lq)
         w = math.ceil(rows / self.bm) * hg * b
         per_sm = self.info.get("resources", {}).get("blocks_per_sm_estimate")
         slots = (per_sm if per_sm and per_sm > 0 else 2) * max(1, sms)
-        n = math.ceil(lk / self.bn)
-        best, best_s = None, 1
-        for s in range(1, max(1, min(MAX_AUTO_SPLITS, n)) + 1):
-            cost = math.ceil(w * s / slots) * (math.ceil(n / s) + 1)
-            if best is None or cost < best:
-                best, best_s = cost, s
-        return best_s
+        return split_rule(w, math.ceil(lk / self.bn), slots)
 
     def workgroups(self, b, hq, hkv, lq, lk, splits):
         """Workgroups of the (split) kernel's grid."""
@@ -930,6 +940,16 @@ def self_test(kernel_dir=None):
     kernel_dir = kernel_dir or os.path.join(here, "..", "build-sm90",
                                             "bench")
     fa_abi.self_test()
+    # split_rule against SplitKvTest's hand-worked values: H200's decode
+    # kernel (W = 8 B, 6 blocks per SM on 132 SMs), gfx906's (3 per CU on
+    # 60 CUs), the host's 2 slots.
+    for w, n, slots, want in [(8, 32, 792, 11), (8, 256, 792, 32),
+                              (8, 1024, 792, 64), (64, 1024, 792, 12),
+                              (64, 512, 792, 12), (8, 32, 180, 11),
+                              (3, 63, 120, 16), (32, 512, 120, 11),
+                              (8, 512, 2, 1), (1, 512, 2, 2)]:
+        got = split_rule(w, n, slots)
+        assert got == want, (w, n, slots, got, want)
     prev = os.path.join(here, "results", "2026-12-01-h200-decode",
                         "decode.csv")
     plan(kernel_dir, BATCHES, CACHE_LENGTHS, PAGE_SIZES, 20, prev_csv=prev)
@@ -1078,9 +1098,10 @@ def write_md(path, rows, fa, copy_bw, gpu, driver, commit, date, sms, l2,
              f"rows fail above {TOLERANCE} max abs error or on an unwritten "
              "(NaN-poisoned) element")
     L.append("- fa S: the runtime's rule (fa::planKvSplits): the S in "
-             "[1, min(64, n)] of least ⌈W·S / (2·SMs)⌉ · (⌈n/S⌉ + 1), W the "
-             "workgroups of one split, n = ⌈Lk/block_n⌉ (the smallest on a "
-             "tie)")
+             "[1, min(64, n)] of least 4·⌈W·S / (k·SMs)⌉ · (⌈n/S⌉ + 1) + S, "
+             "W the workgroups of one split, n = ⌈Lk/block_n⌉, k the "
+             "kernel's blocks/SM (est.); the + S is the combine kernel's "
+             "serial walk over the splits (the smallest on a tie)")
     for impl, ks in fa:
         for k in ks:
             res = "; ".join(

@@ -19,7 +19,8 @@ cache; B in {1, 8, 32}, Lk in {1024, 8192, 32768}. What it does:
   2. estimates every packed tile on the cheaper shapes (B*Lk <= 65536),
      picks the best (geometric mean of the estimated K/V GB/s), and
      estimates it, its split-only build and the dense baselines on every
-     shape; the split count is the runtime's (fa-run's `kv splits` line),
+     shape; the split count is the runtime's (fa::planKvSplits, as
+     fa-run's `kv splits` line reports it; bench/decode.py's split_rule),
      and, as an ablation, the best tile at B=1 and B=8, Lk=8192 with
      fa-run --kv-splits 1..64;
   3. reports the K/V GB/s = 2*B*Hkv*Lk*D*2 bytes / the estimate's total time
@@ -358,7 +359,12 @@ def write_summary(out, rows, kernels, best, score, sweep_shapes, shapes,
              "(the model's), llama.cpp's decode kernel measured on a real "
              f"MI50 {LLAMA_CPP:.0f} GB/s, the goal {GOAL:.0f} GB/s")
     L.append("- S: the runtime's automatic split count (fa::planKvSplits, "
-             "60 CUs), as fa-run reports it, unless the row says otherwise")
+             "60 CUs: the S in [1, min(64, n)] of least 4·⌈W·S / (k·60)⌉ · "
+             "(⌈n/S⌉ + 1) + S, W the workgroups of one split, n = "
+             "⌈Lk/block_n⌉, k the kernel's workgroups_per_cu_estimate; the "
+             "+ S is the combine kernel's serial walk over the splits; the "
+             "smallest on a tie), as fa-run reports it, unless the row says "
+             "otherwise")
     if left_out:
         L.append("- left out: " + ", ".join(f"B={b} Lk={lk}"
                                              for b, lk in left_out) +

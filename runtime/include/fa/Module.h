@@ -205,10 +205,11 @@ struct KvSplitPlan {
 /// choice: with W = ceil(R / block_m) * Hg * B workgroups per split, n =
 /// ceil(Lk / block_n) K/V blocks and k * CUs workgroups resident at a time (k =
 /// residentPerComputeUnit), the S in [1, min(maxAutoKvSplits, n)] of least
-///   ceil(W * S / (k * CUs)) * (ceil(n / S) + 1)
+///   4 * ceil(W * S / (k * CUs)) * (ceil(n / S) + 1) + S
 /// (rounds of the device times the blocks of one split plus one for its
-/// prologue and epilogue), the smallest on a tie; R, Hg = Lq, Hq, or
-/// Lq * Hq/Hkv, Hkv for a gqa_packed kernel, and CUs =
+/// prologue and epilogue, plus S / 4 blocks for the combine kernel, which
+/// reads each row's S partials one after another), the smallest on a tie;
+/// R, Hg = Lq, Hq, or Lq * Hq/Hkv, Hkv for a gqa_packed kernel, and CUs =
 /// limits.computeUnits (at least 1). A dense kernel takes `requested`
 /// 0 or 1. InvalidArgument for another count or a workspace whose size
 /// overflows 64 bits.

@@ -362,7 +362,8 @@ TEST(PagedKvTest, PacksWordsFiftyFiveToSixtySix) {
   FA_ASSERT_OK(bindWorkspace(*p, split, wsO, wsLse));
   EXPECT_EQ(p->words[FA_ABI_WS_O + 1], wsO.address());
   EXPECT_EQ(p->words[FA_ABI_BLOCK_TABLE + 1], b.table.address());
-  // Automatic S: n = ceil(40 / 16) = 3 blocks, W = 12 workgroups: 3.
+  // Automatic S: n = ceil(40 / 16) = 3 blocks, W = 12 workgroups, one
+  // round: 4 x (ceil(3/S) + 1) + S is 17, 14, 11 for S = 1, 2, 3.
   p = packAttentionArgs(split, b.args(shape), d.limits(), &combine, 0);
   FA_ASSERT_OK(p);
   EXPECT_EQ(p->split.kvSplits, 3);

@@ -105,9 +105,15 @@ TEST(SplitKvTest, MatchesFp64ReferenceForEverySplitCount) {
       EXPECT_LT(r.ours.lseMaxAbsDiff, 1e-5);
     }
   }
-  // The automatic choice splits a decode problem and leaves a large one:
-  // W = 8, n = 19 blocks, one round up to S = 15, ceil(19/S) = 2 from 10.
+  // The automatic choice splits a decode problem and leaves a large one
+  // (host: 60 CUs x 2 = 120 slots; cost 4 x rounds x (ceil(n/S) + 1) + S).
+  // W = 8, n = 19 blocks, one round up to S = 15: S = 10 is 4 x (2 + 1) +
+  // 10 = 22; S = 7 4 x (3 + 1) + 7 = 23, S = 5 4 x 5 + 5 = 25, S = 11..15
+  // 12 + S >= 23; S = 16..19 two rounds, 8 x 3 + 16 = 40.
   EXPECT_EQ(autoSplits(k, {2, 4, 2, 1, 300}), 10);
+  // W = 64 x 32 x 4 = 32768, n = 256: S = 1 is 4 x 274 x 257 + 1 = 281673
+  // (274 = ceil(32768 / 120)); any S >= 2 at least 4 x 32768 x (256 + S) /
+  // 120 >= 281804.8.
   EXPECT_EQ(autoSplits(k, {4, 32, 8, 4096, 4096}), 1);
 }
 
@@ -149,9 +155,11 @@ KernelInfo splitInfo(const std::string &fixture, size_t kernel = 0) {
   return test::fixtureManifest(fixture).kernels[kernel];
 }
 
-// S of least ceil(W * S / (2 * CUs)) * (ceil(n / S) + 1), W = Q tiles * Hg *
-// B, n = K/V blocks, S in [1, min(64, n)], the smallest on a tie. The values
-// are worked out by hand in the comments.
+// S of least 4 * ceil(W * S / (k * CUs)) * (ceil(n / S) + 1) + S, W = Q
+// tiles * Hg * B, n = K/V blocks, k the resident workgroups per CU (2
+// without an occupancy estimate), S in [1, min(64, n)], the smallest on a
+// tie. The values are worked out by hand in the comments ("cost" is that
+// sum; "rounds" the ceil).
 TEST(SplitKvTest, AutomaticSplitCount) {
   KernelInfo k = splitInfo("split_f32"); // block_m 16, block_n 16
   DeviceLimits limits;
@@ -161,29 +169,56 @@ TEST(SplitKvTest, AutomaticSplitCount) {
     EXPECT_TRUE(p.ok()) << p.status().toString();
     return p ? p->kvSplits : -1;
   };
-  // W = 6, n = 7: one round up to S = 7, cost ceil(7/S) + 1, least at 7.
+  // 120 slots. W = 6, n = 7: one round up to S = 20; cost 4 x (ceil(7/S) +
+  // 1) + S: S = 7 is 4 x 2 + 7 = 15; S = 4 4 x 3 + 4 = 16, S = 5, 6 17, 18,
+  // S = 3 4 x 4 + 3 = 19.
   EXPECT_EQ(plan({1, 2, 1, 40, 100}), 7);
-  // W = 32, n = 512: S = 11 (352 workgroups, 3 rounds x 48 = 144) ties
-  // S = 15 (4 x 36); S = 4 would run a second round for 8 workgroups
-  // (2 x 129).
+  // W = 32, n = 512: rounds 1 to S = 3, 2 to 7, 3 to 11 (352 <= 360), 4 to
+  // 15, 5 to 18, 6 to 22 (704 <= 720). Up to S = 22, 512 / S drops by at
+  // least 1 from S to S + 1 (512 / (22 x 23) >= 1), so in one count of
+  // rounds r the largest S is cheapest (4r less, 1 more). Those: S = 3
+  // 4 x (171 + 1) + 3 = 691, S = 7 4 x 2 x (74 + 1) + 7 = 607, S = 11
+  // 4 x 3 x (47 + 1) + 11 = 587, S = 15 4 x 4 x (35 + 1) + 15 = 591, S = 18
+  // 4 x 5 x (29 + 1) + 18 = 618, S = 22 4 x 6 x (24 + 1) + 22 = 622. From
+  // S = 20 any cost is at least 4 x (32 S / 120) x (512 / S + 1) + S =
+  // 546.1 + 2.07 S > 587.
   EXPECT_EQ(plan({1, 32, 8, 1, 8192}), 11);
-  EXPECT_EQ(plan({1, 1, 1, 1, 1 << 20}), 64); // one round: capped at 64
-  EXPECT_EQ(plan({1, 1, 1, 1, 10}), 1);       // one K/V block
-  EXPECT_EQ(plan({8, 32, 8, 1024, 1024}), 1); // the grid fills the device
-  // W = 3, n = 63: one round up to S = 40; ceil(63/S) = 2 from S = 32.
-  EXPECT_EQ(plan({1, 3, 1, 16, 1000}), 32);
+  // W = 1, n = 65536, one round: 4 x (ceil(65536/S) + 1) + S falls to S =
+  // 64 (4 x 1025 + 64 = 4164; S = 63 4 x 1042 + 63 = 4231): capped at 64.
+  EXPECT_EQ(plan({1, 1, 1, 1, 1 << 20}), 64);
+  EXPECT_EQ(plan({1, 1, 1, 1, 10}), 1); // one K/V block
+  // The grid fills the device: W = 64 x 32 x 8 = 16384, n = 64: S = 1 is
+  // 4 x 137 x 65 + 1 = 35621; S >= 2 at least 4 x 16384 x 66 / 120 =
+  // 36044.8.
+  EXPECT_EQ(plan({8, 32, 8, 1024, 1024}), 1);
+  // The combine's term: W = 3, n = 63, one round up to S = 40; with c =
+  // ceil(63/S), the cost 4 x (c + 1) + S is least at each c's smallest S:
+  // c = 4 from S = 16, 4 x 5 + 16 = 36; c = 3 from 21 and c = 5 from 13,
+  // 37; c = 6 from 11, 39; c = 7 from 9, 41; c = 2 from 32 (the old rule's
+  // choice), 4 x 3 + 32 = 44; S <= 8 at least 252 / S + 4 + S >= 43.5; S =
+  // 41..63 two rounds, at least 8 x 2 + 41 = 57.
+  EXPECT_EQ(plan({1, 3, 1, 16, 1000}), 16);
   k.gqaPacked = true; // 32 query heads over 8 KV heads: 4 rows per tile
-  // W = 8: S = 15 fills one round (120), 1 x 36; S = 16 needs two.
+  // W = 8, n = 512: S = 15 fills one round (120), 4 x (35 + 1) + 15 = 159;
+  // below it the cost rises (S = 14: 4 x 38 + 14 = 166; 512 / S drops by
+  // at least 1 per step). r rounds cost at least 4r (512 / S + 1) + S,
+  // falling with S up to 64: 2 rounds (16..30) 174.5 at S = 30, 3 (31..45)
+  // 193.5 at 45, 4 (46..60) 212.5 at 60, 5 (61..64) 244 at 64.
   EXPECT_EQ(plan({1, 32, 8, 1, 8192}), 15);
   limits.computeUnits = 0; // unknown: one CU, 2 slots
-  // W = 8: S = 1 is 4 rounds x 513 = 2052, S = 2 8 x 257 = 2056.
+  // W = 8: S = 1 is 4 x 4 rounds x 513 + 1 = 8209; S >= 2 at least
+  // 4 x (8 S / 2) x (512 / S + 1) + S = 8192 + 17 S >= 8226.
   EXPECT_EQ(plan({1, 32, 8, 1, 8192}), 1);
-  // W = 1: S = 2 is 1 x 257; S = 4 2 x 129 = 258.
+  // W = 1: S = 2 is 4 x 1 x 257 + 2 = 1030; S = 4 4 x 2 x 129 + 4 = 1036;
+  // S = 1 4 x 513 + 1 = 2053; S >= 3 at least 4 x (S / 2) x (512 / S + 1)
+  // + S = 1024 + 3 S >= 1033.
   EXPECT_EQ(plan({1, 1, 1, 1, 8192}), 2);
   // The manifest's occupancy sets the resident workgroups per CU: sm_90's
   // blocks per SM (6 on 132 SMs: 792 slots). W = 64 (8 KV heads x B = 8),
-  // n = 512: S = 12 fills one round (768), 1 x (43 + 1) = 44; S = 13 needs
-  // two (2 x 41).
+  // n = 512: S = 12 fills one round (768), 4 x (43 + 1) + 12 = 188 (S = 11:
+  // 4 x 48 + 11 = 203, and more below); 2 rounds (13..24) cost at least
+  // 8 x (512 / 24 + 1) + 24 = 202.7, 3 (25..37) 12 x (512 / 37 + 1) + 37 =
+  // 215.0, 4 (38..49) 232.2, 5 (50..61) 248.9, 6 (62..64) 280.
   limits.computeUnits = 132;
   k.resources = {{"registers", 48}, {"blocks_per_sm_estimate", 6}};
   EXPECT_EQ(residentPerComputeUnit(k), 6);
@@ -226,6 +261,57 @@ TEST(SplitKvTest, AutomaticSplitCount) {
   EXPECT_EQ(e.status().message(),
             "kernel 'attn_f32' is not a split-KV kernel: it takes no K/V "
             "split count (asked for 4)");
+}
+
+// The combine kernel's term (S / 4 blocks), on H200's decode kernel
+// (decode_d128.cubin: 4 x 32, GQA-packed, 6 blocks per SM on 132 SMs: 792
+// slots) with Hq = 32, Hkv = 8, Lq = 1: W = 8 B, n = Lk / 32. The old rule
+// (rounds x (ceil(n/S) + 1)) took S = 32 at B = 1, Lk = 1024 (1 round x 2)
+// and 64 at Lk = 8192 (1 x 5), whose combine (grid (1, 32, 1), each row's S
+// partials in turn) cost more than the splits saved.
+TEST(SplitKvTest, AutomaticSplitCountWeighsTheCombine) {
+  KernelInfo k = splitInfo("split_f32");
+  k.blockM = 4;
+  k.blockN = 32;
+  k.gqaPacked = true;
+  k.resources = {{"registers", 48}, {"blocks_per_sm_estimate", 6}};
+  DeviceLimits limits;
+  limits.computeUnits = 132;
+  auto plan = [&](AttentionShape shape) {
+    Expected<KvSplitPlan> p = planKvSplits(k, shape, limits, 0);
+    EXPECT_TRUE(p.ok()) << p.status().toString();
+    return p ? p->kvSplits : -1;
+  };
+  // B = 1, Lk = 1024: W = 8, n = 32, one round for every S (256 <= 792).
+  // Cost 4 x (c + 1) + S, c = ceil(32/S), least at each c's smallest S:
+  // c = 3 from S = 11, 4 x 4 + 11 = 27; c = 4 from 8 and c = 2 from 16,
+  // 4 x 5 + 8 = 4 x 3 + 16 = 28; c = 5 from 7, 31; c = 1 at 32, 40; S <= 6
+  // at least 128 / S + 4 + S > 31.
+  EXPECT_EQ(plan({1, 32, 8, 1, 1024}), 11);
+  // B = 1, Lk = 8192: W = 8, n = 256, one round (512 <= 792). With c =
+  // ceil(256/S), each c's smallest S: c = 8 from 32, 4 x 9 + 32 = 68;
+  // c = 9 from 29, c = 7 from 37, 69; c = 10 from 26, 70; c = 6 from 43,
+  // 71; c = 11 from 24, 72; c = 5 from 52, 76; c = 4 at 64, 84; S <= 23 at
+  // least 1024 / S + 4 + S >= 71.5.
+  EXPECT_EQ(plan({1, 32, 8, 1, 8192}), 32);
+  // B = 1, Lk = 32768: n = 1024, one round: 4 x (ceil(1024/S) + 1) + S,
+  // 4 x 17 + 64 = 132 at S = 64; below, at least 4096 / S + 4 + S, 132.02
+  // at S = 63 and more below it.
+  EXPECT_EQ(plan({1, 32, 8, 1, 32768}), 64);
+  // B = 8, Lk = 32768: W = 64, n = 1024. One round up to S = 12: 4 x (86 +
+  // 1) + 12 = 360 (S <= 11 at least 4096 / 11 + 4 + 11 = 387.4); 2 rounds
+  // (13..24) at least 8 x (1024 / 24 + 1) + 24 = 373.3, 3 (25..37)
+  // 12 x (1024 / 37 + 1) + 37 = 381.1, 4 (38..49) 399.4, 5 (50..61) 416.7,
+  // 6 (62..64) 472.
+  EXPECT_EQ(plan({8, 32, 8, 1, 32768}), 12);
+  // gfx906's decode kernel (the same tile, 3 workgroups per CU on 60 CUs:
+  // 180 slots), B = 1, Lk = 1024: one round up to S = 22 (176), the same
+  // costs as above to there (S = 11: 27); S = 23..32 two rounds, 8 x 3 +
+  // 23 = 47.
+  k.resources = {{"vgprs", 181}, {"workgroups_per_cu_estimate", 3}};
+  limits.computeUnits = 60;
+  EXPECT_EQ(residentPerComputeUnit(k), 3);
+  EXPECT_EQ(plan({1, 32, 8, 1, 1024}), 11);
 }
 
 struct Buffers {
@@ -480,7 +566,9 @@ TEST(SplitKvTest, CApiForcesTheSplitCount) {
     ASSERT_NEAR(o[i], (L - 1) / 2.0, 1e-4) << i;
   options.kv_splits = 0;
   ASSERT_EQ(fa_module_launch_with_options(m, nullptr, &args, &options), FA_OK);
-  EXPECT_EQ(options.kv_splits_used, 3); // 3 tiles: ceil(120 / 3) > 3 blocks
+  // W = 3 tiles, n = 3 blocks, one round: 4 x (ceil(3/S) + 1) + S is 17,
+  // 14, 11 for S = 1, 2, 3.
+  EXPECT_EQ(options.kv_splits_used, 3);
   EXPECT_EQ(fa_module_launch(m, nullptr, &args), FA_OK);
   options.kv_splits = 2000;
   EXPECT_EQ(fa_module_launch_with_options(m, nullptr, &args, &options),
