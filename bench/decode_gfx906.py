@@ -73,10 +73,11 @@ SPLIT_SHAPES = [(1, 8192), (8, 8192)]
 SPLITS = [1, 2, 4, 8, 16, 32, 64]
 
 PACK = ["--kv-splits=runtime", "--gqa-pack=on"]
-# (4, 32, 1) is fac's default decode tile for gfx906 (TargetDesc); 16 x 128
+# (4, 16, 1) is fac's default decode tile for gfx906 (TargetDesc, since this
+# sweep; (4, 32, 1) before); 16 x 128
 # does not fit gfx906's LDS at D=128.
-TILES = [(4, 32, 1), (4, 32, 2), (4, 64, 1), (4, 64, 4), (8, 32, 1),
-         (16, 32, 2), (16, 64, 4)]
+TILES = [(4, 32, 1), (4, 16, 1), (4, 16, 2), (4, 32, 2), (4, 64, 1),
+         (4, 64, 4), (8, 16, 1), (8, 32, 1), (16, 32, 2), (16, 64, 4)]
 QUICK_TILES = [(4, 32, 1), (16, 64, 4)]
 
 COLUMNS = [

@@ -74,10 +74,12 @@ struct TargetDesc {
   /// fa-tile's automatic tiles for a split-KV kernel (kv-splits=runtime,
   /// decode): a Q tile of a few rows (GQA packing puts the Hq/Hkv query
   /// heads of one KV head there) and small workgroups, so that each K/V
-  /// row reaches few threads through LDS. gfx906: 4 x 32, one wave, from
-  /// the MI50 timing model's decode sweep (docs/design.md); the budget
-  /// model still checks them.
-  int64_t decodeBlockM = 4, decodeBlockN = 32, decodeWaves = 1;
+  /// row reaches few threads through LDS. gfx906 (and the host target,
+  /// which emulates its kernel): 4 x 16, one wave, the best geometric mean
+  /// of the MI50 timing model's decode sweep (bench/results/2026-12-01-
+  /// gfx906-decode-tiles: +16-20% over 4 x 32 at B >= 8, -15% at B = 1
+  /// for Lk <= 8k); the budget model still checks them.
+  int64_t decodeBlockM = 4, decodeBlockN = 16, decodeWaves = 1;
   /// For split-KV kernels: K/V stages fa-tile's stages=0 starts from, and
   /// whether fa-promote's widen=auto keeps 16-bit tiles as f32 in LDS. The
   /// H200 measured 4 x 32 tiles of 4 warps, f16 in shared memory and

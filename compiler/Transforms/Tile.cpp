@@ -632,13 +632,17 @@ FailureOr<TileConfig> FaTilePass::configFor(AttentionOp op, const TargetDesc &t,
            << " block-n=" << blockN.getValue() << " waves=" << waves.getValue();
 
   // A split-KV kernel without explicit tiles takes the target's decode
-  // tiles (few Q rows, a small workgroup), checked like explicit ones.
+  // tiles (few Q rows, a small workgroup), checked like explicit ones;
+  // with more waves than the decode tiles have, each wave keeps its share
+  // of the keys (the key block grows with the waves).
   int64_t blockM = this->blockM, blockN = this->blockN, waves = this->waves;
   if (blockM == 0 && blockN == 0 && kvSplits == "runtime") {
     blockM = t.decodeBlockM;
     blockN = t.decodeBlockN;
     if (!waves)
       waves = t.decodeWaves;
+    else if (waves > t.decodeWaves)
+      blockN = t.decodeBlockN * ((waves + t.decodeWaves - 1) / t.decodeWaves);
   }
 
   // D as the tiles have it, and as the messages name it.
