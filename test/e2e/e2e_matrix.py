@@ -465,7 +465,7 @@ def share_rows_cases(kernels):
 
 # The decode kernels: (dtype, D, causal, split-KV, GQA packing, tile). Small
 # Q tiles are what decode runs (a Q tile of the Hq/Hkv query heads of one
-# KV head; None: the target's decode tiles, 4 x 32 for gfx906); the 64-row
+# KV head; None: the target's decode tiles, 4 x 16 for gfx906); the 64-row
 # tile packs several heads' prefill rows.
 DECODE_KERNELS = [
     ("f16", 128, False, True, True, None),  # the target's decode tiles
