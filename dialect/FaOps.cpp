@@ -85,8 +85,9 @@ static LogicalResult verifyVarlen(AttentionOp op) {
        {std::pair<StringRef, Value>{"query", op.getQuery()},
         {"key", op.getKey()},
         {"value", op.getValue()}})
-    if (failed(checkOperand(op, StringRef(name.str() + " (varlen: [total, "
-                                                       "H, D])"),
+    if (failed(checkOperand(op,
+                            StringRef(name.str() + " (varlen: [total, "
+                                                   "H, D])"),
                             value, 3)))
       return failure();
   if (k.getElementType() != q.getElementType() ||
@@ -112,8 +113,8 @@ static LogicalResult verifyVarlen(AttentionOp op) {
                               << ", value is " << v;
   auto cq = cast<RankedTensorType>(op.getCuSeqlensQ().getType());
   auto ck = cast<RankedTensorType>(op.getCuSeqlensK().getType());
-  for (auto [name, t] : {std::pair<StringRef, RankedTensorType>{"q", cq},
-                         {"k", ck}})
+  for (auto [name, t] :
+       {std::pair<StringRef, RankedTensorType>{"q", cq}, {"k", ck}})
     if (t.getRank() != 1 || !t.getElementType().isInteger(32))
       return op.emitOpError()
              << "cu_seqlens_" << name << " must be [B + 1] i32, got " << t;
@@ -122,11 +123,11 @@ static LogicalResult verifyVarlen(AttentionOp op) {
            << "cu_seqlens_q and cu_seqlens_k must have one length (B + 1), "
               "got "
            << cq.getShape()[0] << " and " << ck.getShape()[0];
-  for (auto [name, t] : {std::pair<StringRef, RankedTensorType>{"q", cq},
-                         {"k", ck}})
+  for (auto [name, t] :
+       {std::pair<StringRef, RankedTensorType>{"q", cq}, {"k", ck}})
     if (t.getShape()[0] == 0)
-      return op.emitOpError() << "cu_seqlens_" << name
-                              << " must have B + 1 >= 1 entries, got 0";
+      return op.emitOpError()
+             << "cu_seqlens_" << name << " must have B + 1 >= 1 entries, got 0";
   if (!ShapedType::isDynamic(qs[1]) && !ShapedType::isDynamic(ks[1]) &&
       qs[1] % ks[1] != 0)
     return op.emitOpError()
@@ -136,8 +137,8 @@ static LogicalResult verifyVarlen(AttentionOp op) {
   if (o.getElementType() != q.getElementType() || o.getRank() != 3 ||
       !dimsCompatible(o.getShape()[0], qs[0]) ||
       !dimsCompatible(o.getShape()[1], qs[1]) || o.getShape()[2] != qs[2])
-    return op.emitOpError() << "result type " << o
-                            << " does not match the query type " << q;
+    return op.emitOpError()
+           << "result type " << o << " does not match the query type " << q;
   if (Value lse = op.getLse()) {
     auto l = cast<RankedTensorType>(lse.getType());
     if (!l.getElementType().isF32() || l.getRank() != 2 ||
@@ -145,8 +146,7 @@ static LogicalResult verifyVarlen(AttentionOp op) {
         !dimsCompatible(l.getShape()[1], qs[0]))
       return op.emitOpError()
              << "lse result must be tensor<" << dimStr(qs[1]) << "x"
-             << dimStr(qs[0]) << "xf32> ([Hq, total_q] f32, varlen), got "
-             << l;
+             << dimStr(qs[0]) << "xf32> ([Hq, total_q] f32, varlen), got " << l;
   }
   if (auto scale = op.getScale(); scale && !(scale->convertToFloat() > 0.0f))
     return op.emitOpError()

@@ -43,7 +43,7 @@ enum Role {
   kTable = 7,   // paged K/V (ABI version 3): the block table
   kSeqLens = 8, // and the cache lengths
   kNumPagedRoles = 9,
-  kCuQ = 9, // varlen (ABI version 4): cu_seqlens_q
+  kCuQ = 9,  // varlen (ABI version 4): cu_seqlens_q
   kCuK = 10, // and cu_seqlens_k
   kNumVarlenRoles = 11
 };

@@ -78,9 +78,9 @@ std::pair<Value, Value> KernelLowering::rowStart(const Global &g, Value base,
   // Packed query heads: row p is position p mod L of head h*G + p / L (a
   // varlen sequence's L may be 0: no row exists, and p / 1 stands in).
   Value limit = rowLimit(g);
-  Value divisor =
-      sequence.rows ? Value(arith::MaxUIOp::create(b, loc, limit, idx(1)))
-                    : limit;
+  Value divisor = sequence.rows
+                      ? Value(arith::MaxUIOp::create(b, loc, limit, idx(1)))
+                      : limit;
   Value headOf = arith::DivUIOp::create(b, loc, row, divisor);
   Value head =
       bug == PlantedBug::GqaPackWrongHead
@@ -315,12 +315,11 @@ Value KernelLowering::vectorCopyOk(const Global &g) {
 
 Value KernelLowering::rowsBase(const Global &g, Value batch, Value head,
                                Value row0) {
-  Value base = arith::AddIOp::create(
+  return arith::AddIOp::create(
       b, loc,
       arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, batch, g.sb),
                             arith::MulIOp::create(b, loc, head, g.sh)),
       arith::MulIOp::create(b, loc, row0, g.sl));
-  return base;
 }
 
 void KernelLowering::copyTile(CopyTileOp op) {
@@ -602,9 +601,9 @@ void KernelLowering::storeTile(StoreTileOp op) {
   Value base =
       arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, bIdx, g.sb),
                             arith::MulIOp::create(b, loc, h, g.sh));
-  RowsScope rows = enterRows(op.getBatch(), op.getHead(), op.getGroup(),
-                             Value(), Value(), op.getSeqStart(),
-                             op.getSeqRows());
+  RowsScope rows =
+      enterRows(op.getBatch(), op.getHead(), op.getGroup(), Value(), Value(),
+                op.getSeqStart(), op.getSeqRows());
   base = addSequenceOffset(g, base);
   const int64_t cc = colsPerThread(type);
   Value limit = rowLimit(g);

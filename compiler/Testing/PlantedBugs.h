@@ -27,16 +27,16 @@ namespace mlir::fa {
 enum class PlantedBug {
   None,
   // fa-tile (Level 1)
-  CausalBoundKey,   ///< causal KV range ends one key before the diagonal
-  CausalBoundBlock, ///< causal KV loop runs one block short
-  GqaModulo,        ///< KV head = h % Hkv instead of h / (Hq / Hkv)
-  RescaleAfter,     ///< O rescaled after P·V is accumulated (seed rule 3)
-  NoScale,          ///< scores not multiplied by the softmax scale
-  CombineNoRescale, ///< split-KV combine adds the splits without rescaling
-                    ///< them by the global max
-  SplitShort,       ///< split-KV: each split stops one K/V block short
-  SplitOverlap,     ///< split-KV: each split after the first starts one
-                    ///< K/V block early (visits its predecessor's last)
+  CausalBoundKey,    ///< causal KV range ends one key before the diagonal
+  CausalBoundBlock,  ///< causal KV loop runs one block short
+  GqaModulo,         ///< KV head = h % Hkv instead of h / (Hq / Hkv)
+  RescaleAfter,      ///< O rescaled after P·V is accumulated (seed rule 3)
+  NoScale,           ///< scores not multiplied by the softmax scale
+  CombineNoRescale,  ///< split-KV combine adds the splits without rescaling
+                     ///< them by the global max
+  SplitShort,        ///< split-KV: each split stops one K/V block short
+  SplitOverlap,      ///< split-KV: each split after the first starts one
+                     ///< K/V block early (visits its predecessor's last)
   CuSeqlensOffByOne, ///< varlen: each sequence's keys end one early
                      ///< (cu_seqlens_k[b+1] - 1 taken as its end)
   // fa-lower-to-gpu (Level 2)

@@ -83,8 +83,8 @@ static FetchTileOp fetchFor(CopyTileOp copy, scf::ForOp loop, OpBuilder &b,
   Value seqRows =
       seqStart ? recompute(copy.getSeqRows(), loop, b, map) : Value();
   return FetchTileOp::create(b, copy.getLoc(), type, copy.getSource(), batch,
-                             head, r, copy.getDest(), pages, pageRows,
-                             seqStart, seqRows);
+                             head, r, copy.getDest(), pages, pageRows, seqStart,
+                             seqRows);
 }
 
 /// Whether `op` or an op nested in it reads LDS (`slot`: that slot) or,

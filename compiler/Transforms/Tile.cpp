@@ -59,9 +59,9 @@ static MemRefType kernelMemRefType(RankedTensorType t) {
 static MemRefType varlenViewType(RankedTensorType t) {
   const int64_t dyn = ShapedType::kDynamic;
   SmallVector<int64_t> shape =
-      t.getRank() == 3 ? SmallVector<int64_t>{dyn, t.getDimSize(1), dyn,
-                                              t.getDimSize(2)}
-                       : SmallVector<int64_t>{dyn, t.getDimSize(0), dyn};
+      t.getRank() == 3
+          ? SmallVector<int64_t>{dyn, t.getDimSize(1), dyn, t.getDimSize(2)}
+          : SmallVector<int64_t>{dyn, t.getDimSize(0), dyn};
   return kernelMemRefType(RankedTensorType::get(shape, t.getElementType()));
 }
 
@@ -123,6 +123,11 @@ private:
     return {arith::MulFOp::create(b, loc, acc,
                                   rowBroadcast(inv, accType.getDimSize(1))),
             empty};
+  }
+  /// cu_seqlens[i] (i32) as an index.
+  Value seqBound(Value cu, Value i) {
+    Value e = memref::LoadOp::create(b, loc, cu, ValueRange{i});
+    return arith::IndexCastOp::create(b, loc, b.getIndexType(), e);
   }
   Value rowBroadcast(Value rows, int64_t cols) {
     auto t = cast<RankedTensorType>(rows.getType());
@@ -238,31 +243,28 @@ void TileBuilder::build(AttentionOp op, const OpFacts &facts, Value q, Value k,
   // [cu_k[b], cu_k[b+1]) of K and V; its lengths replace Lq and Lk.
   Value qStart, kStart;
   if (cuQ) {
-    auto entry = [&](Value cu, Value i) -> Value {
-      Value e = memref::LoadOp::create(b, loc, cu, ValueRange{i});
-      return arith::IndexCastOp::create(b, loc, b.getIndexType(), e);
-    };
     Value next = arith::AddIOp::create(b, loc, bIdx, c1);
-    qStart = entry(cuQ, bIdx);
-    lq = arith::SubIOp::create(b, loc, entry(cuQ, next), qStart);
-    kStart = entry(cuK, bIdx);
-    lk = arith::SubIOp::create(b, loc, entry(cuK, next), kStart);
+    qStart = seqBound(cuQ, bIdx);
+    lq = arith::SubIOp::create(b, loc, seqBound(cuQ, next), qStart);
+    kStart = seqBound(cuK, bIdx);
+    lk = arith::SubIOp::create(b, loc, seqBound(cuK, next), kStart);
     // (The planted bug takes the end as inclusive: one key short.)
     if (bug == PlantedBug::CuSeqlensOffByOne)
-      lk = arith::MaxSIOp::create(b, loc,
-                                  arith::SubIOp::create(b, loc, lk, c1), c0);
+      lk = arith::MaxSIOp::create(b, loc, arith::SubIOp::create(b, loc, lk, c1),
+                                  c0);
     rows = pack ? Value(arith::MulIOp::create(b, loc, lq, group)) : lq;
   }
   // What packed rows are divided by to find their head: Lq, at least 1 (a
   // varlen sequence may have no query; then no row exists).
-  Value lqDiv = pack && cuQ ? Value(arith::MaxUIOp::create(b, loc, lq, c1)) : lq;
+  Value lqDiv =
+      pack && cuQ ? Value(arith::MaxUIOp::create(b, loc, lq, c1)) : lq;
 
   // Q block: loaded once, resident for the whole KV loop.
   auto qTileType = RankedTensorType::get({bm, d}, elt);
   auto kvTileType = RankedTensorType::get({bn, d}, elt);
-  Value qTile = LoadTileOp::create(b, loc, qTileType, q, bIdx, h, m0, rowGroup,
-                                   Value(), Value(), qStart,
-                                   qStart ? lq : Value());
+  Value qTile =
+      LoadTileOp::create(b, loc, qTileType, q, bIdx, h, m0, rowGroup, Value(),
+                         Value(), qStart, qStart ? lq : Value());
   // Paged: this sequence's keys, cache_seqlens[b].
   if (table) {
     Value len = memref::LoadOp::create(b, loc, seqlens, ValueRange{bIdx});
@@ -345,12 +347,12 @@ void TileBuilder::build(AttentionOp op, const OpFacts &facts, Value q, Value k,
       [&](OpBuilder &nb, Location l, Value n, ValueRange iter) {
         Value mOld = iter[0], lOld = iter[1], acc = iter[2];
         Value n0 = arith::MulIOp::create(nb, l, n, idx(bn));
-        Value kTile = LoadTileOp::create(
-            nb, l, kvTileType, k, bIdx, hk, n0, Value(), table,
-            table ? lk : Value(), kStart, kStart ? lk : Value());
-        Value vTile = LoadTileOp::create(
-            nb, l, kvTileType, v, bIdx, hk, n0, Value(), table,
-            table ? lk : Value(), kStart, kStart ? lk : Value());
+        Value kTile = LoadTileOp::create(nb, l, kvTileType, k, bIdx, hk, n0,
+                                         Value(), table, table ? lk : Value(),
+                                         kStart, kStart ? lk : Value());
+        Value vTile = LoadTileOp::create(nb, l, kvTileType, v, bIdx, hk, n0,
+                                         Value(), table, table ? lk : Value(),
+                                         kStart, kStart ? lk : Value());
         // S = (Q·Kᵀ)·scale·log2(e), masked.
         Value s = TileDotOp::create(nb, l, sType, qTile, kTile, Value(),
                                     /*transpose_rhs=*/true);
@@ -466,13 +468,9 @@ void TileBuilder::buildCombine(AttentionOp op, const OpFacts &facts, Value q,
   // (from cu_q[b]).
   Value qStart, lqSeq, wsStart;
   if (cuQ) {
-    auto entry = [&](Value i) -> Value {
-      Value e = memref::LoadOp::create(b, loc, cuQ, ValueRange{i});
-      return arith::IndexCastOp::create(b, loc, b.getIndexType(), e);
-    };
-    qStart = entry(bIdx);
+    qStart = seqBound(cuQ, bIdx);
     lqSeq = arith::SubIOp::create(
-        b, loc, entry(arith::AddIOp::create(b, loc, bIdx, c1)), qStart);
+        b, loc, seqBound(cuQ, arith::AddIOp::create(b, loc, bIdx, c1)), qStart);
     wsStart = c0;
   }
   auto rowsType = f32Tile({bm});
@@ -491,9 +489,9 @@ void TileBuilder::buildCombine(AttentionOp op, const OpFacts &facts, Value q,
         Value mOld = iter[0], lOld = iter[1], acc = iter[2];
         Value at = arith::AddIOp::create(
             nb, l, arith::MulIOp::create(nb, l, s, batch), bIdx);
-        Value lseS = LoadTileOp::create(nb, l, rowsType, wsLse, at, h, m0,
-                                        Value(), Value(), Value(), wsStart,
-                                        lqSeq);
+        Value lseS =
+            LoadTileOp::create(nb, l, rowsType, wsLse, at, h, m0, Value(),
+                               Value(), Value(), wsStart, lqSeq);
         Value oS = LoadTileOp::create(nb, l, accType, wsO, at, h, m0, Value(),
                                       Value(), Value(), wsStart, lqSeq);
         Value mNew = arith::MaximumFOp::create(nb, l, mOld, lseS);
@@ -532,8 +530,7 @@ void TileBuilder::buildCombine(AttentionOp op, const OpFacts &facts, Value q,
         arith::MulFOp::create(b, loc, logL, splat(rowsType, std::log(2.0)));
     Value val = arith::AddFOp::create(b, loc, mFinal, lnL);
     val = arith::SelectOp::create(b, loc, empty, negInfRows, val);
-    StoreTileOp::create(b, loc, val, lse, bIdx, h, m0, Value(), qStart,
-                        lqSeq);
+    StoreTileOp::create(b, loc, val, lse, bIdx, h, m0, Value(), qStart, lqSeq);
   }
 }
 
@@ -789,7 +786,8 @@ LogicalResult FaTilePass::tileFunction(func::FuncOp func, const TargetDesc &t) {
                << "operand #" << i
                << " must be an argument of the kernel function";
       const char *const names[] = {
-          "query", "key", "value", op.isVarlen() ? "cu_seqlens_q" : "block table",
+          "query", "key", "value",
+          op.isVarlen() ? "cu_seqlens_q" : "block table",
           op.isVarlen() ? "cu_seqlens_k" : "cache lengths"};
       for (auto [j, other] : llvm::enumerate(op->getOperands().take_front(i)))
         if (other == operand)
