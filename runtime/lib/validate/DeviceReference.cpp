@@ -685,6 +685,43 @@ fa::deviceReferenceAttention(const Device &device, const AttentionProblem &p,
   return r;
 }
 
+/// The dense device reference of one gathered sequence (paged or varlen):
+/// its Q, K and V uploaded in `dtype`, contiguous.
+static Expected<DeviceReferenceResult>
+deviceSequenceReference(const Device &device, const DenseSequence &seq,
+                        DType dtype, bool naive) {
+  std::optional<Buffer> buffers[3];
+  const std::vector<float> *values[3] = {&seq.data.q, &seq.data.k, &seq.data.v};
+  for (int i = 0; i < 3; ++i) {
+    std::vector<uint8_t> bytes = encodeElements(dtype, *values[i]);
+    Expected<Buffer> buffer = device.allocate(bytes.size());
+    if (!buffer)
+      return buffer.takeStatus();
+    if (Status st = buffer->copyFromHost(bytes.data(), bytes.size()); !st.ok())
+      return st;
+    buffers[i].emplace(buffer.take());
+  }
+  return deviceReferenceAttention(
+      device, seq.problem, dtype, *buffers[0], *buffers[1], *buffers[2],
+      AttentionStrides::contiguous(seq.problem.shape, seq.problem.headDim),
+      naive);
+}
+
+/// Where no sequence had `what` (so nothing ran): an error on the host
+/// emulator, as a run would have been, else the description says so.
+static Status describeNothingRan(const Device &device, const char *what,
+                                 DeviceReferenceResult &r) {
+  if (device.supportsTarget("host"))
+    return Status::error(ErrorCode::Unsupported,
+                         "the device reference needs a GPU device; '" +
+                             device.name() +
+                             "' is the host emulator (use the CPU reference)")
+        .withDevice(device.name());
+  r.description = std::string("fp64 on device (no sequence has ") + what +
+                  ": nothing ran on " + device.name() + ")";
+  return Status::success();
+}
+
 Expected<DeviceReferenceResult>
 fa::devicePagedReferenceAttention(const Device &device, const PagedProblem &p,
                                   DType dtype, const AttentionData &data,
@@ -708,23 +745,8 @@ fa::devicePagedReferenceAttention(const Device &device, const PagedProblem &p,
     const DenseSequence &seq = (*sequences)[b];
     if (seq.data.q.empty())
       continue; // no keys: O = 0, LSE = -inf
-    const AttentionShape &s = seq.problem.shape;
-    std::optional<Buffer> buffers[3];
-    const std::vector<float> *values[3] = {&seq.data.q, &seq.data.k,
-                                           &seq.data.v};
-    for (int i = 0; i < 3; ++i) {
-      std::vector<uint8_t> bytes = encodeElements(dtype, *values[i]);
-      Expected<Buffer> buffer = device.allocate(bytes.size());
-      if (!buffer)
-        return buffer.takeStatus();
-      if (Status st = buffer->copyFromHost(bytes.data(), bytes.size());
-          !st.ok())
-        return st;
-      buffers[i].emplace(buffer.take());
-    }
-    Expected<DeviceReferenceResult> one = deviceReferenceAttention(
-        device, seq.problem, dtype, *buffers[0], *buffers[1], *buffers[2],
-        AttentionStrides::contiguous(s, p.headDim), naive);
+    Expected<DeviceReferenceResult> one =
+        deviceSequenceReference(device, seq, dtype, naive);
     if (!one)
       return one.takeStatus();
     r.description = one->description;
@@ -741,18 +763,9 @@ fa::devicePagedReferenceAttention(const Device &device, const PagedProblem &p,
                 r.naive.lse.begin() + b * rowsLse);
     }
   }
-  if (r.description.empty()) {
-    // No sequence had keys: nothing ran, but say where it would have.
-    if (device.supportsTarget("host"))
-      return Status::error(ErrorCode::Unsupported,
-                           "the device reference needs a GPU device; '" +
-                               device.name() +
-                               "' is the host emulator (use the CPU "
-                               "reference)")
-          .withDevice(device.name());
-    r.description = "fp64 on device (no sequence has keys: nothing ran on " +
-                    device.name() + ")";
-  }
+  if (r.description.empty())
+    if (Status st = describeNothingRan(device, "keys", r); !st.ok())
+      return st;
   return r;
 }
 
@@ -778,25 +791,11 @@ fa::deviceVarlenReferenceAttention(const Device &device, const VarlenProblem &p,
     const DenseSequence &seq = (*sequences)[b];
     if (seq.data.q.empty())
       continue; // no queries: nothing; no keys: O = 0, LSE = -inf
-    const AttentionShape &s = seq.problem.shape;
-    std::optional<Buffer> buffers[3];
-    const std::vector<float> *values[3] = {&seq.data.q, &seq.data.k,
-                                           &seq.data.v};
-    for (int i = 0; i < 3; ++i) {
-      std::vector<uint8_t> bytes = encodeElements(dtype, *values[i]);
-      Expected<Buffer> buffer = device.allocate(bytes.size());
-      if (!buffer)
-        return buffer.takeStatus();
-      if (Status st = buffer->copyFromHost(bytes.data(), bytes.size());
-          !st.ok())
-        return st;
-      buffers[i].emplace(buffer.take());
-    }
-    Expected<DeviceReferenceResult> one = deviceReferenceAttention(
-        device, seq.problem, dtype, *buffers[0], *buffers[1], *buffers[2],
-        AttentionStrides::contiguous(s, D), naive);
+    Expected<DeviceReferenceResult> one =
+        deviceSequenceReference(device, seq, dtype, naive);
     if (!one)
       return one.takeStatus();
+    const AttentionShape &s = seq.problem.shape;
     r.description = one->description;
     // Dense [1, Hq, Lq_b, D] / [1, Hq, Lq_b] -> packed [total_q, Hq, D] /
     // [Hq, total_q].
@@ -817,19 +816,8 @@ fa::deviceVarlenReferenceAttention(const Device &device, const VarlenProblem &p,
         }
       }
   }
-  if (r.description.empty()) {
-    // No sequence had queries and keys: nothing ran, but say where it would
-    // have.
-    if (device.supportsTarget("host"))
-      return Status::error(ErrorCode::Unsupported,
-                           "the device reference needs a GPU device; '" +
-                               device.name() +
-                               "' is the host emulator (use the CPU "
-                               "reference)")
-          .withDevice(device.name());
-    r.description = "fp64 on device (no sequence has queries and keys: "
-                    "nothing ran on " +
-                    device.name() + ")";
-  }
+  if (r.description.empty())
+    if (Status st = describeNothingRan(device, "queries and keys", r); !st.ok())
+      return st;
   return r;
 }
