@@ -40,6 +40,7 @@
 #include "compiler/Targets/Host/HostTarget.h"
 #include "compiler/Targets/Nvptx/NvptxTarget.h"
 #include "compiler/Testing/PlantedBugs.h"
+#include "dialect/FaOps.h"
 
 #include "fa/KernelAbi.h"
 
@@ -352,12 +353,14 @@ static std::string formatLdsLayout(const fa::KernelInfo &k) {
   return text;
 }
 
-/// Spills that reach memory: VGPR spills or any scratch. SGPR spills into
-/// VGPR lanes (v_writelane, no scratch) cost VGPRs, which the occupancy
-/// already counts, but no memory traffic.
+/// Spills that reach memory: VGPR spills or any instruction that reads or
+/// writes scratch. SGPR spills into VGPR lanes (v_writelane, no scratch)
+/// cost VGPRs, which the occupancy already counts, but no memory traffic;
+/// so does a private segment the backend reserves near the SGPR limit (its
+/// register scavenger's emergency slot) that no instruction touches.
 static bool spills(const Build &b) {
   for (const fa::AmdgpuResources &r : b.resources)
-    if (r.vgprSpills > 0 || r.scratchBytes > 0)
+    if (r.vgprSpills > 0 || fa::scratchAccesses(r) > 0)
       return true;
   return false;
 }
@@ -387,31 +390,61 @@ static int64_t maxVgprs(const Build &b) {
 }
 
 static std::string describeSpills(const Build &b) {
-  int64_t vgprs = 0, sgprs = 0, scratch = 0;
+  int64_t vgprs = 0, sgprs = 0, scratch = 0, accesses = 0;
   for (const fa::AmdgpuResources &r : b.resources) {
     vgprs += r.vgprSpills;
     sgprs += r.sgprSpills;
     scratch = std::max(scratch, r.scratchBytes);
+    accesses += fa::scratchAccesses(r);
   }
   std::string text = std::to_string(vgprs) + " VGPRs spilled, ";
   if (sgprs)
     text += std::to_string(sgprs) + " SGPRs spilled, ";
-  return text + std::to_string(scratch) + " bytes of scratch";
+  return text + std::to_string(scratch) + " bytes of scratch, " +
+         std::to_string(accesses) + " scratch instructions";
+}
+
+/// Whether fa-tile still has an fa.attention to tile in `source`: input
+/// past fa-tile (a tile-, memory- or gpu-level module, fa-opt's output)
+/// has its tiles and schedule fixed, and no rebuild can change them.
+static bool hasUntiledAttention(ModuleOp source) {
+  return source
+      .walk([](Operation *op) {
+        return isa<fa::AttentionOp, fa::MatmulOp, fa::SoftmaxOp>(op)
+                   ? WalkResult::interrupt()
+                   : WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
+static std::string describeTiles(const fa::KernelInfo &k) {
+  return "BLOCK_M=" + std::to_string(k.blockM) +
+         " BLOCK_N=" + std::to_string(k.blockN);
 }
 
 /// Seed rule 7 with the backend as the judge; `result` is the first build
-/// and is replaced by the configuration kept.
+/// and is replaced by the configuration kept. Every retry changes the
+/// kernel (another fetch distance, smaller tiles) or the search ends: it
+/// ends on input whose tiles are fixed, on explicit tiles, on tiles fa-tile
+/// rejects, and on a rebuild whose tiles did not shrink.
 void Compilation::retryOnGfx906(ModuleOp source, fa::PipelineOptions pipeline,
                                 llvm::TargetMachine &tm, Build &result) {
   MLIRContext *context = source.getContext();
   fa::PipelineOptions chosen = pipeline;
-  if (options.fetchAhead == "auto" && spills(result) &&
+  const bool tilesFixed = !hasUntiledAttention(source);
+  if (tilesFixed && spills(result))
+    remark("the AMDGPU backend spills at " +
+           describeTiles(result.kernels.front()) + " (" +
+           describeSpills(result) +
+           "); the input is past fa-tile, so its tiles and K/V schedule are "
+           "fixed and no smaller configuration can be tried (compile the "
+           "fa.attention source to let fac search)");
+  if (!tilesFixed && options.fetchAhead == "auto" && spills(result) &&
       result.kernels.front().stages == 2) {
     // Double buffering's registers first: only V fetched ahead (in-block)
     // keeps fewer of them live across P·V.
     const fa::KernelInfo &k = result.kernels.front();
-    remark("the AMDGPU backend spills at BLOCK_M=" + llvm::Twine(k.blockM) +
-           " BLOCK_N=" + llvm::Twine(k.blockN) +
+    remark("the AMDGPU backend spills at " + describeTiles(k) +
            " with K/V block n+1 in registers (" + describeSpills(result) +
            "); trying fetch-ahead=in-block (V fetched during Q*K^T, K copied "
            "in place)");
@@ -429,15 +462,19 @@ void Compilation::retryOnGfx906(ModuleOp source, fa::PipelineOptions pipeline,
   // Where fa-tile chose the tiles and the backend spills: halve BLOCK_M
   // (then BLOCK_N) and recompile, keeping the first configuration that
   // compiles cleanly.
-  if (options.blockM == 0 && options.blockN == 0) {
+  if (!tilesFixed && (options.blockM || options.blockN) && spills(result))
+    remark("the AMDGPU backend spills at " +
+           describeTiles(result.kernels.front()) + " (" +
+           describeSpills(result) +
+           "); the tiles are given (--block-m/--block-n), so fac keeps them");
+  if (!tilesFixed && options.blockM == 0 && options.blockN == 0) {
     while (spills(result)) {
       const fa::KernelInfo &k = result.kernels.front();
       int64_t nextM = k.blockM > 16 ? k.blockM / 2 : k.blockM;
       int64_t nextN = k.blockM > 16 ? k.blockN : k.blockN / 2;
       if (nextN < 16)
         break;
-      remark("the AMDGPU backend spills at BLOCK_M=" + llvm::Twine(k.blockM) +
-             " BLOCK_N=" + llvm::Twine(k.blockN) + " (" +
+      remark("the AMDGPU backend spills at " + describeTiles(k) + " (" +
              describeSpills(result) + "); trying BLOCK_M=" +
              llvm::Twine(nextM) + " BLOCK_N=" + llvm::Twine(nextN));
       fa::PipelineOptions smaller = pipeline;
@@ -449,8 +486,20 @@ void Compilation::retryOnGfx906(ModuleOp source, fa::PipelineOptions pipeline,
         // A smaller configuration that fa-tile rejects ends the search.
         ScopedDiagnosticHandler quiet(context,
                                       [](Diagnostic &) { return success(); });
-        if (!build(source, smaller, tm, retry))
+        if (!build(source, smaller, tm, retry)) {
+          remark("fa-tile rejects BLOCK_M=" + llvm::Twine(nextM) +
+                 " BLOCK_N=" + llvm::Twine(nextN) + "; the search ends");
           break;
+        }
+      }
+      // A rebuild must shrink the tiles; one that does not (a pipeline that
+      // ignores them) would be tried forever.
+      const fa::KernelInfo &got = retry.kernels.front();
+      if (got.blockM * got.blockN >= k.blockM * k.blockN) {
+        remark("asking for BLOCK_M=" + llvm::Twine(nextM) +
+               " BLOCK_N=" + llvm::Twine(nextN) + " gave " +
+               describeTiles(got) + "; the search ends");
+        break;
       }
       result.llvmModule.reset(); // before the context it lives in
       result = std::move(retry);
@@ -458,9 +507,8 @@ void Compilation::retryOnGfx906(ModuleOp source, fa::PipelineOptions pipeline,
     }
     if (spills(result))
       remark("no smaller configuration tried compiles without spills; "
-             "keeping BLOCK_M=" +
-             llvm::Twine(result.kernels.front().blockM) +
-             " BLOCK_N=" + llvm::Twine(result.kernels.front().blockN) + " (" +
+             "keeping " +
+             describeTiles(result.kernels.front()) + " (" +
              describeSpills(result) + ")");
   }
   // v_dot2_f32_f16 halves the Q·Kᵀ MAC instructions but packs its operand
@@ -687,8 +735,15 @@ void Compilation::run(ModuleOp source, llvm::StringRef sourceText) {
   Build build;
   if (!this->build(source, pipeline, **tm, build))
     return;
-  if (options.target == "gfx906")
+  if (options.target == "gfx906") {
     retryOnGfx906(source, pipeline, **tm, build);
+    if (options.forbidSpills && spills(build)) {
+      fail("the AMDGPU backend spills at " +
+           describeTiles(build.kernels.front()) + " (" +
+           describeSpills(build) + ") and --forbid-spills is given");
+      return;
+    }
+  }
   result.ok = finish(build, **tm, sourceText);
 }
 

@@ -61,6 +61,9 @@ struct CompileOptions {
   /// GQA packing (fa-tile gqa-pack): off or on.
   std::string gqaPack = "off";
   bool allowBf16 = false;
+  /// gfx906: fail where the kept kernel still spills to scratch (after the
+  /// retries), instead of keeping it with a remark.
+  bool forbidSpills = false;
   /// The tile configuration, LDS budget and the backend's figures.
   bool report = false;
   /// The code object's file name as the manifest records it (fac: the

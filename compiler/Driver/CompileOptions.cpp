@@ -126,6 +126,7 @@ llvm::Error fa::setCompileOption(CompileOptions &o, llvm::StringRef name,
                    .Case("pad-lds", &o.padLds)
                    .Case("pair-rhs", &o.pairRhs)
                    .Case("allow-bf16", &o.allowBf16)
+                   .Case("forbid-spills", &o.forbidSpills)
                    .Case("report", &o.report)
                    .Default(nullptr);
   if (flag)

@@ -36,6 +36,9 @@ static const PlantedBugInfo kBugs[] = {
     {PlantedBug::CuSeqlensOffByOne, "cu-seqlens-off-by-one", "fa-tile",
      "varlen: each sequence's keys end one row early, cu_seqlens_k[b+1] - 1 "
      "taken as its end"},
+    {PlantedBug::PackedCausalLastRow, "packed-causal-last-row", "fa-tile",
+     "GQA packing, causal: the K/V loop bound from the block's last row "
+     "where the block spans two query heads"},
     {PlantedBug::NoRaggedMask, "no-ragged-mask", "fa-lower-to-gpu",
      "keys past Lk in the last KV block are not masked"},
     {PlantedBug::SwapKvStrides, "swap-kv-strides", "fa-lower-to-gpu",

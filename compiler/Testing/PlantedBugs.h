@@ -39,6 +39,10 @@ enum class PlantedBug {
                      ///< K/V block early (visits its predecessor's last)
   CuSeqlensOffByOne, ///< varlen: each sequence's keys end one early
                      ///< (cu_seqlens_k[b+1] - 1 taken as its end)
+  PackedCausalLastRow, ///< GQA packing, causal: the K/V bound from the
+                       ///< block's last row even where the block spans two
+                       ///< query heads (the first head's later rows lose
+                       ///< the keys past the second's diagonal)
   // fa-lower-to-gpu (Level 2)
   NoRaggedMask,           ///< keys past Lk in the last KV block are not masked
   SwapKvStrides,          ///< K read with V's strides and V with K's

@@ -289,8 +289,11 @@ void TileBuilder::build(AttentionOp op, const OpFacts &facts, Value q, Value k,
       Value oneHead = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                             firstHead, lastHead);
       Value lastPos = arith::RemUIOp::create(b, loc, last, lqDiv);
-      Value pos = arith::SelectOp::create(
-          b, loc, oneHead, lastPos, arith::SubIOp::create(b, loc, lq, c1));
+      Value pos = bug == PlantedBug::PackedCausalLastRow
+                      ? lastPos
+                      : arith::SelectOp::create(
+                            b, loc, oneHead, lastPos,
+                            arith::SubIOp::create(b, loc, lq, c1));
       diag = arith::AddIOp::create(b, loc, pos, c1);
     } else {
       diag = arith::AddIOp::create(b, loc, m0, idx(bm));
@@ -555,7 +558,8 @@ private:
 /// The head dimension of the tiles: D where the tiles serve it (the given
 /// tiles: some thread grid splits D's columns; automatic tiles: some
 /// configuration fits the budget, single-buffered), else D rounded up to a
-/// multiple of 8 as FlashAttention does, where that serves. The columns
+/// multiple of 8 as FlashAttention does, or of 16, 32 or 64 (a decode
+/// tile's 16 thread columns), the first that serves. The columns
 /// past D are zero in LDS and registers (the copies fill them so) and are
 /// never stored, so that Q·Kᵀ and P·V are those of D. An odd D splits only
 /// over one lane per row; an even D whose half is odd over two, which
@@ -576,9 +580,17 @@ int64_t FaTilePass::tileHeadDim(AttentionOp op, const TargetDesc &t,
                                t.waveSize)
         .has_value();
   };
-  const int64_t padded = llvm::alignTo(d, 8);
-  // Where padding would not serve either, the error names D as it is.
-  return serves(d) || !serves(padded) ? d : padded;
+  if (serves(d))
+    return d;
+  // The narrowest padding that serves: a multiple of 8 first, then of 16
+  // (the 16 thread columns of a 4-row decode tile), 32 and 64.
+  for (int64_t multiple : {8, 16, 32, 64}) {
+    const int64_t padded = llvm::alignTo(d, multiple);
+    if (padded != d && serves(padded))
+      return padded;
+  }
+  // Where no padding serves either, the error names D as it is.
+  return d;
 }
 
 FailureOr<TileConfig> FaTilePass::configFor(AttentionOp op, const TargetDesc &t,

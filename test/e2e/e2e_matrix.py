@@ -463,6 +463,23 @@ def share_rows_cases(kernels):
                     n += 1
 
 
+# Query heads per KV head of the packed-causal shapes: 32 packed heads
+# give more rows than a 64-row block at Lq = 3.
+PACKED_CAUSAL_HEADS = "32,1"
+
+
+def packed_causal_lengths(bm, bn):
+    """(Lq, Lk) pairs whose GQA-packed Q blocks straddle two query heads
+    where the causal bound matters (PACKED_CAUSAL_HEADS): with Lq = 3 the
+    first block's last row is a head's row 0 (bm - 1 is a multiple of 3
+    for the 4-, 16- and 64-row tiles), with Lq = bm + 1 the second block
+    ends at a head's row bm - 2; the previous head's last rows need 2 keys
+    more than the block's last row, and Lk = c * bn + 2 puts those 2 keys
+    in a K/V block of their own (a bound taken from the last row drops
+    it)."""
+    return [(3, 2 * bn + 2), (bm + 1, 3 * bn + 2)]
+
+
 # The decode kernels: (dtype, D, causal, split-KV, GQA packing, tile). Small
 # Q tiles are what decode runs (a Q tile of the Hq/Hkv query heads of one
 # KV head; None: the target's decode tiles, 4 x 16 for gfx906); the 64-row
@@ -474,6 +491,8 @@ DECODE_KERNELS = [
     ("f16", 64, True, True, False, (16, 64, 4)),
     ("f32", 64, False, True, True, (16, 32, 4)),
     ("f16", 64, True, False, True, (64, 64, 4)),
+    # D=40: the 4 x 16 decode tile pads it to 48 (issue 28: refused before)
+    ("f16", 40, True, True, True, None),
 ]
 
 
@@ -502,6 +521,10 @@ def decode_cases(kernels):
             shapes = [("1,8,2,1,17000", None), ("2,8,2,bm - 3,bn + 5", None),
                       ("1,16,2,bm + 7,3 * bn", None),
                       ("1,4,4,2 * bm + 1,bn // 2", None)]
+        if causal and pack:
+            shapes += [(f"2,{PACKED_CAUSAL_HEADS},{lq},{lk}",
+                        0 if splits else None)
+                       for lq, lk in packed_causal_lengths(bm, bn)]
         for shape, count in shapes:
             shape = ",".join(str(eval(x, {"bm": bm, "bn": bn}))
                              for x in shape.split(","))
@@ -551,6 +574,11 @@ def paged_cases(kernels):
         if decode:
             cases.append(("2,8,2,1,5000", ["--paged", "16", "--kv-splits",
                                            "64"]))
+        if causal and decode:
+            for lq, lk in packed_causal_lengths(meta["block_m"], bn):
+                cases.append((f"2,{PACKED_CAUSAL_HEADS},{lq},{lk}",
+                              ["--paged", "16", "--cache-seqlens",
+                               f"{lk},{lk - 1}"]))
         for shape, extra in cases:
             yield Case("paged", f"{what} shape={shape} {' '.join(extra)}",
                        so, ["--shape", shape, "--seed", str(n)] + extra)
@@ -593,6 +621,12 @@ def varlen_cases(kernels):
                   ["--seqlens-q", f"{bm - 1},1",
                    "--seqlens-k", f"{2 * bn},{bm - 1}"]),
                  ("5,16,2,{},{}".format(3 * bm, 2 * bn + 5), [])]
+        if causal and decode:
+            (lq1, lk1), (lq2, lk2) = packed_causal_lengths(bm, bn)
+            cases.append((f"2,{PACKED_CAUSAL_HEADS},{max(lq1, lq2)},"
+                          f"{max(lk1, lk2)}",
+                          ["--seqlens-q", f"{lq1},{lq2}",
+                           "--seqlens-k", f"{lk1},{lk2}"]))
         if decode:
             cases += [("3,8,2,1,5000", ["--kv-splits", "64"]),
                       ("2,8,2,4,3000", ["--seqlens-q", "4,1",

@@ -113,6 +113,11 @@ static cl::opt<std::string> gqaPack(
     cl::init("off"));
 static cl::opt<bool> allowBf16("allow-bf16", cl::desc("Accept emulated bf16"),
                                cl::init(false));
+static cl::opt<bool> forbidSpills(
+    "forbid-spills",
+    cl::desc("gfx906: fail where the kernel still spills to scratch after "
+             "fac's retries (default: keep it with a remark)"),
+    cl::init(false));
 static cl::opt<bool> report("report",
                             cl::desc("Print the tile config and LDS budget"),
                             cl::init(false));
@@ -162,6 +167,7 @@ static fa::CompileOptions optionsFromCommandLine() {
   o.kvSplits = kvSplits;
   o.gqaPack = gqaPack;
   o.allowBf16 = allowBf16;
+  o.forbidSpills = forbidSpills;
   o.report = report;
   o.plantBug = testPlantBug;
   o.codeObjectName = llvm::sys::path::filename(outputFile).str();

@@ -86,3 +86,8 @@ fa::readAmdgpuCodeObject(llvm::StringRef elf) {
   }
   return llvm::createStringError("no AMDGPU metadata note in the code object");
 }
+
+int64_t fa::scratchAccesses(const AmdgpuResources &r) {
+  auto it = r.mix.find("scratch (buffer_*)");
+  return it == r.mix.end() ? 0 : it->second;
+}

@@ -76,6 +76,11 @@ struct AmdgpuResources {
   std::vector<AmdgpuLoopStats> otherMacLoops;
 };
 
+/// Instructions of the kernel that read or write scratch (the mix's
+/// buffer_* class: fa's kernels address global memory with global_*, so
+/// every MUBUF instruction is a scratch access); 0 without a mix.
+int64_t scratchAccesses(const AmdgpuResources &r);
+
 /// Reads each kernel's resources from an AMDGPU ELF (relocatable object or
 /// .hsaco) itself: the NT_AMDGPU_METADATA note's msgpack `amdhsa.kernels`
 /// (.vgpr_count, .sgpr_count, spill counts, .group_segment_fixed_size,

@@ -101,7 +101,12 @@ std::string fa::formatAmdgpuResources(const AmdgpuResources &r, int64_t threads,
      << " (from the AMDGPU backend, compile time):\n";
   os << "  VGPRs " << r.vgprs << " (spilled " << r.vgprSpills << "), SGPRs "
      << r.sgprs << " (spilled " << r.sgprSpills << "), LDS " << r.ldsBytes
-     << " bytes, scratch " << r.scratchBytes << " bytes per lane\n";
+     << " bytes, scratch " << r.scratchBytes << " bytes per lane";
+  if (r.scratchBytes > 0 && scratchAccesses(r) == 0)
+    os << " (reserved by the backend; no instruction reads or writes it)";
+  else if (r.scratchBytes > 0)
+    os << " (" << scratchAccesses(r) << " scratch instructions)";
+  os << "\n";
   os << "  occupancy (estimate): " << waves << " waves per SIMD, limited by "
      << limit << "\n";
   os << "  instruction mix (whole kernel):";

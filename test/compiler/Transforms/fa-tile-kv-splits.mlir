@@ -30,6 +30,23 @@
 // OFF-NOT: group(
 // OFF: fa.args = array<i64: 0, 1, 2, 3, 4>
 
+// The causal K/V bound of a packed block: the position of its last row,
+// or Lq - 1 where the block spans two query heads (the first head's last
+// row needs more keys than the block's last row). The planted bug keeps
+// the last row's position alone.
+// RUN: fa-opt %t/decode.mlir --fa-tile="block-m=16 block-n=64 gqa-pack=on" | FileCheck %s --check-prefix=PACK-BOUND
+// RUN: fa-opt %t/decode.mlir --fa-tile="block-m=16 block-n=64 gqa-pack=on test-plant-bug=packed-causal-last-row" | FileCheck %s --check-prefix=LAST-ROW
+// PACK-BOUND: %[[LAST:[^ ]+]] = arith.subi %{{[^,]+}}, %c1
+// PACK-BOUND: %[[FH:[^ ]+]] = arith.divui %{{[^,]+}}, %[[LQ:[^ ]+]] : index
+// PACK-BOUND: %[[LH:[^ ]+]] = arith.divui %[[LAST]], %[[LQ]] : index
+// PACK-BOUND: %[[ONE:[^ ]+]] = arith.cmpi eq, %[[FH]], %[[LH]] : index
+// PACK-BOUND: %[[POS:[^ ]+]] = arith.remui %[[LAST]], %[[LQ]] : index
+// PACK-BOUND: %[[LQ1:[^ ]+]] = arith.subi %[[LQ]], %c1
+// PACK-BOUND: arith.select %[[ONE]], %[[POS]], %[[LQ1]] : index
+// LAST-ROW: %[[POS:[^ ]+]] = arith.remui
+// LAST-ROW-NOT: arith.select %{{[^,]+}}, %[[POS]]
+// LAST-ROW: arith.addi %[[POS]], %c1
+
 // Planted bugs (e2e/mutants.py runs them): each changes what this test pins.
 // RUN: fa-opt %t/decode.mlir --fa-tile="block-m=16 block-n=64 kv-splits=runtime test-plant-bug=split-short" | FileCheck %s --check-prefix=SHORT
 // RUN: fa-opt %t/decode.mlir --fa-tile="block-m=16 block-n=64 kv-splits=runtime test-plant-bug=split-overlap" | FileCheck %s --check-prefix=OVERLAP
