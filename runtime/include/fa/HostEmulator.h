@@ -8,8 +8,9 @@
 // over a grid: workgroups run in parallel on a pool of worker threads, and
 // the threads of one workgroup run as cooperatively scheduled fibers on one
 // worker, switching only at barriers, shuffles and exit. It reports instead
-// of hanging when threads can never meet again (barrier divergence), and can
-// check every LDS access for races.
+// of hanging when threads can never meet again (barrier divergence), instead
+// of crashing when the kernel faults on memory (an access outside a host
+// buffer, a stack overflow), and can check every LDS access for races.
 //
 // The host device uses it for launches; tests use it directly to run small
 // probe kernels.
@@ -36,7 +37,8 @@ struct HostLaunch {
   /// Passed through to every call of `entry`.
   const uint64_t *args = nullptr;
   /// How many words `args` holds (fa_abi_num_words of the kernel's ABI
-  /// version): reports name the buffer an address is in from them.
+  /// version): reports name the buffer an address is in from them (0: the
+  /// words are no kernel ABI, name none).
   uint32_t numWords = FA_ABI_V1_NUM_WORDS;
   /// Names the kernel in reports.
   std::string kernelName;
@@ -59,8 +61,12 @@ public:
   /// Runs every workgroup of `launch` to completion. Returns
   /// BarrierDivergence (with the threads at the barrier and those exited),
   /// LaunchFailed (invalid shuffle arguments, LDS out of bounds when
-  /// checking), or RaceDetected with the reports in the log. Launches on one
-  /// emulator are serialized.
+  /// checking, a memory fault: "invalid read in workgroup (x,y,z) of kernel
+  /// 'k': thread t reads at 0x..., N bytes past the end of K (...)"), or
+  /// RaceDetected with the reports in the log. Launches on one emulator are
+  /// serialized; while one runs, the guard zones of every host buffer are
+  /// inaccessible and a SIGSEGV/SIGBUS handler is installed
+  /// (runtime/README.md, "The host emulator").
   Status run(const HostLaunch &launch, const LaunchOptions &options = {});
 
 private:

@@ -36,7 +36,7 @@ struct LaunchOptions {
   /// workgroup instead of zeros, to expose reads of unwritten LDS.
   bool poisonLds = false;
   /// Host emulator: stack size of each emulated thread (rounded up to pages;
-  /// a guard page below each stack turns overflow into a crash, not
+  /// a guard page below each stack turns overflow into an error, not
   /// corruption).
   size_t fiberStackBytes = 64 * 1024;
   /// Host emulator: worker threads running workgroups; 0 = all hardware

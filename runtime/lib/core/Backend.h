@@ -102,6 +102,17 @@ public:
   virtual void setGuardZones(uint64_t addr, size_t guardBytes) {
     (void)addr, (void)guardBytes;
   }
+  /// Device::allocate's allocation: `bytes` between two guard zones of
+  /// `guardBytes` each, at the returned address (the buffer `guardBytes`
+  /// above it), released with release(). By default allocate() of the
+  /// whole and setGuardZones(); the host device lays the zones out itself
+  /// (inaccessible pages around them and, during launches, over them).
+  virtual Expected<uint64_t> allocateGuarded(size_t bytes, size_t guardBytes) {
+    Expected<uint64_t> addr = allocate(bytes + 2 * guardBytes);
+    if (addr && guardBytes)
+      setGuardZones(*addr, guardBytes);
+    return addr;
+  }
   virtual Status copyToDevice(uint64_t dst, const void *src, size_t bytes) = 0;
   virtual Status copyToHost(void *dst, uint64_t src, size_t bytes) = 0;
   virtual Status synchronize() = 0;

@@ -70,12 +70,11 @@ Expected<Buffer> Device::allocate(size_t bytes, size_t guardBytes) const {
                              std::to_string(guardBytes) +
                              " bytes: the size overflows")
         .withDevice(name());
-  Expected<uint64_t> addr = backend->allocate(bytes + 2 * guardBytes);
+  Expected<uint64_t> addr = backend->allocateGuarded(bytes, guardBytes);
   if (!addr)
     return addr.takeStatus().withDevice(name());
   Buffer buffer(backend, *addr + guardBytes, bytes, guardBytes);
   if (guardBytes) {
-    backend->setGuardZones(*addr, guardBytes);
     std::vector<uint8_t> pattern(guardBytes, Buffer::kGuardPattern);
     for (uint64_t at : {*addr, *addr + guardBytes + bytes})
       if (Status s = backend->copyToDevice(at, pattern.data(), guardBytes);

@@ -4,12 +4,13 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// This file implements the host device. Memory is ordinary aligned host
-// memory. A host code object is an ELF shared object for this machine: its
-// header is checked first (magic, class, machine, tables within the file) so
-// a damaged file gets a precise message, then the verified bytes are loaded
-// with dlopen from a private temporary copy, so what runs is exactly what was
-// hashed. Each kernel's
+// This file implements the host device. Each buffer is a mapping of its own
+// between inaccessible pages (GuardedMemory.h), so that a kernel's access
+// outside it faults and the emulator names it. A host code object is an ELF
+// shared object for this machine: its header is checked first (magic, class,
+// machine, tables within the file) so a damaged file gets a precise message,
+// then the verified bytes are loaded with dlopen from a private temporary copy,
+// so what runs is exactly what was hashed. Each kernel's
 // `<name>_host` symbol (the manifest's `symbol`) is resolved at load time,
 // with the `<name>_host_info` record next to it: the manifest is a sidecar
 // anyone can edit, so every field of it that memory safety depends on (LDS
@@ -20,6 +21,7 @@
 
 #include "core/Backend.h"
 #include "fa/HostEmulator.h"
+#include "host/GuardedMemory.h"
 
 #include <algorithm>
 #include <atomic>
@@ -100,29 +102,26 @@ public:
   bool isHostEmulator() const override { return true; }
 
   Expected<uint64_t> allocate(size_t bytes) override {
-    // Rounding up to 256 must not wrap around to a tiny block.
-    if (bytes > SIZE_MAX - 255)
-      return Status::error(ErrorCode::OutOfMemory,
-                           "cannot allocate " + std::to_string(bytes) +
-                               " bytes of host memory (more than the address "
-                               "space holds)");
-    size_t rounded = (bytes + 255) / 256 * 256;
-    void *p = std::aligned_alloc(256, rounded);
-    if (!p)
-      return Status::error(ErrorCode::OutOfMemory, "cannot allocate " +
-                                                       std::to_string(bytes) +
-                                                       " bytes of host memory");
-    std::memset(p, 0, rounded);
-    return uint64_t(reinterpret_cast<uintptr_t>(p));
+    return GuardedMemory::get().allocate(bytes, 0);
   }
-  void release(uint64_t addr) override {
-    std::free(reinterpret_cast<void *>(uintptr_t(addr)));
+  Expected<uint64_t> allocateGuarded(size_t bytes, size_t guardBytes) override {
+    return GuardedMemory::get().allocate(bytes, guardBytes);
   }
+  void release(uint64_t addr) override { GuardedMemory::get().release(addr); }
+  // A copy into or out of a guard zone waits for a running launch, which
+  // has the zones protected. An empty copy may come with a null pointer
+  // (an empty vector's data()), which memcpy must not be given.
   Status copyToDevice(uint64_t dst, const void *src, size_t bytes) override {
+    if (bytes == 0)
+      return Status::success();
+    auto lock = GuardedMemory::get().lockForCopy(uintptr_t(dst), bytes);
     std::memcpy(reinterpret_cast<void *>(uintptr_t(dst)), src, bytes);
     return Status::success();
   }
   Status copyToHost(void *dst, uint64_t src, size_t bytes) override {
+    if (bytes == 0)
+      return Status::success();
+    auto lock = GuardedMemory::get().lockForCopy(uintptr_t(src), bytes);
     std::memcpy(dst, reinterpret_cast<const void *>(uintptr_t(src)), bytes);
     return Status::success();
   }

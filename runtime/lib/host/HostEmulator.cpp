@@ -8,9 +8,14 @@
 // workgroups from a shared counter (x fastest, then y, then z), each running
 // them on its own WorkgroupRunner. The first failing workgroup stops the
 // launch; race reports of all workers are merged, ordered by workgroup.
+// For the launch's duration the memory fault handler is installed, each
+// worker has an alternate signal stack, and the guard zones of every host
+// buffer are inaccessible (MemoryFaults.h, GuardedMemory.h).
 //
 //===----------------------------------------------------------------------===//
 
+#include "host/GuardedMemory.h"
+#include "host/MemoryFaults.h"
 #include "host/WorkerPool.h"
 #include "host/Workgroup.h"
 
@@ -71,6 +76,8 @@ Status HostEmulator::run(const HostLaunch &launch,
   if (Status s = checkLaunch(launch, options); !s.ok())
     return s;
   std::lock_guard<std::mutex> serialize(impl->launchMutex);
+  FaultHandlerScope faultHandler;
+  ProtectedZones zones;
 
   const uint64_t gx = launch.grid[0], gy = launch.grid[1], gz = launch.grid[2];
   const uint64_t total = gx * gy * gz;
@@ -87,7 +94,8 @@ Status HostEmulator::run(const HostLaunch &launch,
 
   impl->pool.run(workers, [&](unsigned w) {
     WorkgroupRunner &runner = *impl->runners[w];
-    Status s = runner.prepare(launch, options);
+    AltStack::Scope signalStack(runner.altStack());
+    Status s = runner.prepare(launch, options, &zones);
     uint64_t at = 0;
     while (s.ok() && !abort.load(std::memory_order_relaxed)) {
       uint64_t i = next.fetch_add(1, std::memory_order_relaxed);

@@ -14,18 +14,27 @@
 //      (a new barrier epoch) unless some thread exited, which is barrier
 //      divergence; any other mix is a deadlock. Both are reported, naming
 //      the threads in each state, instead of hanging.
-// A fiber that misbehaves (bad shuffle arguments) is abandoned; its stack is
-// simply reused by the next workgroup.
+// A fiber that misbehaves (bad shuffle arguments, a memory fault) is
+// abandoned; its stack is simply reused by the next workgroup. A memory
+// fault leaves the kernel through siglongjmp to the fiber's start
+// (MemoryFaults.h), which returns to the scheduler like an exit.
 //
 //===----------------------------------------------------------------------===//
 
 #include "host/Workgroup.h"
+#include "host/GuardedMemory.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <dlfcn.h>
+#include <pthread.h>
 #include <sys/mman.h>
 #include <unistd.h>
+
+#if FA_FIBERS_ASAN
+#include <sanitizer/asan_interface.h>
+#endif
 
 using namespace fa;
 using namespace fa::detail;
@@ -75,6 +84,14 @@ void *StackArena::stack(size_t index) const {
   return memory + index * slot + (slot - bytes);
 }
 
+bool StackArena::isGuard(uintptr_t addr, size_t &index) const {
+  auto base = reinterpret_cast<uintptr_t>(memory);
+  if (!memory || addr < base || addr >= base + slot * count)
+    return false;
+  index = (addr - base) / slot;
+  return (addr - base) % slot < slot - bytes;
+}
+
 //===----------------------------------------------------------------------===//
 // Hooks called by the kernel through fa_host_env
 //===----------------------------------------------------------------------===//
@@ -119,6 +136,28 @@ void WorkgroupRunner::ldsCheckHook(void *emu, const void *addr, uint32_t bytes,
 
 void WorkgroupRunner::ldsIgnoreHook(void *, const void *, uint32_t, uint32_t) {}
 
+/// The kernel's buffer arguments (their descriptors' first word), named as
+/// Kernel::launch's guard checks name them.
+static const std::pair<const char *, int> bufferArguments[] = {
+    {"Q", FA_ABI_Q},
+    {"K", FA_ABI_K},
+    {"V", FA_ABI_V},
+    {"O", FA_ABI_O},
+    {"LSE", FA_ABI_LSE},
+    {"workspace O", FA_ABI_WS_O},
+    {"workspace LSE", FA_ABI_WS_LSE},
+    {"block_table", FA_ABI_BLOCK_TABLE},
+    {"cache_seqlens", FA_ABI_CACHE_SEQLENS},
+    {"cu_seqlens_q", FA_ABI_CU_SEQLENS_Q},
+    {"cu_seqlens_k", FA_ABI_CU_SEQLENS_K}};
+
+static std::string hex(uintptr_t x) {
+  char text[24];
+  std::snprintf(text, sizeof text, "0x%llx",
+                static_cast<unsigned long long>(x));
+  return text;
+}
+
 std::string WorkgroupRunner::describeAddress(const void *addr) const {
   auto at = reinterpret_cast<uintptr_t>(addr);
   auto ldsBase = reinterpret_cast<uintptr_t>(lds);
@@ -126,21 +165,9 @@ std::string WorkgroupRunner::describeAddress(const void *addr) const {
     return "LDS (byte " + std::to_string(at - ldsBase) + ")";
   // The buffer whose aligned pointer (ABI word 1 of its descriptor) is the
   // closest at or below the address.
-  static const std::pair<const char *, int> buffers[] = {
-      {"Q", FA_ABI_Q},
-      {"K", FA_ABI_K},
-      {"V", FA_ABI_V},
-      {"O", FA_ABI_O},
-      {"LSE", FA_ABI_LSE},
-      {"workspace O", FA_ABI_WS_O},
-      {"workspace LSE", FA_ABI_WS_LSE},
-      {"block_table", FA_ABI_BLOCK_TABLE},
-      {"cache_seqlens", FA_ABI_CACHE_SEQLENS},
-      {"cu_seqlens_q", FA_ABI_CU_SEQLENS_Q},
-      {"cu_seqlens_k", FA_ABI_CU_SEQLENS_K}};
   const char *name = nullptr;
   uintptr_t base = 0;
-  for (const auto &[n, word] : buffers) {
+  for (const auto &[n, word] : bufferArguments) {
     if (uint32_t(word + 1) >= launch->numWords)
       break;
     uintptr_t b = uintptr_t(launch->args[word + 1]);
@@ -163,12 +190,10 @@ void WorkgroupRunner::misalignedHook(void *emu, const void *addr,
     return; // the first report stands; the access runs unaligned
   auto at = reinterpret_cast<uintptr_t>(addr);
   uintptr_t actual = at & (~at + 1); // the lowest set bit
-  char hex[32];
-  std::snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(at));
   r.fault = std::string("misaligned vector ") + (isWrite ? "store" : "load") +
             " " + r.where() + ": thread " + std::to_string(f.id) + " " +
             (isWrite ? "stores " : "loads ") + std::to_string(bytes) +
-            " bytes at " + hex + " in " + r.describeAddress(addr) +
+            " bytes at " + hex(at) + " in " + r.describeAddress(addr) +
             ", claimed alignment " + std::to_string(claimed) + ", actual " +
             std::to_string(actual);
 }
@@ -184,10 +209,24 @@ void WorkgroupRunner::yield(Fiber &fiber) {
 void WorkgroupRunner::fiberMain(void *fiber) {
   Fiber &f = *static_cast<Fiber *>(fiber);
   WorkgroupRunner &r = *f.runner;
-  r.launch->entry(r.launch->args, &f.env);
-  f.state = State::Exited;
-  ++r.exited;
-  ++r.exitedInWave[f.wave];
+  if (sigsetjmp(f.resume, /*savemask=*/0) == 0) {
+    r.launch->entry(r.launch->args, &f.env);
+    f.state = State::Exited;
+    ++r.exited;
+    ++r.exitedInWave[f.wave];
+  } else {
+    // Out of the kernel after a memory fault (r.memoryFault). The handler
+    // ran with the signal blocked; saving the mask at every fiber start
+    // would cost a system call each.
+    ::pthread_sigmask(SIG_SETMASK, &r.workerMask, nullptr);
+#if FA_FIBERS_ASAN
+    // The abandoned frames below this one may have left poisoned redzones.
+    auto *bottom = static_cast<char *>(r.stacks.stack(f.id));
+    auto *here = static_cast<char *>(__builtin_frame_address(0));
+    if (here > bottom)
+      __asan_unpoison_memory_region(bottom, size_t(here - bottom));
+#endif
+  }
   f.context.exitTo(r.schedulerContext); // never resumed
 }
 
@@ -278,9 +317,90 @@ Status WorkgroupRunner::stuck(const char *what) const {
       .withKernel(launch->kernelName);
 }
 
-Status WorkgroupRunner::prepare(const HostLaunch &l, const LaunchOptions &o) {
+/// "attn_host+0x1f4": the code at `pc`, by its nearest exported symbol.
+static std::string codeLocation(uintptr_t pc) {
+  Dl_info info;
+  if (::dladdr(reinterpret_cast<void *>(pc), &info) == 0)
+    return hex(pc);
+  if (info.dli_sname && info.dli_saddr)
+    return std::string(info.dli_sname) + "+" +
+           hex(pc - reinterpret_cast<uintptr_t>(info.dli_saddr));
+  return hex(pc);
+}
+
+std::string WorkgroupRunner::describeFaultAddress(uintptr_t addr) const {
+  size_t stack = 0;
+  if (stacks.isGuard(addr, stack))
+    return "in the guard page below thread " + std::to_string(stack) +
+           "'s stack: a stack overflow (each thread has " +
+           std::to_string(stacks.stackBytes()) +
+           " bytes of stack, LaunchOptions::fiberStackBytes)";
+  std::optional<GuardedAllocation> a = GuardedMemory::get().find(addr);
+  if (!a)
+    return "outside every tensor";
+  // The argument whose data is in this allocation.
+  std::string name = "a buffer that is no argument of this kernel";
+  for (const auto &[n, word] : bufferArguments) {
+    if (uint32_t(word + 1) >= launch->numWords)
+      break;
+    uintptr_t b = uintptr_t(launch->args[word + 1]);
+    if (b >= a->data && b <= a->data + a->bytes) {
+      name = n;
+      break;
+    }
+  }
+  const std::string buffer =
+      " of a " + std::to_string(a->bytes) + "-byte buffer)";
+  if (addr >= a->data + a->bytes)
+    return std::to_string(addr - (a->data + a->bytes)) +
+           " bytes past the end of " + name + " (byte offset " +
+           std::to_string(addr - a->data) + buffer;
+  if (addr < a->data)
+    return std::to_string(a->data - addr) + " bytes before the start of " +
+           name + " (byte offset -" + std::to_string(a->data - addr) + buffer;
+  return "in " + name + " (byte offset " + std::to_string(addr - a->data) +
+         buffer;
+}
+
+Status WorkgroupRunner::memoryFaultStatus(uint32_t thread) const {
+  const MemoryFault &m = memoryFault;
+  const char *noun = "access", *verb = "accesses";
+  switch (m.access) {
+  case FaultAccess::Read:
+    noun = "read", verb = "reads";
+    break;
+  case FaultAccess::Write:
+    noun = "write", verb = "writes";
+    break;
+  case FaultAccess::Execute:
+    noun = "instruction fetch", verb = "executes";
+    break;
+  case FaultAccess::Unknown:
+    break;
+  }
+  std::string message = std::string("invalid ") + noun + " " + where() +
+                        ": thread " + std::to_string(thread) + " " + verb + " ";
+  if (m.addressKnown)
+    message += "at " + hex(m.address) + ", " + describeFaultAddress(m.address);
+  else
+    message += "at an address the processor does not report (a "
+               "general-protection fault, as a non-canonical address "
+               "raises)";
+  if (m.signal == SIGBUS)
+    message += " (SIGBUS)";
+  if (m.pc)
+    message += "; pc " + codeLocation(m.pc);
+  return Status::error(ErrorCode::LaunchFailed, message)
+      .withKernel(launch->kernelName);
+}
+
+Status WorkgroupRunner::prepare(const HostLaunch &l, const LaunchOptions &o,
+                                const ProtectedZones *zones) {
   launch = &l;
   options = &o;
+  faultCatch.fault = &memoryFault;
+  faultCatch.zones = zones;
+  ::pthread_sigmask(SIG_SETMASK, nullptr, &workerMask);
   threads = l.block[0] * l.block[1] * l.block[2];
   waveCount = (threads + l.waveSize - 1) / l.waveSize;
   if (fibers.size() < threads)
@@ -311,6 +431,7 @@ Status WorkgroupRunner::run(const uint32_t id[3], uint64_t linear) {
   std::fill(inShuffle.begin(), inShuffle.end(), 0);
   std::fill(exitedInWave.begin(), exitedInWave.end(), 0);
   fault.clear();
+  memoryFault = MemoryFault();
   ready.clear();
 
   for (uint32_t t = 0; t < threads; ++t) {
@@ -343,7 +464,12 @@ Status WorkgroupRunner::run(const uint32_t id[3], uint64_t linear) {
     running.swap(ready);
     ready.clear();
     for (uint32_t t : running) {
+      faultCatch.resume = &fibers[t].resume;
+      setFaultCatch(&faultCatch);
       schedulerContext.switchTo(fibers[t].context);
+      setFaultCatch(nullptr);
+      if (memoryFault.signal)
+        return memoryFaultStatus(t);
       if (!fault.empty())
         return Status::error(ErrorCode::LaunchFailed, fault)
             .withKernel(l.kernelName);

@@ -19,8 +19,11 @@
 
 #include "fa/HostEmulator.h"
 #include "host/Fiber.h"
+#include "host/MemoryFaults.h"
 #include "host/RaceChecker.h"
 
+#include <csetjmp>
+#include <csignal>
 #include <memory>
 #include <vector>
 
@@ -38,6 +41,8 @@ public:
   Status reserve(size_t count, size_t bytes);
   void *stack(size_t index) const;
   size_t stackBytes() const { return bytes; }
+  /// True if `addr` is in the guard page below a stack; `index` says whose.
+  bool isGuard(uintptr_t addr, size_t &index) const;
 
 private:
   void release();
@@ -54,11 +59,18 @@ public:
   WorkgroupRunner(const WorkgroupRunner &) = delete;
   WorkgroupRunner &operator=(const WorkgroupRunner &) = delete;
 
-  /// Sizes fibers, stacks, LDS and the race checker for `launch`.
-  Status prepare(const HostLaunch &launch, const LaunchOptions &options);
+  /// Sizes fibers, stacks, LDS and the race checker for `launch`, on the
+  /// worker thread that runs it. A write that faults in one of `zones` may
+  /// go on (null: none may).
+  Status prepare(const HostLaunch &launch, const LaunchOptions &options,
+                 const ProtectedZones *zones = nullptr);
   /// Runs workgroup `id` to completion, or returns why it cannot complete.
+  /// A memory fault of the kernel abandons the workgroup and is an error
+  /// (LaunchFailed) naming the tensor and offset; the runner stays usable.
   Status run(const uint32_t id[3], uint64_t linear);
   RaceChecker &raceChecker() { return checker; }
+  /// The worker thread's alternate signal stack.
+  AltStack &altStack() { return signalStack; }
 
 private:
   enum class State : uint8_t { Ready, AtBarrier, InShuffle, Exited };
@@ -71,6 +83,7 @@ private:
     State state;
     uint32_t shuffleValue, shuffleOffset, shuffleWidth, shuffleMode;
     uint32_t shuffleResult;
+    sigjmp_buf resume; ///< set at the fiber's start: out of a memory fault
   };
 
   static void fiberMain(void *fiber);
@@ -85,6 +98,10 @@ private:
                              uint32_t claimed, uint32_t isWrite);
   /// "Q (byte 18)": the kernel argument or LDS that holds `addr`.
   std::string describeAddress(const void *addr) const;
+  /// The error for memoryFault, raised by thread `thread`.
+  Status memoryFaultStatus(uint32_t thread) const;
+  /// "4 bytes past the end of K (...)": where a faulting address lies.
+  std::string describeFaultAddress(uintptr_t addr) const;
 
   void yield(Fiber &fiber);
   void resolveShuffle(uint32_t wave);
@@ -101,6 +118,10 @@ private:
   uint8_t *lds = nullptr;
   RaceChecker checker;
   FiberContext schedulerContext;
+  AltStack signalStack;
+  FaultCatch faultCatch;
+  MemoryFault memoryFault; ///< the current workgroup's, if any
+  sigset_t workerMask;     ///< restored after a fault's handler jumped out
 
   // Per-workgroup scheduling state.
   uint32_t workgroup[3] = {0, 0, 0};

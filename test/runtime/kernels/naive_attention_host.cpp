@@ -28,7 +28,11 @@
 //   strides; 5 reads V with K's strides; 6 writes LSE contiguously, ignoring
 //   its strides; 7 does not apply the softmax scale; 8 also writes the
 //   element after the last row of the last (batch, head) of O: one past the
-//   end of a contiguous O; 9 also writes the element before LSE's first).
+//   end of a contiguous O; 9 also writes the element before LSE's first;
+//   10-13, thread 1 of the last workgroup, before anything else: 10 reads a
+//   byte 64 MiB past the end of K, 11 the byte 4 bytes past the end of K,
+//   12 the byte 4 bytes before the start of V; 13 writes a byte 1 MiB past
+//   the end of O).
 //
 // No heap allocation: the emulator may abandon a misbehaving thread.
 //
@@ -104,6 +108,31 @@ FA_ENTRY(const uint64_t *args, fa_host_env *env) {
   float *LSE = reinterpret_cast<float *>(args[FA_ABI_LSE + 1]);
 
   const uint32_t tid = env->thread_id[0];
+#if FA_BUG >= 10 && FA_BUG <= 13
+  if (tid == 1 && env->block_id[0] == env->grid_dim[0] - 1 &&
+      env->block_id[1] == env->grid_dim[1] - 1 &&
+      env->block_id[2] == env->grid_dim[2] - 1) {
+    // Planted out-of-bounds accesses (addresses as integers: the pointers
+    // would point outside their objects).
+    const uintptr_t kEnd = uintptr_t(args[FA_ABI_K + 1]) +
+                           uintptr_t(args[FA_ABI_K + 3]) * sizeof(Elem);
+#if FA_BUG == 10
+    (void)*reinterpret_cast<const volatile char *>(kEnd +
+                                                   (uintptr_t(64) << 20));
+#elif FA_BUG == 11
+    (void)*reinterpret_cast<const volatile char *>(kEnd + 4);
+#elif FA_BUG == 12
+    (void)*reinterpret_cast<const volatile char *>(
+        uintptr_t(args[FA_ABI_V + 1]) - 4);
+#else
+    *reinterpret_cast<volatile char *>(
+        uintptr_t(args[FA_ABI_O + 1]) +
+        uintptr_t(args[FA_ABI_O + 3]) * sizeof(Elem) + (uintptr_t(1) << 20)) =
+        1;
+#endif
+    (void)kEnd;
+  }
+#endif
   const int64_t b = env->block_id[2], h = env->block_id[1];
   const int64_t m0 = int64_t(env->block_id[0]) * BLOCK_M;
   const int64_t hk = h / (Hq / Hkv);
