@@ -36,6 +36,8 @@ suite must fail, and `first_failure` names the case that caught it.
 usage: e2e_matrix.py FAC FA_RUN GOLDEN_DIR WORK_DIR
        e2e_matrix.py FAC FA_RUN GOLDEN_DIR WORK_DIR --target gfx906 \
                      --device gfx906-sim
+       e2e_matrix.py FAC FA_RUN GOLDEN_DIR WORK_DIR [--target T --device D]
+                     --sections S[,S...] [--compile-only | --list]
        e2e_matrix.py FAC - GOLDEN_DIR WORK_DIR --target sm_90 --write-plan P
        e2e_matrix.py --run-plan P FA_RUN --device cuda
 
@@ -44,7 +46,11 @@ simulator (the AMDGPU backend's machine code, executed instruction by
 instruction; race checker and poisoned LDS on, as on the host). The third
 compiles the suite's kernels for a GPU target here (where LLVM is) and
 writes the cases to the plan P (paths relative to P's folder); the fourth
-runs a plan on a machine with the GPU and only the runtime.
+runs a plan on a machine with the GPU and only the runtime. With
+--sections (names in SECTIONS) only those sections run, in a work folder
+shared with the other section entries: ctest compiles every kernel once
+(the e2e-*-kernels fixtures, --compile-only) and keeps them while fac is
+unchanged; --list prints the cases.
 """
 import itertools
 import json
@@ -258,15 +264,22 @@ class Kernels:
         if name in self.errors:
             return None, self.errors[name]
         if not os.path.exists(out):
-            with open(src, "w") as f:
+            # Written under a private name and renamed: entries that share
+            # the work folder (ctest runs sections at once) never read a
+            # half-written kernel.
+            tmp = f"{os.path.join(self.work, name)}.{os.getpid()}"
+            with open(tmp + ".mlir", "w") as f:
                 f.write(kernel_source(dtype, d, causal, scale, lse, paged,
                                       varlen))
+            os.replace(tmp + ".mlir", src)
             p = subprocess.run([self.fac, src, "--target=" + self.target,
-                                "-o", out]
+                                "-o", tmp + self.ext]
                                + options, capture_output=True, text=True)
             if p.returncode != 0:
                 self.errors[name] = f"fac {src}: {p.stderr.strip()}"
                 return None, self.errors[name]
+            os.replace(tmp + self.ext + ".json", out + ".json")
+            os.replace(tmp + self.ext, out)
         with open(out + ".json") as f:
             meta = json.load(f)["kernels"][0]
         if not paged and not varlen:  # the coverage section's are dense
@@ -389,7 +402,7 @@ def buffering_lengths(bn):
         yield length, partner[length]
 
 
-def buffering_cases(kernels):
+def buffering_cases(kernels, part=None):
     """K/V double buffering (--stages=2) and single buffering (--stages=1)
     x LDS padding on/off x D 64/128 x causal on/off x buffering_lengths, f16,
     GQA (Hq = 2 Hkv); every case with the LDS race checker. Then padding on/off with the
@@ -400,7 +413,11 @@ def buffering_cases(kernels):
     # single buffering.
     schedules = [(2, None, True), (2, None, False), (2, "in-block", True),
                  (1, None, True), (1, None, False)]
+    # part "double" (the --stages=2 schedules) or "single" (--stages=1 and
+    # the D=80 padding cases): the halves ctest runs as two entries.
     for stages, ahead, pad in schedules:
+        if part and (stages == 2) != (part == "double"):
+            continue
         for d in (64, 128):
             for causal in (False, True):
                 so, meta = kernels.get("f16", d, causal, pad=pad,
@@ -431,6 +448,8 @@ def buffering_cases(kernels):
                                ["--shape", shape, "--seed", str(n),
                                 "--check-races"])
     for pad in (True, False):
+        if part == "double":
+            break
         for causal in (False, True):
             so, meta = kernels.get("f16", 80, causal, pad=pad)
             for length in (1, 63, 64, 65, 300):
@@ -700,6 +719,37 @@ def coverage_cases(kernels):
                        extra)
 
 
+# The sections in the order all_cases runs them, by the name the ctest
+# entries and --sections use (one generator may yield several Case
+# sections: matrix_cases gives "pairwise", extra_cases "tiles" and
+# "layouts").
+SECTIONS = ["decode", "paged", "varlen", "boundary", "strides", "matrix",
+            "extra", "head-dims", "buffering-double", "buffering-single",
+            "share-rows", "golden", "coverage"]
+
+
+def section_cases(kernels, golden, name):
+    if name == "coverage":
+        # Every kernel the other sections build, again: their generators
+        # fill kernels.built (compiled once, by whichever entry was first).
+        for other in SECTIONS[:-1]:
+            for _ in section_cases(kernels, golden, other):
+                pass
+        return coverage_cases(kernels)
+    generators = {"decode": decode_cases, "paged": paged_cases,
+                  "varlen": varlen_cases, "boundary": boundary_cases,
+                  "strides": stride_cases, "matrix": matrix_cases,
+                  "extra": extra_cases, "head-dims": head_dim_cases,
+                  "buffering-double":
+                      lambda k: buffering_cases(k, "double"),
+                  "buffering-single":
+                      lambda k: buffering_cases(k, "single"),
+                  "share-rows": share_rows_cases}
+    if name == "golden":
+        return golden_cases(kernels, golden)
+    return generators[name](kernels)
+
+
 def all_cases(kernels, golden, large=True):
     """Every section in order; `large` (GPU targets only) adds the shapes
     that need the on-device fp64 reference."""
@@ -827,13 +877,40 @@ def main():
     # on the gfx906-sim device); the large section needs a GPU's reference.
     device = sys.argv[sys.argv.index("--device") + 1] \
         if "--device" in sys.argv else "host"
-    # Start clean: kernels compiled by an older fac must not be reused.
-    shutil.rmtree(work, ignore_errors=True)
-    os.makedirs(work)
+    # --sections a,b: only those (SECTIONS' names), in the work folder the
+    # other entries share, whose kernels are kept while fac is the same
+    # binary; --compile-only compiles their kernels and runs nothing;
+    # --list prints the cases (section and label) and runs nothing.
+    sections = sys.argv[sys.argv.index("--sections") + 1].split(",") \
+        if "--sections" in sys.argv else None
+    if sections:
+        unknown = [x for x in sections if x not in SECTIONS]
+        if unknown:
+            print(f"e2e: unknown section(s) {unknown}; known: {SECTIONS}")
+            return 2
+        prepare_shared_work(fac, work)
+    else:
+        # Start clean: kernels compiled by an older fac must not be reused.
+        shutil.rmtree(work, ignore_errors=True)
+        os.makedirs(work)
+    kernels = Kernels(fac, work, target=target)
+    if sections:
+        cases = itertools.chain.from_iterable(
+            section_cases(kernels, golden, x) for x in sections)
+    else:
+        cases = all_cases(kernels, golden, large=False)
+    if "--list" in sys.argv:
+        for case in cases:
+            print(f"{case.section}: {case.label}")
+        return 0
+    compile_only = "--compile-only" in sys.argv
     failures = count = 0
     section = None
-    for case in all_cases(Kernels(fac, work, target=target), golden,
-                          large=False):
+    for case in cases:
+        if compile_only:
+            count += 1
+            failures += case.kernel is None
+            continue
         if case.section != section:
             section = case.section
             print(f"e2e: {section}", flush=True)
@@ -841,9 +918,36 @@ def main():
         count += 1
         failures += not ok
         print(f"  {'PASS' if ok else 'FAIL'} {case.label} "
-              + (detail if ok else f"\n    {detail}"))
+              + (detail if ok else f"\n    {detail}"), flush=True)
+    if compile_only:
+        print(f"e2e: compiled the kernels of {count} cases for {target}, "
+              f"{failures} did not compile")
+        for name, error in kernels.errors.items():
+            print(f"  {name}: {error}")
+        return 1 if failures else 0
     print(f"e2e: {count} cases, {failures} failure(s)")
     return 1 if failures else 0
+
+
+def prepare_shared_work(fac, work):
+    """The shared work folder, emptied when fac or this script changed (a
+    stamp of their paths, sizes and times): kernels are compiled once per
+    fac binary and reused by every section entry and the next make
+    test."""
+    stamp = "".join(f"{os.path.realpath(x)} {os.stat(x).st_size} "
+                    f"{os.stat(x).st_mtime_ns}\n"
+                    for x in (fac, os.path.abspath(__file__)))
+    stamp_path = os.path.join(work, "fac.stamp")
+    try:
+        with open(stamp_path) as f:
+            same = f.read() == stamp
+    except OSError:
+        same = False
+    if not same:
+        shutil.rmtree(work, ignore_errors=True)
+        os.makedirs(work, exist_ok=True)
+        with open(stamp_path, "w") as f:
+            f.write(stamp)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ whole suite fails this test: the suite cannot see it.
 
 usage: mutants.py FAC FA_RUN GOLDEN_DIR WORK_DIR [--count [--floor N,S]]
                   [--markdown FILE] [--target gfx906 --device gfx906-sim]
-                  [--skip BUG[,BUG...]] [BUG...]
+                  [--skip BUG[,BUG...]] [--shard I/N] [BUG...]
 
 --count runs every case for every bug and prints how many cases catch each
 (slow: the whole suite per bug; for measuring the suite, not for make test).
@@ -18,7 +18,8 @@ at least S sections; --markdown writes the counts as a table
 (docs/validation.md). --target/--device compile for another target and run
 on another device (gfx906 on the gfx906 simulator: the planted bugs must be
 caught in the machine code an MI50 would run too). --skip leaves out bugs
-that are none on that target (say why where it is used).
+that are none on that target (say why where it is used). --shard I/N
+takes every N-th listed bug from the I-th (ctest runs the shards at once).
 """
 import os
 import shutil
@@ -46,6 +47,9 @@ def main():
     markdown = option(bugs, "--markdown")
     floor = tuple(int(x) for x in floor.split(",")) if floor else None
     skip = (option(bugs, "--skip") or "").split(",")
+    # --shard I/N: every N-th bug from the I-th (1-based), so that ctest
+    # runs N entries at once, each with its own timeout.
+    shard = option(bugs, "--shard")
     target = option(bugs, "--target") or "host"
     device = option(bugs, "--device") or "host"
     count = "--count" in bugs
@@ -55,6 +59,9 @@ def main():
         p = subprocess.run([fac, "--test-list-planted-bugs"],
                            capture_output=True, text=True, check=True)
         bugs = [b for b in p.stdout.split() if b not in skip]
+        if shard:
+            index, total = (int(x) for x in shard.split("/"))
+            bugs = bugs[index - 1::total]
     if not bugs:
         print("mutants: fac lists no planted bugs")
         return 1
