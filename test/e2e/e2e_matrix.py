@@ -810,12 +810,31 @@ def run_case(fa_run, case, device="host"):
     return False, p.stderr.strip() or json.dumps(report)[:2000]
 
 
+def same_as_clean(kernel, clean_work):
+    """Whether `kernel` (compiled with a planted bug) is byte for byte the
+    kernel of the same name in `clean_work` (the clean suite's shared
+    folder, whose cases the section entries ran): the bug did not reach
+    it, so its cases cannot catch the bug and need not run again."""
+    if not clean_work or kernel is None:
+        return False
+    clean = os.path.join(clean_work, os.path.basename(kernel))
+    try:
+        with open(kernel, "rb") as a, open(clean, "rb") as b:
+            return a.read() == b.read()
+    except OSError:
+        return False
+
+
 def first_failure(fac, fa_run, golden, work, plant_bug, target="host",
-                  device="host"):
+                  device="host", clean_work=None):
     """The first case of the suite that fails with `plant_bug` planted, as
-    (case label, detail), or None when every case passes."""
+    (case label, detail), or None when every case passes. With
+    `clean_work`, cases whose kernel the bug left unchanged are skipped
+    (same_as_clean)."""
     kernels = Kernels(fac, work, plant_bug, target=target)
     for case in all_cases(kernels, golden, large=False):
+        if same_as_clean(case.kernel, clean_work):
+            continue
         ok, detail = run_case(fa_run, case, device)
         if not ok:
             return f"{case.section}: {case.label}", detail
@@ -870,8 +889,11 @@ def main():
         if "--target" in sys.argv else "host"
     if "--write-plan" in sys.argv:
         plan = sys.argv[sys.argv.index("--write-plan") + 1]
-        shutil.rmtree(work, ignore_errors=True)
-        os.makedirs(work)
+        if "--shared-work" in sys.argv:
+            prepare_shared_work(fac, work)  # the section entries' kernels
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+            os.makedirs(work)
         return write_plan(fac, golden, work, target, plan)
     # --target T --device D: compile for T here and run on D here (gfx906
     # on the gfx906-sim device); the large section needs a GPU's reference.

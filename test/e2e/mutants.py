@@ -9,7 +9,8 @@ whole suite fails this test: the suite cannot see it.
 
 usage: mutants.py FAC FA_RUN GOLDEN_DIR WORK_DIR [--count [--floor N,S]]
                   [--markdown FILE] [--target gfx906 --device gfx906-sim]
-                  [--skip BUG[,BUG...]] [--shard I/N] [BUG...]
+                  [--skip BUG[,BUG...]] [--shard I/N] [--clean-work DIR]
+                  [BUG...]
 
 --count runs every case for every bug and prints how many cases catch each
 (slow: the whole suite per bug; for measuring the suite, not for make test).
@@ -50,6 +51,12 @@ def main():
     # --shard I/N: every N-th bug from the I-th (1-based), so that ctest
     # runs N entries at once, each with its own timeout.
     shard = option(bugs, "--shard")
+    # --clean-work DIR: the clean suite's shared kernel folder (the
+    # e2e-<device>-kernels fixture); a case whose kernel the bug left byte
+    # for byte unchanged is not run again (it passed there).
+    clean_work = option(bugs, "--clean-work")
+    if clean_work:
+        e2e_matrix.prepare_shared_work(fac, clean_work)
     target = option(bugs, "--target") or "host"
     device = option(bugs, "--device") or "host"
     count = "--count" in bugs
@@ -91,7 +98,7 @@ def main():
                 survivors.append(bug)
             continue
         caught = e2e_matrix.first_failure(fac, fa_run, golden, bug_work, bug,
-                                          target, device)
+                                          target, device, clean_work)
         if caught is None:
             survivors.append(bug)
             print(f"  SURVIVED {bug}: every e2e case passed")

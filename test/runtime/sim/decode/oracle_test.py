@@ -59,11 +59,15 @@ def source(dtype, d, causal):
             f"  return %o, %lse : {t}, {l}\n}}\n")
 
 
-def build(fac, e2e, golden, work):
-    plan_dir = os.path.join(work, "plan")
+def build(fac, e2e, golden, work, shared=None):
+    """The plan's kernels go to work/plan, or (shared) to the e2e suite's
+    shared gfx906 folder, where the e2e-gfx906-sim-kernels fixture has
+    compiled them already."""
+    plan_dir = shared or os.path.join(work, "plan")
     p = subprocess.run([sys.executable, e2e, fac, "-", golden, plan_dir,
                         "--target", "gfx906", "--write-plan",
-                        os.path.join(work, "plan.json")],
+                        os.path.join(work, "plan.json")]
+                       + (["--shared-work"] if shared else []),
                        capture_output=True, text=True)
     if p.returncode != 0:
         sys.exit(f"oracle: the e2e plan did not build:\n{p.stdout}{p.stderr}")
@@ -147,10 +151,10 @@ def build_reference(llvm_bin, device_libs, cpp, work):
     return paths
 
 
-def kernels(work):
+def kernels(work, shared=None):
     out = []
-    for sub in ("plan", "extra"):
-        d = os.path.join(work, sub)
+    for d in (shared or os.path.join(work, "plan"),
+              os.path.join(work, "extra")):
         out += sorted(os.path.join(d, f) for f in os.listdir(d)
                       if f.endswith(".hsaco"))
     return out
@@ -202,6 +206,11 @@ def main():
         i = argv.index("--also")
         also.append(argv[i + 1])
         del argv[i:i + 2]
+    shared = None
+    if "--shared-plan" in argv:
+        i = argv.index("--shared-plan")
+        shared = argv[i + 1]
+        del argv[i:i + 2]
     args = [a for a in argv if not a.startswith("--")]
     if len(args) != 6:
         sys.exit(__doc__)
@@ -209,8 +218,8 @@ def main():
     if "--reuse" not in sys.argv or not os.path.isdir(work):
         shutil.rmtree(work, ignore_errors=True)
         os.makedirs(work)
-        build(fac, e2e, golden, work)
-    paths = kernels(work) + also
+        build(fac, e2e, golden, work, shared)
+    paths = kernels(work, shared) + also
     if reference:
         paths += build_reference(*reference, work)
     total, bad, mnemonics = 0, 0, set()
