@@ -422,6 +422,12 @@ static std::string describeTiles(const fa::KernelInfo &k) {
          " BLOCK_N=" + std::to_string(k.blockN);
 }
 
+/// "the AMDGPU backend spills at BLOCK_M=.. BLOCK_N=.. (figures)".
+static std::string describeSpillAt(const Build &b) {
+  return "the AMDGPU backend spills at " + describeTiles(b.kernels.front()) +
+         " (" + describeSpills(b) + ")";
+}
+
 /// Seed rule 7 with the backend as the judge; `result` is the first build
 /// and is replaced by the configuration kept. Every retry changes the
 /// kernel (another fetch distance, smaller tiles) or the search ends: it
@@ -433,10 +439,8 @@ void Compilation::retryOnGfx906(ModuleOp source, fa::PipelineOptions pipeline,
   fa::PipelineOptions chosen = pipeline;
   const bool tilesFixed = !hasUntiledAttention(source);
   if (tilesFixed && spills(result))
-    remark("the AMDGPU backend spills at " +
-           describeTiles(result.kernels.front()) + " (" +
-           describeSpills(result) +
-           "); the input is past fa-tile, so its tiles and K/V schedule are "
+    remark(describeSpillAt(result) +
+           "; the input is past fa-tile, so its tiles and K/V schedule are "
            "fixed and no smaller configuration can be tried (compile the "
            "fa.attention source to let fac search)");
   if (!tilesFixed && options.fetchAhead == "auto" && spills(result) &&
@@ -463,10 +467,8 @@ void Compilation::retryOnGfx906(ModuleOp source, fa::PipelineOptions pipeline,
   // (then BLOCK_N) and recompile, keeping the first configuration that
   // compiles cleanly.
   if (!tilesFixed && (options.blockM || options.blockN) && spills(result))
-    remark("the AMDGPU backend spills at " +
-           describeTiles(result.kernels.front()) + " (" +
-           describeSpills(result) +
-           "); the tiles are given (--block-m/--block-n), so fac keeps them");
+    remark(describeSpillAt(result) +
+           "; the tiles are given (--block-m/--block-n), so fac keeps them");
   if (!tilesFixed && options.blockM == 0 && options.blockN == 0) {
     while (spills(result)) {
       const fa::KernelInfo &k = result.kernels.front();
@@ -474,8 +476,7 @@ void Compilation::retryOnGfx906(ModuleOp source, fa::PipelineOptions pipeline,
       int64_t nextN = k.blockM > 16 ? k.blockN : k.blockN / 2;
       if (nextN < 16)
         break;
-      remark("the AMDGPU backend spills at " + describeTiles(k) + " (" +
-             describeSpills(result) + "); trying BLOCK_M=" +
+      remark(describeSpillAt(result) + "; trying BLOCK_M=" +
              llvm::Twine(nextM) + " BLOCK_N=" + llvm::Twine(nextN));
       fa::PipelineOptions smaller = pipeline;
       smaller.blockM = nextM;
@@ -738,9 +739,7 @@ void Compilation::run(ModuleOp source, llvm::StringRef sourceText) {
   if (options.target == "gfx906") {
     retryOnGfx906(source, pipeline, **tm, build);
     if (options.forbidSpills && spills(build)) {
-      fail("the AMDGPU backend spills at " +
-           describeTiles(build.kernels.front()) + " (" +
-           describeSpills(build) + ") and --forbid-spills is given");
+      fail(describeSpillAt(build) + " and --forbid-spills is given");
       return;
     }
   }
