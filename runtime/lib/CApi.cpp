@@ -128,6 +128,19 @@ fa_status fa_buffer_alloc(fa_device *device, size_t bytes, fa_buffer **out) {
   });
 }
 
+fa_status fa_buffer_wrap(fa_device *device, void *pointer, size_t bytes,
+                         fa_buffer **out) {
+  return guarded([&]() -> fa_status {
+    if (!device || !out)
+      return nullArgument(!device ? "device" : "output handle");
+    Expected<Buffer> b = device->device.wrap(pointer, bytes);
+    if (!b)
+      return report(b.status());
+    *out = new fa_buffer{b.take()};
+    return report(Status::success());
+  });
+}
+
 void fa_buffer_free(fa_buffer *buffer) { delete buffer; }
 
 size_t fa_buffer_size(const fa_buffer *buffer) {
@@ -179,7 +192,72 @@ fa_status fa_module_launch_with_options(fa_module *module, const char *kernel,
   return fa_module_launch_paged(module, kernel, a, nullptr, o);
 }
 
-/// Every launch call: dense, paged or varlen (at most one of the two).
+/// The C++ arguments of a launch call. Host copies of paged and varlen
+/// metadata are attached when given (the entries they hold follow from B
+/// and max_pages, which the runtime checks first, so the products are only
+/// formed when valid).
+static AttentionArgs toArgs(const fa_attention_args *a,
+                            const fa_paged_kv *paged,
+                            const fa_varlen *varlen) {
+  AttentionArgs args;
+  args.q = a->q ? &a->q->buffer : nullptr;
+  args.k = a->k ? &a->k->buffer : nullptr;
+  args.v = a->v ? &a->v->buffer : nullptr;
+  args.o = a->o ? &a->o->buffer : nullptr;
+  args.lse = a->lse ? &a->lse->buffer : nullptr;
+  args.shape = {a->batch, a->heads_q, a->heads_kv, a->seq_q, a->seq_k};
+  if (a->strides) {
+    const int64_t *s = a->strides;
+    AttentionStrides st;
+    st.q = {s[0], s[1], s[2]};
+    st.k = {s[3], s[4], s[5]};
+    st.v = {s[6], s[7], s[8]};
+    st.o = {s[9], s[10], s[11]};
+    st.lseBatch = s[12];
+    st.lseHead = s[13];
+    args.strides = st;
+  }
+  if (paged) {
+    PagedKvArgs pg;
+    pg.blockTable = paged->block_table ? &paged->block_table->buffer : nullptr;
+    pg.cacheSeqlens =
+        paged->cache_seqlens ? &paged->cache_seqlens->buffer : nullptr;
+    pg.pageSize = paged->page_size;
+    pg.maxPages = paged->max_pages;
+    pg.numPages = paged->num_pages;
+    std::optional<int64_t> entries = checkedMul(a->batch, paged->max_pages);
+    if (a->batch >= 1 && paged->max_pages >= 1 && entries) {
+      if (paged->host_block_table)
+        pg.hostBlockTable = Int32Span(paged->host_block_table, size_t(*entries));
+      if (paged->host_cache_seqlens)
+        pg.hostCacheSeqlens =
+            Int32Span(paged->host_cache_seqlens, size_t(a->batch));
+    }
+    args.paged = pg;
+  }
+  if (varlen) {
+    VarlenArgs vl;
+    vl.cuSeqlensQ =
+        varlen->cu_seqlens_q ? &varlen->cu_seqlens_q->buffer : nullptr;
+    vl.cuSeqlensK =
+        varlen->cu_seqlens_k ? &varlen->cu_seqlens_k->buffer : nullptr;
+    vl.totalQ = varlen->total_q;
+    vl.totalK = varlen->total_k;
+    if (a->batch >= 1 && a->batch < INT64_MAX) {
+      if (varlen->host_cu_seqlens_q)
+        vl.hostCuSeqlensQ =
+            Int32Span(varlen->host_cu_seqlens_q, size_t(a->batch + 1));
+      if (varlen->host_cu_seqlens_k)
+        vl.hostCuSeqlensK =
+            Int32Span(varlen->host_cu_seqlens_k, size_t(a->batch + 1));
+    }
+    args.varlen = vl;
+  }
+  return args;
+}
+
+/// Every blocking launch call: dense, paged or varlen (at most one of the
+/// two); the host copies of their metadata are required.
 static fa_status launchAny(fa_module *module, const char *kernel,
                            const fa_attention_args *a, const fa_paged_kv *paged,
                            const fa_varlen *varlen, fa_launch_options *o) {
@@ -195,61 +273,7 @@ static fa_status launchAny(fa_module *module, const char *kernel,
     Expected<Kernel> k = module->module.kernel(kernel ? kernel : "");
     if (!k)
       return report(k.status());
-    AttentionArgs args;
-    args.q = a->q ? &a->q->buffer : nullptr;
-    args.k = a->k ? &a->k->buffer : nullptr;
-    args.v = a->v ? &a->v->buffer : nullptr;
-    args.o = a->o ? &a->o->buffer : nullptr;
-    args.lse = a->lse ? &a->lse->buffer : nullptr;
-    args.shape = {a->batch, a->heads_q, a->heads_kv, a->seq_q, a->seq_k};
-    if (a->strides) {
-      const int64_t *s = a->strides;
-      AttentionStrides st;
-      st.q = {s[0], s[1], s[2]};
-      st.k = {s[3], s[4], s[5]};
-      st.v = {s[6], s[7], s[8]};
-      st.o = {s[9], s[10], s[11]};
-      st.lseBatch = s[12];
-      st.lseHead = s[13];
-      args.strides = st;
-    }
-    if (paged) {
-      // The host copies' sizes follow from B and max_pages (the runtime
-      // checks those first, so the products are only formed when valid).
-      PagedKvArgs pg;
-      pg.blockTable =
-          paged->block_table ? &paged->block_table->buffer : nullptr;
-      pg.cacheSeqlens =
-          paged->cache_seqlens ? &paged->cache_seqlens->buffer : nullptr;
-      pg.pageSize = paged->page_size;
-      pg.maxPages = paged->max_pages;
-      pg.numPages = paged->num_pages;
-      std::optional<int64_t> entries = checkedMul(a->batch, paged->max_pages);
-      if (a->batch >= 1 && paged->max_pages >= 1 && entries) {
-        pg.hostBlockTable =
-            Int32Span(paged->host_block_table, size_t(*entries));
-        pg.hostCacheSeqlens =
-            Int32Span(paged->host_cache_seqlens, size_t(a->batch));
-      }
-      args.paged = pg;
-    }
-    if (varlen) {
-      // The host copies hold B + 1 entries (B checked by the runtime first).
-      VarlenArgs vl;
-      vl.cuSeqlensQ =
-          varlen->cu_seqlens_q ? &varlen->cu_seqlens_q->buffer : nullptr;
-      vl.cuSeqlensK =
-          varlen->cu_seqlens_k ? &varlen->cu_seqlens_k->buffer : nullptr;
-      vl.totalQ = varlen->total_q;
-      vl.totalK = varlen->total_k;
-      if (a->batch >= 1 && a->batch < INT64_MAX) {
-        vl.hostCuSeqlensQ =
-            Int32Span(varlen->host_cu_seqlens_q, size_t(a->batch + 1));
-        vl.hostCuSeqlensK =
-            Int32Span(varlen->host_cu_seqlens_k, size_t(a->batch + 1));
-      }
-      args.varlen = vl;
-    }
+    AttentionArgs args = toArgs(a, paged, varlen);
     LaunchOptions options;
     options.checkRaces = a->check_races != 0;
     options.kvSplits = o ? o->kv_splits : 0;
@@ -258,6 +282,76 @@ static fa_status launchAny(fa_module *module, const char *kernel,
     if (o && s.ok())
       o->kv_splits_used = launched.kvSplits;
     return report(s);
+  });
+}
+
+/// A paged and a varlen description at once: no kernel takes both.
+static fa_status bothLayouts() {
+  return report(Status::error(ErrorCode::InvalidArgument,
+                              "both a paged K/V cache and a varlen batch were "
+                              "given: a kernel takes at most one"));
+}
+
+fa_status fa_module_enqueue(fa_module *module, const char *kernel,
+                            const fa_attention_args *a,
+                            const fa_paged_kv *paged, const fa_varlen *varlen,
+                            fa_enqueue_options *o) {
+  return guarded([&]() -> fa_status {
+    if (!module || !a)
+      return nullArgument(!module ? "module" : "arguments");
+    if (paged && varlen)
+      return bothLayouts();
+    Expected<Kernel> k = module->module.kernel(kernel ? kernel : "");
+    if (!k)
+      return report(k.status());
+    AttentionArgs args = toArgs(a, paged, varlen);
+    LaunchOptions options;
+    options.kvSplits = o ? o->kv_splits : 0;
+    LaunchInfo launched;
+    Status s = k->enqueue(args, o ? o->stream : nullptr,
+                          o && o->workspace ? &o->workspace->buffer : nullptr,
+                          options, o ? &launched : nullptr);
+    if (o && s.ok())
+      o->kv_splits_used = launched.kvSplits;
+    return report(s);
+  });
+}
+
+fa_status fa_module_workspace_size(fa_module *module, const char *kernel,
+                                   const fa_attention_args *a,
+                                   int64_t kv_splits, size_t *bytes) {
+  return guarded([&]() -> fa_status {
+    if (!module || !a || !bytes)
+      return nullArgument(!module ? "module" : !a ? "arguments" : "bytes");
+    Expected<Kernel> k = module->module.kernel(kernel ? kernel : "");
+    if (!k)
+      return report(k.status());
+    Expected<uint64_t> size = k->workspaceSize(
+        {a->batch, a->heads_q, a->heads_kv, a->seq_q, a->seq_k}, kv_splits);
+    if (!size)
+      return report(size.status());
+    if (*size > SIZE_MAX)
+      return report(Status::error(ErrorCode::InvalidArgument,
+                                  "the workspace of " + std::to_string(*size) +
+                                      " bytes does not fit in size_t"));
+    *bytes = size_t(*size);
+    return report(Status::success());
+  });
+}
+
+fa_status fa_module_check_metadata(fa_module *module, const char *kernel,
+                                   const fa_attention_args *a,
+                                   const fa_paged_kv *paged,
+                                   const fa_varlen *varlen) {
+  return guarded([&]() -> fa_status {
+    if (!module || !a)
+      return nullArgument(!module ? "module" : "arguments");
+    if (paged && varlen)
+      return bothLayouts();
+    Expected<Kernel> k = module->module.kernel(kernel ? kernel : "");
+    if (!k)
+      return report(k.status());
+    return report(k->checkMetadata(toArgs(a, paged, varlen)));
   });
 }
 

@@ -7,8 +7,8 @@
 // A Device is an opened backend: `host` (the emulator, always present) or a
 // GPU through its vendor runtime (`hip`, `cuda`), which is loaded with dlopen
 // so one build runs everywhere and says plainly where a runtime is missing.
-// Buffers are device allocations owned RAII-style; both keep their device
-// alive.
+// Buffers are device allocations owned RAII-style, or views of memory the
+// caller owns (Device::wrap); both keep their device alive.
 //
 // Library: fa::runtime (libfa_runtime.so).
 //
@@ -35,6 +35,8 @@ class Backend;
 /// The backend behind `device` (internal: for runtime code outside the
 /// Device/Buffer/Module/Kernel classes, such as the device reference).
 const std::shared_ptr<Backend> &backendOf(const Device &device);
+/// The backend `buffer` lives on (null for a moved-from buffer).
+const std::shared_ptr<Backend> &backendOf(const Buffer &buffer);
 } // namespace detail
 
 /// What a device can launch; checked before every launch.
@@ -96,6 +98,17 @@ public:
   /// Waits for all launched work.
   Status synchronize() const;
 
+  /// A buffer over `bytes` of memory at `pointer` that the caller owns and
+  /// fa never frees (an engine's tensor, a slice of its cache): device
+  /// memory of this GPU on cuda and hip (a pointer the vendor runtime
+  /// allocated; fa cannot check it), host memory on the host emulator and
+  /// gfx906-sim, whose kernels read and write it where it is. The memory
+  /// must outlive the buffer and every launch that uses it. It has no
+  /// guard zones (guardBytes() 0): a kernel's write past its end is not
+  /// reported (on gfx906-sim, an access outside every buffer still is).
+  /// InvalidArgument for a null pointer or 0 bytes.
+  Expected<Buffer> wrap(void *pointer, size_t bytes) const;
+
 private:
   friend class Buffer;
   friend class Module;
@@ -123,7 +136,16 @@ public:
   static constexpr uint8_t kGuardPattern = 0xfa;
   static constexpr size_t kDefaultGuardBytes = 4096;
 
+  /// Buffer::wrap's spelling of Device::wrap.
+  static Expected<Buffer> wrap(const Device &device, void *pointer,
+                               size_t bytes) {
+    return device.wrap(pointer, bytes);
+  }
+
   size_t size() const { return bytes; }
+  /// False for a buffer over the caller's memory (Device::wrap), which is
+  /// never freed by fa.
+  bool owned() const { return owns; }
   /// Bytes of each guard zone around the buffer (0: none).
   size_t guardBytes() const { return guard; }
   /// Nothing when both guard zones still hold kGuardPattern, else an error
@@ -144,14 +166,18 @@ public:
 private:
   friend class Device;
   friend class Kernel;
+  friend const std::shared_ptr<detail::Backend> &
+  detail::backendOf(const Buffer &buffer);
   Buffer(std::shared_ptr<detail::Backend> backend, uint64_t addr, size_t bytes,
-         size_t guard)
-      : backend(std::move(backend)), addr(addr), bytes(bytes), guard(guard) {}
+         size_t guard, bool owns = true)
+      : backend(std::move(backend)), addr(addr), bytes(bytes), guard(guard),
+        owns(owns) {}
   void reset();
   std::shared_ptr<detail::Backend> backend;
   uint64_t addr = 0; ///< the buffer's first byte (past the leading guard)
   size_t bytes = 0;
   size_t guard = 0;
+  bool owns = true; ///< freed on destruction (false: Device::wrap)
 };
 
 } // namespace fa

@@ -148,9 +148,11 @@ struct AttentionArgs {
 /// entry ("block_table[1][3] = 17 is out of range: the cache has 16
 /// pages"). Entries past a sequence's pages are not checked (a kernel never
 /// reads them). fa::validate's checkPagedProblem runs the same checks.
+/// With `entries` false, only the checks before the table's and lengths'
+/// entries (what a trusting enqueue checks).
 Status checkPagedKvMetadata(int64_t batch, int64_t pageSize, int64_t maxPages,
                             int64_t numPages, Int32Span blockTable,
-                            Int32Span cacheSeqlens);
+                            Int32Span cacheSeqlens, bool entries = true);
 
 /// The host-side checks of a variable-length batch's metadata for `batch`
 /// sequences, in this order: batch at least 1; then for cu_seqlens_q
@@ -161,9 +163,12 @@ Status checkPagedKvMetadata(int64_t batch, int64_t pageSize, int64_t maxPages,
 /// 10 < cu_seqlens_q[2] = 12", "max_seqlen_k = 10 is less than the length of
 /// sequence 3: cu_seqlens_k[4] - cu_seqlens_k[3] = 11"). fa::validate's
 /// checkVarlenProblem runs the same checks.
+/// With `entries` false, only B and total_q, total_k not negative (what a
+/// trusting enqueue checks).
 Status checkVarlenMetadata(int64_t batch, int64_t totalQ, int64_t totalK,
                            int64_t maxSeqlenQ, int64_t maxSeqlenK,
-                           Int32Span cuSeqlensQ, Int32Span cuSeqlensK);
+                           Int32Span cuSeqlensQ, Int32Span cuSeqlensK,
+                           bool entries = true);
 
 /// The strides of contiguous packed tensors as the ABI passes them for a
 /// varlen launch: Q and O (0, D, Hq * D), K and V (0, D, Hkv * D), LSE
@@ -257,11 +262,30 @@ struct PackedLaunch {
 /// split-KV gets null workspace descriptors and S = 1. A combine kernel is
 /// not packed on its own. InvalidArgument on any mismatch, naming the buffer,
 /// size or entry and the numbers involved.
+///
+/// With `trustDeviceMetadata` (Kernel::enqueue), the host copies of a paged
+/// or varlen launch's metadata are optional: given, they are checked as
+/// above; absent, the kernel trusts the device buffers, as FlashAttention's
+/// do, and only what needs no entry is checked (page_size, max_pages and
+/// num_pages at least 1; total_q and total_k not negative). A paged launch's
+/// shape.seqK is then a bound on cache_seqlens (at most max_pages *
+/// page_size), not necessarily its maximum, so that a captured launch
+/// serves later lengths.
 Expected<PackedLaunch> packAttentionArgs(const KernelInfo &kernel,
                                          const AttentionArgs &args,
                                          const DeviceLimits &limits,
                                          const KernelInfo *combine = nullptr,
-                                         int64_t kvSplits = 0);
+                                         int64_t kvSplits = 0,
+                                         bool trustDeviceMetadata = false);
+
+/// The caller's workspace of a split-KV enqueue (Kernel::enqueue) is one
+/// buffer: workspace O (f32 [S*B, Hq, Lq, D]) at offset 0 and workspace LSE
+/// (f32 [S*B, Hq, Lq]) at workspaceLseOffset, the O part's bytes rounded up
+/// to 256. workspaceBytes is the whole: what Kernel::workspaceSize says and
+/// the AOT launcher's <name>_workspace_size computes.
+constexpr uint64_t kWorkspaceAlign = 256;
+uint64_t workspaceLseOffset(const KvSplitPlan &plan);
+uint64_t workspaceBytes(const KvSplitPlan &plan);
 
 /// Writes the workspace descriptors (words FA_ABI_WS_O, FA_ABI_WS_LSE) of a
 /// split-KV launch packed by packAttentionArgs for kernel `kernel`:
@@ -269,6 +293,11 @@ Expected<PackedLaunch> packAttentionArgs(const KernelInfo &kernel,
 /// than its plan needs.
 Status bindWorkspace(PackedLaunch &packed, const KernelInfo &kernel,
                      const Buffer &workspaceO, const Buffer &workspaceLse);
+/// bindWorkspace over one caller buffer laid out as workspaceBytes says: O
+/// over [0, workspaceLseOffset), LSE over the rest. InvalidArgument, naming
+/// the bytes needed, when it holds less than workspaceBytes(plan).
+Status bindWorkspace(PackedLaunch &packed, const KernelInfo &kernel,
+                     const Buffer &workspace);
 
 /// What a launch ran, for a caller that asks (Kernel::launch).
 struct LaunchInfo {
@@ -338,6 +367,44 @@ public:
   /// kernel).
   Status launch(const AttentionArgs &args, const LaunchOptions &options = {},
                 LaunchInfo *launched = nullptr) const;
+
+  /// The engine's launch: checks and packs `args` as launch() does and
+  /// enqueues the kernel (a split-KV kernel: the split kernel, then its
+  /// combine kernel) on `stream` (a CUstream / hipStream_t; null: the
+  /// legacy default stream), then returns. It does not synchronise,
+  /// allocate device memory, copy between host and device or read device
+  /// memory. Errors the driver reports at the launch are returned; a fault
+  /// of the running kernel shows where the caller synchronises, as CUDA's
+  /// and HIP's own launches do. A split-KV kernel needs `workspace`, at
+  /// least workspaceSize() bytes of this device (it may be a wrapped
+  /// buffer) that no other launch in flight uses; a dense kernel ignores it.
+  /// The metadata of a paged or varlen launch is trusted where its host
+  /// copies are not given (packAttentionArgs' trustDeviceMetadata;
+  /// checkMetadata() checks the device copies). LaunchOptions::kvSplits
+  /// applies; checkGuards does not (it reads device memory), nor do the
+  /// emulator's options on GPUs. On the host emulator and gfx906-sim the
+  /// stream is not used: the launch runs to completion within the call.
+  /// A stream of another device is refused (InvalidArgument) where the
+  /// vendor runtime can say whose it is (CUDA: cuStreamGetCtx; HIP:
+  /// hipStreamGetDevice, ROCm 5.6 and later).
+  Status enqueue(const AttentionArgs &args, void *stream,
+                 const Buffer *workspace, const LaunchOptions &options = {},
+                 LaunchInfo *launched = nullptr) const;
+
+  /// Bytes of the workspace an enqueue of this kernel on `shape` with
+  /// `kvSplits` (0: the runtime's choice on this device) needs: 0 for a
+  /// dense kernel (workspaceBytes; for a paged kernel shape.seqK is the
+  /// bound the enqueue will pass). InvalidArgument as planKvSplits.
+  Expected<uint64_t> workspaceSize(const AttentionShape &shape,
+                                   int64_t kvSplits = 0) const;
+
+  /// Reads the device copies of a paged or varlen launch's metadata (this
+  /// synchronises with the device) and checks them as the blocking launch
+  /// checks its host copies (checkPagedKvMetadata / checkVarlenMetadata;
+  /// a paged shape.seqK must bound every cache_seqlens). What an engine
+  /// calls once while debugging, or where it cannot vouch for its tables.
+  /// Nothing to check for a dense launch.
+  Status checkMetadata(const AttentionArgs &args) const;
 
 private:
   friend class Module;

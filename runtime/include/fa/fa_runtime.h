@@ -58,6 +58,15 @@ void fa_device_close(fa_device *device);
 const char *fa_device_name(const fa_device *device);
 
 fa_status fa_buffer_alloc(fa_device *device, size_t bytes, fa_buffer **out);
+/** A buffer over `bytes` of memory at `pointer` that the caller allocated
+ * and keeps (an engine's tensor): device memory of this GPU for cuda and
+ * hip, host memory for host and gfx906-sim. fa never frees it; the memory
+ * must outlive the buffer and every launch that uses it. It has no guard
+ * zones, so a write past its end is not reported. fa_buffer_free releases
+ * the handle only. */
+fa_status fa_buffer_wrap(fa_device *device, void *pointer, size_t bytes,
+                         fa_buffer **out);
+/** Frees an allocated buffer's memory (a wrapped one's handle only). */
 void fa_buffer_free(fa_buffer *buffer);
 size_t fa_buffer_size(const fa_buffer *buffer);
 fa_status fa_buffer_write(fa_buffer *buffer, size_t offset, const void *src,
@@ -164,6 +173,67 @@ fa_status fa_module_launch_varlen(fa_module *module, const char *kernel,
                                   const fa_attention_args *args,
                                   const fa_varlen *varlen,
                                   fa_launch_options *options);
+
+/*===----------------------------------------------------------------------===*
+ * The engine's launch: the caller's memory, stream and workspace.
+ *===----------------------------------------------------------------------===*/
+
+/** Options of fa_module_enqueue (zero-initialize, then set what you need). */
+typedef struct fa_enqueue_options {
+  /** CUstream / hipStream_t; NULL: the legacy default stream. The host
+   * emulator and gfx906-sim ignore it and run the launch within the call. */
+  void *stream;
+  /** Split-KV kernels: at least fa_module_workspace_size bytes of this
+   * device (a wrapped buffer is fine) that no launch still in flight uses.
+   * Dense kernels ignore it. */
+  fa_buffer *workspace;
+  /** As fa_launch_options: 0 lets the runtime choose. */
+  int64_t kv_splits;
+  /** Set by the call: the K/V splits enqueued (1 for a dense kernel). */
+  int64_t kv_splits_used;
+} fa_enqueue_options;
+
+/** Checks and packs the arguments and enqueues kernel `kernel` (NULL: the
+ * first that is not a combine kernel) on options->stream: a split-KV kernel,
+ * then its combine kernel, in order. Returns once they are enqueued: it does
+ * not synchronise, allocate device memory, copy between host and device or
+ * read device memory, so a CUDA/HIP graph can capture it. Errors the driver
+ * reports at the launch are returned; a fault of the running kernel shows
+ * where the caller synchronises (as with cuLaunchKernel).
+ *
+ * `paged` or `varlen` (at most one; NULL for a dense kernel) describe the
+ * metadata as for the blocking calls, but their host copies are optional:
+ * given, they are checked; NULL, the kernel trusts the device buffers, as
+ * FlashAttention does (fa_module_check_metadata checks those). For a paged
+ * kernel seq_k bounds cache_seqlens (at most max_pages * page_size), so one
+ * captured launch serves later lengths. `options` may be NULL for a dense
+ * kernel.
+ *
+ * Threads: a module may be enqueued from several threads at once, each with
+ * its own outputs and workspace; see runtime/README.md, "Threads". */
+fa_status fa_module_enqueue(fa_module *module, const char *kernel,
+                            const fa_attention_args *args,
+                            const fa_paged_kv *paged, const fa_varlen *varlen,
+                            fa_enqueue_options *options);
+
+/** Bytes of the workspace fa_module_enqueue needs for kernel `kernel` on the
+ * shape of `args` (only its sizes are read; seq_k of a paged kernel is the
+ * bound the enqueue will pass) with `kv_splits` (0: the runtime's choice on
+ * this device, as the enqueue makes it): 0 for a dense kernel. */
+fa_status fa_module_workspace_size(fa_module *module, const char *kernel,
+                                   const fa_attention_args *args,
+                                   int64_t kv_splits, size_t *bytes);
+
+/** Reads the device copies of a paged or varlen launch's metadata (this
+ * synchronises with the device) and checks them as the blocking calls check
+ * their host copies: every table entry a sequence uses in [0, num_pages),
+ * lengths within max_pages pages and at most seq_k; cu_seqlens from 0,
+ * non-decreasing, ending at total_q / total_k, no sequence longer than
+ * seq_q / seq_k. FA_OK for a dense kernel. */
+fa_status fa_module_check_metadata(fa_module *module, const char *kernel,
+                                   const fa_attention_args *args,
+                                   const fa_paged_kv *paged,
+                                   const fa_varlen *varlen);
 
 #ifdef __cplusplus
 } /* extern "C" */

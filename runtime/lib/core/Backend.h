@@ -40,15 +40,25 @@ struct LaunchStep {
   unsigned count = 1;
 };
 
+/// Where a launch goes: the caller's stream (CUstream / hipStream_t; null:
+/// the legacy default stream) and whether the call waits for the kernel
+/// (Kernel::launch) or returns once it is enqueued (Kernel::enqueue). The
+/// host emulator and gfx906-sim always run the kernel within the call.
+struct LaunchQueue {
+  void *stream = nullptr;
+  bool wait = true;
+};
+
 /// A code object loaded on a backend.
 class LoadedCode {
 public:
   virtual ~LoadedCode() = default;
-  /// Runs kernel `kernelIndex` (of the manifest) to completion with the
-  /// fa_abi_num_words(abi_version) ABI words of its manifest version.
+  /// Runs kernel `kernelIndex` (of the manifest) with the
+  /// fa_abi_num_words(abi_version) ABI words of its manifest version, to
+  /// completion or (queue.wait false) enqueued on queue.stream.
   virtual Status launch(size_t kernelIndex, const LaunchGeometry &geometry,
                         const uint64_t *words, const LaunchOptions &options,
-                        LaunchStep step) = 0;
+                        LaunchStep step, LaunchQueue queue) = 0;
   /// Runs kernel `kernelIndex` of code loaded with Backend::loadRawCode to
   /// completion with `count` parameters of 8 bytes each (pointers, int64,
   /// double bits), in order. Unsupported unless the backend overrides it.
@@ -113,9 +123,25 @@ public:
       setGuardZones(*addr, guardBytes);
     return addr;
   }
+  /// Device::wrap: `bytes` at `addr` of the caller's memory become a buffer
+  /// of this device (never freed here); unwrap() when the buffer goes. By
+  /// default nothing to record; gfx906-sim registers the range so that its
+  /// kernels and copies may touch it.
+  virtual Status wrap(uint64_t addr, size_t bytes) {
+    (void)addr, (void)bytes;
+    return Status::success();
+  }
+  virtual void unwrap(uint64_t addr, size_t bytes) { (void)addr, (void)bytes; }
   virtual Status copyToDevice(uint64_t dst, const void *src, size_t bytes) = 0;
   virtual Status copyToHost(void *dst, uint64_t src, size_t bytes) = 0;
   virtual Status synchronize() = 0;
+  /// Nothing if kernels of this device may be enqueued on `stream`, else
+  /// InvalidArgument naming the stream's device. By default (the host
+  /// emulator, gfx906-sim, which do not use streams) nothing.
+  virtual Status checkStream(void *stream) const {
+    (void)stream;
+    return Status::success();
+  }
 
   /// Loads `bytes` (already matched against the manifest's size and hash).
   /// `displayName` names the file in errors.

@@ -25,6 +25,10 @@ const std::shared_ptr<Backend> &fa::detail::backendOf(const Device &device) {
   return device.backend;
 }
 
+const std::shared_ptr<Backend> &fa::detail::backendOf(const Buffer &buffer) {
+  return buffer.backend;
+}
+
 const std::string &Device::name() const { return backend->name(); }
 
 const std::vector<std::string> &Device::targets() const {
@@ -86,9 +90,29 @@ Expected<Buffer> Device::allocate(size_t bytes, size_t guardBytes) const {
 
 Status Device::synchronize() const { return backend->synchronize(); }
 
+Expected<Buffer> Device::wrap(void *pointer, size_t bytes) const {
+  if (!pointer || bytes == 0)
+    return Status::error(ErrorCode::InvalidArgument,
+                         std::string("cannot wrap ") +
+                             (pointer ? "0 bytes" : "a null pointer") +
+                             ": a wrapped buffer is memory the caller "
+                             "allocated, at least 1 byte")
+        .withDevice(name());
+  const uint64_t addr = uint64_t(reinterpret_cast<uintptr_t>(pointer));
+  if (addr > UINT64_MAX - bytes)
+    return Status::error(ErrorCode::InvalidArgument,
+                         "cannot wrap " + std::to_string(bytes) +
+                             " bytes at " + std::to_string(addr) +
+                             ": the range overflows the address space")
+        .withDevice(name());
+  if (Status s = backend->wrap(addr, bytes); !s.ok())
+    return s.withDevice(name());
+  return Buffer(backend, addr, bytes, 0, /*owns=*/false);
+}
+
 Buffer::Buffer(Buffer &&other) noexcept
     : backend(std::move(other.backend)), addr(other.addr), bytes(other.bytes),
-      guard(other.guard) {
+      guard(other.guard), owns(other.owns) {
   other.addr = 0;
   other.bytes = 0;
   other.guard = 0;
@@ -101,6 +125,7 @@ Buffer &Buffer::operator=(Buffer &&other) noexcept {
     addr = other.addr;
     bytes = other.bytes;
     guard = other.guard;
+    owns = other.owns;
     other.addr = 0;
     other.bytes = 0;
     other.guard = 0;
@@ -111,8 +136,12 @@ Buffer &Buffer::operator=(Buffer &&other) noexcept {
 Buffer::~Buffer() { reset(); }
 
 void Buffer::reset() {
-  if (backend && addr)
-    backend->release(addr - guard);
+  if (backend && addr) {
+    if (owns)
+      backend->release(addr - guard);
+    else
+      backend->unwrap(addr, bytes);
+  }
   backend.reset();
   addr = 0;
   bytes = 0;

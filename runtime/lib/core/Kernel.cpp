@@ -31,7 +31,9 @@
 #include "core/Backend.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 using namespace fa;
@@ -95,7 +97,8 @@ Expected<PackedLaunch> fa::packAttentionArgs(const KernelInfo &kernel,
                                              const AttentionArgs &args,
                                              const DeviceLimits &limits,
                                              const KernelInfo *combine,
-                                             int64_t kvSplits) {
+                                             int64_t kvSplits,
+                                             bool trustDeviceMetadata) {
   if (kernel.isCombine())
     return invalid("kernel '" + kernel.name +
                    "' is a combine kernel: it runs after its split kernel, "
@@ -161,7 +164,26 @@ Expected<PackedLaunch> fa::packAttentionArgs(const KernelInfo &kernel,
   }
   // A paged launch's metadata, checked on the host before anything reads
   // it; its Lk is the longest sequence.
-  if (pg) {
+  // An enqueue without host copies trusts the device's: only what needs
+  // no entry is checked.
+  const bool pagedTrusted = pg && trustDeviceMetadata &&
+                            pg->hostBlockTable.size == 0 &&
+                            pg->hostCacheSeqlens.size == 0;
+  if (pagedTrusted) {
+    if (Status s = checkPagedKvMetadata(sh.batch, pg->pageSize, pg->maxPages,
+                                        pg->numPages, pg->hostBlockTable,
+                                        pg->hostCacheSeqlens,
+                                        /*entries=*/false);
+        !s.ok())
+      return s;
+    const std::optional<int64_t> rows = checkedMul(pg->maxPages, pg->pageSize);
+    if (!rows || sh.seqK > *rows)
+      return invalid("invalid shape: Lk is " + std::to_string(sh.seqK) +
+                     ", more keys than max_pages * page_size = " +
+                     std::to_string(pg->maxPages) + " * " +
+                     std::to_string(pg->pageSize) +
+                     " (a paged enqueue's Lk bounds cache_seqlens)");
+  } else if (pg) {
     if (Status s = checkPagedKvMetadata(sh.batch, pg->pageSize, pg->maxPages,
                                         pg->numPages, pg->hostBlockTable,
                                         pg->hostCacheSeqlens);
@@ -173,7 +195,12 @@ Expected<PackedLaunch> fa::packAttentionArgs(const KernelInfo &kernel,
         longest = pg->hostCacheSeqlens[size_t(b)];
         which = b;
       }
-    if (sh.seqK != longest)
+    if (trustDeviceMetadata && sh.seqK < longest)
+      return invalid("invalid shape: Lk is " + std::to_string(sh.seqK) +
+                     ", but cache_seqlens[" + std::to_string(which) +
+                     "] = " + std::to_string(longest) +
+                     " (a paged enqueue's Lk bounds cache_seqlens)");
+    if (!trustDeviceMetadata && sh.seqK != longest)
       return invalid("invalid shape: Lk is " + std::to_string(sh.seqK) +
                      ", but a paged launch's Lk is the longest sequence, "
                      "max(cache_seqlens) = " +
@@ -185,9 +212,12 @@ Expected<PackedLaunch> fa::packAttentionArgs(const KernelInfo &kernel,
   // A varlen launch's cu_seqlens, checked on the host before anything reads
   // them; its Lq and Lk are max_seqlen_q and max_seqlen_k.
   if (vl) {
-    if (Status s = checkVarlenMetadata(sh.batch, vl->totalQ, vl->totalK,
-                                       sh.seqQ, sh.seqK, vl->hostCuSeqlensQ,
-                                       vl->hostCuSeqlensK);
+    const bool trusted = trustDeviceMetadata &&
+                         vl->hostCuSeqlensQ.size == 0 &&
+                         vl->hostCuSeqlensK.size == 0;
+    if (Status s = checkVarlenMetadata(
+            sh.batch, vl->totalQ, vl->totalK, sh.seqQ, sh.seqK,
+            vl->hostCuSeqlensQ, vl->hostCuSeqlensK, /*entries=*/!trusted);
         !s.ok())
       return s;
   }
@@ -605,55 +635,93 @@ const Manifest &Kernel::manifest() const { return state->manifest; }
 
 Device Kernel::device() const { return Device(state->backend); }
 
-Status Kernel::launch(const AttentionArgs &args, const LaunchOptions &options,
-                      LaunchInfo *launched) const {
-  const KernelInfo &k = info();
-  const std::vector<KernelInfo> &kernels = state->manifest.kernels;
-  auto withContext = [&](Status s, const KernelInfo &kernel) {
+namespace {
+/// What launch() and enqueue() share: the checks before packing, in the
+/// context of the kernel, its target and its device.
+struct KernelCall {
+  const detail::ModuleState &state;
+  size_t index;
+  const KernelInfo &k;
+  const KernelInfo *combine = nullptr;
+  int combineIndex = -1;
+
+  Status withContext(Status s, const KernelInfo &kernel) const {
     return std::move(s)
         .withKernel(kernel.name)
-        .withTarget(state->manifest.target)
-        .withDevice(state->backend->name());
-  };
-  if (k.isCombine()) {
-    const KernelInfo *owner = nullptr;
-    for (const KernelInfo &other : kernels)
-      if (!owner && other.splitKv && other.combine == k.name)
-        owner = &other;
-    return withContext(
-        invalid(owner ? "kernel '" + k.name +
-                            "' is the combine kernel of split-KV kernel '" +
-                            owner->name + "': launch '" + owner->name +
-                            "', which runs both"
-                      : "kernel '" + k.name +
-                            "' is a combine kernel, which runs after its "
-                            "split kernel, and no kernel of this module "
-                            "names it"),
-        k);
+        .withTarget(state.manifest.target)
+        .withDevice(state.backend->name());
   }
-  const std::pair<const char *, const Buffer *> buffers[] = {
-      {"Q", args.q},
-      {"K", args.k},
-      {"V", args.v},
-      {"O", args.o},
-      {"LSE", args.lse},
-      {"block_table", args.paged ? args.paged->blockTable : nullptr},
-      {"cache_seqlens", args.paged ? args.paged->cacheSeqlens : nullptr},
-      {"cu_seqlens_q", args.varlen ? args.varlen->cuSeqlensQ : nullptr},
-      {"cu_seqlens_k", args.varlen ? args.varlen->cuSeqlensK : nullptr}};
-  for (const auto &[name, buffer] : buffers)
-    if (buffer && buffer->backend != state->backend)
-      return withContext(invalid(std::string("buffer ") + name +
-                                 " was not allocated on device '" +
-                                 state->backend->name() + "'"),
-                         k);
-  const int combineIndex = state->combineIndex[index];
-  const KernelInfo *combine =
-      combineIndex >= 0 ? &kernels[size_t(combineIndex)] : nullptr;
-  Expected<PackedLaunch> packed = packAttentionArgs(
-      k, args, state->backend->limits(), combine, options.kvSplits);
+
+  /// The combine-kernel refusal and the buffers' devices; then the words.
+  Expected<PackedLaunch> pack(const AttentionArgs &args, int64_t kvSplits,
+                              bool trustDeviceMetadata) {
+    const std::vector<KernelInfo> &kernels = state.manifest.kernels;
+    if (k.isCombine()) {
+      const KernelInfo *owner = nullptr;
+      for (const KernelInfo &other : kernels)
+        if (!owner && other.splitKv && other.combine == k.name)
+          owner = &other;
+      return withContext(
+          invalid(owner ? "kernel '" + k.name +
+                              "' is the combine kernel of split-KV kernel '" +
+                              owner->name + "': launch '" + owner->name +
+                              "', which runs both"
+                        : "kernel '" + k.name +
+                              "' is a combine kernel, which runs after its "
+                              "split kernel, and no kernel of this module "
+                              "names it"),
+          k);
+    }
+    for (const auto &[name, buffer] : operands(args))
+      if (buffer && !sameBackend(*buffer))
+        return withContext(invalid(std::string("buffer ") + name +
+                                   " was not allocated on device '" +
+                                   state.backend->name() + "'"),
+                           k);
+    combineIndex = state.combineIndex[index];
+    combine = combineIndex >= 0 ? &kernels[size_t(combineIndex)] : nullptr;
+    Expected<PackedLaunch> packed =
+        packAttentionArgs(k, args, state.backend->limits(), combine, kvSplits,
+                          trustDeviceMetadata);
+    if (!packed)
+      return withContext(packed.takeStatus(), k);
+    return packed;
+  }
+
+  bool sameBackend(const Buffer &buffer) const {
+    return detail::backendOf(buffer) == state.backend;
+  }
+
+  using Operand = std::pair<const char *, const Buffer *>;
+  static std::array<Operand, 9> operands(const AttentionArgs &args) {
+    return {{{"Q", args.q},
+             {"K", args.k},
+             {"V", args.v},
+             {"O", args.o},
+             {"LSE", args.lse},
+             {"block_table", args.paged ? args.paged->blockTable : nullptr},
+             {"cache_seqlens", args.paged ? args.paged->cacheSeqlens : nullptr},
+             {"cu_seqlens_q", args.varlen ? args.varlen->cuSeqlensQ : nullptr},
+             {"cu_seqlens_k",
+              args.varlen ? args.varlen->cuSeqlensK : nullptr}}};
+  }
+};
+} // namespace
+
+Status Kernel::launch(const AttentionArgs &args, const LaunchOptions &options,
+                      LaunchInfo *launched) const {
+  KernelCall call{*state, index, info()};
+  const KernelInfo &k = call.k;
+  Expected<PackedLaunch> packed =
+      call.pack(args, options.kvSplits, /*trustDeviceMetadata=*/false);
   if (!packed)
-    return withContext(packed.takeStatus(), k);
+    return packed.takeStatus();
+  const KernelInfo *combine = call.combine;
+  const int combineIndex = call.combineIndex;
+  auto withContext = [&](Status s, const KernelInfo &kernel) {
+    return call.withContext(std::move(s), kernel);
+  };
+  const auto buffers = KernelCall::operands(args);
 
   const size_t elem = dtypeBytes(k.dtype);
   auto checkGuards = [&]() -> Status {
@@ -677,7 +745,7 @@ Status Kernel::launch(const AttentionArgs &args, const LaunchOptions &options,
   }
   if (!combine) {
     Status s = state->code->launch(index, packed->geometry,
-                                   packed->words.data(), options, {0, 1});
+                                   packed->words.data(), options, {0, 1}, {});
     if (!s.ok())
       return withContext(std::move(s), k);
     return checkGuards();
@@ -695,12 +763,12 @@ Status Kernel::launch(const AttentionArgs &args, const LaunchOptions &options,
   if (Status s = bindWorkspace(*packed, k, ws->o, ws->lse); !s.ok())
     return withContext(std::move(s), k);
   Status s = state->code->launch(index, packed->geometry, packed->words.data(),
-                                 options, {0, 2});
+                                 options, {0, 2}, {});
   if (!s.ok())
     s = withContext(std::move(s), k);
   else if (Status c = state->code->launch(
                size_t(combineIndex), *packed->combineGeometry,
-               packed->words.data(), options, {1, 2});
+               packed->words.data(), options, {1, 2}, {});
            !c.ok())
     s = withContext(std::move(c), *combine);
   // A workspace whose guard zones a kernel overwrote is not reused: the
@@ -720,4 +788,154 @@ Status Kernel::launch(const AttentionArgs &args, const LaunchOptions &options,
   if (!s.ok())
     return s;
   return checkGuards();
+}
+
+Status Kernel::enqueue(const AttentionArgs &args, void *stream,
+                       const Buffer *workspace, const LaunchOptions &options,
+                       LaunchInfo *launched) const {
+  KernelCall call{*state, index, info()};
+  const KernelInfo &k = call.k;
+  Expected<PackedLaunch> packed =
+      call.pack(args, options.kvSplits, /*trustDeviceMetadata=*/true);
+  if (!packed)
+    return packed.takeStatus();
+  if (Status s = state->backend->checkStream(stream); !s.ok())
+    return call.withContext(std::move(s), k);
+  if (call.combine) {
+    const uint64_t needed = workspaceBytes(packed->split);
+    if (!workspace)
+      return call.withContext(
+          invalid("kernel '" + k.name + "' is a split-KV kernel: its " +
+                  std::to_string(packed->split.kvSplits) +
+                  " K/V splits need a workspace of " + std::to_string(needed) +
+                  " bytes (Kernel::workspaceSize, fa_module_workspace_size)"),
+          k);
+    if (!call.sameBackend(*workspace))
+      return call.withContext(invalid("the workspace was not allocated on "
+                                      "device '" +
+                                      state->backend->name() + "'"),
+                              k);
+    for (const auto &[name, buffer] : KernelCall::operands(args))
+      if (buffer == workspace)
+        return call.withContext(
+            invalid(std::string("the workspace is also passed as ") + name +
+                    ": the split kernel writes it"),
+            k);
+    if (Status s = bindWorkspace(*packed, k, *workspace); !s.ok())
+      return call.withContext(std::move(s), k);
+  }
+  if (launched) {
+    *launched = LaunchInfo();
+    launched->kvSplits = packed->split.kvSplits;
+    launched->geometry = packed->geometry;
+    launched->combineGeometry = packed->combineGeometry;
+  }
+  LaunchOptions noGuards = options;
+  noGuards.checkGuards = false;
+  const LaunchQueue queue{stream, /*wait=*/false};
+  const unsigned steps = call.combine ? 2 : 1;
+  if (Status s = state->code->launch(index, packed->geometry,
+                                     packed->words.data(), noGuards,
+                                     {0, steps}, queue);
+      !s.ok())
+    return call.withContext(std::move(s), k);
+  if (call.combine)
+    if (Status s = state->code->launch(size_t(call.combineIndex),
+                                       *packed->combineGeometry,
+                                       packed->words.data(), noGuards, {1, 2},
+                                       queue);
+        !s.ok())
+      return call.withContext(std::move(s), *call.combine);
+  return Status::success();
+}
+
+Expected<uint64_t> Kernel::workspaceSize(const AttentionShape &shape,
+                                         int64_t kvSplits) const {
+  const KernelInfo &k = info();
+  KernelCall call{*state, index, k};
+  if (!k.splitKv) {
+    if (kvSplits != 0 && kvSplits != 1)
+      return call.withContext(
+          invalid("kernel '" + k.name +
+                  "' is not a split-KV kernel: it takes 0 or 1 K/V splits, "
+                  "not " +
+                  std::to_string(kvSplits)),
+          k);
+    return uint64_t(0);
+  }
+  Expected<KvSplitPlan> plan =
+      planKvSplits(k, shape, state->backend->limits(), kvSplits);
+  if (!plan)
+    return call.withContext(plan.takeStatus(), k);
+  return workspaceBytes(*plan);
+}
+
+Status Kernel::checkMetadata(const AttentionArgs &args) const {
+  const KernelInfo &k = info();
+  KernelCall call{*state, index, k};
+  const AttentionShape &sh = args.shape;
+  if (k.paged != bool(args.paged) || k.varlen != bool(args.varlen))
+    return call.withContext(
+        invalid("kernel '" + k.name + "' takes " +
+                (k.paged    ? "a paged K/V cache"
+                 : k.varlen ? "a variable-length batch"
+                            : "a dense batch") +
+                ", the arguments describe " +
+                (args.paged    ? "a paged K/V cache"
+                 : args.varlen ? "a variable-length batch"
+                               : "a dense batch")),
+        k);
+  // Reads `entries` int32 of `buffer` (the device copy).
+  auto read = [&](const char *name, const Buffer *buffer, int64_t entries,
+                  std::vector<int32_t> &out) -> Status {
+    if (!buffer)
+      return invalid(std::string("buffer ") + name + " is missing");
+    if (entries < 0 || uint64_t(entries) > buffer->size() / sizeof(int32_t))
+      return invalid(std::string("buffer ") + name + " holds " +
+                     std::to_string(buffer->size()) + " bytes, not " +
+                     std::to_string(entries) + " int32 entries");
+    out.resize(size_t(entries));
+    if (Status s = state->backend->synchronize(); !s.ok())
+      return s;
+    return buffer->copyToHost(out.data(), out.size() * sizeof(int32_t));
+  };
+  Status s = Status::success();
+  if (args.paged) {
+    const PagedKvArgs &pg = *args.paged;
+    std::vector<int32_t> table, lengths;
+    std::optional<int64_t> entries = checkedMul(sh.batch, pg.maxPages);
+    s = checkPagedKvMetadata(sh.batch, pg.pageSize, pg.maxPages, pg.numPages,
+                             {}, {}, /*entries=*/false);
+    if (s.ok() && !entries)
+      s = invalid("block_table is too large");
+    if (s.ok())
+      s = read("block_table", pg.blockTable, *entries, table);
+    if (s.ok())
+      s = read("cache_seqlens", pg.cacheSeqlens, sh.batch, lengths);
+    if (s.ok())
+      s = checkPagedKvMetadata(sh.batch, pg.pageSize, pg.maxPages,
+                               pg.numPages, Int32Span(table),
+                               Int32Span(lengths));
+    for (int64_t b = 0; s.ok() && b < sh.batch; ++b)
+      if (lengths[size_t(b)] > sh.seqK)
+        s = invalid("cache_seqlens[" + std::to_string(b) + "] = " +
+                    std::to_string(lengths[size_t(b)]) + " is more than Lk = " +
+                    std::to_string(sh.seqK) +
+                    ", the bound the launch passes");
+  } else if (args.varlen) {
+    const VarlenArgs &vl = *args.varlen;
+    std::vector<int32_t> cuQ, cuK;
+    s = checkVarlenMetadata(sh.batch, vl.totalQ, vl.totalK, sh.seqQ, sh.seqK,
+                            {}, {}, /*entries=*/false);
+    if (s.ok())
+      s = read("cu_seqlens_q", vl.cuSeqlensQ, sh.batch + 1, cuQ);
+    if (s.ok())
+      s = read("cu_seqlens_k", vl.cuSeqlensK, sh.batch + 1, cuK);
+    if (s.ok())
+      s = checkVarlenMetadata(sh.batch, vl.totalQ, vl.totalK, sh.seqQ,
+                              sh.seqK, Int32Span(cuQ), Int32Span(cuK));
+  }
+  if (!s.ok())
+    return call.withContext(std::move(s), k);
+  return Status::success();
 }

@@ -28,7 +28,8 @@ static Status invalid(std::string message) {
 
 Status fa::checkPagedKvMetadata(int64_t batch, int64_t pageSize,
                                 int64_t maxPages, int64_t numPages,
-                                Int32Span blockTable, Int32Span cacheSeqlens) {
+                                Int32Span blockTable, Int32Span cacheSeqlens,
+                                bool checkEntries) {
   if (pageSize < 1)
     return invalid("page_size = " + str(pageSize) + " must be at least 1");
   if (maxPages < 1)
@@ -41,6 +42,8 @@ Status fa::checkPagedKvMetadata(int64_t batch, int64_t pageSize,
   if (batch < 1 || !entries)
     return invalid("block_table of B * max_pages = " + str(batch) + " * " +
                    str(maxPages) + " entries is not a table");
+  if (!checkEntries)
+    return Status::success();
   if (blockTable.size != uint64_t(*entries))
     return invalid("block_table has " + str(int64_t(blockTable.size)) +
                    " entries, B * max_pages = " + str(*entries));

@@ -140,11 +140,29 @@ Expected<KvSplitPlan> fa::planKvSplits(const KernelInfo &kernel,
   return plan;
 }
 
+/// Writes workspace descriptor `firstWord` over `bytes` at `addr`.
+static void writeWorkspaceDescriptor(PackedLaunch &packed,
+                                     const KernelInfo &kernel, int firstWord,
+                                     uint64_t addr, uint64_t bytes) {
+  uint64_t *desc = packed.words.data() + firstWord;
+  desc[0] = desc[1] = addr;
+  desc[2] = 0;
+  desc[3] = bytes / sizeof(float);
+  // The size word is a 32-bit parameter with 32-bit index arithmetic.
+  if (kernel.indexBits == 32)
+    desc[3] = std::min<uint64_t>(desc[3], uint64_t(INT32_MAX));
+  desc[4] = 1;
+}
+
+static Status notSplitKv(const KernelInfo &kernel) {
+  return invalid("kernel '" + kernel.name +
+                 "' is not a split-KV kernel: its launch has no workspace");
+}
+
 Status fa::bindWorkspace(PackedLaunch &packed, const KernelInfo &kernel,
                          const Buffer &workspaceO, const Buffer &workspaceLse) {
   if (!packed.combineGeometry || packed.numWords < FA_ABI_V2_NUM_WORDS)
-    return invalid("kernel '" + kernel.name +
-                   "' is not a split-KV kernel: its launch has no workspace");
+    return notSplitKv(kernel);
   const struct {
     const char *name;
     const Buffer &buffer;
@@ -159,15 +177,47 @@ Status fa::bindWorkspace(PackedLaunch &packed, const KernelInfo &kernel,
                      std::to_string(ws.buffer.size()) + " bytes but " +
                      std::to_string(packed.split.kvSplits) + " splits need " +
                      std::to_string(ws.needed));
-    uint64_t *desc = packed.words.data() + ws.firstWord;
-    desc[0] = desc[1] = ws.buffer.address();
-    desc[2] = 0;
-    desc[3] = ws.buffer.size() / sizeof(float);
-    // The size word is a 32-bit parameter with 32-bit index arithmetic.
-    if (kernel.indexBits == 32)
-      desc[3] = std::min<uint64_t>(desc[3], uint64_t(INT32_MAX));
-    desc[4] = 1;
+    writeWorkspaceDescriptor(packed, kernel, ws.firstWord,
+                             ws.buffer.address(), ws.buffer.size());
   }
+  return Status::success();
+}
+
+uint64_t fa::workspaceLseOffset(const KvSplitPlan &plan) {
+  if (plan.workspaceLseBytes == 0)
+    return 0;
+  if (plan.workspaceOBytes > UINT64_MAX - kWorkspaceAlign)
+    return UINT64_MAX - kWorkspaceAlign + 1;
+  return (plan.workspaceOBytes + kWorkspaceAlign - 1) / kWorkspaceAlign *
+         kWorkspaceAlign;
+}
+
+uint64_t fa::workspaceBytes(const KvSplitPlan &plan) {
+  if (plan.workspaceLseBytes == 0)
+    return 0;
+  const uint64_t at = workspaceLseOffset(plan);
+  // Saturates: no buffer holds it, so the enqueue is refused.
+  return at > UINT64_MAX - plan.workspaceLseBytes
+             ? UINT64_MAX
+             : at + plan.workspaceLseBytes;
+}
+
+Status fa::bindWorkspace(PackedLaunch &packed, const KernelInfo &kernel,
+                         const Buffer &workspace) {
+  if (!packed.combineGeometry || packed.numWords < FA_ABI_V2_NUM_WORDS)
+    return notSplitKv(kernel);
+  const uint64_t needed = workspaceBytes(packed.split);
+  if (workspace.size() < needed)
+    return invalid("the workspace holds " + std::to_string(workspace.size()) +
+                   " bytes but " + std::to_string(packed.split.kvSplits) +
+                   " K/V splits need " + std::to_string(needed) +
+                   " (Kernel::workspaceSize, fa_module_workspace_size)");
+  const uint64_t lseAt = workspaceLseOffset(packed.split);
+  writeWorkspaceDescriptor(packed, kernel, FA_ABI_WS_O, workspace.address(),
+                           lseAt);
+  writeWorkspaceDescriptor(packed, kernel, FA_ABI_WS_LSE,
+                           workspace.address() + lseAt,
+                           workspace.size() - lseAt);
   return Status::success();
 }
 

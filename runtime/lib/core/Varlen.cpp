@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 
 using namespace fa;
 
@@ -63,13 +64,23 @@ static Status checkCuSeqlens(const char *which, Int32Span cu, int64_t batch,
 
 Status fa::checkVarlenMetadata(int64_t batch, int64_t totalQ, int64_t totalK,
                                int64_t maxSeqlenQ, int64_t maxSeqlenK,
-                               Int32Span cuSeqlensQ, Int32Span cuSeqlensK) {
+                               Int32Span cuSeqlensQ, Int32Span cuSeqlensK,
+                               bool entries) {
   if (batch < 1)
     return invalid("a variable-length batch of B = " + str(batch) +
                    " sequences: B must be at least 1");
   if (batch > INT32_MAX) // cu_seqlens of B + 1 int32 offsets
     return invalid("a variable-length batch of B = " + str(batch) +
                    " sequences: B must be at most 2147483647");
+  if (!entries) {
+    for (const auto &[name, total] :
+         {std::pair<const char *, int64_t>{"total_q", totalQ},
+          {"total_k", totalK}})
+      if (total < 0)
+        return invalid(std::string(name) + " = " + str(total) +
+                       " is negative");
+    return Status::success();
+  }
   if (Status s = checkCuSeqlens("q", cuSeqlensQ, batch, totalQ, maxSeqlenQ,
                                 "packed Q");
       !s.ok())

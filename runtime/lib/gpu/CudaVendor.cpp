@@ -115,7 +115,12 @@ constexpr int kDefaultSharedLimit = 48 * 1024;
      unsigned, CUstream, void **, void **))
 
 // Optional symbols: used when present.
-#define FA_CUDA_OPTIONAL(X) X(cuDriverGetVersion, CUresult, (int *))
+// cuStreamGetCtx (CUDA 9.2) says whose a caller's stream is;
+// cuCtxGetDevice_v2 (CUDA 12.8) names another context's device.
+#define FA_CUDA_OPTIONAL(X)                                                    \
+  X(cuDriverGetVersion, CUresult, (int *))                                     \
+  X(cuStreamGetCtx, CUresult, (CUstream, CUcontext *))                         \
+  X(cuCtxGetDevice_v2, CUresult, (CUdevice *, CUcontext))
 
 struct CudaApi {
   FA_CUDA_REQUIRED(FA_DECLARE_SYMBOL)
@@ -353,12 +358,41 @@ private:
       params.pointers[i] = const_cast<uint64_t *>(args + i);
   }
   int launchKernel(const GpuFunction &f, const LaunchGeometry &g,
-                   GpuParams &params) const override {
+                   GpuParams &params, void *stream) const override {
     return api.cuLaunchKernel(static_cast<CUfunction>(f.function), g.grid[0],
                               g.grid[1], g.grid[2], g.block[0], g.block[1],
                               g.block[2], unsigned(f.info.dynamicLdsBytes),
-                              /*stream=*/nullptr, params.pointers.data(),
+                              static_cast<CUstream>(stream),
+                              params.pointers.data(),
                               /*extra=*/nullptr);
+  }
+  Status checkStream(void *stream) const override {
+    // Null and the special handles CU_STREAM_LEGACY (1) and
+    // CU_STREAM_PER_THREAD (2) are streams of the current context, which a
+    // launch makes this device's.
+    if (uintptr_t(stream) <= 2 || !api.cuStreamGetCtx)
+      return Status::success();
+    if (Status s = makeCurrent(); !s.ok())
+      return s;
+    CUcontext owner = nullptr;
+    if (CUresult rc = api.cuStreamGetCtx(static_cast<CUstream>(stream), &owner))
+      return fail(ErrorCode::InvalidArgument,
+                  "cannot tell which context stream " + hexPointer(stream) +
+                      " belongs to",
+                  "cuStreamGetCtx", rc);
+    if (owner == context)
+      return Status::success();
+    CUdevice other = -1;
+    std::string whose = "another context";
+    if (api.cuCtxGetDevice_v2 && api.cuCtxGetDevice_v2(&other, owner) == 0)
+      whose = other == device_ ? "another context of " + name_
+                               : "a context of cuda:" + std::to_string(other);
+    return Status::error(ErrorCode::InvalidArgument,
+                         "stream " + hexPointer(stream) + " belongs to " +
+                             whose + ", not to " + name_ +
+                             "'s primary context, where this module is "
+                             "loaded")
+        .withDevice(name_);
   }
   std::string launchFailureHint(int rc, const GpuFunction &f) const override {
     return rc == CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES

@@ -44,25 +44,28 @@ public:
   }
 
   Status launch(size_t index, const LaunchGeometry &g, const uint64_t *words,
-                const LaunchOptions &, LaunchStep) override {
+                const LaunchOptions &, LaunchStep,
+                LaunchQueue queue) override {
     const KernelInfo &k = functions[index].info;
     GpuParams params;
     backend->packWords(words, fa_abi_num_words(uint32_t(k.abiVersion)),
                        int(k.indexBits), params);
-    return launchParams(index, g, params);
+    return launchParams(index, g, params, queue);
   }
   Status launchRaw(size_t index, const LaunchGeometry &g, const uint64_t *args,
                    size_t count) override {
     GpuParams params;
     backend->packRaw(args, count, params);
-    return launchParams(index, g, params);
+    return launchParams(index, g, params, LaunchQueue{});
   }
 
   std::vector<GpuFunction> functions;
 
 private:
-  /// Checks the geometry, launches with `params` and waits.
-  Status launchParams(size_t index, const LaunchGeometry &g, GpuParams &params);
+  /// Checks the geometry, launches with `params` on queue.stream and, with
+  /// queue.wait, waits for the device.
+  Status launchParams(size_t index, const LaunchGeometry &g, GpuParams &params,
+                      LaunchQueue queue);
 
   std::shared_ptr<GpuBackend> backend;
   void *module;
@@ -263,7 +266,7 @@ GpuBackend::load(const Manifest &manifest, const std::vector<uint8_t> &bytes,
 }
 
 Status GpuCode::launchParams(size_t index, const LaunchGeometry &g,
-                             GpuParams &params) {
+                             GpuParams &params, LaunchQueue queue) {
   const GpuFunction &f = functions[index];
   const DeviceLimits &limits = backend->limits();
   const GpuSpelling &spelling = backend->spelling_;
@@ -304,11 +307,15 @@ Status GpuCode::launchParams(size_t index, const LaunchGeometry &g,
 
   if (Status s = backend->makeCurrent(); !s.ok())
     return s;
-  if (int rc = backend->launchKernel(f, g, params))
+  if (int rc = backend->launchKernel(f, g, params, queue.stream))
     return backend->fail(
         ErrorCode::LaunchFailed,
         "cannot launch kernel '" + f.info.name + "' with " + geometry(),
         spelling.launchKernel, rc, backend->launchFailureHint(rc, f));
+  // An enqueue returns here: the kernel's faults show where the caller
+  // synchronises.
+  if (!queue.wait)
+    return Status::success();
   // A launch runs to completion: a fault is reported here, by name.
   if (int rc = backend->deviceSynchronize())
     return backend->fail(ErrorCode::LaunchFailed,

@@ -208,8 +208,9 @@ protected:
                          GpuParams &params) const = 0;
   virtual void packRaw(const uint64_t *args, size_t count,
                        GpuParams &params) const = 0;
+  /// Enqueues the launch on `stream` (null: the legacy default stream).
   virtual int launchKernel(const GpuFunction &f, const LaunchGeometry &g,
-                           GpuParams &params) const = 0;
+                           GpuParams &params, void *stream) const = 0;
   virtual std::string launchFailureHint(int rc, const GpuFunction &f) const = 0;
 
   const GpuSpelling &spelling_;

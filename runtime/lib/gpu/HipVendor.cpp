@@ -109,7 +109,9 @@ constexpr size_t kDevicePropBytes = 16384;
 
 // Optional: ROCm 6 names the properties call by its struct revision; 5.x
 // has only the plain name (6.x keeps it for old binaries).
+// hipStreamGetDevice (ROCm 5.6 and later) says whose a caller's stream is.
 #define FA_HIP_OPTIONAL(X)                                                     \
+  X(hipStreamGetDevice, hipError_t, (hipStream_t, int *))                      \
   X(hipGetDevicePropertiesR0600, hipError_t, (void *, int))                    \
   X(hipGetDeviceProperties, hipError_t, (void *, int))                         \
   X(hipFuncGetAttribute, hipError_t, (int *, int, hipFunction_t))
@@ -331,7 +333,7 @@ private:
     std::memcpy(params.kernargs.data(), args, params.kernargs.size());
   }
   int launchKernel(const GpuFunction &f, const LaunchGeometry &g,
-                   GpuParams &params) const override {
+                   GpuParams &params, void *stream) const override {
     size_t kernargBytes = params.kernargs.size();
     void *extra[] = {HIP_LAUNCH_PARAM_BUFFER_POINTER, params.kernargs.data(),
                      HIP_LAUNCH_PARAM_BUFFER_SIZE, &kernargBytes,
@@ -339,11 +341,31 @@ private:
     return api.hipModuleLaunchKernel(
         static_cast<hipFunction_t>(f.function), g.grid[0], g.grid[1], g.grid[2],
         g.block[0], g.block[1], g.block[2], unsigned(f.info.dynamicLdsBytes),
-        /*stream=*/nullptr,
+        static_cast<hipStream_t>(stream),
         /*kernelParams=*/nullptr, extra);
   }
   std::string launchFailureHint(int, const GpuFunction &) const override {
     return "";
+  }
+  Status checkStream(void *stream) const override {
+    // Null and hipStreamPerThread (2) are streams of the current device.
+    if (uintptr_t(stream) <= 2 || !api.hipStreamGetDevice)
+      return Status::success();
+    int owner = -1;
+    if (hipError_t rc =
+            api.hipStreamGetDevice(static_cast<hipStream_t>(stream), &owner))
+      return fail(ErrorCode::InvalidArgument,
+                  "cannot tell which device stream " + hexPointer(stream) +
+                      " belongs to",
+                  "hipStreamGetDevice", rc);
+    if (owner == device_)
+      return Status::success();
+    return Status::error(ErrorCode::InvalidArgument,
+                         "stream " + hexPointer(stream) +
+                             " belongs to hip:" + std::to_string(owner) +
+                             ", not to " + name_ +
+                             ", where this module is loaded")
+        .withDevice(name_);
   }
 
   static void *pointer(uint64_t addr) {

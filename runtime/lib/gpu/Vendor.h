@@ -83,6 +83,9 @@ openBackendOnce(const Probe &probe, int ordinal, const char *kind,
   return std::shared_ptr<Backend>(backend);
 }
 
+/// "0x7f12..." for a stream or pointer in messages.
+std::string hexPointer(const void *pointer);
+
 //===----------------------------------------------------------------------===//
 // Kernel parameters
 //===----------------------------------------------------------------------===//

@@ -16,6 +16,7 @@
 
 #include "gpu/Vendor.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
@@ -48,6 +49,13 @@ Status fa::detail::noSuchOrdinalError(const char *kind, const char *vendor,
                            "' does not exist: " + std::to_string(count) + " " +
                            vendor + " GPU" + (count == 1 ? "" : "s") + " found")
       .withDevice(spec);
+}
+
+std::string fa::detail::hexPointer(const void *pointer) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%#llx",
+                (unsigned long long)reinterpret_cast<uintptr_t>(pointer));
+  return text;
 }
 
 size_t fa::detail::packKernelParams(const uint64_t *words, size_t numWords,

@@ -60,7 +60,8 @@ public:
   ~HostCode() override { ::dlclose(handle); }
 
   Status launch(size_t index, const LaunchGeometry &g, const uint64_t *words,
-                const LaunchOptions &options, LaunchStep) override {
+                const LaunchOptions &options, LaunchStep,
+                LaunchQueue) override {
     HostLaunch l;
     l.entry = entries[index];
     l.args = words;

@@ -30,6 +30,7 @@
 #include "sim/SimDevice.h"
 #include "sim/Timing.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -60,15 +61,27 @@ struct Allocations {
   std::map<uint64_t, size_t> blocks;
   /// Guard bytes at each end of an allocation (Backend::setGuardZones).
   std::map<uint64_t, size_t> guards;
+  /// The caller's memory wrapped as buffers (Device::wrap), by address; a
+  /// range may be wrapped more than once, and may overlap allocations.
+  std::multimap<uint64_t, size_t> wrapped;
 
   bool contains(uint64_t addr, size_t bytes) {
     std::lock_guard<std::mutex> lock(mutex);
-    auto it = blocks.upper_bound(addr);
-    if (it == blocks.begin())
-      return false;
-    --it;
-    return addr >= it->first && bytes <= it->second &&
-           addr - it->first <= it->second - bytes;
+    auto inside = [&](const auto &map) {
+      auto it = map.upper_bound(addr);
+      if (it == map.begin())
+        return false;
+      --it;
+      return addr >= it->first && bytes <= it->second &&
+             addr - it->first <= it->second - bytes;
+    };
+    if (inside(blocks))
+      return true;
+    // Wrapped ranges may nest and overlap: any one holding the whole copy.
+    for (const auto &[begin, size] : wrapped)
+      if (begin <= addr && bytes <= size && addr - begin <= size - bytes)
+        return true;
+    return false;
   }
   std::vector<Region> regions() {
     std::lock_guard<std::mutex> lock(mutex);
@@ -81,7 +94,20 @@ struct Allocations {
         out.push_back(
             Region{addr + guard, addr + size - guard, true, "buffer"});
     }
-    return out;
+    for (const auto &[addr, size] : wrapped)
+      out.push_back(Region{addr, addr + size, true, "wrapped buffer"});
+    // The memory map holds disjoint regions: wrapped ranges that overlap
+    // each other or an allocation become one region.
+    std::sort(out.begin(), out.end(), [](const Region &a, const Region &b) {
+      return a.begin < b.begin;
+    });
+    std::vector<Region> merged;
+    for (const Region &r : out)
+      if (!merged.empty() && r.begin <= merged.back().end)
+        merged.back().end = std::max(merged.back().end, r.end);
+      else
+        merged.push_back(r);
+    return merged;
   }
 };
 
@@ -98,7 +124,8 @@ public:
       : allocations(std::move(allocations)), module(std::move(module)) {}
 
   Status launch(size_t index, const LaunchGeometry &g, const uint64_t *words,
-                const LaunchOptions &options, LaunchStep step) override {
+                const LaunchOptions &options, LaunchStep step,
+                LaunchQueue) override {
     const SimKernelEntry &e = kernels[index];
     std::vector<uint8_t> kernarg =
         packKernargSegment(words, fa_abi_num_words(uint32_t(e.info.abiVersion)),
@@ -192,6 +219,20 @@ public:
       allocations->guards[addr] = guardBytes;
   }
   Status synchronize() override { return Status::success(); }
+  Status wrap(uint64_t addr, size_t bytes) override {
+    std::lock_guard<std::mutex> lock(allocations->mutex);
+    allocations->wrapped.emplace(addr, bytes);
+    return Status::success();
+  }
+  void unwrap(uint64_t addr, size_t bytes) override {
+    std::lock_guard<std::mutex> lock(allocations->mutex);
+    auto [first, last] = allocations->wrapped.equal_range(addr);
+    for (auto it = first; it != last; ++it)
+      if (it->second == bytes) {
+        allocations->wrapped.erase(it);
+        return;
+      }
+  }
 
   Expected<std::unique_ptr<LoadedCode>>
   loadCode(const Manifest &manifest, const std::vector<uint8_t> &bytes,

@@ -238,7 +238,7 @@ static std::vector<double> toDouble(const std::vector<float> &v) {
 
 /// Device bytes of the split-KV workspace a launch of `kernel` on `shape`
 /// allocates (0 for a dense kernel); the split count's errors come first.
-static Expected<uint64_t> workspaceBytes(const Kernel &kernel,
+static Expected<uint64_t> splitWorkspaceBytes(const Kernel &kernel,
                                          const AttentionShape &shape,
                                          const LaunchOptions &options) {
   Expected<KvSplitPlan> plan = planKvSplits(
@@ -418,7 +418,7 @@ Expected<ValidationReport> fa::validateKernel(const Kernel &kernel,
   if (!memory)
     return memory.takeStatus();
   Expected<uint64_t> workspace =
-      workspaceBytes(kernel, launchShape, opts.launch);
+      splitWorkspaceBytes(kernel, launchShape, opts.launch);
   if (!workspace)
     return workspace.takeStatus();
   if (Status s = checkMemory(device, r.problem,
@@ -591,7 +591,7 @@ static Status makeLaunchInputs(const Kernel &kernel,
   if (!memory)
     return memory.takeStatus();
   Expected<uint64_t> workspace =
-      workspaceBytes(kernel, in.launchShape, options);
+      splitWorkspaceBytes(kernel, in.launchShape, options);
   if (!workspace)
     return workspace.takeStatus();
   if (Status s = checkMemory(device, p, memory->inputBytes,

@@ -283,6 +283,11 @@ struct State {
   std::string arch = kDefaultArch;
   std::map<uintptr_t, size_t> allocations;
   fake_hip_launch last{};
+  /// One line per launch and synchronisation since the last reset
+  /// (fake_hip_stream_log).
+  std::string streamLog;
+  std::string streamLogCopy; ///< what fake_hip_stream_log returned
+  int streamsCreated = 0;
   /// A fault of the last kernel run, for the next hipDeviceSynchronize.
   hipError_t pendingFault = hipSuccess;
   bool initialized = false;
@@ -333,6 +338,13 @@ bool inAllocation(const void *p, size_t bytes) {
 
 } // namespace
 
+/// A stream of the fake: launches on it run at once (the simulator is
+/// synchronous); what it records is which stream each launch named.
+struct ihipStream_t {
+  int device = 0;
+  int id = 0; ///< 1, 2, ... in creation order since the last reset
+};
+
 struct ihipModule_t {
   std::vector<uint8_t> bytes;
   std::vector<FakeKernel> kernels;
@@ -345,6 +357,11 @@ struct ihipModuleSymbol_t {
 };
 
 namespace {
+
+/// "null stream", "stream 2" (ids in creation order since the last reset).
+std::string streamName(hipStream_t stream) {
+  return stream ? "stream " + std::to_string(stream->id) : "null stream";
+}
 
 /// Runs a launch that passed the checks on the simulator; a failure is
 /// kept for hipDeviceSynchronize and its message in `l.fault`.
@@ -538,6 +555,43 @@ hipError_t hipGetDeviceProperties(hipDeviceProp_t *prop, int deviceId) {
 
 hipError_t hipDeviceSynchronize(void) {
   FAKE_ENTER(hipDeviceSynchronize)
+  state().streamLog += "synchronize device\n";
+  hipError_t fault = state().pendingFault;
+  state().pendingFault = hipSuccess;
+  return fault;
+}
+
+// ROCm 5.6's hipStreamGetDevice, which the 5.2 header lacks.
+hipError_t hipStreamGetDevice(hipStream_t stream, hipDevice_t *device);
+hipError_t hipStreamGetDevice(hipStream_t stream, hipDevice_t *device) {
+  FAKE_ENTER(hipStreamGetDevice)
+  if (!device)
+    return hipErrorInvalidValue;
+  *device = stream ? stream->device : (state().current < 0 ? 0 : state().current);
+  return hipSuccess;
+}
+
+hipError_t hipStreamCreate(hipStream_t *stream) {
+  FAKE_ENTER(hipStreamCreate)
+  if (!stream)
+    return hipErrorInvalidValue;
+  *stream = new ihipStream_t{state().current < 0 ? 0 : state().current,
+                             ++state().streamsCreated};
+  return hipSuccess;
+}
+
+hipError_t hipStreamDestroy(hipStream_t stream) {
+  FAKE_ENTER(hipStreamDestroy)
+  if (!stream)
+    return hipErrorInvalidHandle;
+  delete stream;
+  return hipSuccess;
+}
+
+hipError_t hipStreamSynchronize(hipStream_t stream) {
+  FAKE_ENTER(hipStreamSynchronize)
+  state().streamLog += "synchronize " + streamName(stream) + "\n";
+  // Kernels ran when launched: a fault of the last one shows here.
   hipError_t fault = state().pendingFault;
   state().pendingFault = hipSuccess;
   return fault;
@@ -695,8 +749,9 @@ hipError_t hipModuleLaunchKernel(hipFunction_t f, unsigned int gridDimX,
     std::snprintf(l.problem, sizeof(l.problem), "%s", why.c_str());
     return hipErrorInvalidValue;
   };
-  if (stream)
-    return problem("a stream was passed; the runtime uses the null stream");
+  l.stream = stream;
+  state().streamLog += std::string("launch ") + k.name + " on " +
+                       streamName(stream) + "\n";
   if (kernelParams)
     return problem("kernelParams was passed; expected the packed kernarg "
                    "buffer in `extra`");
@@ -779,6 +834,8 @@ void fake_hip_reset(void) {
   std::lock_guard<std::mutex> lock(s.mutex);
   s.failNext.clear();
   s.calls.clear();
+  s.streamLog.clear();
+  s.streamsCreated = 0;
   s.arch = kDefaultArch;
   s.last = fake_hip_launch{};
   s.pendingFault = hipSuccess;
@@ -809,6 +866,19 @@ const char *fake_hip_calls(void) {
 }
 
 const fake_hip_launch *fake_hip_last_launch(void) { return &state().last; }
+
+const char *fake_hip_stream_log(void) {
+  State &s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.streamLogCopy = s.streamLog;
+  return s.streamLogCopy.c_str();
+}
+
+hipStream_t fake_hip_stream_of_device(int device) {
+  State &s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  return new ihipStream_t{device, ++s.streamsCreated};
+}
 
 int fake_hip_live_allocations(void) {
   std::lock_guard<std::mutex> lock(state().mutex);

@@ -41,6 +41,7 @@ typedef struct fake_hip_launch {
   char kernel[256];
   unsigned grid[3], block[3];
   unsigned shared_mem_bytes;
+  void *stream; ///< the hipStream_t it was launched on (NULL: null stream)
   int used_kernel_params;        ///< kernelParams was passed (instead of extra)
   size_t kernarg_bytes;          ///< HIP_LAUNCH_PARAM_BUFFER_SIZE
   uint64_t kernarg_segment_size; ///< .kernarg_segment_size of the metadata
@@ -76,6 +77,18 @@ int fake_hip_call_count(const char *call);
 const char *fake_hip_calls(void);
 
 const fake_hip_launch *fake_hip_last_launch(void);
+
+/// The launches and synchronisations since the last reset, in order, one
+/// per line: "launch <kernel> on stream 2" ("on null stream"),
+/// "synchronize stream 2", "synchronize device". Streams are numbered 1, 2,
+/// ... in creation order (hipStreamCreate, fake_hip_stream_of_device).
+const char *fake_hip_stream_log(void);
+
+/// A stream that hipStreamGetDevice says belongs to device `device` (the
+/// fake has one GPU: another number stands for another GPU's stream).
+/// Freed with hipStreamDestroy.
+struct ihipStream_t;
+struct ihipStream_t *fake_hip_stream_of_device(int device);
 
 /// Live allocations (hipMalloc'ed, not yet hipFree'd).
 int fake_hip_live_allocations(void);
