@@ -25,15 +25,19 @@
 #include "FakeHip.h"
 
 #include "fa/Device.h"
+#include "fa/Half.h"
 #include "fa/Module.h"
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <optional>
+#include <thread>
 
 using namespace fa;
 
@@ -346,3 +350,211 @@ TEST(FakeHipProbe, FailedInitNamesHipInit) {
 }
 
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// The engine's launch: the caller's memory, stream and workspace
+//===----------------------------------------------------------------------===//
+
+// The fake's HIP entry points the tests call as an engine would (C linkage;
+// the fake defines them against HIP's own declarations).
+extern "C" {
+int hipMalloc(void **ptr, size_t size);
+int hipFree(void *ptr);
+int hipMemcpyHtoD(void *dst, void *src, size_t bytes);
+int hipMemcpyDtoH(void *dst, void *src, size_t bytes);
+int hipStreamCreate(ihipStream_t **stream);
+int hipStreamDestroy(ihipStream_t *stream);
+int hipStreamSynchronize(ihipStream_t *stream);
+}
+
+namespace {
+
+const std::string kSplitHsaco =
+    std::string(FA_TEST_DATA_DIR) + "/attention_split_gfx906.hsaco";
+
+/// Memory an engine allocated with hipMalloc (freed with hipFree), holding
+/// `bytes`.
+struct EngineTensor {
+  void *ptr = nullptr;
+  size_t bytes = 0;
+  explicit EngineTensor(const std::vector<uint8_t> &data)
+      : bytes(data.size()) {
+    EXPECT_EQ(hipMalloc(&ptr, bytes), 0);
+    EXPECT_EQ(hipMemcpyHtoD(ptr, const_cast<uint8_t *>(data.data()), bytes),
+              0);
+  }
+  EngineTensor(const EngineTensor &) = delete;
+  ~EngineTensor() { hipFree(ptr); }
+  std::vector<uint8_t> read() const {
+    std::vector<uint8_t> out(bytes);
+    EXPECT_EQ(hipMemcpyDtoH(out.data(), ptr, bytes), 0);
+    return out;
+  }
+};
+
+/// Deterministic f16 bytes of values in [-1, 1).
+std::vector<uint8_t> halfInputs(size_t count, uint64_t seed) {
+  std::vector<float> v(count);
+  for (float &x : v) {
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    x = float(double(seed >> 11) / double(1ull << 53) * 2.0 - 1.0);
+  }
+  return encodeElements(DType::F16, v);
+}
+
+/// The committed split-KV pair (f16, D = 64, causal, Hq = 8, Hkv = 2, GQA
+/// packed, no LSE) on one problem: Q, K, V and O as an engine's tensors.
+struct SplitProblem {
+  AttentionShape shape;
+  EngineTensor q, k, v, o;
+  SplitProblem(int64_t b, int64_t lq, int64_t lk, uint64_t seed)
+      : shape{b, 8, 2, lq, lk}, q(halfInputs(size_t(b * 8 * lq * 64), seed)),
+        k(halfInputs(size_t(b * 2 * lk * 64), seed + 1)),
+        v(halfInputs(size_t(b * 2 * lk * 64), seed + 2)),
+        o(std::vector<uint8_t>(size_t(b * 8 * lq * 64 * 2), 0x55)) {}
+
+  /// O of the blocking launch over fa's own buffers.
+  std::vector<uint8_t> blocking(const Kernel &kernel, int64_t kvSplits) const {
+    Device dev = kernel.device();
+    auto copy = [&](const EngineTensor &t) {
+      Expected<Buffer> b = dev.allocate(t.bytes);
+      EXPECT_TRUE(b.ok());
+      std::vector<uint8_t> data = t.read();
+      EXPECT_TRUE(b->copyFromHost(data.data(), data.size()).ok());
+      return b.take();
+    };
+    Buffer bq = copy(q), bk = copy(k), bv = copy(v), bo = copy(o);
+    AttentionArgs a{&bq, &bk, &bv, &bo, nullptr, shape, {}, {}, {}};
+    LaunchOptions options;
+    options.kvSplits = kvSplits;
+    Status s = kernel.launch(a, options);
+    EXPECT_TRUE(s.ok()) << s.toString();
+    std::vector<uint8_t> out(bo.size());
+    EXPECT_TRUE(bo.copyToHost(out.data(), out.size()).ok());
+    return out;
+  }
+};
+
+Buffer wrapped(const Device &device, const EngineTensor &t) {
+  Expected<Buffer> b = device.wrap(t.ptr, t.bytes);
+  EXPECT_TRUE(b.ok()) << b.status().toString();
+  return b.take();
+}
+
+} // namespace
+
+// An enqueue on the engine's stream: the split and the combine kernel are
+// launched on that stream, in order, and nothing else reaches HIP (no
+// synchronisation, allocation or copy); the kernels ran on the simulator
+// behind the fake and wrote the blocking launch's bits.
+TEST_F(FakeHip, EnqueueLaunchesOnTheCallersStreamOnly) {
+  Expected<Module> module = Module::load(*device, kSplitHsaco);
+  ASSERT_OK(module);
+  Expected<Kernel> kernel = module->kernel();
+  ASSERT_OK(kernel);
+  SplitProblem p(2, 3, 300, 7);
+  Buffer q = wrapped(*device, p.q), k = wrapped(*device, p.k),
+         v = wrapped(*device, p.v), o = wrapped(*device, p.o);
+  Expected<uint64_t> bytes = kernel->workspaceSize(p.shape, 5);
+  ASSERT_OK(bytes);
+  EngineTensor workspace(std::vector<uint8_t>(*bytes, 0));
+  Buffer ws = wrapped(*device, workspace);
+  ihipStream_t *stream = nullptr;
+  ASSERT_EQ(hipStreamCreate(&stream), 0);
+  AttentionArgs a{&q, &k, &v, &o, nullptr, p.shape, {}, {}, {}};
+  LaunchOptions options;
+  options.kvSplits = 5;
+  fake_hip_reset();
+  Status s = kernel->enqueue(a, stream, &ws, options);
+  ASSERT_TRUE(s.ok()) << s.toString() << "\nthe fake says: "
+                      << fake_hip_last_launch()->problem;
+  EXPECT_EQ(std::string(fake_hip_stream_log()),
+            "launch attention_kernel on stream 1\n"
+            "launch attention_kernel1 on stream 1\n");
+  EXPECT_EQ(std::string(fake_hip_calls()),
+            "hipStreamGetDevice\nhipSetDevice\nhipModuleLaunchKernel\n"
+            "hipSetDevice\nhipModuleLaunchKernel\n");
+  EXPECT_EQ(fake_hip_last_launch()->stream, static_cast<void *>(stream));
+  EXPECT_STREQ(fake_hip_last_launch()->fault, "");
+  ASSERT_EQ(hipStreamSynchronize(stream), 0);
+  const std::vector<uint8_t> got = p.o.read();
+  EXPECT_EQ(got, p.blocking(*kernel, 5));
+  // The null stream is the legacy default stream.
+  fake_hip_reset();
+  ASSERT_TRUE(kernel->enqueue(a, nullptr, &ws, options).ok());
+  EXPECT_EQ(std::string(fake_hip_stream_log()),
+            "launch attention_kernel on null stream\n"
+            "launch attention_kernel1 on null stream\n");
+  hipStreamDestroy(stream);
+}
+
+// A stream of another GPU is refused by name before anything is launched.
+TEST_F(FakeHip, EnqueueRefusesAStreamOfAnotherDevice) {
+  Expected<Module> module = Module::load(*device, kSplitHsaco);
+  ASSERT_OK(module);
+  Expected<Kernel> kernel = module->kernel();
+  ASSERT_OK(kernel);
+  SplitProblem p(1, 1, 64, 3);
+  Buffer q = wrapped(*device, p.q), k = wrapped(*device, p.k),
+         v = wrapped(*device, p.v), o = wrapped(*device, p.o);
+  EngineTensor workspace(std::vector<uint8_t>(1 << 20, 0));
+  Buffer ws = wrapped(*device, workspace);
+  ihipStream_t *other = fake_hip_stream_of_device(1);
+  AttentionArgs a{&q, &k, &v, &o, nullptr, p.shape, {}, {}, {}};
+  fake_hip_reset();
+  Status s = kernel->enqueue(a, other, &ws);
+  EXPECT_EQ(s.code(), ErrorCode::InvalidArgument);
+  char address[32];
+  std::snprintf(address, sizeof(address), "%#llx",
+                (unsigned long long)reinterpret_cast<uintptr_t>(other));
+  EXPECT_EQ(s.message(), std::string("stream ") + address +
+                             " belongs to hip:1, not to hip:0, where this "
+                             "module is loaded");
+  EXPECT_EQ(fake_hip_call_count("hipModuleLaunchKernel"), 0);
+  hipStreamDestroy(other);
+}
+
+// One module enqueued from several threads, each on its own stream with its
+// own tensors and workspace: every result is the blocking launch's.
+TEST_F(FakeHip, ConcurrentEnqueuesOnSeveralStreams) {
+  Expected<Module> module = Module::load(*device, kSplitHsaco);
+  ASSERT_OK(module);
+  Expected<Kernel> kernel = module->kernel();
+  ASSERT_OK(kernel);
+  constexpr int threads = 4;
+  std::vector<std::unique_ptr<SplitProblem>> problems;
+  for (int t = 0; t < threads; ++t)
+    problems.push_back(std::make_unique<SplitProblem>(1, 1 + t, 100 + 50 * t,
+                                                      40 + uint64_t(t)));
+  std::vector<std::string> failures(threads);
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      SplitProblem &p = *problems[size_t(t)];
+      ihipStream_t *stream = nullptr;
+      if (hipStreamCreate(&stream) != 0) {
+        failures[size_t(t)] = "hipStreamCreate failed";
+        return;
+      }
+      Buffer q = wrapped(*device, p.q), k = wrapped(*device, p.k),
+             v = wrapped(*device, p.v), o = wrapped(*device, p.o);
+      Expected<uint64_t> bytes = kernel->workspaceSize(p.shape);
+      EngineTensor workspace(std::vector<uint8_t>(bytes ? *bytes : 1, 0));
+      Buffer ws = wrapped(*device, workspace);
+      AttentionArgs a{&q, &k, &v, &o, nullptr, p.shape, {}, {}, {}};
+      for (int round = 0; round < 2; ++round)
+        if (Status s = kernel->enqueue(a, stream, &ws); !s.ok())
+          failures[size_t(t)] = s.toString();
+      if (hipStreamSynchronize(stream) != 0)
+        failures[size_t(t)] += " (the stream reported a fault)";
+      hipStreamDestroy(stream);
+    });
+  for (std::thread &t : pool)
+    t.join();
+  for (int t = 0; t < threads; ++t) {
+    EXPECT_EQ(failures[size_t(t)], "") << t;
+    EXPECT_EQ(problems[size_t(t)]->o.read(),
+              problems[size_t(t)]->blocking(*kernel, 0))
+        << t;
+  }
+}
