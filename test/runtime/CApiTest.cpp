@@ -135,14 +135,23 @@ TEST(CApiTest, AllocationFailuresBecomeErrorCodes) {
   }
   ASSERT_NE(m, nullptr);
   EXPECT_GT(outOfMemory, 0);
+  // A launch allocates nothing on the calling thread (the packing and the
+  // checks of a call that succeeds build no strings and no vectors): it
+  // succeeds with the thread's first allocation failing.
+  EXPECT_EQ(failing(0, [&] { return fa_module_launch(m, nullptr, &args); }),
+            FA_OK)
+      << fa_last_error();
+  // A refused one reports out of memory where building its message fails.
+  fa_attention_args bad = args;
+  bad.seq_q = -1;
   int launchOutOfMemory = 0;
   for (long n = 0; n < 100000; ++n) {
-    fa_status rc =
-        failing(n, [&] { return fa_module_launch(m, nullptr, &args); });
-    if (rc == FA_OK)
-      break;
+    fa_status rc = failing(n, [&] { return fa_module_launch(m, nullptr, &bad); });
     ASSERT_NE(rc, -1);
+    ASSERT_NE(rc, FA_OK);
     EXPECT_STRNE(fa_last_error(), "") << "allocation " << n;
+    if (rc == FA_ERROR_INVALID_ARGUMENT)
+      break;
     launchOutOfMemory += rc == FA_ERROR_OUT_OF_MEMORY;
   }
   EXPECT_GT(launchOutOfMemory, 0);

@@ -33,6 +33,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <vector>
 
@@ -59,9 +60,9 @@ static uint64_t extentBytes(int64_t n0, int64_t n1, int64_t n2, int64_t inner,
 namespace {
 /// One dimension of a strided view.
 struct Dim {
-  const char *name;
-  int64_t extent;
-  int64_t stride;
+  const char *name = "";
+  int64_t extent = 0;
+  int64_t stride = 0;
 };
 } // namespace
 
@@ -69,18 +70,24 @@ struct Dim {
 /// address, else why they may. The test is the standard sufficient one: sorted
 /// by stride, each dimension of extent > 1 must step over everything the
 /// dimensions inside it span: stride_i >= 1 + sum_j stride_j * (n_j - 1).
-static std::string overlapReason(std::vector<Dim> dims) {
-  std::vector<Dim> sorted;
+static std::string overlapReason(std::initializer_list<Dim> dims) {
+  // At most four dimensions; no allocation unless there is something to say
+  // (this runs on every launch).
+  std::array<Dim, 4> sorted;
+  size_t n = 0;
   for (const Dim &d : dims)
-    if (d.extent > 1)
-      sorted.push_back(d);
+    if (d.extent > 1 && n < sorted.size())
+      sorted[n++] = d;
   std::stable_sort(
-      sorted.begin(), sorted.end(),
+      sorted.begin(), sorted.begin() + n,
       [](const Dim &a, const Dim &b) { return a.stride < b.stride; });
   unsigned __int128 span = 0; // largest offset reached by the inner dims
-  std::string inner;
-  for (const Dim &d : sorted) {
+  for (size_t i = 0; i < n; ++i) {
+    const Dim &d = sorted[i];
     if ((unsigned __int128)d.stride < span + 1) {
+      std::string inner;
+      for (size_t j = 0; j < i; ++j)
+        inner += (j ? ", " : "") + std::string(sorted[j].name);
       uint64_t need = uint64_t(span + 1);
       return "the " + std::string(d.name) + " stride " +
              std::to_string(d.stride) + " must be at least " +
@@ -88,7 +95,6 @@ static std::string overlapReason(std::vector<Dim> dims) {
              (inner.empty() ? std::string() : " to step over " + inner);
     }
     span += (unsigned __int128)d.stride * uint64_t(d.extent - 1);
-    inner += (inner.empty() ? "" : ", ") + std::string(d.name);
   }
   return "";
 }
@@ -586,22 +592,26 @@ Expected<PackedLaunch> fa::packAttentionArgs(const KernelInfo &kernel,
       kernel.gqaPacked ? sh.seqQ * (sh.headsQ / sh.headsKv) : sh.seqQ;
   const int64_t tiles = (rows + kernel.blockM - 1) / kernel.blockM;
   struct Launch {
-    const KernelInfo *kernel;
-    int64_t grid[3];
-    LaunchGeometry *out;
+    const KernelInfo *kernel = nullptr;
+    int64_t grid[3] = {0, 0, 0};
+    LaunchGeometry *out = nullptr;
   };
-  std::vector<Launch> launches = {
-      {&kernel,
-       {tiles * S, kernel.gqaPacked ? sh.headsKv : sh.headsQ, sh.batch},
-       &packed.geometry}};
+  std::array<Launch, 2> launches = {
+      Launch{&kernel,
+             {tiles * S, kernel.gqaPacked ? sh.headsKv : sh.headsQ, sh.batch},
+             &packed.geometry},
+      Launch{}};
+  size_t numLaunches = 1;
   if (kernel.splitKv) {
     packed.combineGeometry.emplace();
-    launches.push_back({combine,
-                        {(sh.seqQ + combine->blockM - 1) / combine->blockM,
-                         sh.headsQ, sh.batch},
-                        &*packed.combineGeometry});
+    launches[numLaunches++] = {
+        combine,
+        {(sh.seqQ + combine->blockM - 1) / combine->blockM, sh.headsQ,
+         sh.batch},
+        &*packed.combineGeometry};
   }
-  for (const Launch &l : launches) {
+  for (size_t li = 0; li < numLaunches; ++li) {
+    const Launch &l = launches[li];
     const int64_t *grid = l.grid;
     for (int i = 0; i < 3; ++i)
       if (grid[i] > int64_t(limits.maxGrid[i]))
