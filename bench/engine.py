@@ -259,6 +259,7 @@ def decode_rows(dev, kernel_dir, quick, log):
                 kx = [k.repeat_interleave(HQ // HKV, 1) for k in ks]
                 vx = [v.repeat_interleave(HQ // HKV, 1) for v in vs]
                 gqa = False
+            gs = None
             try:
                 gs = captured(sdpa_step)
                 t_sdpa = event_time(gs.replay, reps) * 1e3 / layers
