@@ -6,8 +6,9 @@
 //
 // What an application embedding fa::runtime does: read the manifest of the
 // code object named on the command line, open a device that runs its
-// target, load it, upload inputs, launch one attention, and copy the output
-// back. It links fa::runtime alone (no fa::validate), so the check of the
+// target, load it, hand fa its own tensors (Device::wrap), and enqueue
+// attention on its stream over its workspace with no synchronisation until
+// it wants the result (Kernel::enqueue), as an engine's decode loop does. It links fa::runtime alone (no fa::validate), so the check of the
 // result is a few lines of its own: an fp64 softmax(Q K^T * scale) V on the
 // CPU, compared within a tolerance for the kernel's element type. Exit
 // status 0 if it matches, 1 if not, 2 on errors.
@@ -21,6 +22,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <limits>
+#include <optional>
 #include <vector>
 
 namespace {
@@ -122,19 +124,28 @@ int main(int argc, char **argv) {
   std::vector<uint8_t> kBytes = makeInput(info.dtype, nKv, 2, kv);
   std::vector<uint8_t> vBytes = makeInput(info.dtype, nKv, 3, vv);
 
-  auto upload =
-      [&](const std::vector<uint8_t> &bytes) -> fa::Expected<fa::Buffer> {
-    fa::Expected<fa::Buffer> b = device->allocate(bytes.size());
+  // The engine's way: the application owns every tensor and fa works on
+  // them where they are. On the host emulator and gfx906-sim its memory is
+  // host memory, wrapped as it is; on a GPU an engine wraps what its own
+  // allocator (cudaMalloc, hipMalloc, a PyTorch tensor's data_ptr) gave it,
+  // and this example, which links no vendor runtime, stands in with fa's.
+  std::vector<uint8_t> oBytes(nQ * fa::dtypeBytes(info.dtype));
+  std::vector<float> outLse(nLse);
+  const bool hostMemory = device->isHostEmulator();
+  auto tensor = [&](void *data, size_t bytes) -> fa::Expected<fa::Buffer> {
+    if (hostMemory)
+      return device->wrap(data, bytes);
+    fa::Expected<fa::Buffer> b = device->allocate(bytes);
     if (b)
-      if (fa::Status s = b->copyFromHost(bytes.data(), bytes.size()); !s.ok())
+      if (fa::Status s = b->copyFromHost(data, bytes); !s.ok())
         return s;
     return b;
   };
-  fa::Expected<fa::Buffer> q = upload(qBytes), k = upload(kBytes),
-                           v = upload(vBytes);
-  fa::Expected<fa::Buffer> o =
-      device->allocate(nQ * fa::dtypeBytes(info.dtype));
-  fa::Expected<fa::Buffer> lse = device->allocate(nLse * sizeof(float));
+  fa::Expected<fa::Buffer> q = tensor(qBytes.data(), qBytes.size()),
+                           k = tensor(kBytes.data(), kBytes.size()),
+                           v = tensor(vBytes.data(), vBytes.size()),
+                           o = tensor(oBytes.data(), oBytes.size()),
+                           lse = tensor(outLse.data(), nLse * sizeof(float));
   for (const fa::Status *s :
        {&q.status(), &k.status(), &v.status(), &o.status(), &lse.status()})
     if (!s->ok())
@@ -147,18 +158,46 @@ int main(int argc, char **argv) {
   args.o = &*o;
   args.lse = info.hasLse ? &*lse : nullptr;
   args.shape = shape; // strides: contiguous BHLD
-  if (fa::Status s = kernel->launch(args); !s.ok())
-    return die(s);
 
-  std::vector<uint8_t> oBytes(o->size());
-  if (fa::Status s = o->copyToHost(oBytes.data(), oBytes.size()); !s.ok())
-    return die(s);
-  std::vector<float> out = fa::decodeElements(info.dtype, oBytes.data(), nQ);
-  std::vector<float> outLse(nLse);
-  if (info.hasLse)
-    if (fa::Status s = lse->copyToHost(outLse.data(), nLse * sizeof(float));
+  // A split-KV kernel writes its partial results to a workspace the
+  // application gives it, sized once for the largest call it will make.
+  fa::Expected<uint64_t> workspaceBytes = kernel->workspaceSize(shape);
+  if (!workspaceBytes)
+    return die(workspaceBytes.status());
+  std::vector<uint8_t> workspaceMemory(hostMemory ? *workspaceBytes : 0);
+  std::optional<fa::Buffer> workspace;
+  if (*workspaceBytes) {
+    fa::Expected<fa::Buffer> w =
+        hostMemory ? device->wrap(workspaceMemory.data(), *workspaceBytes)
+                   : device->allocate(*workspaceBytes);
+    if (!w)
+      return die(w.status());
+    workspace = w.take();
+  }
+
+  // The loop of an engine (a decode step per layer, say): every call is
+  // enqueued on the application's stream (nullptr here: the legacy default
+  // stream; an engine passes its CUstream / hipStream_t) and returns at
+  // once. Nothing synchronises inside the loop; the application does, once,
+  // where it needs the results.
+  void *stream = nullptr;
+  for (int step = 0; step < 4; ++step)
+    if (fa::Status s = kernel->enqueue(args, stream,
+                                       workspace ? &*workspace : nullptr);
         !s.ok())
       return die(s);
+  if (fa::Status s = device->synchronize(); !s.ok())
+    return die(s);
+
+  if (!hostMemory) {
+    if (fa::Status s = o->copyToHost(oBytes.data(), oBytes.size()); !s.ok())
+      return die(s);
+    if (info.hasLse)
+      if (fa::Status s = lse->copyToHost(outLse.data(), nLse * sizeof(float));
+          !s.ok())
+        return die(s);
+  }
+  std::vector<float> out = fa::decodeElements(info.dtype, oBytes.data(), nQ);
 
   std::vector<double> refO, refLse;
   referenceAttention(shape, d, info.causal, info.scale, qv, kv, vv, refO,

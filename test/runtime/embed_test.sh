@@ -1,9 +1,11 @@
 #!/bin/sh
-# embed_test.sh BUILD_DIR WORK_DIR EMBED_SOURCE CODE_OBJECT [CMAKE]
+# embed_test.sh BUILD_DIR WORK_DIR EMBED_SOURCE CODE_OBJECT [CMAKE [MORE...]]
 # Installs the fa_runtime component of BUILD_DIR into WORK_DIR/prefix, then
 #   1. configures and builds EMBED_SOURCE (examples/embed) against it with
 #      find_package(fa CONFIG), runs it on CODE_OBJECT, and checks that it
-#      links fa::runtime alone (no DT_NEEDED on libfa_validate);
+#      links fa::runtime alone (no DT_NEEDED on libfa_validate), and runs
+#      it on each further code object MORE (a split-KV kernel: the
+#      caller's workspace);
 #   2. builds a one-line consumer of fa::validate from the same package and
 #      runs it (the exported target and the installed RPATHs);
 #   3. runs the installed fa-run (INSTALL_RPATH $ORIGIN/../lib) on
@@ -14,6 +16,7 @@ work=$2
 source=$3
 code_object=$4
 cmake=${5:-cmake}
+shift 5 2>/dev/null || shift $#
 
 rm -rf "$work"
 mkdir -p "$work"
@@ -27,6 +30,9 @@ fi
   -DCMAKE_PREFIX_PATH="$work/prefix" -DCMAKE_BUILD_TYPE=Release
 "$cmake" --build "$work/build"
 "$work/build/embed" "$code_object"
+for more in "$@"; do
+  "$work/build/embed" "$more"
+done
 
 needed=$(readelf -d "$work/build/embed" | grep NEEDED)
 case $needed in
