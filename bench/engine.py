@@ -17,6 +17,10 @@ wrapped with fa_buffer_wrap; python/fa/_capi.py).
    reference gathered from the pages (rows of empty sequences are 0), and
    fa_module_check_metadata checks the device metadata once.
 
+3. Concurrency (correctness): one module enqueued from 4 Python threads,
+   each on its own stream with its own tensors and workspace, 20 times
+   each; every output compared with an fp64 reference.
+
 2. Decode step per token-layer (f16, D=128, Hq=32, Hkv=8, Lq=1, dense
    K/V caches [B, Hkv, Lk, D], B in {1, 8}, Lk in {1k, 4k, 8k, 16k, 32k}):
    L layers' calls (each its own K/V cache, so the caches do not stay in
@@ -149,6 +153,63 @@ def graph_capture(dev, kernel_dir, replays, log):
     log.write(f"graph capture: {passes}/{replays} replays pass, worst "
               f"{worst:.3g}, {splits} K/V splits captured\n")
     return passes, replays, worst
+
+
+def concurrency(dev, kernel_dir, log, threads=4, rounds=20):
+    """Section 3: one module enqueued from `threads` Python threads, each on
+    its own stream with its own tensors and workspace (ctypes releases the
+    GIL during the call, so the enqueues overlap); every output is compared
+    with an fp64 reference afterwards. Returns the failures."""
+    import threading
+    mod = _capi.Module(dev, os.path.join(kernel_dir, "decode_d128.cubin"))
+    jobs = []
+    for t in range(threads):
+        b_count, lk = 1 + t, 700 + 613 * t
+        gen = torch.Generator(device="cuda").manual_seed(50 + t)
+        q = torch.randn(b_count, HQ, 1, D, device="cuda", dtype=torch.float16,
+                        generator=gen)
+        k = torch.randn(b_count, HKV, lk, D, device="cuda",
+                        dtype=torch.float16, generator=gen)
+        v = torch.randn_like(k)
+        o = torch.full_like(q, float("nan"))
+        args = _capi.Module.args(wrap(dev, q), wrap(dev, k), wrap(dev, v),
+                                 wrap(dev, o), None,
+                                 (b_count, HQ, HKV, 1, lk))
+        w = torch.empty(max(mod.workspace_size(args), 1), device="cuda",
+                        dtype=torch.uint8)
+        jobs.append(dict(q=q, k=k, v=v, o=o, args=args, ws=wrap(dev, w), w=w,
+                         stream=torch.cuda.Stream(), error=None))
+    torch.cuda.synchronize()
+    barrier = threading.Barrier(threads)
+
+    def work(job):
+        try:
+            barrier.wait()
+            for _ in range(rounds):
+                mod.enqueue(job["args"], job["stream"].cuda_stream, job["ws"])
+        except Exception as e:  # reported below
+            job["error"] = repr(e)
+
+    pool = [threading.Thread(target=work, args=(j,)) for j in jobs]
+    for th in pool:
+        th.start()
+    for th in pool:
+        th.join()
+    torch.cuda.synchronize()
+    failures = 0
+    for t, j in enumerate(jobs):
+        ref = torch.nn.functional.scaled_dot_product_attention(
+            j["q"].double(), j["k"].double().repeat_interleave(HQ // HKV, 1),
+            j["v"].double().repeat_interleave(HQ // HKV, 1))
+        err = (j["o"].double() - ref).abs().max().item()
+        ok = j["error"] is None and err <= 2e-2
+        failures += not ok
+        log.write(f"concurrency: thread {t} stream {j['stream'].cuda_stream:#x}"
+                  f" B={j['q'].shape[0]} Lk={j['k'].shape[2]}: {rounds} "
+                  f"enqueues, max abs err {err:.3g}"
+                  f"{'' if j['error'] is None else ' ' + j['error']} "
+                  f"{'PASS' if ok else 'FAIL'}\n")
+    return failures
 
 
 def event_time(fn, reps):
@@ -296,6 +357,7 @@ def main():
         log.write(f"{torch.cuda.get_device_name()} torch {torch.__version__} "
                   f"{time.strftime('%F %T')}\n")
         passes, total, worst = graph_capture(dev, kernel_dir, replays, log)
+        concurrent_failures = concurrency(dev, kernel_dir, log)
         rows = decode_rows(dev, kernel_dir, quick, log)
     with open(os.path.join(out, "engine.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
@@ -304,6 +366,9 @@ def main():
     with open(os.path.join(out, "engine.md"), "w") as f:
         f.write(f"Graph capture of a paged decode step: {passes}/{total} "
                 f"replays match the fp64 reference (worst {worst:.3g}).\n\n")
+        f.write(f"Concurrent enqueues (4 threads, 4 streams, one module): "
+                f"{'all outputs match' if not concurrent_failures else str(concurrent_failures) + ' FAILED'}"
+                f".\n\n")
         f.write("| B | Lk | fa graph (us/layer) | fa kernels | fa stream "
                 "loop | SDPA flash graph |\n|---|---|---|---|---|---|\n")
         for r in rows:
@@ -311,7 +376,7 @@ def main():
                     f"{r['fa_kernels_us']} | {r['fa_stream_loop_us']} | "
                     f"{r['sdpa_flash_graph_us']} |\n")
     print(open(os.path.join(out, "engine.md")).read())
-    sys.exit(0 if passes == total else 1)
+    sys.exit(0 if passes == total and not concurrent_failures else 1)
 
 
 if __name__ == "__main__":
