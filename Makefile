@@ -2,7 +2,7 @@
 BUILD ?= build
 JOBS ?= $(shell nproc)
 
-.PHONY: run test build deps bench-deps clean bench bench-gfx906 bench-decode-gfx906 test-gpu fuzz sanitize
+.PHONY: run test build deps bench-deps clean bench bench-gfx906 bench-decode-gfx906 test-gpu fuzz sanitize install
 
 deps:
 	@bash scripts/install-deps.sh
@@ -18,6 +18,14 @@ run: build
 
 test: build
 	cmake --build $(BUILD) --target check-fa -j $(JOBS)
+
+# Installs the runtime (headers, libraries, CMake package, fa-run) and the
+# Python package `fa` with libfa_compile.so under PREFIX (then
+# PYTHONPATH=$(PREFIX)/lib/python3/dist-packages, or a prefix on python3's
+# path such as /usr/local, and `import fa`).
+PREFIX ?= /usr/local
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
 
 # The GPU label: the e2e suite on an NVIDIA GPU (skipped without one).
 test-gpu: build

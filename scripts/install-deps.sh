@@ -9,6 +9,7 @@ packages=(
   libclang-rt-22-dev
   libamdhip64-dev rocm-device-libs
   cmake ninja-build g++ make libgtest-dev nlohmann-json3-dev python3
+  python3-torch python3-numpy
 )
 # `install-deps.sh --bench`: also what `make bench-gfx906` draws its chart
 # with (the CSV and the summary need nothing more).

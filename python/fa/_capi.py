@@ -63,22 +63,32 @@ class _EnqueueOptions(ctypes.Structure):
                 ("kv_splits_used", ctypes.c_int64)]
 
 
-def _library_candidates():
-    env = os.environ.get("FA_RUNTIME_LIBRARY")
+def _library_candidates(name, variable):
+    """Where `name` (libfa_runtime.so, libfa_compile.so) may be: the path in
+    $`variable`; next to the installed package (_config.LIBDIR, written by
+    `cmake --install`); the build trees of this source tree; the loader's
+    path."""
+    env = os.environ.get(variable)
     if env:
         return [env]
     here = os.path.dirname(os.path.abspath(__file__))
-    tree = os.path.dirname(os.path.dirname(here))
     out = []
+    try:
+        from . import _config
+        out.append(os.path.join(os.path.normpath(os.path.join(
+            here, _config.LIBDIR)), name))
+    except ImportError:
+        pass
+    tree = os.path.dirname(os.path.dirname(here))
     for build in ("build", "build-gpu"):
-        out.append(os.path.join(tree, build, "lib", "libfa_runtime.so"))
-    out.append("libfa_runtime.so")
+        out.append(os.path.join(tree, build, "lib", name))
+    out.append(name)
     return out
 
 
-def _load():
+def _open(name, variable, declare):
     errors = []
-    for path in _library_candidates():
+    for path in _library_candidates(name, variable):
         if os.sep in path and not os.path.exists(path):
             errors.append(f"{path}: no such file")
             continue
@@ -87,10 +97,14 @@ def _load():
         except OSError as e:
             errors.append(f"{path}: {e}")
             continue
-        _declare(lib)
+        declare(lib)
         return lib
-    raise FaError(3, "cannot load libfa_runtime.so (set FA_RUNTIME_LIBRARY): "
+    raise FaError(3, f"cannot load {name} (set {variable}): "
                   + "; ".join(errors))
+
+
+def _load():
+    return _open("libfa_runtime.so", "FA_RUNTIME_LIBRARY", _declare)
 
 
 def _declare(lib):
@@ -173,6 +187,13 @@ class Buffer:
             self.handle = None
 
 
+def int32_pointer(tensor):
+    """A host int32 tensor's data as const int32_t * (for the host copies
+    of paged and varlen metadata)."""
+    return ctypes.cast(ctypes.c_void_p(tensor.data_ptr()),
+                       ctypes.POINTER(ctypes.c_int32))
+
+
 def _handle(buffer):
     return buffer.handle if buffer is not None else None
 
@@ -243,3 +264,77 @@ class Module:
             self.handle, kernel.encode() if kernel else None,
             ctypes.byref(args), ctypes.byref(paged) if paged else None,
             ctypes.byref(varlen) if varlen else None))
+
+
+#===----------------------------------------------------------------------===#
+# The compiler's C API (compiler/Driver/include/fa/fa_compile.h)
+#===----------------------------------------------------------------------===#
+
+def _declare_compile(lib):
+    p, st, sz = ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t
+    sigs = {
+        "fa_compile_version": (ctypes.c_char_p, []),
+        "fa_compile_options_create": (p, []),
+        "fa_compile_options_destroy": (None, [p]),
+        "fa_compile_options_set": (st, [p, ctypes.c_char_p,
+                                        ctypes.c_char_p]),
+        "fa_compile_options_error": (ctypes.c_char_p, [p]),
+        "fa_compile": (p, [ctypes.c_char_p, sz, ctypes.c_char_p, p]),
+        "fa_compile_result_destroy": (None, [p]),
+        "fa_compile_result_ok": (st, [p]),
+        "fa_compile_result_error": (ctypes.c_char_p, [p]),
+        "fa_compile_result_output": (p, [p, ctypes.POINTER(sz)]),
+        "fa_compile_result_format": (ctypes.c_char_p, [p]),
+        "fa_compile_result_manifest": (ctypes.c_char_p, [p]),
+    }
+    for name, (res, args) in sigs.items():
+        f = getattr(lib, name)
+        f.restype, f.argtypes = res, args
+
+
+_compile_lib = None
+
+
+def compile_lib():
+    """libfa_compile.so (it links LLVM and MLIR: absent where only the
+    runtime was built, e.g. on a GPU machine without LLVM)."""
+    global _compile_lib
+    if _compile_lib is None:
+        _compile_lib = _open("libfa_compile.so", "FA_COMPILE_LIBRARY",
+                             _declare_compile)
+    return _compile_lib
+
+
+class CompileError(RuntimeError):
+    """fac refused the source or the options: the compiler's message."""
+
+
+def compile_source(source, options, name="attention.mlir"):
+    """Compiles MLIR text with fac's options {name: value}; returns (code
+    object bytes, format, manifest JSON text)."""
+    lib = compile_lib()
+    o = lib.fa_compile_options_create()
+    if not o:
+        raise MemoryError("fa_compile_options_create")
+    try:
+        for key, value in options.items():
+            if lib.fa_compile_options_set(o, key.encode(),
+                                          str(value).encode()) != 0:
+                raise CompileError(
+                    lib.fa_compile_options_error(o).decode())
+        text = source.encode()
+        r = lib.fa_compile(text, len(text), name.encode(), o)
+        if not r:
+            raise MemoryError("fa_compile")
+        try:
+            if not lib.fa_compile_result_ok(r):
+                raise CompileError(lib.fa_compile_result_error(r).decode())
+            n = ctypes.c_size_t()
+            ptr = lib.fa_compile_result_output(r, ctypes.byref(n))
+            code = ctypes.string_at(ptr, n.value)
+            return (code, lib.fa_compile_result_format(r).decode(),
+                    lib.fa_compile_result_manifest(r).decode())
+        finally:
+            lib.fa_compile_result_destroy(r)
+    finally:
+        lib.fa_compile_options_destroy(o)

@@ -1,0 +1,159 @@
+"""fa: fused attention for the GPUs the big vendors left behind.
+
+FlashAttention 2's Python API on fa's kernels:
+
+    import fa
+    out = fa.flash_attn_func(q, k, v, causal=True)           # (B, L, H, D)
+    out = fa.flash_attn_with_kvcache(q, k_cache, v_cache, cache_seqlens=n,
+                                     block_table=table)     # decode, paged
+
+Tensors on an AMD GPU (PyTorch for ROCm; gfx906 = MI50/MI60), an NVIDIA GPU
+(sm_90) or the CPU (fa's host emulator: slow, exact, for tests). Kernels are
+compiled on first use for the tensor's target and cached on disk
+(FA_CACHE_DIR); fa.compile(...) compiles ahead. Launches go on the tensor's
+current stream, asynchronously, and can be captured in a CUDA graph. The
+three functions are also torch.library ops (torch.ops.fa.*), so
+torch.compile traces through them where the installed PyTorch has it;
+fa.integrations.transformers.register() adds attn_implementation="fa" to
+Hugging Face transformers.
+"""
+
+from . import _capi, _jit
+from ._interface import identity_table as _identity_table
+from ._ops import ops_registered, fwd_op, varlen_fwd_op, kvcache_fwd_op
+from ._interface import _check_features, _prepare
+
+__version__ = _jit.VERSION
+FaError = _capi.FaError
+CompileError = _capi.CompileError
+
+__all__ = ["flash_attn_func", "flash_attn_varlen_func",
+           "flash_attn_with_kvcache", "compile", "FaError", "CompileError",
+           "__version__"]
+
+
+def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False,
+                    window_size=(-1, -1), softcap=0.0, alibi_slopes=None,
+                    deterministic=False, return_attn_probs=False, sinks=None):
+    """softmax(q k^T * softmax_scale) v over (batch, seqlen, nheads,
+    headdim) tensors; k and v may have fewer heads (GQA: nheads_q a
+    multiple of nheads_k). causal: bottom-right aligned, as FlashAttention
+    2. Returns out (batch, seqlen_q, nheads, headdim), or with
+    return_attn_probs (out, softmax_lse (batch, nheads, seqlen_q) f32,
+    None): fa never materialises the probabilities. `deterministic` is
+    accepted (fa's forward is deterministic). `sinks` is fa's extension
+    (issue 32)."""
+    _check_features(dropout_p, window_size, softcap, alibi_slopes, sinks)
+    out, lse = fwd_op(q, k, v, softmax_scale, bool(causal))
+    return (out, lse, None) if return_attn_probs else out
+
+
+def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
+                           max_seqlen_k, dropout_p=0.0, softmax_scale=None,
+                           causal=False, window_size=(-1, -1), softcap=0.0,
+                           alibi_slopes=None, deterministic=False,
+                           return_attn_probs=False, block_table=None,
+                           sinks=None):
+    """Attention over packed sequences: q (total_q, nheads, headdim), k and
+    v (total_k, nheads_k, headdim); sequence b is rows cu_seqlens_q[b] ..
+    cu_seqlens_q[b+1]-1 of q (int32 tensors of batch + 1 entries on q's
+    device); max_seqlen_q / max_seqlen_k bound every sequence's length.
+    Returns out (total_q, nheads, headdim), or with return_attn_probs
+    (out, softmax_lse (nheads, total_q), None). On GPUs the kernel trusts
+    cu_seqlens, as FlashAttention's does; CPU tensors are checked.
+    block_table (paged varlen batches) comes with issue 32."""
+    _check_features(dropout_p, window_size, softcap, alibi_slopes, sinks)
+    if block_table is not None:
+        raise NotImplementedError(
+            "fa: block_table in flash_attn_varlen_func (a paged cache under "
+            "packed queries of mixed lengths) is not supported yet (issue "
+            "32); use flash_attn_with_kvcache for paged decode")
+    out, lse = varlen_fwd_op(q, k, v, cu_seqlens_q, cu_seqlens_k,
+                             int(max_seqlen_q), int(max_seqlen_k),
+                             softmax_scale, bool(causal))
+    return (out, lse, None) if return_attn_probs else out
+
+
+def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None,
+                            rotary_cos=None, rotary_sin=None,
+                            cache_seqlens=None, cache_batch_idx=None,
+                            cache_leftpad=None, block_table=None,
+                            softmax_scale=None, causal=False,
+                            window_size=(-1, -1), softcap=0.0,
+                            rotary_interleaved=True, alibi_slopes=None,
+                            num_splits=0, return_softmax_lse=False,
+                            sinks=None):
+    """Attention of q (batch, seqlen_q, nheads, headdim) over a K/V cache:
+    dense (batch, seqlen_cache, nheads_k, headdim), or paged (num_blocks,
+    page_block_size, nheads_k, headdim) read through block_table (batch,
+    max_blocks) int32. cache_seqlens (an int or an int32 (batch,) tensor)
+    are the keys each sequence has; k and v (batch, seqlen_new, nheads_k,
+    headdim), if given, are written into the cache at cache_seqlens first
+    (in place, as FlashAttention 2 does) and attended to. causal: the query
+    rows are the sequence's last, bottom-right aligned. num_splits: 0 lets
+    fa choose the K/V splits (decode calls of at most 4 query rows run
+    split-KV), 1 none. Returns out, or (out, softmax_lse (batch, nheads,
+    seqlen_q)) with return_softmax_lse."""
+    import torch
+    _check_features(0.0, window_size, softcap, alibi_slopes, sinks)
+    for name, value in (("rotary_cos", rotary_cos),
+                        ("rotary_sin", rotary_sin),
+                        ("cache_batch_idx", cache_batch_idx),
+                        ("cache_leftpad", cache_leftpad)):
+        if value is not None:
+            raise NotImplementedError(
+                f"fa: {name} is not supported (apply rotary embeddings and "
+                f"pick cache rows before the call)")
+    q = _prepare("q", q, 4)
+    batch, seqlen_q = q.shape[0], q.shape[1]
+    if block_table is None:
+        if k_cache.dim() != 4 or k_cache.shape[0] != batch:
+            raise ValueError(f"fa: k_cache has shape {tuple(k_cache.shape)}, "
+                             f"expected (batch={batch}, seqlen_cache, "
+                             f"nheads_k, headdim) without a block_table")
+        table = _identity_table(batch, q.device)
+    else:
+        table = block_table
+    page_size = k_cache.shape[1]
+    capacity = table.shape[1] * page_size if table.dim() == 2 else 0
+    if cache_seqlens is None:
+        lens = torch.full((batch,), capacity if k is None else 0,
+                          dtype=torch.int32, device=q.device)
+    elif isinstance(cache_seqlens, int):
+        lens = torch.full((batch,), cache_seqlens, dtype=torch.int32,
+                          device=q.device)
+    else:
+        lens = cache_seqlens
+    if (k is None) != (v is None):
+        raise ValueError("fa: give both k and v (new keys and values), or "
+                         "neither")
+    if k is not None:
+        new = k.shape[1]
+        pos = lens.long().view(batch, 1) + torch.arange(
+            new, device=q.device).view(1, new)
+        page = table.long().gather(1, torch.div(pos, page_size,
+                                                rounding_mode="floor"))
+        row = pos % page_size
+        k_cache[page, row] = k
+        v_cache[page, row] = v
+        lens = (lens + new).to(torch.int32)
+    out, lse = kvcache_fwd_op(q, k_cache, v_cache, lens, table,
+                              softmax_scale, bool(causal), int(num_splits))
+    return (out, lse) if return_softmax_lse else out
+
+
+def compile(dtype, head_dim, target, causal=False, softmax_scale=None,
+            layout="dense", decode=False):
+    """Compiles the kernel a call would use into the disk cache ahead of
+    time (FA_CACHE_DIR) and returns its path: dtype "f16" / "bf16" / "f32"
+    (or a torch dtype), target "gfx906", "sm_90" or "host", layout
+    "dense", "paged" or "varlen", decode the split-KV build that calls of
+    at most 4 query rows use."""
+    import math
+    names = {"float16": "f16", "bfloat16": "bf16", "float32": "f32"}
+    dtype = names.get(str(dtype).replace("torch.", ""), str(dtype))
+    scale = 1.0 / math.sqrt(head_dim) if softmax_scale is None \
+        else float(softmax_scale)
+    spec = _jit.Spec(layout, dtype, int(head_dim), bool(causal), scale,
+                     bool(decode), target)
+    return _jit.compile_to_cache(spec)

@@ -1,0 +1,310 @@
+"""FlashAttention 2's functions on fa's kernels.
+
+The three functions take FlashAttention 2's arguments and layouts
+((batch, seqlen, heads, headdim); packed (total, heads, headdim) with
+cu_seqlens; a K/V cache, dense or paged with block_table). Each checks its
+arguments (a bad one raises naming it), picks the kernel for the call's
+features (compiled on first use, _jit.py) and enqueues it on the tensors'
+device and current stream through the runtime's C API: asynchronously, and
+capturable in a CUDA graph. CPU tensors run on fa's host emulator.
+
+What fa does not do yet raises NotImplementedError naming the argument:
+dropout, sliding windows, softcapping, ALiBi and sinks (issue 32), rotary
+embedding inside the call, cache_batch_idx, cache_leftpad, and block_table
+in flash_attn_varlen_func.
+"""
+
+import math
+import threading
+
+import torch
+
+from . import _capi, _jit
+
+_SUPPORTED = {torch.float16: "f16", torch.bfloat16: "bf16",
+              torch.float32: "f32"}
+
+
+def _unsupported(name, what):
+    return NotImplementedError(
+        f"fa: {name}={what} is not supported yet (fa computes plain softmax "
+        f"attention: causal or not, GQA, dense/paged/varlen); issue 32 adds "
+        f"sliding windows, softcap, ALiBi and sinks")
+
+
+def _check_features(dropout_p=0.0, window_size=(-1, -1), softcap=0.0,
+                    alibi_slopes=None, sinks=None):
+    if dropout_p:
+        raise NotImplementedError(
+            f"fa: dropout_p={dropout_p}: fa's kernels do not drop out (pass "
+            f"0.0; FlashAttention's dropout is for training)")
+    if tuple(window_size) != (-1, -1):
+        raise _unsupported("window_size", tuple(window_size))
+    if softcap:
+        raise _unsupported("softcap", softcap)
+    if alibi_slopes is not None:
+        raise _unsupported("alibi_slopes", "<tensor>")
+    if sinks is not None:
+        raise _unsupported("sinks", "<tensor>")
+
+
+def _where(t):
+    """(target, fa device name, stream handle) of tensor `t`."""
+    if t.device.type == "cpu":
+        return "host", "host", 0
+    if t.device.type == "cuda":
+        index = t.device.index
+        if index is None:
+            index = torch.cuda.current_device()
+        stream = torch.cuda.current_stream(index).cuda_stream
+        if getattr(torch.version, "hip", None):
+            arch = torch.cuda.get_device_properties(index).gcnArchName
+            return arch.split(":")[0], f"hip:{index}", stream
+        major, minor = torch.cuda.get_device_capability(index)
+        return f"sm_{major}{minor}", f"cuda:{index}", stream
+    raise ValueError(f"fa: tensors on device '{t.device}' are not supported "
+                     f"(CPU, CUDA and ROCm tensors are)")
+
+
+# Wrapped buffers by (device, address, bytes): a wrap records only the
+# range, so a later tensor at the same address and size reuses the handle.
+_wrapped = {}
+_wrapped_lock = threading.Lock()
+
+
+def _wrap(dev_name, t):
+    if t is None:
+        return None
+    storage = t.untyped_storage() if hasattr(t, "untyped_storage") \
+        else t.storage()
+    # From the tensor's first element to the end of its storage.
+    nbytes = storage.nbytes() - t.storage_offset() * t.element_size()
+    ptr = t.data_ptr()
+    k = (dev_name, ptr, nbytes)
+    b = _wrapped.get(k)
+    if b is None:
+        with _wrapped_lock:
+            if len(_wrapped) > 1024:
+                _wrapped.clear()
+            b = _wrapped[k] = _capi.Buffer(_jit.device(dev_name), ptr, nbytes)
+    return b
+
+
+def _prepare(name, t, dims):
+    """`t` checked to have `dims` dimensions and a unit last stride (made
+    contiguous where it has not: a cheap copy fa's ABI can express)."""
+    if not isinstance(t, torch.Tensor):
+        raise TypeError(f"fa: {name} must be a torch.Tensor, got "
+                        f"{type(t).__name__}")
+    if t.dim() != dims:
+        raise ValueError(f"fa: {name} must have {dims} dimensions, got shape "
+                         f"{tuple(t.shape)}")
+    if t.stride(-1) != 1 or any(s < 0 for s in t.stride()):
+        t = t.contiguous()
+    return t
+
+
+def _dtype(q, *others):
+    for n, t in others:
+        if t.dtype != q.dtype:
+            raise TypeError(f"fa: {n}.dtype is {t.dtype}, q.dtype is "
+                            f"{q.dtype}: they must be equal")
+        if t.device != q.device:
+            raise ValueError(f"fa: {n} is on {t.device}, q on {q.device}")
+    if q.dtype not in _SUPPORTED:
+        raise TypeError(f"fa: q.dtype {q.dtype} is not supported (float16, "
+                        f"bfloat16, float32)")
+    return _SUPPORTED[q.dtype]
+
+
+def _scale(softmax_scale, d):
+    s = 1.0 / math.sqrt(d) if softmax_scale is None else float(softmax_scale)
+    if not math.isfinite(s) or s <= 0:
+        raise ValueError(f"fa: softmax_scale={softmax_scale} must be a "
+                         f"positive finite number")
+    return s
+
+
+def _module(spec, dev_name, dtype):
+    try:
+        return _jit.module(spec, dev_name)
+    except _capi.CompileError as e:
+        raise TypeError(f"fa: cannot compile a kernel for q.dtype={dtype}, "
+                        f"head dim {spec.head_dim} on target {spec.target}: "
+                        f"{e}") from None
+
+
+def _enqueue(m, dev_name, stream, args, like, num_splits, paged=None,
+             varlen=None):
+    ws = None
+    n = m.workspace_size(args, num_splits)
+    if n:
+        w = torch.empty(n, dtype=torch.uint8, device=like.device)
+        ws = _capi.Buffer(_jit.device(dev_name), w.data_ptr(), n, w)
+    m.enqueue(args, stream, ws, num_splits, paged=paged, varlen=varlen)
+
+
+def _decode(seqlen_q):
+    """Short query rows take the split-KV + GQA-packing build."""
+    return seqlen_q <= 4
+
+
+def fwd(q, k, v, softmax_scale=None, causal=False):
+    """(out, softmax_lse) of dense attention over (B, L, H, D) tensors."""
+    q, k, v = (_prepare(n, t, 4) for n, t in (("q", q), ("k", k), ("v", v)))
+    dtype = _dtype(q, ("k", k), ("v", v))
+    b, lq, hq, d = q.shape
+    bk, lk, hkv, dk = k.shape
+    if tuple(v.shape) != tuple(k.shape):
+        raise ValueError(f"fa: v has shape {tuple(v.shape)}, k "
+                         f"{tuple(k.shape)}: they must be equal")
+    if bk != b or dk != d:
+        raise ValueError(f"fa: k has shape {tuple(k.shape)}, q "
+                         f"{tuple(q.shape)}: batch and head dim must match")
+    if hq % hkv:
+        raise ValueError(f"fa: q's {hq} heads are not a multiple of k's {hkv}")
+    target, dev_name, stream = _where(q)
+    spec = _jit.Spec("dense", dtype, d, bool(causal), _scale(softmax_scale, d),
+                     _decode(lq), target)
+    out = torch.empty_like(q, memory_format=torch.contiguous_format)
+    lse = torch.empty(b, hq, lq, dtype=torch.float32, device=q.device)
+    if q.numel() == 0 or lk == 0:
+        out.zero_()
+        lse.fill_(-math.inf)
+        return out, lse
+    m = _module(spec, dev_name, q.dtype)
+    strides = []
+    for t in (q, k, v, out):
+        sb, sl, sh, _ = t.stride()
+        strides += [sb, sh, sl]
+    strides += [hq * lq, lq]
+    args = _capi.Module.args(_wrap(dev_name, q), _wrap(dev_name, k),
+                             _wrap(dev_name, v), _wrap(dev_name, out),
+                             _wrap(dev_name, lse), (b, hq, hkv, lq, lk),
+                             strides)
+    _enqueue(m, dev_name, stream, args, q, 0)
+    return out, lse
+
+
+def varlen_fwd(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
+               max_seqlen_k, softmax_scale=None, causal=False):
+    """(out, softmax_lse [Hq, total_q]) over packed (total, H, D) tensors."""
+    q, k, v = (_prepare(n, t, 3) for n, t in (("q", q), ("k", k), ("v", v)))
+    dtype = _dtype(q, ("k", k), ("v", v))
+    for n, c in (("cu_seqlens_q", cu_seqlens_q),
+                 ("cu_seqlens_k", cu_seqlens_k)):
+        if not isinstance(c, torch.Tensor) or c.dtype != torch.int32 or \
+                c.dim() != 1 or c.device != q.device:
+            raise TypeError(f"fa: {n} must be a 1-D int32 tensor on "
+                            f"{q.device}")
+    if cu_seqlens_q.numel() != cu_seqlens_k.numel() or \
+            cu_seqlens_q.numel() < 2:
+        raise ValueError(f"fa: cu_seqlens_q has {cu_seqlens_q.numel()} "
+                         f"entries, cu_seqlens_k {cu_seqlens_k.numel()}: both "
+                         f"must have batch + 1 >= 2")
+    cu_q, cu_k = cu_seqlens_q.contiguous(), cu_seqlens_k.contiguous()
+    total_q, hq, d = q.shape
+    total_k, hkv, dk = k.shape
+    if tuple(v.shape) != tuple(k.shape) or dk != d or hq % hkv:
+        raise ValueError(f"fa: q {tuple(q.shape)}, k {tuple(k.shape)}, v "
+                         f"{tuple(v.shape)}: k and v must match, share q's "
+                         f"head dim, and divide its heads")
+    batch = cu_q.numel() - 1
+    target, dev_name, stream = _where(q)
+    spec = _jit.Spec("varlen", dtype, d, bool(causal),
+                     _scale(softmax_scale, d), False, target)
+    out = torch.empty_like(q, memory_format=torch.contiguous_format)
+    lse = torch.empty(hq, total_q, dtype=torch.float32, device=q.device)
+    if total_q == 0:
+        return out, lse
+    m = _module(spec, dev_name, q.dtype)
+    strides = []
+    for t in (q, k, v, out):
+        st, sh, _ = t.stride()
+        strides += [0, sh, st]
+    strides += [0, total_q]
+    args = _capi.Module.args(_wrap(dev_name, q), _wrap(dev_name, k),
+                             _wrap(dev_name, v), _wrap(dev_name, out),
+                             _wrap(dev_name, lse),
+                             (batch, hq, hkv, int(max_seqlen_q),
+                              int(max_seqlen_k)), strides)
+    varlen = _capi.Module.varlen(_wrap(dev_name, cu_q), _wrap(dev_name, cu_k),
+                                 total_q, total_k)
+    if q.device.type == "cpu":
+        # Host tensors: the runtime checks them before the launch.
+        varlen.host_cu_seqlens_q = _capi.int32_pointer(cu_q)
+        varlen.host_cu_seqlens_k = _capi.int32_pointer(cu_k)
+    _enqueue(m, dev_name, stream, args, q, 0, varlen=varlen)
+    return out, lse
+
+
+_identity_tables = {}
+
+
+def kvcache_fwd(q, k_cache, v_cache, cache_seqlens, block_table,
+                softmax_scale=None, causal=False, num_splits=0):
+    """(out, softmax_lse) of q (B, Lq, Hq, D) over a paged cache (num_pages,
+    page_size, Hkv, D) read through block_table (B, max_pages) with the
+    sequences' lengths cache_seqlens (B,), int32 tensors on q's device."""
+    q = _prepare("q", q, 4)
+    k_cache, v_cache = (_prepare(n, t, 4) for n, t in
+                        (("k_cache", k_cache), ("v_cache", v_cache)))
+    dtype = _dtype(q, ("k_cache", k_cache), ("v_cache", v_cache))
+    b, lq, hq, d = q.shape
+    num_pages, page_size, hkv, dk = k_cache.shape
+    if tuple(v_cache.shape) != tuple(k_cache.shape) or dk != d or hq % hkv:
+        raise ValueError(f"fa: q {tuple(q.shape)}, k_cache "
+                         f"{tuple(k_cache.shape)}, v_cache "
+                         f"{tuple(v_cache.shape)}: the caches must match, "
+                         f"share q's head dim, and divide its heads")
+    for n, t, shape in (("cache_seqlens", cache_seqlens, (b,)),
+                        ("block_table", block_table, None)):
+        if t.dtype != torch.int32 or t.device != q.device or \
+                (shape and tuple(t.shape) != shape):
+            raise TypeError(f"fa: {n} must be an int32 tensor on {q.device}"
+                            + (f" of shape {shape}" if shape else ""))
+    if block_table.dim() != 2 or block_table.shape[0] != b:
+        raise ValueError(f"fa: block_table has shape "
+                         f"{tuple(block_table.shape)}, expected ({b}, "
+                         f"max_pages)")
+    table, lens = block_table.contiguous(), cache_seqlens.contiguous()
+    max_pages = table.shape[1]
+    target, dev_name, stream = _where(q)
+    spec = _jit.Spec("paged", dtype, d, bool(causal),
+                     _scale(softmax_scale, d), _decode(lq), target)
+    if num_splits not in (0, 1) and not spec.decode:
+        raise ValueError(f"fa: num_splits={num_splits}: only a call with at "
+                         f"most 4 query rows runs split-KV")
+    out = torch.empty_like(q, memory_format=torch.contiguous_format)
+    lse = torch.empty(b, hq, lq, dtype=torch.float32, device=q.device)
+    m = _module(spec, dev_name, q.dtype)
+    strides = []
+    sb, sl, sh, _ = q.stride()
+    strides += [sb, sh, sl]
+    for t in (k_cache, v_cache):
+        sp, sr, sh, _ = t.stride()
+        strides += [sp, sh, sr]
+    sb, sl, sh, _ = out.stride()
+    strides += [sb, sh, sl, hq * lq, lq]
+    args = _capi.Module.args(_wrap(dev_name, q), _wrap(dev_name, k_cache),
+                             _wrap(dev_name, v_cache), _wrap(dev_name, out),
+                             _wrap(dev_name, lse),
+                             (b, hq, hkv, lq, max_pages * page_size), strides)
+    paged = _capi.Module.paged(_wrap(dev_name, table), _wrap(dev_name, lens),
+                               page_size, max_pages, num_pages)
+    if q.device.type == "cpu":
+        paged.host_block_table = _capi.int32_pointer(table)
+        paged.host_cache_seqlens = _capi.int32_pointer(lens)
+    _enqueue(m, dev_name, stream, args, q, int(num_splits), paged=paged)
+    return out, lse
+
+
+def identity_table(batch, device):
+    """(batch, 1) int32 [[0], [1], ...] on `device`: a dense cache (B,
+    seqlen_cache, Hkv, D) read as B pages of seqlen_cache rows."""
+    k = (batch, str(device))
+    t = _identity_tables.get(k)
+    if t is None:
+        t = _identity_tables[k] = torch.arange(
+            batch, dtype=torch.int32, device=device).view(batch, 1)
+    return t

@@ -1,0 +1,90 @@
+"""The three functions as torch.library custom ops (torch.ops.fa.fwd,
+varlen_fwd, kvcache_fwd) where the installed PyTorch has
+torch.library.Library (1.13 and later): CPU and CUDA kernels (ROCm's
+PyTorch dispatches its GPU tensors as CUDA too) and Meta kernels that give
+the outputs' shapes, which is what torch.compile's fake tensors run. Where
+the API is missing, the plain functions of _interface.py are used."""
+
+import torch
+
+from . import _interface
+
+_SCHEMAS = {
+    "fwd": "fwd(Tensor q, Tensor k, Tensor v, float? softmax_scale, "
+           "bool causal) -> (Tensor, Tensor)",
+    "varlen_fwd": "varlen_fwd(Tensor q, Tensor k, Tensor v, "
+                  "Tensor cu_seqlens_q, Tensor cu_seqlens_k, "
+                  "int max_seqlen_q, int max_seqlen_k, float? softmax_scale, "
+                  "bool causal) -> (Tensor, Tensor)",
+    "kvcache_fwd": "kvcache_fwd(Tensor q, Tensor k_cache, Tensor v_cache, "
+                   "Tensor cache_seqlens, Tensor block_table, "
+                   "float? softmax_scale, bool causal, int num_splits) -> "
+                   "(Tensor, Tensor)",
+}
+
+
+def _meta_fwd(q, k, v, softmax_scale, causal):
+    b, lq, hq, _ = q.shape
+    return (torch.empty_like(q, memory_format=torch.contiguous_format),
+            q.new_empty((b, hq, lq), dtype=torch.float32))
+
+
+def _meta_varlen(q, k, v, cu_q, cu_k, max_q, max_k, softmax_scale, causal):
+    total_q, hq, _ = q.shape
+    return (torch.empty_like(q, memory_format=torch.contiguous_format),
+            q.new_empty((hq, total_q), dtype=torch.float32))
+
+
+def _meta_kvcache(q, k_cache, v_cache, lens, table, softmax_scale, causal,
+                  num_splits):
+    b, lq, hq, _ = q.shape
+    return (torch.empty_like(q, memory_format=torch.contiguous_format),
+            q.new_empty((b, hq, lq), dtype=torch.float32))
+
+
+_IMPLS = {
+    "fwd": (_interface.fwd, _meta_fwd),
+    "varlen_fwd": (_interface.varlen_fwd, _meta_varlen),
+    "kvcache_fwd": (_interface.kvcache_fwd, _meta_kvcache),
+}
+
+_library = None
+
+
+def _register():
+    global _library
+    if not hasattr(torch, "library") or \
+            not hasattr(torch.library, "Library"):
+        return False
+    if hasattr(torch.ops, "fa") and hasattr(torch.ops.fa, "fwd"):
+        return True  # registered by an earlier import in this process
+    lib = torch.library.Library("fa", "DEF")
+    for name, schema in _SCHEMAS.items():
+        lib.define(schema)
+        impl, meta = _IMPLS[name]
+        lib.impl(name, impl, "CPU")
+        lib.impl(name, impl, "CUDA")
+        lib.impl(name, meta, "Meta")
+        # PyTorch 1.13 has no autograd fallthrough for Meta tensors; the
+        # ops are forward-only (no backward), so the Meta kernel serves it.
+        try:
+            lib.impl(name, meta, "AutogradMeta")
+        except RuntimeError:
+            pass
+    _library = lib
+    return True
+
+
+try:
+    ops_registered = _register()
+except (RuntimeError, AttributeError):
+    ops_registered = False
+
+if ops_registered:
+    fwd_op = torch.ops.fa.fwd
+    varlen_fwd_op = torch.ops.fa.varlen_fwd
+    kvcache_fwd_op = torch.ops.fa.kvcache_fwd
+else:
+    fwd_op = _interface.fwd
+    varlen_fwd_op = _interface.varlen_fwd
+    kvcache_fwd_op = _interface.kvcache_fwd

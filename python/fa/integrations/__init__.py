@@ -1,0 +1,1 @@
+"""Integrations of fa with other libraries (transformers)."""
