@@ -48,7 +48,9 @@
 #include <vector>
 
 #ifdef FA_AOT_HEADER
+extern "C" {
 #include FA_AOT_HEADER
+}
 #endif
 
 namespace {
@@ -253,17 +255,19 @@ int main(int argc, char **argv) {
   row("enqueue++", hostMicros(enqueueCxx, stream), sameAfter(enqueueCxx));
 
 #ifdef FA_AOT_HEADER
-  FA_AOT_MODULE aot;
-  if (int rc = FA_AOT_LOAD(&aot)) {
-    std::fprintf(stderr, "AOT load failed: %d\n", rc);
+  // The launcher `fac --emit=launcher --launcher-prefix=decode` wrote for
+  // the same kernel: its own module, packing and launches.
+  decode_module aot;
+  if (int rc = decode_load(&aot)) {
+    std::fprintf(stderr, "AOT load failed: %s\n", decode_error_string(rc));
     return 2;
   }
   auto aotLaunch = [&] {
-    if (int rc = FA_AOT_LAUNCH(&aot, stream, (void *)q, (void *)k, (void *)v,
-                               (void *)o, nullptr, B, Hq, Hkv, Lq, Lk, nullptr,
-                               (void *)ws, std::max<size_t>(wsBytes, 256),
+    if (int rc = decode_launch(&aot, stream, q, k, v, o, 0, B, Hq, Hkv, Lq,
+                               Lk, nullptr, ws, std::max<size_t>(wsBytes, 256),
                                splits)) {
-      std::fprintf(stderr, "AOT launch failed: %d\n", rc);
+      std::fprintf(stderr, "AOT launch failed: %s\n",
+                   decode_error_string(rc));
       std::exit(2);
     }
   };

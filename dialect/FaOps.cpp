@@ -398,6 +398,26 @@ LogicalResult StoreTileOp::verify() {
   return checkTileAgainstMemref(*this, t, getDest().getType());
 }
 
+LogicalResult TraceRowOp::verify() {
+  auto m = getM().getType(), l = getL().getType(), acc = getAcc().getType();
+  auto trace = getTrace().getType();
+  if (m.getRank() != 1 || m != l || !m.getElementType().isF32() ||
+      !m.hasStaticShape())
+    return emitOpError() << "m and l must be one static f32 row tile, got " << m
+                         << " and " << l;
+  if (acc.getRank() != 2 || !acc.hasStaticShape() ||
+      acc.getDimSize(0) != m.getDimSize(0) || !acc.getElementType().isF32())
+    return emitOpError() << "acc must be tensor<" << m.getDimSize(0)
+                         << "xCxf32>, got " << acc;
+  if (getCols() < 1 || getCols() > acc.getDimSize(1))
+    return emitOpError() << "cols must be in [1, " << acc.getDimSize(1)
+                         << "], got " << getCols();
+  auto memref = dyn_cast<MemRefType>(trace);
+  if (!memref || memref.getRank() != 1 || !memref.getElementType().isF32())
+    return emitOpError() << "trace must be a rank-1 f32 memref, got " << trace;
+  return success();
+}
+
 LogicalResult TileDotOp::verify() {
   auto a = getLhs().getType(), b = getRhs().getType(),
        c = getResult().getType();

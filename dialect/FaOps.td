@@ -218,6 +218,39 @@ def Fa_StoreTileOp : Fa_Op<"store_tile", [AttrSizedOperandSegments,
   let hasVerifier = 1;
 }
 
+def Fa_TraceRowOp : Fa_Op<"trace_row"> {
+  let summary = "Write one query row's online-softmax state after a K/V block";
+  let description = [{
+    Validation layer 2 (`fa-tile trace=true`, `fac --trace`): where the tile
+    of rows `[row, row + R)` of `(batch, head)` holds the traced query row
+    `(trace_batch, trace_head, trace_row)`, writes that row's running max
+    `m`, running sum `l` and its first `cols` unnormalised outputs `acc` to
+    row `block` of `trace` (f32 `[n_blocks, 2 + cols]`: m, l, acc). Nothing
+    is written where the tile does not hold the row. `m` and `l` are the
+    kernel's statistics (log2 units, KernelAbi.h); `acc` is `R x C`, `C >=
+    cols`.
+
+    ```mlir
+    fa.trace_row %m, %l, %acc, %trace[%n] rows(%b, %h, %m0)
+        traced(%tb, %th, %tr) {cols = 64 : i64}
+        : tensor<64xf32>, tensor<64xf32>, tensor<64x64xf32>, memref<?xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$m, AnyRankedTensor:$l,
+                       AnyRankedTensor:$acc,
+                       Arg<AnyMemRef, "trace", [MemWrite]>:$trace,
+                       Index:$block, Index:$batch, Index:$head, Index:$row,
+                       Index:$trace_batch, Index:$trace_head,
+                       Index:$trace_row, I64Attr:$cols);
+  let assemblyFormat = [{
+    $m `,` $l `,` $acc `,` $trace `[` $block `]`
+    `rows` `(` $batch `,` $head `,` $row `)`
+    `traced` `(` $trace_batch `,` $trace_head `,` $trace_row `)`
+    attr-dict `:` type($m) `,` type($l) `,` type($acc) `,` type($trace)
+  }];
+  let hasVerifier = 1;
+}
+
 def Fa_TileDotOp : Fa_Op<"tile_dot", [Pure]> {
   let summary = "Tile matrix product accumulated in f32";
   let description = [{

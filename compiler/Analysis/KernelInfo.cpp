@@ -124,6 +124,7 @@ FailureOr<std::vector<KernelInfo>> mlir::fa::collectKernels(ModuleOp module) {
     k.gqaPacked = f->hasAttr("fa.gqa_packed");
     k.paged = f->hasAttr("fa.paged");
     k.varlen = f->hasAttr("fa.varlen");
+    k.trace = f->hasAttr("fa.trace");
     if (auto combine = f->getAttrOfType<FlatSymbolRefAttr>("fa.combine"))
       k.combine = combine.getValue().str();
     else

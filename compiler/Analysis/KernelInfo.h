@@ -69,6 +69,9 @@ struct KernelInfo {
   /// combine kernel has `isCombine`.
   bool splitKv = false, isCombine = false, gqaPacked = false, paged = false,
        varlen = false;
+  /// Validation layer 2: the trace words follow the version's
+  /// (KernelAbi.h, "Trace").
+  bool trace = false;
   std::string combine;
   std::vector<int64_t> staticSizes; // B, Hq, Hkv, Lq, Lk; -1 = dynamic
   /// The backend's resource figures (manifest `resources`), where it has

@@ -704,6 +704,7 @@ void Compilation::run(ModuleOp source, llvm::StringRef sourceText) {
   pipeline.shareRows = options.shareRows;
   pipeline.kvSplits = options.kvSplits;
   pipeline.gqaPack = options.gqaPack;
+  pipeline.trace = options.trace;
   pipeline.pairRhs = options.pairRhs;
   pipeline.widenLds = options.widenLds;
   pipeline.fetchAhead = options.fetchAhead == "auto" ? std::string("next-block")

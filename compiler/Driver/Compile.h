@@ -35,7 +35,8 @@ struct CompileOptions {
   /// gfx906, sm_90, sm_80 or host.
   std::string target = "gfx906";
   /// Stop at: mlir (gpu dialect), llvm (LLVM IR), asm, obj, ptx, cubin;
-  /// empty: the code object with its manifest.
+  /// empty or launcher (GPU targets): the code object with its manifest,
+  /// from which fac --emit=launcher writes its C launcher (Launcher.h).
   std::string emit;
   /// Tile configuration; 0 lets fa-tile choose.
   int64_t blockM = 0, blockN = 0, waves = 0, stages = 0;
@@ -60,6 +61,10 @@ struct CompileOptions {
   std::string kvSplits = "off";
   /// GQA packing (fa-tile gqa-pack): off or on.
   std::string gqaPack = "off";
+  /// Validation layer 2 (fa-tile trace): the kernel writes one query row's
+  /// running max, sum and output after every K/V block to a trace buffer
+  /// (KernelAbi.h, "Trace"); dense kernels only.
+  bool trace = false;
   bool allowBf16 = false;
   /// gfx906: fail where the kept kernel still spills to scratch (after the
   /// retries), instead of keeping it with a remark.

@@ -37,9 +37,11 @@ llvm::Error fa::validateCompileOptions(const CompileOptions &o) {
     return optionError("unknown target '" + o.target +
                        "'; known targets: " + knownTargetNames());
   llvm::StringRef emit = o.emit;
-  if (!emit.empty() && !emitsText(emit) && emit != "obj" && emit != "cubin")
+  if (!emit.empty() && !emitsText(emit) && emit != "obj" && emit != "cubin" &&
+      emit != "launcher")
     return optionError("unknown --emit='" + o.emit +
-                       "'; expected mlir, llvm, asm, obj, ptx or cubin");
+                       "'; expected mlir, llvm, asm, obj, ptx, cubin or "
+                       "launcher");
   if (o.indexBits != 0 && o.indexBits != 32 && o.indexBits != 64)
     return optionError("--index-bits must be 32 or 64, got " +
                        std::to_string(o.indexBits));
@@ -60,6 +62,22 @@ llvm::Error fa::validateCompileOptions(const CompileOptions &o) {
     return optionError("--emit=" + o.emit +
                        " is for NVIDIA targets (sm_80, sm_90), not " +
                        o.target);
+  // A launcher calls a GPU vendor's driver API; host kernels run on fa's
+  // emulator, which only the runtime drives.
+  if (emit == "launcher" && o.target == "host")
+    return optionError("--emit=launcher is for GPU targets (gfx906: HIP; "
+                       "sm_80, sm_90: CUDA), not host: host kernels run on "
+                       "fa's emulator, through the runtime");
+  // The trace words follow the dense ABI's (KernelAbi.h, "Trace").
+  if (o.trace && o.kvSplits == "runtime")
+    return optionError("--trace is for dense kernels: a split-KV kernel "
+                       "(--kv-splits=runtime) cannot be traced");
+  if (o.trace && o.gqaPack == "on")
+    return optionError("--trace is for dense kernels: a GQA-packed kernel "
+                       "(--gqa-pack=on) cannot be traced");
+  if (o.trace && emit == "launcher")
+    return optionError("--trace is for validation (fa-run --trace-row), not "
+                       "for --emit=launcher");
   return llvm::Error::success();
 }
 
@@ -128,6 +146,7 @@ llvm::Error fa::setCompileOption(CompileOptions &o, llvm::StringRef name,
                    .Case("allow-bf16", &o.allowBf16)
                    .Case("forbid-spills", &o.forbidSpills)
                    .Case("report", &o.report)
+                   .Case("trace", &o.trace)
                    .Default(nullptr);
   if (flag)
     return parseBool(name, value, *flag);

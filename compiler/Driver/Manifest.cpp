@@ -49,6 +49,7 @@ llvm::Expected<std::string> mlir::fa::renderManifest(
     entry.gqaPacked = k.gqaPacked;
     entry.paged = k.paged;
     entry.varlen = k.varlen;
+    entry.trace = k.trace;
     entry.role =
         k.isCombine ? ::fa::KernelRole::Combine : ::fa::KernelRole::Attention;
     std::optional<::fa::DType> dtype = ::fa::parseDType(k.dtype);

@@ -67,6 +67,7 @@ void fa::buildKernelPipeline(OpPassManager &pm,
   tile.kvShared = options.kvShared;
   tile.kvSplits = options.kvSplits;
   tile.gqaPack = options.gqaPack;
+  tile.trace = options.trace;
   tile.report = options.report;
   // A planted bug goes to the pass that plants it; an unknown name goes to
   // fa-tile, which rejects it.
@@ -145,6 +146,9 @@ struct FaPipelineCLOptions : public PassPipelineOptions<FaPipelineCLOptions> {
   Option<std::string> gqaPack{*this, "gqa-pack",
                               llvm::cl::desc("fa-tile: GQA packing, off or on"),
                               llvm::cl::init("off")};
+  Option<bool> trace{*this, "trace",
+                     llvm::cl::desc("fa-tile: the layer-2 trace"),
+                     llvm::cl::init(false)};
   Option<std::string> testPlantBug{
       *this, "test-plant-bug",
       llvm::cl::desc("Test only: plant a bug (PlantedBugs.h)"),
@@ -173,6 +177,7 @@ void fa::registerFaPipelines() {
         options.shareRows = cl.shareRows;
         options.kvSplits = cl.kvSplits;
         options.gqaPack = cl.gqaPack;
+        options.trace = cl.trace;
         buildKernelPipeline(pm, options);
       });
 }

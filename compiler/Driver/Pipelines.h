@@ -38,6 +38,7 @@ struct PipelineOptions {
   std::string shareRows = "auto";
   std::string kvSplits = "off"; ///< fa-tile kv-splits
   std::string gqaPack = "off";  ///< fa-tile gqa-pack
+  bool trace = false;           ///< fa-tile trace
   /// Test only: a bug to plant (PlantedBugs.h), routed to its pass.
   std::string plantBug;
 };

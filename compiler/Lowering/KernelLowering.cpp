@@ -26,10 +26,14 @@
 //                   the TC lanes that share a row
 //   fa.row_broadcast / fa.tile_mask / arith / math: fragment-wise vector ops
 //   fa.store_tile   each thread stores its rows (bounds-checked)
+//   fa.trace_row    the threads of the traced row store its m, l (lane 0
+//                   of the row) and their output columns to the trace
 //
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Lowering/KernelLowering.h"
+
+#include "fa/KernelAbi.h"
 
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -577,6 +581,72 @@ Value KernelLowering::tileMask(TileMaskOp op) {
   return arith::SelectOp::create(b, loc, masked, negInf, frag);
 }
 
+void KernelLowering::traceRow(TraceRowOp op) {
+  Value m = *fragment(op.getM()), l = *fragment(op.getL());
+  Value acc = *fragment(op.getAcc());
+  const int64_t cc = colsPerThread(op.getAcc().getType());
+  const int64_t cols = op.getCols(), stride = FA_ABI_TRACE_STATS + cols;
+  auto eq = [&](Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x, y);
+  };
+  // Row `block` of the trace, [m, l, acc[0..cols)], if the buffer has it
+  // (a null descriptor has size 0).
+  Value base =
+      arith::MulIOp::create(b, loc, *scalar(op.getBlock()), idx(stride));
+  Value fits =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule,
+                            arith::AddIOp::create(b, loc, base, idx(stride)),
+                            memref::DimOp::create(b, loc, traceBuffer, 0));
+  Value mine = arith::AndIOp::create(
+      b, loc,
+      arith::AndIOp::create(
+          b, loc, eq(*scalar(op.getBatch()), *scalar(op.getTraceBatch())),
+          eq(*scalar(op.getHead()), *scalar(op.getTraceHead()))),
+      fits);
+  Value row0 = *scalar(op.getRow()), traced = *scalar(op.getTraceRow());
+  for (int64_t i = 0; i < mapping.rm; ++i) {
+    Value hit = arith::AndIOp::create(
+        b, loc, mine,
+        eq(arith::AddIOp::create(b, loc, row0, rowOf(i)), traced));
+    auto ifOp = scf::IfOp::create(b, loc, hit, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    auto store = [&](Value value, Value at) {
+      memref::StoreOp::create(b, loc, value, traceBuffer, ValueRange{at});
+    };
+    auto element = [&](Value vec, int64_t k) -> Value {
+      return vector::ExtractOp::create(b, loc, vec, ArrayRef<int64_t>{k});
+    };
+    // m and l are the same in every lane of the row: lane 0 writes them.
+    auto first = scf::IfOp::create(b, loc, eq(tc, idx(0)), false);
+    {
+      OpBuilder::InsertionGuard inner(b);
+      b.setInsertionPointToStart(first.thenBlock());
+      store(element(m, i), base);
+      store(element(l, i), arith::AddIOp::create(b, loc, base, idx(1)));
+    }
+    for (int64_t j = 0; j < cc; ++j) {
+      Value col = colOf(j);
+      Value at = arith::AddIOp::create(
+          b, loc, base,
+          arith::AddIOp::create(b, loc, col, idx(FA_ABI_TRACE_STATS)));
+      if ((j + 1) * mapping.tc <= cols) {
+        store(element(acc, i * cc + j), at);
+        continue;
+      }
+      // A padded D: the columns past D are not traced.
+      auto inD = scf::IfOp::create(
+          b, loc,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, col,
+                                idx(cols)),
+          false);
+      OpBuilder::InsertionGuard inner(b);
+      b.setInsertionPointToStart(inD.thenBlock());
+      store(element(acc, i * cc + j), at);
+    }
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // Driver
 //===----------------------------------------------------------------------===//
@@ -781,6 +851,18 @@ LogicalResult KernelLowering::lowerOp(Operation *op) {
     fragments[mask.getResult()] = tileMask(mask);
     return success();
   }
+  if (auto trace = dyn_cast<TraceRowOp>(op)) {
+    if (!traceBuffer || trace.getTrace() != traceSource)
+      return op->emitOpError()
+             << "cannot lower: the trace is not the grid's fa.trace buffer";
+    for (Value v : trace->getOperands())
+      if (v != trace.getTrace() &&
+          mlir::failed(isa<RankedTensorType>(v.getType()) ? fragment(v)
+                                                          : scalar(v)))
+        return op->emitOpError() << "cannot lower: " << failure;
+    traceRow(trace);
+    return success();
+  }
   if (auto loop = dyn_cast<scf::ForOp>(op))
     return lowerFor(loop);
   bool tensorResults =
@@ -885,6 +967,17 @@ LogicalResult KernelLowering::run() {
       g.sb = arith::MulIOp::create(b, loc, sizes[1], sizes[3]);
     }
     globals[func.getArgument(roles[r])] = g;
+  }
+  // The trace words (fa-tile trace=true): the buffer and the traced
+  // batch, head and row, as index values of the kernel.
+  if (auto trace = grid->getAttrOfType<DenseI64ArrayAttr>("fa.trace")) {
+    traceBuffer = kernel.getArgument(kTraceArg);
+    traceSource = func.getArgument(trace[0]);
+    for (int i = 1; i < 4; ++i)
+      scalars.map(func.getArgument(trace[i]),
+                  arith::IndexCastOp::create(b, loc, b.getIndexType(),
+                                             kernel.getArgument(kTraceArg + i))
+                      .getResult());
   }
   tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   tr = arith::DivUIOp::create(b, loc, tid, idx(mapping.tc));

@@ -55,6 +55,9 @@ constexpr int64_t kNumStrides = 14; // 3 each for Q, K, V, O; 2 for LSE
 constexpr int64_t kWsArg = kNumRoles + kNumSizes + kNumStrides;
 constexpr int64_t kTableArg = kWsArg + 3;
 constexpr int64_t kCuArg = kTableArg + 4; // cu_seqlens_q, _k (version 4)
+/// A traced dense kernel's trace buffer, then its traced batch, head and
+/// row, after version 1's arguments (KernelAbi.h, "Trace").
+constexpr int64_t kTraceArg = kWsArg;
 
 class KernelLowering {
 public:
@@ -150,6 +153,9 @@ private:
   Value rowReduce(RowReduceOp op);
   Value rowBroadcast(RowBroadcastOp op);
   Value tileMask(TileMaskOp op);
+  /// fa.trace_row: the thread(s) holding the traced row store its m, l
+  /// and outputs to row `block` of the trace.
+  void traceRow(TraceRowOp op);
 
   /// The kernel-side value of a scalar (index) value of the tile IR,
   /// rematerialising pure computations defined outside the grid.
@@ -189,6 +195,8 @@ private:
   Value tid, tr, tc;
   Value sizes[kNumSizes]; // B, Hq, Hkv, Lq, Lk as index
   Value splits;           // S (split-KV grids), as index
+  Value traceBuffer;      // the trace (fa.trace), f32 rank 1
+  Value traceSource;      // the tile IR's trace argument
   /// GQA packing of the tile being copied or stored (fa.load_tile's group);
   /// null group: rows are rows of one head.
   struct {

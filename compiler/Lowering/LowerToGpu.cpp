@@ -17,7 +17,8 @@
 //      fa.lds_dot is a per-thread f32 FMA loop over LDS operand pairs;
 //   4. versions a K/V loop on whether its copies can use 16-byte vectors;
 //   5. replaces the grid with a host-side `gpu.launch_func` that computes
-//      the ABI's arguments from the memref descriptors.
+//      the ABI's arguments from the memref descriptors (with fa-tile's
+//      trace, the trace buffer and the traced row after them).
 //
 //===----------------------------------------------------------------------===//
 
@@ -152,6 +153,15 @@ static void buildLaunch(OpBuilder &b, scf::ForallOp grid, gpu::GPUFuncOp kernel,
     args.push_back(contiguous(kCuQ, kCuArg));
     args.push_back(contiguous(kCuK, kCuArg + 1));
   }
+  if (auto trace = grid->getAttrOfType<DenseI64ArrayAttr>("fa.trace")) {
+    // The trace words: the buffer (rank 1 already) and batch, head, row.
+    args.push_back(memref::CastOp::create(b, loc,
+                                          kernel.getArgumentTypes()[kTraceArg],
+                                          func.getArgument(trace[0])));
+    for (int i = 1; i < 4; ++i)
+      args.push_back(arith::IndexCastOp::create(b, loc, b.getI64Type(),
+                                                func.getArgument(trace[i])));
+  }
 
   SmallVector<Value> gridSize =
       getValueOrCreateConstantIndexOp(b, loc, grid.getMixedUpperBound());
@@ -252,6 +262,30 @@ static LogicalResult lowerGrid(scf::ForallOp grid, gpu::GPUModuleOp gpuModule,
   if (std::string why = checkGridShape(grid, rolesAttr.asArrayRef());
       !why.empty())
     return grid.emitOpError() << "is not an fa tile grid (" << why << ")";
+  auto traceAttr = grid->getAttrOfType<DenseI64ArrayAttr>("fa.trace");
+  if (traceAttr) {
+    auto func = grid->getParentOfType<func::FuncOp>();
+    auto isArg = [&](int64_t i, bool buffer) {
+      if (i < 0 || i >= static_cast<int64_t>(func.getNumArguments()))
+        return false;
+      Type t = func.getArgument(i).getType();
+      auto m = dyn_cast<MemRefType>(t);
+      return buffer ? m && m.getRank() == 1 && m.getElementType().isF32()
+                    : t.isIndex();
+    };
+    if (traceAttr.size() != 4 || !isArg(traceAttr[0], true) ||
+        !isArg(traceAttr[1], false) || !isArg(traceAttr[2], false) ||
+        !isArg(traceAttr[3], false))
+      return grid.emitOpError()
+             << "is not an fa tile grid (fa.trace must name a rank-1 f32 "
+                "memref argument and three index arguments)";
+    if (rolesAttr.size() != kNumRoles)
+      return grid.emitOpError() << "traces a grid that is not dense (fa.args "
+                                   "has "
+                                << rolesAttr.size()
+                                << " entries): the trace words follow ABI "
+                                   "version 1's";
+  }
   const TargetDesc *target = lookupTarget(config.getTarget().getValue());
   if (!target)
     return grid.emitOpError()
@@ -306,6 +340,9 @@ static LogicalResult lowerGrid(scf::ForallOp grid, gpu::GPUModuleOp gpuModule,
   if (varlen) // version 4: cu_seqlens_q, cu_seqlens_k
     argTypes.append({flatType(IntegerType::get(ctx, 32)),
                      flatType(IntegerType::get(ctx, 32))});
+  if (traceAttr) // the trace buffer; traced batch, head, row
+    argTypes.append({flatType(Float32Type::get(ctx)), IntegerType::get(ctx, 64),
+                     IntegerType::get(ctx, 64), IntegerType::get(ctx, 64)});
   std::string name = func.getName().str() + "_kernel";
   if (kernelIndex)
     name += std::to_string(kernelIndex);
@@ -334,6 +371,8 @@ static LogicalResult lowerGrid(scf::ForallOp grid, gpu::GPUModuleOp gpuModule,
                                                          : split ? 2
                                                                  : 1));
   kernel->setAttr("fa.has_lse", mb.getBoolAttr(roles[kLse] >= 0));
+  if (traceAttr)
+    kernel->setAttr("fa.trace", mb.getUnitAttr());
   kernel->setAttr("fa.head_dim", mb.getI64IntegerAttr(headDim));
   // Sizes fixed at compile time (-1: dynamic); the runtime checks them.
   auto kType = cast<MemRefType>(func.getArgument(roles[kK]).getType());

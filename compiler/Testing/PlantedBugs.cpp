@@ -25,6 +25,9 @@ static const PlantedBugInfo kBugs[] = {
      "O is rescaled after P·V is accumulated instead of before"},
     {PlantedBug::NoScale, "no-scale", "fa-tile",
      "the scores are not multiplied by the softmax scale"},
+    {PlantedBug::LNoRescale, "l-no-rescale", "fa-tile",
+     "the running sum l is not rescaled by exp2(m_old - m_new) when the "
+     "running max grows"},
     {PlantedBug::CombineNoRescale, "combine-no-rescale", "fa-tile",
      "the split-KV combine sums the splits' outputs and row sums without "
      "rescaling them by the global max"},

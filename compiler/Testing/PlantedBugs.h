@@ -32,6 +32,7 @@ enum class PlantedBug {
   GqaModulo,         ///< KV head = h % Hkv instead of h / (Hq / Hkv)
   RescaleAfter,      ///< O rescaled after P·V is accumulated (seed rule 3)
   NoScale,           ///< scores not multiplied by the softmax scale
+  LNoRescale,        ///< running sum l not rescaled when the max grows
   CombineNoRescale,  ///< split-KV combine adds the splits without rescaling
                      ///< them by the global max
   SplitShort,        ///< split-KV: each split stops one K/V block short

@@ -82,6 +82,11 @@ def FaTilePass : Pass<"fa-tile", "::mlir::ModuleOp"> {
     Option<"gqaPack", "gqa-pack", "std::string", /*default=*/"\"off\"",
            "GQA packing: off, or on (the Hq/Hkv query heads of one KV head "
            "are rows of one Q tile; the grid's y is over KV heads)">,
+    Option<"trace", "trace", "bool", /*default=*/"false",
+           "Validation layer 2: the kernel takes a trace buffer and a traced "
+           "(batch, head, row) and writes that row's running max, sum and "
+           "output after every K/V block (fa.trace_row; dense kernels "
+           "only)">,
     Option<"report", "report", "bool", /*default=*/"false",
            "Emit a remark with the LDS budget table of the chosen config">,
     Option<"testPlantBug", "test-plant-bug", "std::string", /*default=*/"\"\"",

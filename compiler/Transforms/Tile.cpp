@@ -17,6 +17,9 @@
 //      exp2(m_old - m_new) BEFORE the new P·V is accumulated (rule 3); P is
 //      rounded to the input type for the product.
 //   5. Epilogue: O / l (0 for rows that saw no key), optional LSE.
+//   6. With trace=true (validation layer 2), after each K/V block the
+//      workgroup that holds the traced query row writes that row's m, l
+//      and acc to the trace buffer (fa.trace_row; KernelAbi.h, "Trace").
 //
 // The tile sizes come from the target's budget model (LdsBudget.h) or are
 // given explicitly and checked against it (rule 1).
@@ -88,6 +91,12 @@ public:
     return {op.getQuery().getType().getElementType(), op.getEffectiveScale(),
             op.getHeadDim(), op.isPaged(), op.isVarlen()};
   }
+
+  /// The traced row's arguments (fa.trace_row): the trace buffer and the
+  /// traced batch, head and row; null: no trace.
+  struct Trace {
+    Value buffer, batch, head, row;
+  } trace;
 
   /// The attention grid. With a workspace (`wsO`, `wsLse`: split-KV) it
   /// writes each split's partial O and LSE there instead of O and LSE.
@@ -224,6 +233,13 @@ void TileBuilder::build(AttentionOp op, const OpFacts &facts, Value q, Value k,
     grid->setAttr("fa.paged", b.getUnitAttr());
   if (cuQ)
     grid->setAttr("fa.varlen", b.getUnitAttr());
+  // The trace's kernel arguments: buffer, batch, head, row.
+  if (trace.buffer) {
+    SmallVector<int64_t> traceArgs;
+    for (Value v : {trace.buffer, trace.batch, trace.head, trace.row})
+      traceArgs.push_back(cast<BlockArgument>(v).getArgNumber());
+    grid->setAttr("fa.trace", b.getDenseI64ArrayAttr(traceArgs));
+  }
 
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(grid.getBody());
@@ -374,8 +390,13 @@ void TileBuilder::build(AttentionOp op, const OpFacts &facts, Value q, Value k,
         Value p = math::Exp2Op::create(
             nb, l, arith::SubFOp::create(nb, l, s, rowBroadcast(mRef, bn)));
         Value rowSum = RowReduceOp::create(nb, l, rowsType, ReduceKind::add, p);
+        // (The planted bug adds the block's sum to an l it did not rescale.)
         Value lNew = arith::AddFOp::create(
-            nb, l, arith::MulFOp::create(nb, l, alpha, lOld), rowSum);
+            nb, l,
+            bug == PlantedBug::LNoRescale
+                ? lOld
+                : Value(arith::MulFOp::create(nb, l, alpha, lOld)),
+            rowSum);
         // Rescale first, then accumulate (the planted bug does it after).
         const bool rescaleAfter = bug == PlantedBug::RescaleAfter;
         Value scaled =
@@ -390,6 +411,12 @@ void TileBuilder::build(AttentionOp op, const OpFacts &facts, Value q, Value k,
                                          /*transpose_rhs=*/false);
         if (rescaleAfter)
           accNew = arith::MulFOp::create(nb, l, accNew, rowBroadcast(alpha, d));
+        // Validation layer 2: the state after block n, as the loop carries
+        // it on.
+        if (trace.buffer)
+          TraceRowOp::create(nb, l, mNew, lNew, accNew, trace.buffer, n, bIdx,
+                             h, m0, trace.batch, trace.head, trace.row,
+                             facts.headDim);
         scf::YieldOp::create(nb, l, ValueRange{mNew, lNew, accNew});
       });
 
@@ -840,6 +867,23 @@ LogicalResult FaTilePass::tileFunction(func::FuncOp func, const TargetDesc &t) {
               "(the kernel ABI has one split-KV workspace), got "
            << ops.size();
 
+  // The trace words follow the dense ABI's (KernelAbi.h): one traced
+  // attention per kernel, dense.
+  if (trace) {
+    if (ops.size() != 1)
+      return ops[1].emitOpError()
+             << "trace=true takes one fa.attention per kernel function (the "
+                "kernel ABI has one trace buffer), got "
+             << ops.size();
+    if (split || gqaPack == "on" || ops[0].isPaged() || ops[0].isVarlen())
+      return ops[0].emitOpError()
+             << "trace=true is for dense kernels; this one is "
+             << (split              ? "split-KV (kv-splits=runtime)"
+                 : gqaPack == "on"  ? "GQA-packed (gqa-pack=on)"
+                 : ops[0].isPaged() ? "paged"
+                                    : "varlen");
+  }
+
   SmallVector<TileConfig> configs;
   SmallVector<int64_t> tileDims;
   for (AttentionOp op : ops) {
@@ -893,6 +937,18 @@ LogicalResult FaTilePass::tileFunction(func::FuncOp func, const TargetDesc &t) {
     wsLse = entry.addArgument(
         kernelMemRefType(RankedTensorType::get({dyn, dyn, dyn}, f32)), l);
   }
+  // Trace: f32 [n_blocks * (2 + D)] and the traced batch, head and row.
+  TileBuilder::Trace traceArgs;
+  if (trace) {
+    Location l = ops.front().getLoc();
+    traceArgs.buffer =
+        entry.addArgument(MemRefType::get({ShapedType::kDynamic},
+                                          Float32Type::get(func.getContext())),
+                          l);
+    traceArgs.batch = entry.addArgument(IndexType::get(func.getContext()), l);
+    traceArgs.head = entry.addArgument(IndexType::get(func.getContext()), l);
+    traceArgs.row = entry.addArgument(IndexType::get(func.getContext()), l);
+  }
   func.setType(
       FunctionType::get(func.getContext(), entry.getArgumentTypes(), {}));
   // The old argument and result attributes no longer fit the signature.
@@ -907,6 +963,7 @@ LogicalResult FaTilePass::tileFunction(func::FuncOp func, const TargetDesc &t) {
     Value lse = op.getLse() ? outArg.lookup(op.getLse()) : Value();
     TileBuilder builder(b, op.getLoc(), config, tileDim, t, plantedBug,
                         gqaPack == "on");
+    builder.trace = traceArgs;
     builder.build(op, opFacts, op->getOperand(0), op->getOperand(1),
                   op->getOperand(2), o, lse, wsO, wsLse);
     if (split)

@@ -152,8 +152,9 @@ def compile(dtype, head_dim, target, causal=False, softmax_scale=None,
     import math
     names = {"float16": "f16", "bfloat16": "bf16", "float32": "f32"}
     dtype = names.get(str(dtype).replace("torch.", ""), str(dtype))
-    scale = 1.0 / math.sqrt(head_dim) if softmax_scale is None \
-        else float(softmax_scale)
+    scale = _jit.canonical_scale(1.0 / math.sqrt(head_dim)
+                                 if softmax_scale is None
+                                 else float(softmax_scale))
     spec = _jit.Spec(layout, dtype, int(head_dim), bool(causal), scale,
                      bool(decode), target)
     return _jit.compile_to_cache(spec)

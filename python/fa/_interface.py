@@ -48,26 +48,52 @@ def _check_features(dropout_p=0.0, window_size=(-1, -1), softcap=0.0,
         raise _unsupported("sinks", "<tensor>")
 
 
-def _where(t):
-    """(target, fa device name, stream handle) of tensor `t`."""
-    if t.device.type == "cpu":
-        return "host", "host", 0
-    if t.device.type == "cuda":
-        index = t.device.index
+_places = {}
+
+
+def _place(device):
+    """(target, fa device name, CUDA/HIP device index or None) of a torch
+    device, worked out once per device."""
+    p = _places.get(device)
+    if p is not None:
+        return p
+    if device.type == "cpu":
+        p = ("host", "host", None)
+    elif device.type == "cuda":
+        index = device.index
         if index is None:
             index = torch.cuda.current_device()
-        stream = torch.cuda.current_stream(index).cuda_stream
         if getattr(torch.version, "hip", None):
             arch = torch.cuda.get_device_properties(index).gcnArchName
-            return arch.split(":")[0], f"hip:{index}", stream
-        major, minor = torch.cuda.get_device_capability(index)
-        return f"sm_{major}{minor}", f"cuda:{index}", stream
-    raise ValueError(f"fa: tensors on device '{t.device}' are not supported "
-                     f"(CPU, CUDA and ROCm tensors are)")
+            p = (arch.split(":")[0], f"hip:{index}", index)
+        else:
+            major, minor = torch.cuda.get_device_capability(index)
+            p = (f"sm_{major}{minor}", f"cuda:{index}", index)
+    else:
+        raise ValueError(f"fa: tensors on device '{device}' are not "
+                         f"supported (CPU, CUDA and ROCm tensors are)")
+    if device.index is not None or device.type == "cpu":
+        _places[device] = p
+    return p
+
+
+_raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+
+
+def _where(t):
+    """(target, fa device name, stream handle) of tensor `t`: the current
+    stream of its device (0 on the CPU)."""
+    target, name, index = _place(t.device)
+    if index is None:
+        return target, name, 0
+    stream = _raw_stream(index) if _raw_stream is not None else \
+        torch.cuda.current_stream(index).cuda_stream
+    return target, name, stream
 
 
 # Wrapped buffers by (device, address, bytes): a wrap records only the
-# range, so a later tensor at the same address and size reuses the handle.
+# range, so a later tensor at the same address and extent (the caching
+# allocator hands out the same blocks) reuses the handle.
 _wrapped = {}
 _wrapped_lock = threading.Lock()
 
@@ -75,10 +101,14 @@ _wrapped_lock = threading.Lock()
 def _wrap(dev_name, t):
     if t is None:
         return None
-    storage = t.untyped_storage() if hasattr(t, "untyped_storage") \
-        else t.storage()
-    # From the tensor's first element to the end of its storage.
-    nbytes = storage.nbytes() - t.storage_offset() * t.element_size()
+    # The bytes the view spans from its first element (strides >= 0).
+    extent = 1
+    for n, st in zip(t.shape, t.stride()):
+        if n == 0:
+            extent = 0
+            break
+        extent += (n - 1) * st
+    nbytes = max(extent, 1) * t.element_size()
     ptr = t.data_ptr()
     k = (dev_name, ptr, nbytes)
     b = _wrapped.get(k)
@@ -122,7 +152,7 @@ def _scale(softmax_scale, d):
     if not math.isfinite(s) or s <= 0:
         raise ValueError(f"fa: softmax_scale={softmax_scale} must be a "
                          f"positive finite number")
-    return s
+    return _jit.canonical_scale(s)
 
 
 def _module(spec, dev_name, dtype):
@@ -134,13 +164,26 @@ def _module(spec, dev_name, dtype):
                         f"{e}") from None
 
 
+_workspace_sizes = {}
+
+
 def _enqueue(m, dev_name, stream, args, like, num_splits, paged=None,
              varlen=None):
+    # The workspace's size depends on the module and the shape only.
+    key = (id(m), args.batch, args.heads_q, args.heads_kv, args.seq_q,
+           args.seq_k, num_splits)
+    n = _workspace_sizes.get(key)
+    if n is None:
+        n = m.workspace_size(args, num_splits)
+        if len(_workspace_sizes) > 4096:
+            _workspace_sizes.clear()
+        _workspace_sizes[key] = n
     ws = None
-    n = m.workspace_size(args, num_splits)
     if n:
+        # Stream-ordered by PyTorch's allocator: reused only by work
+        # enqueued after this launch on the same stream.
         w = torch.empty(n, dtype=torch.uint8, device=like.device)
-        ws = _capi.Buffer(_jit.device(dev_name), w.data_ptr(), n, w)
+        ws = _wrap(dev_name, w)
     m.enqueue(args, stream, ws, num_splits, paged=paged, varlen=varlen)
 
 
@@ -241,11 +284,67 @@ def varlen_fwd(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
 _identity_tables = {}
 
 
+# The decode call's hot path: what a call with the same shapes, strides,
+# dtypes, devices and options as an earlier one needs (module, strides,
+# sizes), so that it only allocates its outputs and wraps its pointers.
+_kvcache_calls = {}
+
+
+def _kvcache_signature(q, k_cache, v_cache, cache_seqlens, block_table,
+                       softmax_scale, causal, num_splits):
+    return (q.shape, q.stride(), q.dtype, q.device, k_cache.shape,
+            k_cache.stride(), v_cache.shape, v_cache.stride(), v_cache.dtype,
+            v_cache.device, k_cache.dtype, k_cache.device,
+            cache_seqlens.shape, cache_seqlens.stride(), cache_seqlens.dtype,
+            cache_seqlens.device, block_table.shape, block_table.stride(),
+            block_table.dtype, block_table.device, softmax_scale, causal,
+            num_splits)
+
+
 def kvcache_fwd(q, k_cache, v_cache, cache_seqlens, block_table,
                 softmax_scale=None, causal=False, num_splits=0):
     """(out, softmax_lse) of q (B, Lq, Hq, D) over a paged cache (num_pages,
     page_size, Hkv, D) read through block_table (B, max_pages) with the
     sequences' lengths cache_seqlens (B,), int32 tensors on q's device."""
+    sig = None
+    if isinstance(q, torch.Tensor) and isinstance(block_table, torch.Tensor) \
+            and isinstance(cache_seqlens, torch.Tensor):
+        sig = _kvcache_signature(q, k_cache, v_cache, cache_seqlens,
+                                 block_table, softmax_scale, causal,
+                                 num_splits)
+        hit = _kvcache_calls.get(sig)
+        if hit is not None:
+            m, dev_name, index, shape, strides, pg, lse_shape, ws_n = hit
+            out = torch.empty(q.shape, dtype=q.dtype, device=q.device)
+            lse = torch.empty(lse_shape, dtype=torch.float32,
+                              device=q.device)
+            args = _capi._Args(_wrap(dev_name, q).handle,
+                               _wrap(dev_name, k_cache).handle,
+                               _wrap(dev_name, v_cache).handle,
+                               _wrap(dev_name, out).handle,
+                               _wrap(dev_name, lse).handle, *shape)
+            args.strides = strides
+            paged = _capi._Paged(_wrap(dev_name, block_table).handle,
+                                 _wrap(dev_name, cache_seqlens).handle, *pg,
+                                 None, None)
+            ws = workspace = None
+            if ws_n:
+                # Alive until the call returns (the host emulator runs the
+                # kernel within it; on a GPU the allocator is stream-ordered).
+                workspace = torch.empty(ws_n, dtype=torch.uint8,
+                                        device=q.device)
+                ws = _wrap(dev_name, workspace)
+            if index is None:  # the CPU: host copies, checked
+                stream = 0
+                paged.host_block_table = _capi.int32_pointer(block_table)
+                paged.host_cache_seqlens = _capi.int32_pointer(cache_seqlens)
+            elif _raw_stream is not None:
+                stream = _raw_stream(index)
+            else:
+                stream = torch.cuda.current_stream(index).cuda_stream
+            m.enqueue(args, stream, ws, num_splits, paged=paged)
+            return out, lse
+    originals = (q, k_cache, v_cache)
     q = _prepare("q", q, 4)
     k_cache, v_cache = (_prepare(n, t, 4) for n, t in
                         (("k_cache", k_cache), ("v_cache", v_cache)))
@@ -296,6 +395,19 @@ def kvcache_fwd(q, k_cache, v_cache, cache_seqlens, block_table,
         paged.host_block_table = _capi.int32_pointer(table)
         paged.host_cache_seqlens = _capi.int32_pointer(lens)
     _enqueue(m, dev_name, stream, args, q, int(num_splits), paged=paged)
+    # Remembered where nothing was copied: the hot path passes the tensors
+    # as they come.
+    if sig is not None and all(a is b for a, b in zip(
+            (q, k_cache, v_cache), originals)) and \
+            table is block_table and lens is cache_seqlens:
+        if len(_kvcache_calls) > 256:
+            _kvcache_calls.clear()
+        _kvcache_calls[sig] = (
+            m, dev_name, _place(q.device)[2], (b, hq, hkv, lq,
+                                               max_pages * page_size),
+            args._keep, (page_size, max_pages, num_pages), (b, hq, lq),
+            _workspace_sizes.get((id(m), b, hq, hkv, lq,
+                                  max_pages * page_size, int(num_splits))))
     return out, lse
 
 

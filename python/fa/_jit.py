@@ -15,6 +15,7 @@ file or compile work.
 """
 
 import hashlib
+import struct
 import os
 import shutil
 import tempfile
@@ -41,6 +42,13 @@ class Spec:
     scale: float
     decode: bool
     target: str
+
+
+def canonical_scale(scale):
+    """`scale` rounded to f32, the precision the kernels use it in: 1 /
+    sqrt(128) and 128 ** -0.5 differ in the last bit of a double and must
+    name the same kernel."""
+    return struct.unpack("f", struct.pack("f", scale))[0]
 
 
 def source(spec):

@@ -16,7 +16,7 @@ work=$2
 source=$3
 code_object=$4
 cmake=${5:-cmake}
-shift 5 2>/dev/null || shift $#
+if [ $# -ge 5 ]; then shift 5; else shift $#; fi
 
 rm -rf "$work"
 mkdir -p "$work"

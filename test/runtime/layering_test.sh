@@ -49,9 +49,9 @@ forbid "a public header includes lib/" "core|host|gpu|sim|validate" "$none" \
   "$inc"/*
 for h in "$inc"/*; do
   case $(basename "$h") in
-  Reference.h | Inputs.h | Metrics.h | Golden.h | Validate.h | DeviceReference.h | PagedVarlen.h) ;;
+  Reference.h | Inputs.h | Metrics.h | Golden.h | Validate.h | DeviceReference.h | PagedVarlen.h | Trace.h) ;;
   *)
-    hits=$(grep -EHn '#[[:space:]]*include[[:space:]]*"fa/(Reference|Inputs|Metrics|Golden|Validate|DeviceReference|PagedVarlen)\.h"' "$h" || true)
+    hits=$(grep -EHn '#[[:space:]]*include[[:space:]]*"fa/(Reference|Inputs|Metrics|Golden|Validate|DeviceReference|PagedVarlen|Trace)\.h"' "$h" || true)
     if [ -n "$hits" ]; then
       echo "layering: a header of fa::runtime includes one of fa::validate:"
       echo "$hits"

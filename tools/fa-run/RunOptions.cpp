@@ -91,6 +91,11 @@ static const char *usage =
     "                          [0, Lk]; default: drawn from the seed in\n"
     "                          [0, Lk] apart from the query lengths, with a 0\n"
     "                          and a 1 as B allows\n"
+    "  --trace-row [B,H,]R     validation layer 2 (a kernel compiled with\n"
+    "                          fac --trace): compare query row R's running\n"
+    "                          max, sum and output after each K/V block with\n"
+    "                          the fp64 reference's and name the first block\n"
+    "                          that parts (batch B, query head H: default 0)\n"
     "  --check-races           host: check LDS accesses for races\n"
     "  --poison-lds            host: fill LDS with NaN bytes, not zeros\n"
     "  --bench N               also time N launches after a warm-up\n"
@@ -309,7 +314,7 @@ Expected<RunOptions> fa::parseRunOptions(int argc, const char *const *argv) {
         a == "--golden" || a == "--profile-json" || a == "--estimate-json" ||
         a == "--estimate-samples" || a == "--estimate-param" ||
         a == "--kv-splits" || a == "--paged" || a == "--cache-seqlens" ||
-        a == "--seqlens-q" || a == "--seqlens-k";
+        a == "--seqlens-q" || a == "--seqlens-k" || a == "--trace-row";
     if (takesValue && !value())
       return usageError(a + " needs a value");
     int64_t n;
@@ -404,6 +409,30 @@ Expected<RunOptions> fa::parseRunOptions(int argc, const char *const *argv) {
     } else if (a == "--share-pages") {
       sharePages = true;
       pagingFlag = a;
+    } else if (a == "--trace-row") {
+      // R, or B,H,R.
+      std::vector<std::string_view> parts;
+      std::string_view rest = v;
+      while (true) {
+        size_t comma = rest.find(',');
+        parts.push_back(rest.substr(0, comma));
+        if (comma == std::string_view::npos)
+          break;
+        rest.remove_prefix(comma + 1);
+      }
+      if (parts.size() != 1 && parts.size() != 3)
+        return bad("expected a query row R, or B,H,R (batch, query head, "
+                   "row; default batch and head 0)");
+      TraceRow t;
+      int64_t *fields[] = {&t.batch, &t.head, &t.row};
+      static const char *const names[] = {"batch", "head", "row"};
+      for (size_t i = 0; i < parts.size(); ++i) {
+        size_t f = parts.size() == 1 ? 2 : i;
+        if (std::optional<std::string> why =
+                parseInteger(parts[i], 0, INT64_MAX, *fields[f], names[f]))
+          return bad(*why);
+      }
+      o.traceRow = t;
     } else if (a == "--varlen") {
       varlen = true;
     } else if (a == "--seqlens-q" || a == "--seqlens-k") {
@@ -432,6 +461,18 @@ Expected<RunOptions> fa::parseRunOptions(int argc, const char *const *argv) {
   if (o.haveShape && !o.golden.empty())
     return usageError("--shape and --golden exclude each other (a golden "
                       "case has its own shape)");
+  if (o.traceRow && o.haveShape) {
+    const std::pair<const char *, std::pair<int64_t, int64_t>> where[] = {
+        {"batch", {o.traceRow->batch, o.shape.batch}},
+        {"head", {o.traceRow->head, o.shape.headsQ}},
+        {"row", {o.traceRow->row, o.shape.seqQ}}};
+    for (const auto &[name, w] : where)
+      if (w.first >= w.second)
+        return usageError("bad --trace-row: " + std::string(name) + " " +
+                          std::to_string(w.first) + " is outside the shape (" +
+                          name + "s 0 to " + std::to_string(w.second - 1) +
+                          ")");
+  }
   if (!pageSize && !pagingFlag.empty())
     return usageError(pagingFlag + " needs --paged PAGE_SIZE");
   if (pageSize) {

@@ -56,6 +56,10 @@ struct RunOptions {
   /// kernel's sequences; the shape's B is their count, its Lq and Lk
   /// max_seqlen_q and max_seqlen_k.
   std::optional<VarlenOptions> varlen;
+  /// --trace-row [B,H,]R: validation layer 2 on a `fac --trace` kernel,
+  /// the running max, sum and output of query row R of batch B, head H
+  /// (default 0, 0) after each K/V block, against the fp64 reference's.
+  std::optional<TraceRow> traceRow;
 };
 
 /// The largest --bench count.

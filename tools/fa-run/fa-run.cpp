@@ -206,6 +206,8 @@ void printJson(const Options &o, const Device &device, const KernelInfo &k,
     out += "  \"paged\": " + pagedJson(o, *r->paged) + ",\n";
   if (r && r->varlen)
     out += "  \"varlen\": " + varlenJson(*r->varlen) + ",\n";
+  if (r && r->trace)
+    out += "  \"trace\": " + traceJson(*r->trace) + ",\n";
   if (r) {
     out += "  \"metrics\": " + metricsJson(r->ours) + ",\n";
     out += "  \"naive_metrics\": " + metricsJson(r->naive) + ",\n";
@@ -297,6 +299,8 @@ void printTable(const Options &o, const Device &device, const KernelInfo &k,
   std::printf("\n");
   for (const Check &c : r.verdict.checks)
     std::printf("  %s  %s\n", c.pass ? "PASS" : "FAIL", c.text.c_str());
+  if (r.trace)
+    std::fputs(formatTrace(*r.trace).c_str(), stdout);
   if (bench)
     std::printf("\n  bench     %d launches: %.4f ms per launch (min %.4f ms), "
                 "%.4g TFLOP/s%s\n",
@@ -474,6 +478,7 @@ int run(const Options &o) {
   vo.reference = o.reference;
   vo.paged = o.paged;
   vo.varlen = o.varlen;
+  vo.trace = o.traceRow;
   Expected<ValidationReport> report = validateKernel(*kernel, vo);
   if (!report) {
     if (!isKernelFault(report.status()))

@@ -8,15 +8,19 @@
 //
 // A thin main over fa::compile (compiler/Driver/Compile.h): options in,
 // the code object and its manifest (`<out>.json`, docs/manifest.md) out,
-// diagnostics on stderr and the report on stdout.
+// or with --emit=launcher its C launcher (`out.c` and `out.h`,
+// compiler/Driver/Launcher.h), diagnostics on stderr and the report on
+// stdout.
 //
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Driver/Compile.h"
+#include "compiler/Driver/Launcher.h"
 #include "compiler/Testing/PlantedBugs.h"
 
 #include "mlir/Support/FileUtilities.h"
 
+#include "llvm/ADT/SmallString.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -38,9 +42,17 @@ static cl::opt<std::string> target("target",
 static cl::opt<std::string>
     emit("emit",
          cl::desc("Stop at: mlir (gpu dialect), llvm (LLVM IR), asm, obj "
-                  "(object file), ptx or cubin (sm_90); default: the code "
-                  "object (sm_90: a cubin when ptxas is found, else PTX)"),
+                  "(object file), ptx or cubin (sm_90); or launcher (GPU "
+                  "targets): a C source -o out.c and header out.h that embed "
+                  "the code object and launch it through HIP or CUDA "
+                  "(docs/aot-launcher.md); default: the code object (sm_90: "
+                  "a cubin when ptxas is found, else PTX)"),
          cl::init(""));
+static cl::opt<std::string> launcherPrefix(
+    "launcher-prefix",
+    cl::desc("With --emit=launcher: the C identifier the launcher's names "
+             "start with (default: the kernel's name)"),
+    cl::value_desc("name"), cl::init(""));
 static cl::opt<int64_t> blockM("block-m", cl::desc("Rows of Q per workgroup"),
                                cl::init(0));
 static cl::opt<int64_t> blockN("block-n", cl::desc("Rows of K/V per step"),
@@ -121,6 +133,13 @@ static cl::opt<bool> forbidSpills(
 static cl::opt<bool> report("report",
                             cl::desc("Print the tile config and LDS budget"),
                             cl::init(false));
+static cl::opt<bool> trace(
+    "trace",
+    cl::desc("Validation layer 2: the kernel takes a trace buffer and a "
+             "traced (batch, head, row) and writes that row's running max, "
+             "sum and output after every K/V block (fa-run --trace-row; "
+             "dense kernels only; docs/validation.md)"),
+    cl::init(false));
 static cl::opt<std::string>
     testPlantBug("test-plant-bug",
                  cl::desc("Test only: plant a known bug in the kernel "
@@ -169,8 +188,11 @@ static fa::CompileOptions optionsFromCommandLine() {
   o.allowBf16 = allowBf16;
   o.forbidSpills = forbidSpills;
   o.report = report;
+  o.trace = trace;
   o.plantBug = testPlantBug;
-  o.codeObjectName = llvm::sys::path::filename(outputFile).str();
+  // A launcher embeds the code object: the manifest names the default file.
+  if (emit != "launcher")
+    o.codeObjectName = llvm::sys::path::filename(outputFile).str();
   return o;
 }
 
@@ -191,6 +213,18 @@ static int runFac(int argc, char **argv) {
     return fail(llvm::toString(std::move(e)));
   bool text =
       emit == "mlir" || emit == "llvm" || emit == "asm" || emit == "ptx";
+  bool launcher = emit == "launcher";
+  if (!launcherPrefix.empty() && !launcher)
+    return fail("--launcher-prefix is for --emit=launcher");
+  if (launcher && (outputFile.empty() || outputFile == "-"))
+    return fail("--emit=launcher writes a C source and its header: -o "
+                "<path>.c is required");
+  // out.c -> out.h, next to it.
+  llvm::SmallString<256> headerFile(outputFile.getValue());
+  llvm::sys::path::replace_extension(headerFile, "h");
+  if (launcher && headerFile == outputFile)
+    return fail("--emit=launcher writes the header '" + headerFile +
+                "' next to -o: name the C source (.c) instead");
   if (outputFile.empty() && !text)
     return fail("-o <path> is required for --target=" + target);
 
@@ -214,6 +248,18 @@ static int runFac(int argc, char **argv) {
   if (text && (outputFile.empty() || outputFile == "-")) {
     llvm::outs() << result.output;
     return 0;
+  }
+  if (launcher) {
+    fa::LauncherOptions lo;
+    lo.prefix = launcherPrefix;
+    lo.headerName = llvm::sys::path::filename(headerFile).str();
+    llvm::Expected<fa::LauncherFiles> files =
+        fa::renderLauncher(result.output, result.manifest, lo);
+    if (!files)
+      return fail(llvm::toString(files.takeError()));
+    if (int rc = writeFile(outputFile, files->source))
+      return rc;
+    return writeFile(headerFile, files->header);
   }
   if (int rc = writeFile(outputFile, result.output))
     return rc;

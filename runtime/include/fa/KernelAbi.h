@@ -91,6 +91,23 @@
 // lengths; a sequence of no keys gives O = 0 and LSE = -inf. The kernel
 // trusts cu_seqlens: the runtime checks them on the host before a launch.
 //
+// Trace (a dense kernel compiled with `fac --trace`, manifest `"trace":
+// true`; validation layer 2, docs/validation.md) appends 8 words to its
+// version's words, which keep their meaning (only ABI version 1 has them
+// today, so they are words 44..51):
+//
+//   word n+0..n+4: trace        f32 [n_blocks, 2 + D], a 5-word descriptor
+//   word n+5..n+7: the traced batch b, query head h and query row r (int64)
+//
+// The workgroup that owns query row r of (b, h) writes, after K/V block j
+// (of block_n keys) is folded into its online softmax, row j of the trace:
+// m_j (the running max, in the kernel's units: scale * log2(e) * q.k, i.e.
+// log2 units of the scaled logits), l_j (the running sum of exp2(s - m_j))
+// and the D unnormalised running outputs acc_j (sum of exp2(s - m_j) * v;
+// acc_j / l_j is the running output). Blocks the workgroup does not visit
+// are not written. A null descriptor, or a row that no workgroup owns (r <
+// 0), writes nothing, so a trace kernel launches like any other.
+//
 // Host target: the code object is an x86-64 ELF shared object that exports,
 // for each kernel `<name>`, the entry point
 //     void <name>_host(const uint64_t *args, fa_host_env *env);
@@ -173,6 +190,23 @@ static inline uint32_t fa_abi_num_words(uint32_t version) {
                         : 0;
 }
 
+/// Trace words, after the version's words (see above; ABI version 1 only).
+enum {
+  FA_ABI_TRACE_WORDS = 8,
+  FA_ABI_TRACE_BUFFER = 0, ///< offset of the descriptor in the trace words
+  FA_ABI_TRACE_ROW = 5,    ///< offset of b, h, r in the trace words
+  FA_ABI_TRACE_STATS = 2,  ///< m and l before the D outputs of a block
+};
+
+/// The words a kernel of ABI `version` takes, with its trace words when
+/// `trace` is set; 0 for an unknown version or a trace kernel of another
+/// version than 1.
+static inline uint32_t fa_kernel_num_words(uint32_t version, int trace) {
+  return !trace ? fa_abi_num_words(version)
+         : version == 1 ? FA_ABI_V1_NUM_WORDS + FA_ABI_TRACE_WORDS
+                        : 0;
+}
+
 /// Shuffle modes, as in gpu.shuffle.
 enum {
   FA_SHUFFLE_XOR = 0,
@@ -224,7 +258,7 @@ enum { FA_HOST_DTYPE_F32 = 1, FA_HOST_DTYPE_F16 = 2, FA_HOST_DTYPE_BF16 = 3 };
 typedef struct fa_host_info {
   uint32_t abi_version; ///< the kernel's ABI: 1 dense, 2 split-KV, 3 paged
   uint32_t info_bytes;  ///< sizeof(fa_host_info) there
-  uint32_t num_words;   ///< fa_abi_num_words(abi_version): words read from args
+  uint32_t num_words;   ///< fa_kernel_num_words(abi_version, trace): words read
   uint32_t env_bytes;   ///< sizeof(fa_host_env) the kernel was compiled for
   uint64_t lds_bytes;   ///< bytes of env->lds the kernel addresses
   uint32_t threads;     ///< threads per workgroup (block = (threads, 1, 1))

@@ -101,6 +101,10 @@ struct KernelInfo {
   /// split-KV kernel takes the same 77 words (its abi_version is its split
   /// kernel's) and may say `varlen` too. Never both `paged` and `varlen`.
   bool varlen = false;
+  /// `trace`, optional [false]: the kernel takes the trace words after
+  /// its ABI version's (KernelAbi.h, "Trace"; `fac --trace`, validation
+  /// layer 2). Only a dense attention kernel (abi_version 1).
+  bool trace = false;
 
   bool isCombine() const { return role == KernelRole::Combine; }
 };

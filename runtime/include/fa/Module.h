@@ -116,6 +116,20 @@ struct VarlenArgs {
   Int32Span hostCuSeqlensK;
 };
 
+/// The trace of a launch of a trace kernel (manifest `trace`, `fac
+/// --trace`; KernelAbi.h, "Trace"): the buffer, f32 [n_blocks, 2 + D] with
+/// n_blocks = ceil(Lk / block_n), and the query row whose online-softmax
+/// state the kernel writes there after each K/V block. A trace kernel
+/// launched without one writes nothing.
+struct TraceArgs {
+  Buffer *buffer = nullptr;
+  int64_t batch = 0, head = 0, row = 0;
+};
+
+/// The f32 elements of a launch's trace buffer: ceil(Lk / block_n) rows of
+/// 2 + D (m, l and the D running outputs).
+int64_t traceElements(const KernelInfo &kernel, const AttentionShape &shape);
+
 /// The buffers and sizes of one attention call. Q, K, V, O are required;
 /// LSE must be given exactly when the kernel has an LSE output. Strides
 /// default to contiguous BHLD.
@@ -137,6 +151,9 @@ struct AttentionArgs {
   /// without keys), and the strides are (0, head, row) of the packed tensors,
   /// by default contiguous ones (varlenStrides).
   std::optional<VarlenArgs> varlen;
+  /// Only for a trace kernel (manifest `trace`): its trace buffer and
+  /// traced row; absent, the kernel writes no trace.
+  std::optional<TraceArgs> trace;
 };
 
 /// The host-side checks of a paged cache's metadata for `batch` sequences,

@@ -14,7 +14,7 @@
 //
 // The umbrella of fa::validate too: it includes every header of the library
 // (DeviceReference.h, Golden.h, Inputs.h, Metrics.h, PagedVarlen.h,
-// Reference.h) and fa/Module.h.
+// Reference.h, Trace.h) and fa/Module.h.
 //
 // Library: fa::validate (libfa_validate.so, over fa::runtime).
 //
@@ -30,6 +30,7 @@
 #include "fa/Module.h"
 #include "fa/PagedVarlen.h"
 #include "fa/Reference.h"
+#include "fa/Trace.h"
 
 #include <optional>
 
@@ -70,6 +71,11 @@ struct ValidationOptions {
   /// LSE [Hq, total_q] with its padding; the references are the varlen ones
   /// (on a GPU, the dense device reference of each gathered sequence).
   std::optional<VarlenOptions> varlen;
+  /// Validation layer 2 (a kernel compiled with `fac --trace`, refused for
+  /// any other): the query row whose running max, sum and output the
+  /// kernel writes after each K/V block, compared with the fp64
+  /// reference's (fa/Trace.h; ValidationReport::trace).
+  std::optional<TraceRow> trace;
 };
 
 struct ValidationReport {
@@ -101,6 +107,10 @@ struct ValidationReport {
   std::optional<PagedProblem> paged;
   /// A varlen kernel: the problem it ran (cu_seqlens, totals, maxima).
   std::optional<VarlenProblem> varlen;
+  /// With ValidationOptions::trace: the per-block comparison (layer 2). A
+  /// trace that parts from the reference fails the validation
+  /// (verdict.pass false, check "trace").
+  std::optional<TraceReport> trace;
 };
 
 /// The largest row or LSE padding validateKernel accepts, in elements.

@@ -117,7 +117,8 @@ Expected<PackedLaunch> fa::packAttentionArgs(const KernelInfo &kernel,
   if (!kernel.splitKv && combine)
     return invalid("kernel '" + kernel.name +
                    "' is not a split-KV kernel: it has no combine kernel");
-  const uint32_t numWords = fa_abi_num_words(uint32_t(kernel.abiVersion));
+  const uint32_t numWords =
+      fa_kernel_num_words(uint32_t(kernel.abiVersion), kernel.trace);
   const int64_t version = kernel.paged     ? 3
                           : kernel.varlen  ? 4
                           : kernel.splitKv ? 2
@@ -132,6 +133,10 @@ Expected<PackedLaunch> fa::packAttentionArgs(const KernelInfo &kernel,
                     : kernel.varlen  ? ", not 4 (variable-length batches)"
                     : kernel.splitKv ? ", not 2 (split-KV)"
                                      : ", not 1 (dense)"));
+  if (args.trace && !kernel.trace)
+    return invalid("kernel '" + kernel.name +
+                   "' was compiled without --trace: it takes no trace "
+                   "buffer (AttentionArgs::trace)");
   if (kernel.paged && !args.paged)
     return invalid("kernel '" + kernel.name +
                    "' reads a paged K/V cache (ABI version 3): its launch "
@@ -544,6 +549,52 @@ Expected<PackedLaunch> fa::packAttentionArgs(const KernelInfo &kernel,
                        ": an output must not share memory with another "
                        "operand");
 
+  // The trace words (KernelAbi.h, "Trace"): a null descriptor and row -1
+  // when the launch asks for no trace.
+  if (kernel.trace) {
+    uint64_t *desc = w + fa_abi_num_words(uint32_t(kernel.abiVersion));
+    uint64_t *row = desc + FA_ABI_TRACE_ROW;
+    desc[4] = 1;
+    row[0] = row[1] = row[2] = uint64_t(int64_t(-1));
+    if (const TraceArgs *t = args.trace ? &*args.trace : nullptr) {
+      const std::pair<const char *, std::pair<int64_t, int64_t>> where[] = {
+          {"batch", {t->batch, sh.batch}},
+          {"head", {t->head, sh.headsQ}},
+          {"row", {t->row, sh.seqQ}}};
+      for (const auto &[name, v] : where)
+        if (v.first < 0 || v.first >= v.second)
+          return invalid(std::string("traced ") + name + " " +
+                         std::to_string(v.first) + " is outside [0, " +
+                         std::to_string(v.second) + ")");
+      const uint64_t needed =
+          uint64_t(traceElements(kernel, sh)) * sizeof(float);
+      if (!t->buffer)
+        return invalid("buffer trace is missing (needs " +
+                       std::to_string(needed) + " bytes)");
+      if (t->buffer->size() < needed)
+        return invalid(
+            "buffer trace holds " + std::to_string(t->buffer->size()) +
+            " bytes but " +
+            std::to_string((sh.seqK + kernel.blockN - 1) / kernel.blockN) +
+            " K/V blocks of 2 + D=" + std::to_string(d) + " f32 need " +
+            std::to_string(needed) + " bytes");
+      for (const Buffer *other :
+           {args.q, args.k, args.v, static_cast<const Buffer *>(args.o),
+            static_cast<const Buffer *>(args.lse)})
+        if (other == t->buffer)
+          return invalid("buffer trace is also passed as another operand: "
+                         "an output must not share memory with another "
+                         "operand");
+      desc[0] = desc[1] = t->buffer->address();
+      desc[3] = t->buffer->size() / sizeof(float);
+      if (kernel.indexBits == 32)
+        desc[3] = std::min<uint64_t>(desc[3], uint64_t(INT32_MAX));
+      row[0] = uint64_t(t->batch);
+      row[1] = uint64_t(t->head);
+      row[2] = uint64_t(t->row);
+    }
+  }
+
   uint64_t *sizesOut = w + FA_ABI_SIZES;
   for (int i = 0; i < FA_ABI_NUM_SIZES; ++i)
     sizesOut[i] = uint64_t(sizes[i].second);
@@ -637,6 +688,12 @@ Expected<PackedLaunch> fa::packAttentionArgs(const KernelInfo &kernel,
   return packed;
 }
 
+int64_t fa::traceElements(const KernelInfo &kernel,
+                          const AttentionShape &shape) {
+  const int64_t blocks = (shape.seqK + kernel.blockN - 1) / kernel.blockN;
+  return blocks * (FA_ABI_TRACE_STATS + kernel.headDim);
+}
+
 const KernelInfo &Kernel::info() const {
   return state->manifest.kernels[index];
 }
@@ -703,7 +760,7 @@ struct KernelCall {
   }
 
   using Operand = std::pair<const char *, const Buffer *>;
-  static std::array<Operand, 9> operands(const AttentionArgs &args) {
+  static std::array<Operand, 10> operands(const AttentionArgs &args) {
     return {{{"Q", args.q},
              {"K", args.k},
              {"V", args.v},
@@ -712,8 +769,8 @@ struct KernelCall {
              {"block_table", args.paged ? args.paged->blockTable : nullptr},
              {"cache_seqlens", args.paged ? args.paged->cacheSeqlens : nullptr},
              {"cu_seqlens_q", args.varlen ? args.varlen->cuSeqlensQ : nullptr},
-             {"cu_seqlens_k",
-              args.varlen ? args.varlen->cuSeqlensK : nullptr}}};
+             {"cu_seqlens_k", args.varlen ? args.varlen->cuSeqlensK : nullptr},
+             {"trace", args.trace ? args.trace->buffer : nullptr}}};
   }
 };
 } // namespace
@@ -739,10 +796,12 @@ Status Kernel::launch(const AttentionArgs &args, const LaunchOptions &options,
       for (const auto &[name, buffer] : buffers)
         if (buffer && buffer->guardBytes())
           if (Status g = buffer->checkGuards(
-                  name, std::string(name) == "LSE" ? sizeof(float)
-                        : std::string(name).find('_') != std::string::npos
-                            ? sizeof(int32_t)
-                            : elem);
+                  name,
+                  std::string(name) == "LSE" || std::string(name) == "trace"
+                      ? sizeof(float)
+                  : std::string(name).find('_') != std::string::npos
+                      ? sizeof(int32_t)
+                      : elem);
               !g.ok())
             return withContext(std::move(g), k);
     return Status::success();

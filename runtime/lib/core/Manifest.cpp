@@ -133,7 +133,8 @@ static Status parseVersionedFields(const FieldReader &r, KernelInfo &k) {
       !(s = r.get("combine", combine, "", false)).ok() ||
       !(s = r.getBool("gqa_packed", k.gqaPacked, false)).ok() ||
       !(s = r.getBool("paged", k.paged, false)).ok() ||
-      !(s = r.getBool("varlen", k.varlen, false)).ok())
+      !(s = r.getBool("varlen", k.varlen, false)).ok() ||
+      !(s = r.getBool("trace", k.trace, false)).ok())
     return s;
   if (role == "combine")
     k.role = KernelRole::Combine;
@@ -165,6 +166,12 @@ static Status parseVersionedFields(const FieldReader &r, KernelInfo &k) {
                              "ABI (abi_version 4), this one says "
                              "abi_version " +
                                  version);
+  // The trace words follow the dense ABI's (KernelAbi.h, "Trace").
+  if (k.trace && (k.abiVersion != 1 || k.isCombine() || k.gqaPacked))
+    return r.error("trace", "a trace kernel is a dense attention kernel "
+                            "(abi_version 1, not GQA-packed), this one says "
+                            "abi_version " +
+                                version);
   if (k.isCombine()) {
     if (k.abiVersion < 2)
       return r.error("role", "a combine kernel takes the split-KV ABI "
@@ -429,6 +436,8 @@ std::string fa::formatManifest(const Manifest &m) {
       entry["paged"] = true;
     if (k.varlen)
       entry["varlen"] = true;
+    if (k.trace)
+      entry["trace"] = true;
     Json rest = {{"dtype", dtypeName(k.dtype)},
                  {"head_dim", k.headDim},
                  {"causal", k.causal},

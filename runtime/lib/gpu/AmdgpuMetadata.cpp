@@ -418,7 +418,8 @@ Status fa::detail::checkAmdgpuCodeObject(const Manifest &manifest,
     // must be the one the kernel reads, or it reads pointers from the wrong
     // offsets.
     uint64_t words[FA_ABI_MAX_WORDS] = {};
-    const uint32_t numWords = fa_abi_num_words(uint32_t(k.abiVersion));
+    const uint32_t numWords =
+        fa_kernel_num_words(uint32_t(k.abiVersion), k.trace);
     if (numWords == 0)
       return Status::error(ErrorCode::Unsupported,
                            "kernel '" + k.name + "' uses kernel ABI version " +
@@ -432,7 +433,8 @@ Status fa::detail::checkAmdgpuCodeObject(const Manifest &manifest,
       return Status::error(ErrorCode::ManifestError,
                            "kernel '" + k.name + "': the manifest's " +
                                "abi_version " + std::to_string(k.abiVersion) +
-                               " (" + std::to_string(numWords) +
+                               (k.trace ? " with trace" : "") + " (" +
+                               std::to_string(numWords) +
                                " words) and index_bits " +
                                std::to_string(k.indexBits) + " give " +
                                std::to_string(packed) +

@@ -48,7 +48,8 @@ public:
                 LaunchQueue queue) override {
     const KernelInfo &k = functions[index].info;
     GpuParams params;
-    backend->packWords(words, fa_abi_num_words(uint32_t(k.abiVersion)),
+    backend->packWords(words,
+                       fa_kernel_num_words(uint32_t(k.abiVersion), k.trace),
                        int(k.indexBits), params);
     return launchParams(index, g, params, queue);
   }

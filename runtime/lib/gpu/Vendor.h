@@ -101,7 +101,9 @@ std::string hexPointer(const void *pointer);
 /// 4-byte integers, padded to 8 (32 bytes per buffer), and every other word
 /// (sizes, strides, S, page size, table stride) 8 bytes: 312 / 384 / 464 /
 /// 524 bytes (version 4 ends with cu_seqlens_k's 4-byte stride, so its last
-/// descriptor is 28 bytes). This
+/// descriptor is 28 bytes). A trace kernel's 52 words (version 1's and
+/// the trace words, KernelAbi.h) are version 1's, the trace descriptor (32
+/// bytes) and three 8-byte words: 352 or 344 bytes. This
 /// is the layout of the code object's `.args` metadata
 /// (test/tools/fac-gfx906.test pins it on a compiled kernel).
 std::vector<uint8_t> packKernargSegment(const uint64_t *words, size_t numWords,

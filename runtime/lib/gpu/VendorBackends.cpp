@@ -85,8 +85,19 @@ std::vector<uint8_t> fa::detail::packKernargSegment(const uint64_t *words,
     out.resize(at + bytes, 0);
     std::memcpy(out.data() + at, &value, bytes); // little-endian target
   };
-  for (size_t i = 0; i < numWords; ++i)
-    put(words[i], indexBits == 32 && isDescriptorIndexWord(i) ? 4 : 8);
+  // A trace kernel (ABI version 1 and the trace words, 52: no version has
+  // that many) has its trace descriptor where version 2's workspace O
+  // would be, and its traced batch, head and row (8 bytes each) after it.
+  const size_t traceAt = numWords == FA_ABI_V1_NUM_WORDS + FA_ABI_TRACE_WORDS
+                             ? size_t(FA_ABI_V1_NUM_WORDS)
+                             : numWords;
+  for (size_t i = 0; i < numWords; ++i) {
+    const bool index = i < traceAt
+                           ? isDescriptorIndexWord(i)
+                           : i - traceAt < FA_ABI_WORDS_PER_BUFFER &&
+                                 (i - traceAt) % FA_ABI_WORDS_PER_BUFFER >= 2;
+    put(words[i], indexBits == 32 && index ? 4 : 8);
+  }
   return out;
 }
 

@@ -65,7 +65,8 @@ public:
     HostLaunch l;
     l.entry = entries[index];
     l.args = words;
-    l.numWords = fa_abi_num_words(uint32_t(kernels[index].abiVersion));
+    l.numWords = fa_kernel_num_words(uint32_t(kernels[index].abiVersion),
+                                     kernels[index].trace);
     l.kernelName = kernels[index].name;
     for (int i = 0; i < 3; ++i) {
       l.grid[i] = g.grid[i];
@@ -258,7 +259,9 @@ Status fa::detail::checkHostInfo(const KernelInfo &k,
   if (info.info_bytes != sizeof(fa_host_info))
     return abi("fa_host_info size", info.info_bytes,
                ours(sizeof(fa_host_info)));
-  if (info.num_words != words)
+  // A trace kernel (KernelAbi.h, "Trace") takes the trace words too.
+  const uint32_t traced = fa_kernel_num_words(info.abi_version, 1);
+  if (info.num_words != words && (traced == 0 || info.num_words != traced))
     return abi("ABI word count", info.num_words,
                "ABI version " + std::to_string(info.abi_version) + " has " +
                    std::to_string(words));
@@ -288,6 +291,10 @@ Status fa::detail::checkHostInfo(const KernelInfo &k,
                              std::to_string(info.dtype));
   if (dtypeName(k.dtype) != std::string(dtype))
     return mismatch("dtype", dtypeName(k.dtype), dtype);
+  if (k.trace != (info.num_words != words))
+    return mismatch("trace", k.trace ? "true" : "false",
+                    std::to_string(info.num_words) + " argument words (" +
+                        (k.trace ? "no trace" : "a trace") + ")");
   const std::pair<const char *, std::pair<int64_t, int64_t>> fields[] = {
       {"abi_version", {k.abiVersion, info.abi_version}},
       {"lds_bytes", {k.ldsBytes, int64_t(info.lds_bytes)}},

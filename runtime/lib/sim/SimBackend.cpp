@@ -127,9 +127,9 @@ public:
                 const LaunchOptions &options, LaunchStep step,
                 LaunchQueue) override {
     const SimKernelEntry &e = kernels[index];
-    std::vector<uint8_t> kernarg =
-        packKernargSegment(words, fa_abi_num_words(uint32_t(e.info.abiVersion)),
-                           int(e.info.indexBits));
+    std::vector<uint8_t> kernarg = packKernargSegment(
+        words, fa_kernel_num_words(uint32_t(e.info.abiVersion), e.info.trace),
+        int(e.info.indexBits));
     return run(e, g, kernarg, &options, step);
   }
   Status launchRaw(size_t index, const LaunchGeometry &g, const uint64_t *args,

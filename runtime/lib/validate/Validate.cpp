@@ -18,6 +18,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <optional>
 #include <thread>
 #include <unistd.h>
@@ -475,9 +476,30 @@ Expected<ValidationReport> fa::validateKernel(const Kernel &kernel,
     onDevice.emplace(d.take());
   }
   r.reference = onDevice ? onDevice->description : "fp64 CPU";
+  // Layer 2: a trace buffer of NaN (unwritten blocks stay NaN).
+  std::optional<Buffer> traceBuffer;
+  AttentionArgs args = t.args(launchShape);
+  if (opts.trace) {
+    if (!info.trace)
+      return Status::error(ErrorCode::InvalidArgument,
+                           "kernel '" + info.name +
+                               "' was compiled without --trace: it writes "
+                               "no per-block statistics (fac --trace)")
+          .withKernel(info.name);
+    const size_t elements = size_t(traceElements(info, launchShape));
+    std::vector<float> nan(elements, std::numeric_limits<float>::quiet_NaN());
+    Expected<Buffer> b = device.allocate(nan.size() * sizeof(float));
+    if (!b)
+      return b.takeStatus();
+    traceBuffer.emplace(b.take());
+    if (Status s = traceBuffer->copyFromHost(nan.data(), nan.size() * 4);
+        !s.ok())
+      return s;
+    args.trace = TraceArgs{&*traceBuffer, opts.trace->batch, opts.trace->head,
+                           opts.trace->row};
+  }
   LaunchInfo launched;
-  if (Status s = kernel.launch(t.args(launchShape), opts.launch, &launched);
-      !s.ok())
+  if (Status s = kernel.launch(args, opts.launch, &launched); !s.ok())
     return s;
   r.kvSplits = launched.kvSplits;
   if (Status s = device.synchronize(); !s.ok())
@@ -538,6 +560,28 @@ Expected<ValidationReport> fa::validateKernel(const Kernel &kernel,
   r.criteria = defaultCriteria(info.dtype, r.dist, maxAbs(data->v), maxLse,
                                std::max<int64_t>(1, launchShape.seqK));
   r.verdict = judge(r.ours, r.naive, r.criteria);
+  if (traceBuffer) {
+    std::vector<float> written(traceBuffer->size() / sizeof(float));
+    if (Status s = traceBuffer->copyToHost(written.data(), traceBuffer->size());
+        !s.ok())
+      return s;
+    Expected<TraceReport> trace =
+        compareTrace(r.problem, *data, info.blockM, info.blockN, *opts.trace,
+                     written, r.criteria.maxScaled);
+    if (!trace)
+      return trace.takeStatus();
+    r.trace = trace.take();
+    Check c;
+    c.name = "trace";
+    c.pass = r.trace->pass();
+    c.value = double(r.trace->firstMismatch);
+    c.limit = -1;
+    c.text = c.pass ? "trace: every K/V block's m, l and o match"
+                    : "trace: block " + std::to_string(r.trace->firstMismatch) +
+                          " parts (" + r.trace->mismatch + ")";
+    r.verdict.checks.push_back(c);
+    r.verdict.pass = r.verdict.pass && c.pass;
+  }
   return r;
 }
 

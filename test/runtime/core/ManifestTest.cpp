@@ -710,6 +710,34 @@ TEST(ManifestTest, RejectsInconsistentVarlenFields) {
             "its split kernel's words)");
 }
 
+// `trace` (fac --trace): written only when set, read back, and only on a
+// dense attention kernel.
+TEST(ManifestTest, ParsesTraceKernels) {
+  const std::string traced = replace(docExample, "\"abi_version\": 1,",
+                                     "\"abi_version\": 1, \"trace\": true,");
+  Expected<Manifest> m = parseManifest(traced);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_TRUE(m->kernels[0].trace);
+  std::string text = formatManifest(*m);
+  EXPECT_NE(text.find("\"trace\": true"), std::string::npos) << text;
+  Expected<Manifest> plain = parseManifest(docExample);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE(plain->kernels[0].trace);
+  EXPECT_EQ(formatManifest(*plain).find("trace"), std::string::npos);
+  EXPECT_EQ(errorOf(replace(traced, "\"abi_version\": 1,",
+                            "\"abi_version\": 1, \"gqa_packed\": true,")),
+            "manifest field 'kernels[0].trace': a trace kernel is a dense "
+            "attention kernel (abi_version 1, not GQA-packed), this one says "
+            "abi_version 1");
+  EXPECT_EQ(
+      errorOf(replace(varlenExample, "\"abi_version\": 4, \"varlen\": true,",
+                      "\"abi_version\": 4, \"varlen\": true, "
+                      "\"trace\": true,")),
+      "manifest field 'kernels[2].trace': a trace kernel is a dense "
+      "attention kernel (abi_version 1, not GQA-packed), this one says "
+      "abi_version 4");
+}
+
 TEST(ManifestTest, Fnv1a64KnownVectors) {
   EXPECT_EQ(fnv1a64("", 0), 0xcbf29ce484222325ull);
   EXPECT_EQ(fnv1a64("a", 1), 0xaf63dc4c8601ec8cull);

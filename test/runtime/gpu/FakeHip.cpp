@@ -14,7 +14,9 @@
 // ROCm's own HIP 5.2 declarations (hip/hip_runtime_api.h), so a signature
 // that differs from HIP's does not compile, and answers with the header's
 // values (enum numbers, the hipDeviceProp_t layout), not the backend's: the
-// backend is checked against HIP, not against itself.
+// backend is checked against HIP, not against itself. It also exports
+// hipGetDevice, which the AOT launchers fac writes (--emit=launcher,
+// LauncherTest.cpp) call where the backend names its device.
 //
 // It pretends to be one gfx906 ("gfx906:sramecc+:xnack-", 64 KiB LDS, 1024
 // threads, 60 CUs, wave 64); "device memory" is host memory from malloc. It
@@ -283,6 +285,7 @@ struct State {
   std::string arch = kDefaultArch;
   std::map<uintptr_t, size_t> allocations;
   fake_hip_launch last{};
+  fake_hip_launch previous{}; ///< the launch before `last`
   /// One line per launch and synchronisation since the last reset
   /// (fake_hip_stream_log).
   std::string streamLog;
@@ -476,6 +479,14 @@ hipError_t hipSetDevice(int deviceId) {
   if (deviceId != 0)
     return hipErrorInvalidDevice;
   state().current = deviceId;
+  return hipSuccess;
+}
+
+hipError_t hipGetDevice(int *deviceId) {
+  FAKE_ENTER(hipGetDevice)
+  if (!deviceId)
+    return hipErrorInvalidValue;
+  *deviceId = 0; // the current device: the only one
   return hipSuccess;
 }
 
@@ -735,6 +746,7 @@ hipError_t hipModuleLaunchKernel(hipFunction_t f, unsigned int gridDimX,
   if (!f)
     return hipErrorInvalidValue;
   fake_hip_launch &l = state().last;
+  state().previous = l;
   int launches = l.launches + 1;
   l = fake_hip_launch{};
   l.launches = launches;
@@ -837,7 +849,7 @@ void fake_hip_reset(void) {
   s.streamLog.clear();
   s.streamsCreated = 0;
   s.arch = kDefaultArch;
-  s.last = fake_hip_launch{};
+  s.last = s.previous = fake_hip_launch{};
   s.pendingFault = hipSuccess;
 }
 
@@ -866,6 +878,10 @@ const char *fake_hip_calls(void) {
 }
 
 const fake_hip_launch *fake_hip_last_launch(void) { return &state().last; }
+
+const fake_hip_launch *fake_hip_previous_launch(void) {
+  return &state().previous;
+}
 
 const char *fake_hip_stream_log(void) {
   State &s = state();

@@ -78,6 +78,10 @@ const char *fake_hip_calls(void);
 
 const fake_hip_launch *fake_hip_last_launch(void);
 
+/// The launch before the last one (a split-KV attention's split kernel,
+/// when the last was its combine kernel).
+const fake_hip_launch *fake_hip_previous_launch(void);
+
 /// The launches and synchronisations since the last reset, in order, one
 /// per line: "launch <kernel> on stream 2" ("on null stream"),
 /// "synchronize stream 2", "synchronize device". Streams are numbered 1, 2,

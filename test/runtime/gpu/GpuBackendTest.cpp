@@ -96,6 +96,42 @@ TEST(KernelParamsTest, KernargSegmentFollowsTheIndexWidth) {
   }
 }
 
+// A trace kernel (fac --trace; KernelAbi.h, "Trace"): version 1's words,
+// the trace descriptor narrowed like the others, then the traced batch,
+// head and row as 8 bytes each (the code object's .args: fac-trace.test and
+// the ctest trace-layer2-gfx906-sim run it).
+TEST(KernelParamsTest, KernargSegmentOfATraceKernel) {
+  uint64_t words[FA_ABI_MAX_WORDS];
+  for (int i = 0; i < FA_ABI_MAX_WORDS; ++i)
+    words[i] = 0x1000 + i;
+  const size_t count = fa_kernel_num_words(1, 1);
+  ASSERT_EQ(count, 52u);
+  EXPECT_EQ(fa_kernel_num_words(2, 1), 0u);
+  EXPECT_EQ(fa_kernel_num_words(4, 0), 77u);
+  std::vector<uint8_t> wide = packKernargSegment(words, count, 64);
+  ASSERT_EQ(wide.size(), 416u);
+  EXPECT_EQ(std::memcmp(wide.data(), words, 416), 0);
+  std::vector<uint8_t> narrow = packKernargSegment(words, count, 32);
+  ASSERT_EQ(narrow.size(), 312u + 32u + 24u);
+  auto u64 = [&](size_t at) {
+    uint64_t v;
+    std::memcpy(&v, narrow.data() + at, 8);
+    return v;
+  };
+  auto u32 = [&](size_t at) {
+    uint32_t v;
+    std::memcpy(&v, narrow.data() + at, 4);
+    return v;
+  };
+  EXPECT_EQ(u64(312), words[44]);
+  EXPECT_EQ(u64(320), words[45]);
+  EXPECT_EQ(u32(328), uint32_t(words[46]));
+  EXPECT_EQ(u32(332), uint32_t(words[47]));
+  EXPECT_EQ(u32(336), uint32_t(words[48]));
+  for (int i = 0; i < 3; ++i)
+    EXPECT_EQ(u64(344 + 8 * i), words[44 + FA_ABI_TRACE_ROW + i]) << i;
+}
+
 //===----------------------------------------------------------------------===//
 // Targets
 //===----------------------------------------------------------------------===//

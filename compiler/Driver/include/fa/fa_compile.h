@@ -56,7 +56,7 @@ void fa_compile_options_destroy(fa_compile_options *options);
 /* Sets the option fac spells --NAME to VALUE: "target", "emit", "block-m",
  * "block-n", "waves", "stages", "fetch-ahead", "index-bits", "pad-lds",
  * "kv-shared", "pair-rhs", "widen-lds", "dot2", "share-rows", "kv-splits",
- * "gqa-pack", "allow-bf16", "report",
+ * "gqa-pack", "allow-bf16", "report", "trace" (validation layer 2),
  * and "name" (the code object's file name the manifest records). Returns
  * 0, or -1 with the reason in fa_compile_options_error. */
 int fa_compile_options_set(fa_compile_options *options, const char *name,
