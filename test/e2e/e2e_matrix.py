@@ -207,6 +207,9 @@ class Kernels:
         self.target = target
         self.ext = {"host": ".so", "gfx906": ".hsaco"}.get(target, ".cubin")
         self.errors = {}
+        # The get() arguments of every kernel name asked for: the mutation
+        # test compiles a hinted case's kernel alone (hinted_failure).
+        self.requests = {}
         # Every kernel compiled, in order: name -> (path, manifest entry,
         # dtype, causal); the coverage section runs each of them again.
         self.built = {}
@@ -259,6 +262,11 @@ class Kernels:
             options.append("--test-plant-bug=" + self.plant_bug)
         if dtype == "bf16":
             options.append("--allow-bf16")
+        self.requests.setdefault(name, dict(
+            dtype=dtype, d=d, causal=causal, scale=scale, tile=tile, pad=pad,
+            stages=stages, fetch_ahead=fetch_ahead, lse=lse,
+            share_rows=share_rows, splits=splits, pack=pack, paged=paged,
+            varlen=varlen))
         src = os.path.join(self.work, name + ".mlir")
         out = os.path.join(self.work, name + self.ext)
         if name in self.errors:
@@ -525,7 +533,8 @@ def decode_cases(kernels):
         so, meta = kernels.get(dtype, d, causal, tile=tile, splits=splits,
                                pack=pack)
         what = (f"{dtype} D={d} causal={int(causal)} "
-                f"split-kv={int(splits)} gqa-pack={int(pack)}")
+                f"split-kv={int(splits)} gqa-pack={int(pack)}" +
+                (" tile={}x{}w{}".format(*tile) if tile else ""))
         if so is None:
             yield Case("decode", what, None, meta)
             continue
@@ -823,6 +832,43 @@ def same_as_clean(kernel, clean_work):
             return a.read() == b.read()
     except OSError:
         return False
+
+
+def hinted_failure(fac, fa_run, golden, work, plant_bug, target, device,
+                   clean_work, hint):
+    """Runs first the case `hint` ("section: label", where this bug was
+    caught before): its kernel alone is compiled with the bug. Returns
+    (case label, detail) if it fails, or None (then the caller runs the
+    suite in order, as without a hint): the hint only changes which case
+    runs first, never what counts as caught. The case list comes from the
+    clean suite's folder (every kernel there already, nothing compiled);
+    a hint whose kernel the bug gave other tiles (a manifest that differs
+    in more than its register counts) is not used: its shapes would not be
+    the mutant suite's."""
+    clean = Kernels(fac, clean_work, target=target)
+    for case in all_cases(clean, golden, large=False):
+        if f"{case.section}: {case.label}" != hint:
+            continue
+        if case.kernel is None:
+            return None
+        name = os.path.splitext(os.path.basename(case.kernel))[0]
+        mutant = Kernels(fac, work, plant_bug, target=target)
+        path, meta = mutant.get(**clean.requests[name])
+        if path is None:  # the bug broke the compile: the case fails
+            return hint, meta
+        with open(case.kernel + ".json") as f:
+            clean_meta = json.load(f)["kernels"][0]
+        # Registers may differ; what the cases are made of (tiles, stages,
+        # scale...) must not.
+        if {k: v for k, v in clean_meta.items() if k != "resources"} != \
+                {k: v for k, v in meta.items() if k != "resources"}:
+            return None
+        if same_as_clean(path, clean_work):
+            return None
+        ok, detail = run_case(fa_run, Case(case.section, case.label, path,
+                                           case.args), device)
+        return None if ok else (hint, detail)
+    return None
 
 
 def first_failure(fac, fa_run, golden, work, plant_bug, target="host",

@@ -21,7 +21,16 @@ on another device (gfx906 on the gfx906 simulator: the planted bugs must be
 caught in the machine code an MI50 would run too). --skip leaves out bugs
 that are none on that target (say why where it is used). --shard I/N
 takes every N-th listed bug from the I-th (ctest runs the shards at once).
+
+--hints FILE (with --clean-work): the case that caught each bug last time,
+per device (JSON: {device: {bug: "section: label"}}), runs first, alone;
+if it passes (the hint is stale) the suite runs in order as without it.
+A hint changes which case runs first, never what counts as caught, and
+saves compiling and running every case before it. --write-hints FILE
+records the cases that caught the bugs of this run into FILE (merged
+with what is there).
 """
+import json
 import os
 import shutil
 import subprocess
@@ -55,6 +64,8 @@ def main():
     # e2e-<device>-kernels fixture); a case whose kernel the bug left byte
     # for byte unchanged is not run again (it passed there).
     clean_work = option(bugs, "--clean-work")
+    hints_path = option(bugs, "--hints")
+    write_hints = option(bugs, "--write-hints")
     if clean_work:
         e2e_matrix.prepare_shared_work(fac, clean_work)
     target = option(bugs, "--target") or "host"
@@ -72,6 +83,14 @@ def main():
     if not bugs:
         print("mutants: fac lists no planted bugs")
         return 1
+    hints = {}
+    if hints_path:
+        if not clean_work:
+            print("mutants: --hints needs --clean-work (the clean kernels)")
+            return 2
+        with open(hints_path) as f:
+            hints = json.load(f).get(device, {})
+    found = {}
     shutil.rmtree(work, ignore_errors=True)
     survivors = []
     for bug in bugs:
@@ -97,8 +116,19 @@ def main():
                                          len(hit) < floor[1])):
                 survivors.append(bug)
             continue
-        caught = e2e_matrix.first_failure(fac, fa_run, golden, bug_work, bug,
-                                          target, device, clean_work)
+        caught = None
+        if bug in hints:
+            caught = e2e_matrix.hinted_failure(
+                fac, fa_run, golden, bug_work, bug, target, device,
+                clean_work, hints[bug])
+            if caught is None:
+                print(f"  stale hint for {bug} ({hints[bug]}): running the "
+                      f"suite in order (update with --write-hints)")
+        if caught is None:
+            caught = e2e_matrix.first_failure(fac, fa_run, golden, bug_work,
+                                              bug, target, device, clean_work)
+        if caught is not None:
+            found[bug] = caught[0]
         if caught is None:
             survivors.append(bug)
             print(f"  SURVIVED {bug}: every e2e case passed")
@@ -114,6 +144,17 @@ def main():
                 hit = ", ".join(f"{s} {h[0]}/{h[1]}"
                                 for s, h in sections.items() if h[0])
                 f.write(f"| `{bug}` | {total} of {n} | {hit} |\n")
+    if write_hints:
+        try:
+            with open(write_hints) as f:
+                table = json.load(f)
+        except OSError:
+            table = {}
+        table.setdefault(device, {}).update(found)
+        table[device] = dict(sorted(table[device].items()))
+        with open(write_hints, "w") as f:
+            json.dump(dict(sorted(table.items())), f, indent=1)
+            f.write("\n")
     what = "planted bugs caught" + (
         f" by at least {floor[0]} cases in {floor[1]} sections" if floor
         else "")

@@ -2,7 +2,8 @@
 """The section entries of ctest run exactly the suite's cases: the cases of
 e2e_matrix.py's SECTIONS, each section listed on its own (as its ctest
 entry runs it), concatenated, equal the whole suite's list (all_cases,
-as the single entry ran it before the split), case for case and in order.
+as the single entry ran it before the split), case for case and in order,
+and no two cases share a label.
 Kernels come from the shared work folder (the e2e-<device>-kernels
 fixture), so listing compiles nothing new.
 
@@ -42,7 +43,16 @@ def main():
         print(f"  missing {c}")
     for c in extra[:10]:
         print(f"  extra {c}")
-    return 0 if whole == split else 1
+    # Every case has its own label: a failure names one case, and the
+    # mutation test's hints (mutants.py --hints) find the case they name.
+    seen, twice = set(), []
+    for c in whole:
+        if c in seen:
+            twice.append(c)
+        seen.add(c)
+    for c in twice[:10]:
+        print(f"  label used twice: {c}")
+    return 0 if whole == split and not twice else 1
 
 
 if __name__ == "__main__":
