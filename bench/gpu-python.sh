@@ -4,10 +4,9 @@
 # overhead per call, transformers generate() with attn_implementation="fa").
 # The GPU machine has no compiler: the kernels come from FA_CACHE_DIR,
 # compiled here beforehand with the same fa (the cache key is fa's version,
-# the source, the target and the options):
-#   FA_CACHE_DIR=CACHE PYTHONPATH=python python3 -c "import fa; \
-#     fa.compile('f16', 64, 'sm_90', causal=True, softmax_scale=0.125); ..."
-# (the specs python_api.py uses are listed in its docstring).
+# the source, the target and the options): the kernels python_api.py's
+# KERNELS lists,
+#   PYTHONPATH=python /usr/bin/python3 bench/python_api.py --compile CACHE
 # usage: bench/gpu-python.sh CACHE_DIR RESULTS_DIR
 set -uo pipefail
 cache=$1 results=$2

@@ -13,8 +13,11 @@ GPU machine has no LLVM.
 2. Host time per call, asynchronous (median over batches of 64 calls, the
    stream synchronised between batches outside the timing), decode f16
    D=128 Hq=32 Hkv=8 Lq=1 Lk=1024: fa.flash_attn_with_kvcache (dense
-   cache), the same kernel through fa's C call from Python (ctypes,
-   arguments built once), and SDPA (enable_gqa).
+   cache; and with a block_table), torch.ops.fa.kvcache_fwd (the
+   dispatcher's path, what torch.compile's graphs call), the same kernel
+   through fa's C call from Python (ctypes, arguments built once), the
+   three torch.empty calls of the outputs and workspace alone, and SDPA
+   (enable_gqa).
 3. transformers: attn_implementation="fa" registered; small random Llama
    (GQA 8:2) and Qwen2 (GQA 14:2) configurations, head_dim 64, fp32 and
    fp16: 32 greedy tokens with generate() against "eager", the same tokens
@@ -22,6 +25,8 @@ GPU machine has no LLVM.
    generate() with "fa" vs "sdpa" (a report, no goal).
 
 usage: python_api.py OUT_DIR
+       python_api.py --compile CACHE_DIR   (here, where fa's compiler is:
+                                            fills the cache with KERNELS)
 """
 
 import json
@@ -39,6 +44,15 @@ import fa  # noqa: E402
 from fa import _capi, _jit  # noqa: E402
 
 results = {"checks": {}, "overhead_us": {}, "transformers": {}}
+
+# The sm_90 kernels the run calls (fa.compile arguments: layout, dtype,
+# head dim, causal, scale, decode build): flash_attn_func and the
+# transformers models (head_dim 64, scaling 1/8; prefill and decode steps),
+# the paged decode checks and the overhead (D=128).
+KERNELS = [("dense", dt, 64, causal, 0.125, decode)
+           for dt in ("f16", "f32") for causal in (False, True)
+           for decode in (False, True)] + [
+    ("paged", "f16", 128, False, 128 ** -0.5, True)]
 
 
 def check(name, ok, detail=""):
@@ -153,6 +167,12 @@ def overhead():
     lens = torch.full((b,), lk, dtype=torch.int32, device=dev)
     py = host_us(lambda: fa.flash_attn_with_kvcache(q, kc, vc,
                                                     cache_seqlens=lens))
+    table1 = torch.arange(b, dtype=torch.int32, device=dev).view(b, 1)
+    py_paged = host_us(lambda: fa.flash_attn_with_kvcache(
+        q, kc, vc, cache_seqlens=lens, block_table=table1))
+    # Through the dispatcher (what torch.compile's graphs call).
+    op = host_us(lambda: torch.ops.fa.kvcache_fwd(q, kc, vc, lens, table1,
+                                                  None, False, 0))
     # The same kernel through the C call, arguments built once.
     spec = _jit.Spec("paged", "f16", 128, False, _jit.canonical_scale(
         1 / math.sqrt(128)), True, "sm_90")
@@ -174,13 +194,22 @@ def overhead():
     ws = w(ws_t)
     stream = torch.cuda.current_stream().cuda_stream
     c = host_us(lambda: m.enqueue(args, stream, ws, paged=paged))
+    # The allocations any call makes: out, lse and the split-KV workspace.
+    n_ws = ws_t.numel()
+    alloc = host_us(lambda: (torch.empty_like(q), torch.empty(
+        b, 32, 1, device=dev, dtype=torch.float32), torch.empty(
+        n_ws, dtype=torch.uint8, device=dev)))
     # SDPA on the same problem (dense K/V as (B, H, L, D) views).
     import torch.nn.functional as F
     qs, ks, vs = q.transpose(1, 2), kc.transpose(1, 2), vc.transpose(1, 2)
     sd = host_us(lambda: F.scaled_dot_product_attention(qs, ks, vs,
                                                         enable_gqa=True))
     results["overhead_us"] = {"fa_python_api": round(py, 2),
+                              "fa_python_api_block_table": round(py_paged,
+                                                                 2),
+                              "torch_ops_fa_kvcache_fwd": round(op, 2),
                               "fa_c_call_via_ctypes": round(c, 2),
+                              "output_allocations": round(alloc, 2),
                               "sdpa": round(sd, 2),
                               "python_over_c": round(py - c, 2)}
     print("host us per call:", results["overhead_us"], flush=True)
@@ -252,6 +281,13 @@ def transformers_runs():
 
 
 def main():
+    if sys.argv[1:2] == ["--compile"]:
+        os.environ["FA_CACHE_DIR"] = sys.argv[2]
+        for layout, dt, d, causal, scale, decode in KERNELS:
+            print(fa.compile(dt, d, "sm_90", causal=causal,
+                             softmax_scale=scale, layout=layout,
+                             decode=decode), flush=True)
+        return
     out = sys.argv[1] if len(sys.argv) > 1 else "."
     os.makedirs(out, exist_ok=True)
     api_checks()

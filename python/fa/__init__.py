@@ -18,9 +18,12 @@ fa.integrations.transformers.register() adds attn_implementation="fa" to
 Hugging Face transformers.
 """
 
-from . import _capi, _jit
+import torch
+
+from . import _capi, _interface, _jit
 from ._interface import identity_table as _identity_table
-from ._ops import ops_registered, fwd_op, varlen_fwd_op, kvcache_fwd_op
+from ._ops import ops_registered, eager as _eager, fwd_op, varlen_fwd_op, \
+    kvcache_fwd_op
 from ._interface import _check_features, _prepare
 
 __version__ = _jit.VERSION
@@ -44,7 +47,8 @@ def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False,
     accepted (fa's forward is deterministic). `sinks` is fa's extension
     (issue 32)."""
     _check_features(dropout_p, window_size, softcap, alibi_slopes, sinks)
-    out, lse = fwd_op(q, k, v, softmax_scale, bool(causal))
+    op = _interface.fwd if _eager(q) else fwd_op
+    out, lse = op(q, k, v, softmax_scale, bool(causal))
     return (out, lse, None) if return_attn_probs else out
 
 
@@ -68,9 +72,9 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
             "fa: block_table in flash_attn_varlen_func (a paged cache under "
             "packed queries of mixed lengths) is not supported yet (issue "
             "32); use flash_attn_with_kvcache for paged decode")
-    out, lse = varlen_fwd_op(q, k, v, cu_seqlens_q, cu_seqlens_k,
-                             int(max_seqlen_q), int(max_seqlen_k),
-                             softmax_scale, bool(causal))
+    op = _interface.varlen_fwd if _eager(q) else varlen_fwd_op
+    out, lse = op(q, k, v, cu_seqlens_q, cu_seqlens_k, int(max_seqlen_q),
+                  int(max_seqlen_k), softmax_scale, bool(causal))
     return (out, lse, None) if return_attn_probs else out
 
 
@@ -94,18 +98,21 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None,
     fa choose the K/V splits (decode calls of at most 4 query rows run
     split-KV), 1 none. Returns out, or (out, softmax_lse (batch, nheads,
     seqlen_q)) with return_softmax_lse."""
-    import torch
     _check_features(0.0, window_size, softcap, alibi_slopes, sinks)
-    for name, value in (("rotary_cos", rotary_cos),
-                        ("rotary_sin", rotary_sin),
-                        ("cache_batch_idx", cache_batch_idx),
-                        ("cache_leftpad", cache_leftpad)):
-        if value is not None:
-            raise NotImplementedError(
-                f"fa: {name} is not supported (apply rotary embeddings and "
-                f"pick cache rows before the call)")
-    q = _prepare("q", q, 4)
-    batch, seqlen_q = q.shape[0], q.shape[1]
+    if rotary_cos is not None or rotary_sin is not None or \
+            cache_batch_idx is not None or cache_leftpad is not None:
+        for name, value in (("rotary_cos", rotary_cos),
+                            ("rotary_sin", rotary_sin),
+                            ("cache_batch_idx", cache_batch_idx),
+                            ("cache_leftpad", cache_leftpad)):
+            if value is not None:
+                raise NotImplementedError(
+                    f"fa: {name} is not supported (apply rotary embeddings "
+                    f"and pick cache rows before the call)")
+    if type(q) is not torch.Tensor or q.dim() != 4:
+        q = _prepare("q", q, 4)  # raises, naming q (or a subclass: kept)
+    # (kvcache_fwd makes q contiguous where its strides need it.)
+    batch = q.shape[0]
     if block_table is None:
         if k_cache.dim() != 4 or k_cache.shape[0] != batch:
             raise ValueError(f"fa: k_cache has shape {tuple(k_cache.shape)}, "
@@ -137,8 +144,9 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None,
         k_cache[page, row] = k
         v_cache[page, row] = v
         lens = (lens + new).to(torch.int32)
-    out, lse = kvcache_fwd_op(q, k_cache, v_cache, lens, table,
-                              softmax_scale, bool(causal), int(num_splits))
+    op = _interface.kvcache_fwd if _eager(q) else kvcache_fwd_op
+    out, lse = op(q, k_cache, v_cache, lens, table, softmax_scale,
+                  bool(causal), int(num_splits))
     return (out, lse) if return_softmax_lse else out
 
 

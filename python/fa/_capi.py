@@ -180,6 +180,7 @@ class Buffer:
         check(lib().fa_buffer_wrap(device.handle, ctypes.c_void_p(pointer),
                                    nbytes, ctypes.byref(h)))
         self.handle, self.owner, self.device = h, owner, device
+        self.value = h.value  # the handle as an int (fields take it)
 
     def __del__(self):
         if getattr(self, "handle", None) and _lib is not None:

@@ -14,6 +14,7 @@ embedding inside the call, cache_batch_idx, cache_leftpad, and block_table
 in flash_attn_varlen_func.
 """
 
+import ctypes
 import math
 import threading
 
@@ -98,18 +99,8 @@ _wrapped = {}
 _wrapped_lock = threading.Lock()
 
 
-def _wrap(dev_name, t):
-    if t is None:
-        return None
-    # The bytes the view spans from its first element (strides >= 0).
-    extent = 1
-    for n, st in zip(t.shape, t.stride()):
-        if n == 0:
-            extent = 0
-            break
-        extent += (n - 1) * st
-    nbytes = max(extent, 1) * t.element_size()
-    ptr = t.data_ptr()
+def _buffer(dev_name, ptr, nbytes):
+    """The wrapped buffer over `nbytes` at `ptr`, made once (_wrapped)."""
     k = (dev_name, ptr, nbytes)
     b = _wrapped.get(k)
     if b is None:
@@ -118,6 +109,22 @@ def _wrap(dev_name, t):
                 _wrapped.clear()
             b = _wrapped[k] = _capi.Buffer(_jit.device(dev_name), ptr, nbytes)
     return b
+
+
+def _span(t):
+    """The bytes tensor `t`'s view spans from its first element (strides
+    >= 0; one element for an empty tensor)."""
+    extent = 1
+    for n, st in zip(t.shape, t.stride()):
+        if n == 0:
+            extent = 1
+            break
+        extent += (n - 1) * st
+    return extent * t.element_size()
+
+
+def _wrap(dev_name, t):
+    return None if t is None else _buffer(dev_name, t.data_ptr(), _span(t))
 
 
 def _prepare(name, t, dims):
@@ -192,8 +199,21 @@ def _decode(seqlen_q):
     return seqlen_q <= 4
 
 
+_dense_calls = {}
+
+
 def fwd(q, k, v, softmax_scale=None, causal=False):
     """(out, softmax_lse) of dense attention over (B, L, H, D) tensors."""
+    sig = None
+    if isinstance(q, torch.Tensor) and isinstance(k, torch.Tensor) and \
+            isinstance(v, torch.Tensor):
+        sig = (q.shape, q.stride(), q.dtype, q.device, k.shape, k.stride(),
+               k.dtype, k.device, v.shape, v.stride(), v.dtype, v.device,
+               softmax_scale, causal, threading.get_ident())
+        launch = _dense_calls.get(sig)
+        if launch is not None:
+            return launch(q, k, v)
+    originals = (q, k, v)
     q, k, v = (_prepare(n, t, 4) for n, t in (("q", q), ("k", k), ("v", v)))
     dtype = _dtype(q, ("k", k), ("v", v))
     b, lq, hq, d = q.shape
@@ -226,6 +246,10 @@ def fwd(q, k, v, softmax_scale=None, causal=False):
                              _wrap(dev_name, lse), (b, hq, hkv, lq, lk),
                              strides)
     _enqueue(m, dev_name, stream, args, q, 0)
+    if sig is not None and all(x is y for x, y in zip((q, k, v), originals)):
+        _remember(_dense_calls, sig, m, dev_name, q, args, None, (b, hq, lq),
+                  (b, hq, hkv, lq, lk), 0,
+                  (q, k, v, None, None, out, lse))
     return out, lse
 
 
@@ -285,8 +309,9 @@ _identity_tables = {}
 
 
 # The decode call's hot path: what a call with the same shapes, strides,
-# dtypes, devices and options as an earlier one needs (module, strides,
-# sizes), so that it only allocates its outputs and wraps its pointers.
+# dtypes, devices and options as an earlier one on the same thread needs
+# (_Launch), so that it only allocates its outputs, looks up its pointers'
+# handles and calls the C function.
 _kvcache_calls = {}
 
 
@@ -298,7 +323,100 @@ def _kvcache_signature(q, k_cache, v_cache, cache_seqlens, block_table,
             cache_seqlens.shape, cache_seqlens.stride(), cache_seqlens.dtype,
             cache_seqlens.device, block_table.shape, block_table.stride(),
             block_table.dtype, block_table.device, softmax_scale, causal,
-            num_splits)
+            num_splits, threading.get_ident())
+
+
+class _Launch:
+    """A dense or paged launch kept for later calls of the same signature
+    on the same thread (_dense_calls, _kvcache_calls): the module, the
+    argument structs built once (each call sets their pointer fields), the
+    outputs' shapes and the bytes each operand spans. A call then only
+    allocates its outputs, looks its pointers' handles up and calls the C
+    function."""
+
+    def __init__(self, m, dev_name, index, args, paged, dtype, out_shape,
+                 lse_shape, ws_bytes, num_splits, spans):
+        self.enqueue = _capi.lib().fa_module_enqueue
+        self.module = m.handle
+        self.m, self.dev_name, self.index = m, dev_name, index
+        self.args, self.paged = args, paged
+        self.opts = _capi._EnqueueOptions(None, None, num_splits, 0)
+        self.refs = (ctypes.byref(args),
+                     ctypes.byref(paged) if paged is not None else None,
+                     ctypes.byref(self.opts))
+        self.dtype, self.out_shape, self.lse_shape = dtype, out_shape, \
+            lse_shape
+        self.ws_bytes = ws_bytes
+        # q, k_cache, v_cache, block_table, cache_seqlens, out, lse (the
+        # paged metadata's None when dense).
+        self.spans = spans
+
+    def __call__(self, q, k_cache, v_cache, block_table=None,
+                 cache_seqlens=None):
+        dev, device = self.dev_name, q.device
+        out = torch.empty(self.out_shape, dtype=self.dtype, device=device)
+        lse = torch.empty(self.lse_shape, dtype=torch.float32,
+                          device=device)
+        a, p, o, sp = self.args, self.paged, self.opts, self.spans
+        # The wrapped buffers (kept in locals until the call returns): a
+        # dict lookup each, wrapped on a miss.
+        w = _wrapped.get
+        bq = w((dev, q.data_ptr(), sp[0])) or _wrap(dev, q)
+        bk = w((dev, k_cache.data_ptr(), sp[1])) or _wrap(dev, k_cache)
+        bv = w((dev, v_cache.data_ptr(), sp[2])) or _wrap(dev, v_cache)
+        bo = w((dev, out.data_ptr(), sp[5])) or _wrap(dev, out)
+        bs = w((dev, lse.data_ptr(), sp[6])) or _wrap(dev, lse)
+        a.q, a.k, a.v, a.o, a.lse = bq.value, bk.value, bv.value, bo.value, \
+            bs.value
+        if p is not None:
+            bt = w((dev, block_table.data_ptr(), sp[3])) or \
+                _wrap(dev, block_table)
+            bl = w((dev, cache_seqlens.data_ptr(), sp[4])) or \
+                _wrap(dev, cache_seqlens)
+            p.block_table, p.cache_seqlens = bt.value, bl.value
+        workspace = bw = None
+        if self.ws_bytes:
+            # Alive until the call returns (the host emulator runs the
+            # kernel within it; on a GPU the allocator is stream-ordered).
+            workspace = torch.empty(self.ws_bytes, dtype=torch.uint8,
+                                    device=device)
+            bw = w((dev, workspace.data_ptr(), self.ws_bytes)) or \
+                _wrap(dev, workspace)
+            o.workspace = bw.value
+        index = self.index
+        if index is None:  # the CPU: host copies, checked
+            o.stream = None
+            if p is not None:
+                p.host_block_table = _capi.int32_pointer(block_table)
+                p.host_cache_seqlens = _capi.int32_pointer(cache_seqlens)
+        else:
+            o.stream = _raw_stream(index) if _raw_stream is not None else \
+                torch.cuda.current_stream(index).cuda_stream
+        r = self.refs
+        status = self.enqueue(self.module, None, r[0], r[1], None, r[2])
+        if status:
+            _capi.check(status)
+        return out, lse
+
+
+def clear_launches():
+    _dense_calls.clear()
+    _kvcache_calls.clear()
+
+
+def _remember(table, sig, m, dev_name, q, args, paged, lse_shape, shape,
+              num_splits, operands):
+    """Keeps the launch just made for later calls of signature `sig`."""
+    if len(table) > 256:
+        table.clear()
+    ws_bytes = _workspace_sizes.get((id(m), *shape, num_splits))
+    launch = _Launch(
+        m, dev_name, _place(q.device)[2],
+        _capi._Args(None, None, None, None, None, *shape, args.strides, 0),
+        paged, q.dtype, tuple(q.shape), lse_shape, ws_bytes, num_splits,
+        tuple(None if t is None else _span(t) for t in operands))
+    launch.strides = args._keep  # the strides' storage
+    table[sig] = launch
 
 
 def kvcache_fwd(q, k_cache, v_cache, cache_seqlens, block_table,
@@ -308,42 +426,15 @@ def kvcache_fwd(q, k_cache, v_cache, cache_seqlens, block_table,
     sequences' lengths cache_seqlens (B,), int32 tensors on q's device."""
     sig = None
     if isinstance(q, torch.Tensor) and isinstance(block_table, torch.Tensor) \
-            and isinstance(cache_seqlens, torch.Tensor):
+            and isinstance(cache_seqlens, torch.Tensor) and \
+            isinstance(k_cache, torch.Tensor) and \
+            isinstance(v_cache, torch.Tensor):
         sig = _kvcache_signature(q, k_cache, v_cache, cache_seqlens,
                                  block_table, softmax_scale, causal,
                                  num_splits)
-        hit = _kvcache_calls.get(sig)
-        if hit is not None:
-            m, dev_name, index, shape, strides, pg, lse_shape, ws_n = hit
-            out = torch.empty(q.shape, dtype=q.dtype, device=q.device)
-            lse = torch.empty(lse_shape, dtype=torch.float32,
-                              device=q.device)
-            args = _capi._Args(_wrap(dev_name, q).handle,
-                               _wrap(dev_name, k_cache).handle,
-                               _wrap(dev_name, v_cache).handle,
-                               _wrap(dev_name, out).handle,
-                               _wrap(dev_name, lse).handle, *shape)
-            args.strides = strides
-            paged = _capi._Paged(_wrap(dev_name, block_table).handle,
-                                 _wrap(dev_name, cache_seqlens).handle, *pg,
-                                 None, None)
-            ws = workspace = None
-            if ws_n:
-                # Alive until the call returns (the host emulator runs the
-                # kernel within it; on a GPU the allocator is stream-ordered).
-                workspace = torch.empty(ws_n, dtype=torch.uint8,
-                                        device=q.device)
-                ws = _wrap(dev_name, workspace)
-            if index is None:  # the CPU: host copies, checked
-                stream = 0
-                paged.host_block_table = _capi.int32_pointer(block_table)
-                paged.host_cache_seqlens = _capi.int32_pointer(cache_seqlens)
-            elif _raw_stream is not None:
-                stream = _raw_stream(index)
-            else:
-                stream = torch.cuda.current_stream(index).cuda_stream
-            m.enqueue(args, stream, ws, num_splits, paged=paged)
-            return out, lse
+        launch = _kvcache_calls.get(sig)
+        if launch is not None:
+            return launch(q, k_cache, v_cache, block_table, cache_seqlens)
     originals = (q, k_cache, v_cache)
     q = _prepare("q", q, 4)
     k_cache, v_cache = (_prepare(n, t, 4) for n, t in
@@ -397,24 +488,21 @@ def kvcache_fwd(q, k_cache, v_cache, cache_seqlens, block_table,
     _enqueue(m, dev_name, stream, args, q, int(num_splits), paged=paged)
     # Remembered where nothing was copied: the hot path passes the tensors
     # as they come.
-    if sig is not None and all(a is b for a, b in zip(
+    if sig is not None and all(x is y for x, y in zip(
             (q, k_cache, v_cache), originals)) and \
             table is block_table and lens is cache_seqlens:
-        if len(_kvcache_calls) > 256:
-            _kvcache_calls.clear()
-        _kvcache_calls[sig] = (
-            m, dev_name, _place(q.device)[2], (b, hq, hkv, lq,
-                                               max_pages * page_size),
-            args._keep, (page_size, max_pages, num_pages), (b, hq, lq),
-            _workspace_sizes.get((id(m), b, hq, hkv, lq,
-                                  max_pages * page_size, int(num_splits))))
+        _remember(_kvcache_calls, sig, m, dev_name, q, args,
+                  _capi._Paged(None, None, page_size, max_pages, num_pages,
+                               None, None), (b, hq, lq),
+                  (b, hq, hkv, lq, max_pages * page_size), int(num_splits),
+                  (q, k_cache, v_cache, table, lens, out, lse))
     return out, lse
 
 
 def identity_table(batch, device):
     """(batch, 1) int32 [[0], [1], ...] on `device`: a dense cache (B,
     seqlen_cache, Hkv, D) read as B pages of seqlen_cache rows."""
-    k = (batch, str(device))
+    k = (batch, device)
     t = _identity_tables.get(k)
     if t is None:
         t = _identity_tables[k] = torch.arange(

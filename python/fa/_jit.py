@@ -194,6 +194,9 @@ def module(spec, device_name):
 
 
 def clear_memory_table():
-    """Forgets the loaded modules (the disk cache stays): for tests."""
+    """Forgets the loaded modules (the disk cache stays), and the launches
+    kept over them (_interface._Launch): for tests."""
+    from . import _interface
     with _lock:
         _modules.clear()
+        _interface.clear_launches()

@@ -3,7 +3,13 @@ varlen_fwd, kvcache_fwd) where the installed PyTorch has
 torch.library.Library (1.13 and later): CPU and CUDA kernels (ROCm's
 PyTorch dispatches its GPU tensors as CUDA too) and Meta kernels that give
 the outputs' shapes, which is what torch.compile's fake tensors run. Where
-the API is missing, the plain functions of _interface.py are used."""
+the API is missing, the plain functions of _interface.py are used.
+
+A call on plain tensors outside torch.compile's tracing skips the
+dispatcher (eager()): the op's Python kernel is the same function, and the
+dispatcher's boxing would cost more than the launch (bench/python_api.py).
+Tensor subclasses (FakeTensor, functional tensors) and traced calls go
+through the op."""
 
 import torch
 
@@ -88,3 +94,17 @@ else:
     fwd_op = _interface.fwd
     varlen_fwd_op = _interface.varlen_fwd
     kvcache_fwd_op = _interface.kvcache_fwd
+
+
+_compiler = getattr(torch, "compiler", None)
+_is_compiling = getattr(_compiler, "is_compiling", None)
+
+
+def eager(t):
+    """Whether a call on tensor `t` may call the implementation directly: a
+    plain torch.Tensor, not under torch.compile (where is_compiling() is
+    True while it traces)."""
+    if not isinstance(t, torch.Tensor):
+        return True  # the implementation raises, naming the argument
+    return type(t) is torch.Tensor and not (_is_compiling is not None and
+                                            _is_compiling())

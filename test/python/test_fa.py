@@ -51,7 +51,10 @@ class FlashAttnFunc(unittest.TestCase):
         torch.manual_seed(0)
         for dtype, tol in ((torch.float32, 1e-5), (torch.float16, 2e-3)):
             for causal in (False, True):
+                # (1, 1, 70, ...) twice: the second call takes the hot
+                # path (_interface._Launch).
                 for (b, lq, lk, hq, hkv, d) in ((2, 37, 50, 4, 2, 64),
+                                               (1, 1, 70, 8, 2, 64),
                                                (1, 1, 70, 8, 2, 64),
                                                (1, 40, 17, 2, 2, 32)):
                     with self.subTest(dtype=dtype, causal=causal, lq=lq):
@@ -183,20 +186,25 @@ class WithKvCache(unittest.TestCase):
         table = torch.randperm(num_pages)[:b * max_pages].view(
             b, max_pages).to(torch.int32)
         lens = torch.tensor([50, 17], dtype=torch.int32)
-        for lq, causal, splits in ((1, False, 0), (1, False, 3),
-                                   (6, True, 0)):
-            with self.subTest(lq=lq, causal=causal, splits=splits):
+        # Each call twice: the second takes the hot path (a launch kept for
+        # the same signature, _interface._Launch).
+        for lq, causal, splits, rep in ((1, False, 0, 0), (1, False, 0, 1),
+                                        (1, False, 3, 0), (1, False, 3, 1),
+                                        (6, True, 0, 0), (6, True, 0, 1)):
+            with self.subTest(lq=lq, causal=causal, splits=splits, rep=rep):
                 q = torch.randn(b, lq, hq, d)
-                out = fa.flash_attn_with_kvcache(
+                out, lse = fa.flash_attn_with_kvcache(
                     q, k_cache, v_cache, cache_seqlens=lens,
-                    block_table=table, causal=causal, num_splits=splits)
+                    block_table=table, causal=causal, num_splits=splits,
+                    return_softmax_lse=True)
                 for i in range(b):
                     n = int(lens[i])
                     rows = torch.cat([k_cache[p] for p in table[i].tolist()])
                     vrow = torch.cat([v_cache[p] for p in table[i].tolist()])
-                    want, _ = reference(q[i:i + 1], rows[:n][None],
-                                        vrow[:n][None], causal)
+                    want, want_lse = reference(q[i:i + 1], rows[:n][None],
+                                               vrow[:n][None], causal)
                     close(self, out[i:i + 1], want, 1e-5)
+                    close(self, lse[i:i + 1], want_lse, 1e-5)
         with self.assertRaisesRegex(fa.FaError, "block_table"):
             bad = table.clone()
             bad[0, 0] = num_pages
