@@ -82,9 +82,6 @@ constexpr CUresult CUDA_ERROR_UNSUPPORTED_PTX_VERSION = 222;
 constexpr CUresult CUDA_ERROR_NOT_FOUND = 500;
 constexpr CUresult CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES = 701;
 
-/// Static shared memory above this needs the dynamic opt-in.
-constexpr int kDefaultSharedLimit = 48 * 1024;
-
 // Required driver symbols: name, return type, parameter list. The _v2 names
 // are what cuda.h's macros select since CUDA 4 / 11.
 #define FA_CUDA_REQUIRED(X)                                                    \

@@ -103,28 +103,29 @@ TEST(MemoryFaultTest, ReadFarPastTheEndNamesTensorOffsetAndWorkgroup) {
 }
 
 TEST(MemoryFaultTest, ReadJustPastTheEnd) {
-  expectLaunchFault("attn_bug_k_past_end",
-                    {"invalid read in workgroup (2,1,0) of kernel "
-                     "'attn_bug_k_past_end': thread 1 reads at 0x",
-                     ", 4 bytes past the end of K (byte offset 8196 of a "
-                     "8192-byte buffer)"});
+  (void)expectLaunchFault("attn_bug_k_past_end",
+                          {"invalid read in workgroup (2,1,0) of kernel "
+                           "'attn_bug_k_past_end': thread 1 reads at 0x",
+                           ", 4 bytes past the end of K (byte offset 8196 of a "
+                           "8192-byte buffer)"});
 }
 
 TEST(MemoryFaultTest, ReadBeforeTheStart) {
-  expectLaunchFault("attn_bug_v_before_start",
-                    {"invalid read in workgroup (2,1,0) of kernel "
-                     "'attn_bug_v_before_start': thread 1 reads at 0x",
-                     ", 4 bytes before the start of V (byte offset -4 of a "
-                     "8192-byte buffer)"});
+  (void)expectLaunchFault(
+      "attn_bug_v_before_start",
+      {"invalid read in workgroup (2,1,0) of kernel "
+       "'attn_bug_v_before_start': thread 1 reads at 0x",
+       ", 4 bytes before the start of V (byte offset -4 of a "
+       "8192-byte buffer)"});
 }
 
 // A write past the guard zone faults too and is reported at once.
 TEST(MemoryFaultTest, WriteFarPastTheEnd) {
-  expectLaunchFault("attn_bug_o_far_past_end",
-                    {"invalid write in workgroup (2,1,0) of kernel "
-                     "'attn_bug_o_far_past_end': thread 1 writes at 0x",
-                     ", 1048576 bytes past the end of O (byte offset "
-                     "1065984 of a 17408-byte buffer)"});
+  (void)expectLaunchFault("attn_bug_o_far_past_end",
+                          {"invalid write in workgroup (2,1,0) of kernel "
+                           "'attn_bug_o_far_past_end': thread 1 writes at 0x",
+                           ", 1048576 bytes past the end of O (byte offset "
+                           "1065984 of a 17408-byte buffer)"});
 }
 
 TEST(MemoryFaultTest, WriteIntoTheGuardZoneIsReportedByTheGuardCheck) {
