@@ -73,6 +73,29 @@ float AttentionOp::getEffectiveScale() {
 }
 
 /// The varlen form: packed [total, H, D] tensors cut by cu_seqlens.
+/// The window's sides (each >= -1, not both -1: that is no window) and the
+/// softcap (positive and finite), shared by fa.attention and fa.softmax.
+static LogicalResult verifyMaskOptions(Operation *op,
+                                       std::optional<int64_t> left,
+                                       std::optional<int64_t> right,
+                                       std::optional<APFloat> softcap) {
+  if (left.has_value() != right.has_value())
+    return op->emitOpError() << "window takes both sides";
+  if (left && (*left < -1 || *right < -1))
+    return op->emitOpError()
+           << "window sides must be -1 (unbounded) or >= 0, got window("
+           << *left << ", " << *right << ")";
+  if (left && *left == -1 && *right == -1)
+    return op->emitOpError() << "window(-1, -1) is no window: leave it out";
+  if (softcap) {
+    float c = softcap->convertToFloat();
+    if (!(c > 0.0f) || !std::isfinite(c))
+      return op->emitOpError()
+             << "softcap must be positive and finite, got " << c;
+  }
+  return success();
+}
+
 static LogicalResult verifyVarlen(AttentionOp op) {
   auto q = op.getQuery().getType(), k = op.getKey().getType(),
        v = op.getValue().getType();
@@ -151,7 +174,8 @@ static LogicalResult verifyVarlen(AttentionOp op) {
   if (auto scale = op.getScale(); scale && !(scale->convertToFloat() > 0.0f))
     return op.emitOpError()
            << "scale must be positive, got " << scale->convertToFloat();
-  return success();
+  return verifyMaskOptions(op, op.getWindowLeft(), op.getWindowRight(),
+                           op.getSoftcap());
 }
 
 LogicalResult AttentionOp::verify() {
@@ -241,7 +265,8 @@ LogicalResult AttentionOp::verify() {
   if (auto scale = getScale(); scale && !(scale->convertToFloat() > 0.0f))
     return emitOpError() << "scale must be positive, got "
                          << scale->convertToFloat();
-  return success();
+  return verifyMaskOptions(*this, getWindowLeft(), getWindowRight(),
+                           getSoftcap());
 }
 
 //===----------------------------------------------------------------------===//
@@ -301,7 +326,8 @@ LogicalResult SoftmaxOp::verify() {
   if (auto scale = getScale(); scale && !(scale->convertToFloat() > 0.0f))
     return emitOpError() << "scale must be positive, got "
                          << scale->convertToFloat();
-  return success();
+  return verifyMaskOptions(*this, getWindowLeft(), getWindowRight(),
+                           getSoftcap());
 }
 
 //===----------------------------------------------------------------------===//
@@ -468,7 +494,8 @@ LogicalResult TileMaskOp::verify() {
   auto t = getInput().getType();
   if (t.getRank() != 2 || !t.getElementType().isF32())
     return emitOpError() << "expects a 2-D f32 tile, got " << t;
-  return success();
+  return verifyMaskOptions(*this, getWindowLeft(), getWindowRight(),
+                           std::nullopt);
 }
 
 //===----------------------------------------------------------------------===//

@@ -46,6 +46,20 @@ def Fa_AttentionOp : Fa_Op<"attention", [Pure, AttrSizedOperandSegments]> {
     (causal: bottom-right within them). `paged` and `varlen` exclude each
     other.
 
+    `window(left, right)` is sliding-window (local) attention with
+    FlashAttention 2's `window_size`: query `i` sees key `j` iff
+    `i + (Lk - Lq) - left <= j <= i + (Lk - Lq) + right`, each side
+    unbounded where it is -1 (with `causal`, the intersection of both
+    masks). `softcap(c)` caps the scaled scores before the softmax and its
+    mask: `s = c * tanh(scale * q·k / c)` (Gemma 2's logit softcapping).
+    Both compose with paged, varlen, GQA and the LSE.
+
+    ```mlir
+    %o = fa.attention %q, %k, %v causal window(4096, -1) softcap(50.0)
+        : tensor<1x8x?x128xf16>, tensor<1x2x?x128xf16>,
+          tensor<1x2x?x128xf16> -> tensor<1x8x?x128xf16>
+    ```
+
     ```mlir
     %o, %lse = fa.attention %q, %k, %v
         varlen(%cu_q, %cu_k : tensor<?xi32>, tensor<?xi32>) causal
@@ -68,7 +82,10 @@ def Fa_AttentionOp : Fa_Op<"attention", [Pure, AttrSizedOperandSegments]> {
                        Optional<AnyRankedTensor>:$cache_seqlens,
                        Optional<AnyRankedTensor>:$cu_seqlens_q,
                        Optional<AnyRankedTensor>:$cu_seqlens_k,
-                       OptionalAttr<F32Attr>:$scale, UnitAttr:$causal);
+                       OptionalAttr<F32Attr>:$scale, UnitAttr:$causal,
+                       OptionalAttr<I64Attr>:$window_left,
+                       OptionalAttr<I64Attr>:$window_right,
+                       OptionalAttr<F32Attr>:$softcap);
   let results = (outs AnyRankedTensor:$output,
                       Optional<AnyRankedTensor>:$lse);
   let assemblyFormat = [{
@@ -77,6 +94,8 @@ def Fa_AttentionOp : Fa_Op<"attention", [Pure, AttrSizedOperandSegments]> {
     (`varlen` `(` $cu_seqlens_q^ `,` $cu_seqlens_k `:` type($cu_seqlens_q)
      `,` type($cu_seqlens_k) `)`)?
     (`causal` $causal^)? (`scale` `(` $scale^ `)`)?
+    (`window` `(` $window_left^ `,` $window_right `)`)?
+    (`softcap` `(` $softcap^ `)`)?
     attr-dict `:` type($query) `,` type($key) `,` type($value)
     (`,` type($block_table)^ `,` type($cache_seqlens))? `->`
     type($output) (`,` type($lse)^)?
@@ -91,6 +110,20 @@ def Fa_AttentionOp : Fa_Op<"attention", [Pure, AttrSizedOperandSegments]> {
     bool isVarlen() { return static_cast<bool>(getCuSeqlensQ()); }
     /// The scale in effect: the attribute, or 1/sqrt(D).
     float getEffectiveScale();
+    /// The window's sides, -1 where unbounded (no `window`: both).
+    int64_t getWindowLeftOr() {
+      auto w = getWindowLeft();
+      return w ? int64_t(*w) : -1;
+    }
+    int64_t getWindowRightOr() {
+      auto w = getWindowRight();
+      return w ? int64_t(*w) : -1;
+    }
+    /// The softcap, 0 without one.
+    float getSoftcapOr() {
+      auto c = getSoftcap();
+      return c ? c->convertToFloat() : 0.0f;
+    }
   }];
 }
 
@@ -122,9 +155,12 @@ def Fa_SoftmaxOp : Fa_Op<"softmax", [Pure]> {
   let description = [{
     `P[b, h, i, :] = softmax(scale * S[b, h, i, :] + mask)` on a rank-4 f32
     tensor `[B, H, Lq, Lk]`. `scale` defaults to 1. With `causal`, entry
-    `(i, j)` is masked iff `j > i + (Lk - Lq)`; a fully masked row is 0. The
-    result has the input's shape and any float element type (the rounding
-    to that type happens after normalisation).
+    `(i, j)` is masked iff `j > i + (Lk - Lq)`; with `window(l, r)`, iff
+    `j < i + (Lk - Lq) - l` (l >= 0) or `j > i + (Lk - Lq) + r` (r >= 0);
+    a fully masked row is 0. With `softcap(c)` the scaled scores are
+    `c * tanh(scale * S / c)` before the mask. The result has the input's
+    shape and any float element type (the rounding to that type happens
+    after normalisation).
 
     ```mlir
     %p = fa.softmax %s causal scale(0.125)
@@ -132,10 +168,14 @@ def Fa_SoftmaxOp : Fa_Op<"softmax", [Pure]> {
     ```
   }];
   let arguments = (ins AnyRankedTensor:$input, OptionalAttr<F32Attr>:$scale,
-                       UnitAttr:$causal);
+                       UnitAttr:$causal, OptionalAttr<I64Attr>:$window_left,
+                       OptionalAttr<I64Attr>:$window_right,
+                       OptionalAttr<F32Attr>:$softcap);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = [{
-    $input (`causal` $causal^)? (`scale` `(` $scale^ `)`)? attr-dict `:`
+    $input (`causal` $causal^)? (`scale` `(` $scale^ `)`)?
+    (`window` `(` $window_left^ `,` $window_right `)`)?
+    (`softcap` `(` $softcap^ `)`)? attr-dict `:`
     type($input) `->` type($result)
   }];
   let hasVerifier = 1;
@@ -318,7 +358,10 @@ def Fa_TileMaskOp : Fa_Op<"tile_mask", [Pure,
     Rows `r >= rows` are left as they are (they are never stored). With
     `period(%l)` (packed query heads, `fa.load_tile`'s `group`) row `r` is
     position `r mod l` of a query head of `l` rows: causal masks
-    `c > r mod l + (cols - l)`.
+    `c > r mod l + (cols - l)`. With `window(left, right)` (fa.attention's)
+    it also becomes `-inf` when `c < r + (cols - rows) - left` (left >= 0)
+    or `c > r + (cols - rows) + right` (right >= 0), r taken mod the period
+    and rows the period where there is one.
 
     ```mlir
     %m = fa.tile_mask %s rows(%m0, %lq) cols(%n0, %lk) causal : tensor<64x64xf32>
@@ -326,11 +369,13 @@ def Fa_TileMaskOp : Fa_Op<"tile_mask", [Pure,
   }];
   let arguments = (ins AnyRankedTensor:$input, Index:$row, Index:$rows,
                        Index:$col, Index:$cols, Optional<Index>:$period,
-                       UnitAttr:$causal);
+                       UnitAttr:$causal, OptionalAttr<I64Attr>:$window_left,
+                       OptionalAttr<I64Attr>:$window_right);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = [{
     $input `rows` `(` $row `,` $rows `)` `cols` `(` $col `,` $cols `)`
-    (`period` `(` $period^ `)`)? (`causal` $causal^)? attr-dict `:`
+    (`period` `(` $period^ `)`)? (`causal` $causal^)?
+    (`window` `(` $window_left^ `,` $window_right `)`)? attr-dict `:`
     type($input)
   }];
   let hasVerifier = 1;

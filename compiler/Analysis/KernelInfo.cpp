@@ -115,6 +115,13 @@ FailureOr<std::vector<KernelInfo>> mlir::fa::collectKernels(ModuleOp module) {
     collectLdsBuffers(f, offsets, k);
     k.scale = scale.getValueAsDouble();
     k.causal = f->hasAttr("fa.causal");
+    if (auto window = f->getAttrOfType<DenseI64ArrayAttr>("fa.window");
+        window && window.size() == 2) {
+      k.windowLeft = window[0];
+      k.windowRight = window[1];
+    }
+    if (auto cap = f->getAttrOfType<FloatAttr>("fa.softcap"))
+      k.softcap = cap.getValueAsDouble();
     auto hasLse = f->getAttrOfType<BoolAttr>("fa.has_lse");
     k.hasLse = hasLse && hasLse.getValue();
     k.staticSizes.assign(sizes.asArrayRef().begin(), sizes.asArrayRef().end());

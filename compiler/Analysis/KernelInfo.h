@@ -63,6 +63,9 @@ struct KernelInfo {
   int64_t indexBits = 64;
   float scale = 0;
   bool causal = false, hasLse = false;
+  /// Sliding window (-1: that side unbounded) and softcap (0: none).
+  int64_t windowLeft = -1, windowRight = -1;
+  float softcap = 0;
   /// Kernel ABI version (KernelAbi.h): 1 dense, 2 split-KV.
   int64_t abiVersion = 1;
   /// Split-KV: the split kernel names its combine kernel (`combine`); the

@@ -59,6 +59,9 @@ llvm::Expected<std::string> mlir::fa::renderManifest(
     entry.dtype = *dtype;
     entry.headDim = k.headDim;
     entry.causal = k.causal;
+    entry.windowLeft = k.windowLeft;
+    entry.windowRight = k.windowRight;
+    entry.softcap = k.softcap;
     entry.scale = k.scale; // the f32 the kernel multiplies by, exactly
     entry.hasLse = k.hasLse;
     entry.blockM = k.blockM;

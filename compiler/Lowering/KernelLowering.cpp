@@ -559,18 +559,35 @@ Value KernelLowering::tileMask(TileMaskOp op) {
                      : numCols;
   Value masked = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, colsV,
                                        splat(colEnd));
-  if (op.getCausal()) {
-    // Bottom-right aligned: row r sees columns c <= r + (cols - rows); a
+  const int64_t left = op.getWindowLeft() ? int64_t(*op.getWindowLeft()) : -1;
+  const int64_t right =
+      op.getWindowRight() ? int64_t(*op.getWindowRight()) : -1;
+  if (op.getCausal() || left >= 0 || right >= 0) {
+    // Bottom-right aligned: row r's diagonal is column r + (cols - rows); a
     // packed row is position r mod period of a head of `period` rows.
     Value period = op.getPeriod() ? *scalar(op.getPeriod()) : Value();
     if (period)
       rowsV = arith::RemUIOp::create(b, loc, rowsV, splat(period));
     Value shift = arith::SubIOp::create(
         b, loc, numCols, period ? period : *scalar(op.getRows()));
-    Value limit = arith::AddIOp::create(b, loc, rowsV, splat(shift));
-    Value above =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, colsV, limit);
-    masked = arith::OrIOp::create(b, loc, masked, above);
+    Value diag = arith::AddIOp::create(b, loc, rowsV, splat(shift));
+    auto hide = [&](arith::CmpIPredicate pred, Value bound) {
+      Value out = arith::CmpIOp::create(b, loc, pred, colsV, bound);
+      masked = arith::OrIOp::create(b, loc, masked, out);
+    };
+    // Causal: columns past the diagonal.
+    if (op.getCausal())
+      hide(arith::CmpIPredicate::sgt, diag);
+    // The window: columns before diag - left and past diag + right (the
+    // planted bugs also hide the window's outermost column on that side).
+    if (left >= 0)
+      hide(bug == PlantedBug::WindowLeftOffByOne ? arith::CmpIPredicate::sle
+                                                 : arith::CmpIPredicate::slt,
+           arith::SubIOp::create(b, loc, diag, splat(idx(left))));
+    if (right >= 0)
+      hide(bug == PlantedBug::WindowRightOffByOne ? arith::CmpIPredicate::sge
+                                                  : arith::CmpIPredicate::sgt,
+           arith::AddIOp::create(b, loc, diag, splat(idx(right))));
   }
   auto fragType = cast<VectorType>(frag.getType());
   Value negInf = arith::ConstantOp::create(

@@ -42,6 +42,12 @@ static const PlantedBugInfo kBugs[] = {
     {PlantedBug::PackedCausalLastRow, "packed-causal-last-row", "fa-tile",
      "GQA packing, causal: the K/V loop bound from the block's last row "
      "where the block spans two query heads"},
+    {PlantedBug::WindowSkipsBlock, "window-skips-block", "fa-tile",
+     "sliding window: the first K/V block is rounded up, skipping a block "
+     "whose last keys the Q block's first row still sees"},
+    {PlantedBug::SoftcapAfterMax, "softcap-after-max", "fa-tile",
+     "softcap: the online max is taken over the uncapped scores (the "
+     "exponentials of capped scores underflow against it)"},
     {PlantedBug::NoRaggedMask, "no-ragged-mask", "fa-lower-to-gpu",
      "keys past Lk in the last KV block are not masked"},
     {PlantedBug::SwapKvStrides, "swap-kv-strides", "fa-lower-to-gpu",
@@ -83,6 +89,14 @@ static const PlantedBugInfo kBugs[] = {
     {PlantedBug::SeqStartIgnored, "seq-start-ignored", "fa-lower-to-gpu",
      "varlen: every sequence's rows are addressed from row 0 of the packed "
      "tensor (cu_seqlens[b] is not added)"},
+    {PlantedBug::WindowLeftOffByOne, "window-left-off-by-one",
+     "fa-lower-to-gpu",
+     "sliding window: the mask hides the key at distance `left` before the "
+     "diagonal, which the window includes"},
+    {PlantedBug::WindowRightOffByOne, "window-right-off-by-one",
+     "fa-lower-to-gpu",
+     "sliding window: the mask hides the key at distance `right` past the "
+     "diagonal, which the window includes"},
     {PlantedBug::PipelineNoBarrier, "pipeline-no-barrier", "fa-double-buffer",
      "the barrier before the pipelined loop's first LDS store is removed, so "
      "block n+1 overwrites a slot other threads still read"},

@@ -44,6 +44,9 @@ enum class PlantedBug {
                        ///< block's last row even where the block spans two
                        ///< query heads (the first head's later rows lose
                        ///< the keys past the second's diagonal)
+  WindowSkipsBlock,  ///< sliding window: the first K/V block rounded up
+                     ///< (a block whose last keys are visible is skipped)
+  SoftcapAfterMax,   ///< softcap: the row max taken over uncapped scores
   // fa-lower-to-gpu (Level 2)
   NoRaggedMask,           ///< keys past Lk in the last KV block are not masked
   SwapKvStrides,          ///< K read with V's strides and V with K's
@@ -65,6 +68,10 @@ enum class PlantedBug {
   SeqStartIgnored,        ///< varlen: every sequence's rows addressed from
                           ///< row 0 of the packed tensor (cu_seqlens[b]
                           ///< not added)
+  WindowLeftOffByOne,     ///< sliding window: the key at distance `left`
+                          ///< masked (the window one key short on the left)
+  WindowRightOffByOne,    ///< sliding window: the key at distance `right`
+                          ///< past the diagonal masked
   // fa-double-buffer (Level 1b)
   PipelineNoBarrier, ///< a staged K/V tile overwrites its slot unsynchronised
 };

@@ -8,6 +8,7 @@
 //
 //   1. %s = fa.matmul %q, %k transpose_rhs        (scores, f32)
 //   2. %p = fa.softmax %s [causal] [scale(c)]     (probabilities, Q's type)
+//                         [window(l, r)] [softcap(c)]
 //   3. %o = fa.matmul %p, %v                      (f32)
 //   4. optionally %h = arith.truncf %o to Q's type
 //
@@ -137,7 +138,8 @@ unsigned mlir::fa::fuseAttentionChains(RewriterBase &rewriter, Operation *root,
         c.qk.getLhs(), c.qk.getRhs(), pv.getRhs(), /*block_table=*/Value(),
         /*cache_seqlens=*/Value(), /*cu_seqlens_q=*/Value(),
         /*cu_seqlens_k=*/Value(), rewriter.getF32FloatAttr(scale),
-        c.softmax.getCausal());
+        c.softmax.getCausal(), c.softmax.getWindowLeftAttr(),
+        c.softmax.getWindowRightAttr(), c.softmax.getSoftcapAttr());
     rewriter.replaceOp(last, attn.getOutput());
     if (c.trunc)
       rewriter.eraseOp(pv);

@@ -164,6 +164,11 @@ void TileBuilder::annotate(scf::ForallOp grid, AttentionOp op,
   grid->setAttr("fa.scale", b.getF32FloatAttr(facts.scale));
   if (op.getCausal())
     grid->setAttr("fa.causal", b.getUnitAttr());
+  if (op.getWindowLeft())
+    grid->setAttr("fa.window", b.getDenseI64ArrayAttr(
+                                   {op.getWindowLeftOr(), op.getWindowRightOr()}));
+  if (op.getSoftcap())
+    grid->setAttr("fa.softcap", b.getF32FloatAttr(op.getSoftcapOr()));
   // Which kernel arguments play Q, K, V, O, LSE (and, split-KV, the
   // workspace O and LSE); -1: none.
   SmallVector<int64_t> argNos;
@@ -287,23 +292,34 @@ void TileBuilder::build(AttentionOp op, const OpFacts &facts, Value q, Value k,
     lk = arith::IndexCastOp::create(b, loc, b.getIndexType(), len);
   }
 
-  // KV blocks to visit: all of them, or (causal) those up to the diagonal
-  // of the block's last query position, pos: keys up to pos + (lk - lq).
-  // Unpacked, pos = m0 + bm - 1; packed, the last real row's position, or
-  // lq - 1 where the block spans two query heads.
+  // KV blocks to visit: those with a key some row of the Q block sees. The
+  // block's last query position, pos (unpacked m0 + bm - 1; packed, the
+  // last real row's position, or lq - 1 where the block spans two query
+  // heads), sees keys up to pos + (lk - lq) + right, right = 0 if causal
+  // (and the window's right side if tighter); its first position (m0,
+  // packed m0 mod lq or 0) sees keys from first + (lk - lq) - left. Blocks
+  // wholly outside are never loaded.
+  const int64_t winLeft = op.getWindowLeftOr(), winRight = op.getWindowRightOr();
+  int64_t right = causal ? 0 : -1;
+  if (winRight >= 0)
+    right = right < 0 ? winRight : std::min(right, winRight);
+  // Packed: the block's last real row, and whether it holds one head.
+  Value last, oneHead;
+  if (pack && (right >= 0 || winLeft >= 0)) {
+    last = arith::SubIOp::create(
+        b, loc,
+        arith::MinUIOp::create(
+            b, loc, arith::AddIOp::create(b, loc, m0, idx(bm)), rows),
+        c1);
+    Value firstHead = arith::DivUIOp::create(b, loc, m0, lqDiv);
+    Value lastHead = arith::DivUIOp::create(b, loc, last, lqDiv);
+    oneHead = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                    firstHead, lastHead);
+  }
   Value kvEnd = lk;
-  if (causal) {
+  if (right >= 0) {
     Value diag;
     if (pack) {
-      Value last = arith::SubIOp::create(
-          b, loc,
-          arith::MinUIOp::create(
-              b, loc, arith::AddIOp::create(b, loc, m0, idx(bm)), rows),
-          c1);
-      Value firstHead = arith::DivUIOp::create(b, loc, m0, lqDiv);
-      Value lastHead = arith::DivUIOp::create(b, loc, last, lqDiv);
-      Value oneHead = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                            firstHead, lastHead);
       Value lastPos = arith::RemUIOp::create(b, loc, last, lqDiv);
       Value pos = bug == PlantedBug::PackedCausalLastRow
                       ? lastPos
@@ -316,7 +332,9 @@ void TileBuilder::build(AttentionOp op, const OpFacts &facts, Value q, Value k,
     }
     diag = arith::AddIOp::create(b, loc,
                                  arith::SubIOp::create(b, loc, diag, lq), lk);
-    if (bug == PlantedBug::CausalBoundKey)
+    if (right > 0)
+      diag = arith::AddIOp::create(b, loc, diag, idx(right));
+    if (causal && bug == PlantedBug::CausalBoundKey)
       diag = arith::SubIOp::create(b, loc, diag, c1);
     diag = arith::MaxSIOp::create(b, loc, diag, c0);
     kvEnd = arith::MinSIOp::create(b, loc, diag, lk);
@@ -331,17 +349,47 @@ void TileBuilder::build(AttentionOp op, const OpFacts &facts, Value q, Value k,
   if (causal && bug == PlantedBug::CausalBoundBlock)
     numKvBlocks = arith::MaxSIOp::create(
         b, loc, arith::SubIOp::create(b, loc, numKvBlocks, c1), c0);
-  // Split s visits blocks [s*c, min((s+1)*c, n)), c = ceil(n / S).
-  Value kvLo = c0, kvHi = numKvBlocks;
+  // The window's left side: the first block with a key the block's first
+  // position sees (the planted bug rounds up: it skips a block whose last
+  // keys are still visible).
+  Value firstBlock = c0;
+  if (winLeft >= 0) {
+    Value firstPos = m0;
+    if (pack)
+      firstPos = arith::SelectOp::create(
+          b, loc, oneHead, arith::RemUIOp::create(b, loc, m0, lqDiv), c0);
+    Value from = arith::SubIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, firstPos, lk),
+        arith::AddIOp::create(b, loc, lq, idx(winLeft)));
+    from = arith::MaxSIOp::create(b, loc, from, c0);
+    firstBlock = bug == PlantedBug::WindowSkipsBlock
+                     ? Value(arith::CeilDivUIOp::create(b, loc, from, idx(bn)))
+                     : Value(arith::DivUIOp::create(b, loc, from, idx(bn)));
+    firstBlock = arith::MinUIOp::create(b, loc, firstBlock, numKvBlocks);
+  }
+  // Split s visits blocks [first + s*c, min(first + (s+1)*c, n)),
+  // c = ceil((n - first) / S).
+  // (Without a window's left side, first is 0 and adds nothing.)
+  const bool hasFirst = winLeft >= 0;
+  Value kvLo = firstBlock, kvHi = numKvBlocks;
   if (split) {
-    Value per = arith::CeilDivUIOp::create(b, loc, numKvBlocks, splits);
-    Value start = arith::MulIOp::create(b, loc, sIdx, per);
+    Value blocks = hasFirst ? Value(arith::SubIOp::create(
+                                  b, loc, numKvBlocks, firstBlock))
+                            : numKvBlocks;
+    Value per = arith::CeilDivUIOp::create(b, loc, blocks, splits);
+    Value offset = arith::MulIOp::create(b, loc, sIdx, per);
+    Value start = hasFirst ? Value(arith::AddIOp::create(b, loc, firstBlock,
+                                                         offset))
+                           : offset;
     if (bug == PlantedBug::SplitOverlap)
       start = arith::MaxSIOp::create(
           b, loc, arith::SubIOp::create(b, loc, start, c1), c0);
     kvLo = arith::MinUIOp::create(b, loc, start, numKvBlocks);
     Value end = arith::AddIOp::create(
-        b, loc, arith::MulIOp::create(b, loc, sIdx, per), per);
+        b, loc,
+        hasFirst ? Value(arith::AddIOp::create(b, loc, firstBlock, offset))
+                 : Value(arith::MulIOp::create(b, loc, sIdx, per)),
+        per);
     if (bug == PlantedBug::SplitShort)
       end = arith::SubIOp::create(b, loc, end, c1);
     kvHi = arith::MaxSIOp::create(
@@ -358,8 +406,17 @@ void TileBuilder::build(AttentionOp op, const OpFacts &facts, Value q, Value k,
   Value zeroRows = splat(rowsType, 0.0);
   Value negInfRows = splat(rowsType, negInf);
   const double log2e = 1.4426950408889634;
-  Value scoreScale =
-      splat(sType, (bug == PlantedBug::NoScale ? 1.0 : facts.scale) * log2e);
+  const double scale = bug == PlantedBug::NoScale ? 1.0 : facts.scale;
+  Value scoreScale = splat(sType, scale * log2e);
+  // Softcap c: the scores' factor 2·log2(e)·scale/c, and c·log2(e).
+  const double softcap = op.getSoftcapOr();
+  Value capScale, capOut, ones, twos;
+  if (softcap > 0) {
+    capScale = splat(sType, 2.0 * log2e * scale / softcap);
+    capOut = splat(sType, softcap * log2e);
+    ones = splat(sType, 1.0);
+    twos = splat(sType, 2.0);
+  }
 
   auto loop = scf::ForOp::create(
       b, loc, kvLo, kvHi, c1, ValueRange{mInit, lInit, accInit},
@@ -375,12 +432,38 @@ void TileBuilder::build(AttentionOp op, const OpFacts &facts, Value q, Value k,
         // S = (Q·Kᵀ)·scale·log2(e), masked.
         Value s = TileDotOp::create(nb, l, sType, qTile, kTile, Value(),
                                     /*transpose_rhs=*/true);
-        s = arith::MulFOp::create(nb, l, s, scoreScale);
-        s = TileMaskOp::create(nb, l, sType, s, m0, rows, n0, lk,
-                               pack ? lqDiv : Value(), causal);
+        auto masked = [&](Value scores) -> Value {
+          const bool window = winLeft >= 0 || winRight >= 0;
+          return TileMaskOp::create(
+              nb, l, sType, scores, m0, rows, n0, lk,
+              pack ? lqDiv : Value(), causal,
+              window ? nb.getI64IntegerAttr(winLeft) : IntegerAttr(),
+              window ? nb.getI64IntegerAttr(winRight) : IntegerAttr());
+        };
+        Value sForMax;
+        if (softcap > 0) {
+          // c·tanh(x / c)·log2(e), x the scaled score, with tanh(t) =
+          // 1 - 2 / (e^(2t) + 1) (exp2 only: every target has it); before
+          // the mask and the row max.
+          Value dots = s;
+          Value t = arith::MulFOp::create(nb, l, dots, capScale);
+          Value e = math::Exp2Op::create(nb, l, t);
+          Value ePlus1 = arith::AddFOp::create(nb, l, e, ones);
+          Value frac = arith::DivFOp::create(nb, l, twos, ePlus1);
+          Value th = arith::SubFOp::create(nb, l, ones, frac);
+          s = masked(arith::MulFOp::create(nb, l, th, capOut));
+          sForMax = s;
+          // (The planted bug takes the row max of the uncapped scores.)
+          if (bug == PlantedBug::SoftcapAfterMax)
+            sForMax = masked(arith::MulFOp::create(nb, l, dots, scoreScale));
+        } else {
+          s = masked(arith::MulFOp::create(nb, l, s, scoreScale));
+          sForMax = s;
+        }
         // m_new = max(m_old, rowmax(S)); a row with no key so far keeps
         // m = -inf and uses 0 as its reference so exp2 yields 0, not NaN.
-        Value rowMax = RowReduceOp::create(nb, l, rowsType, ReduceKind::max, s);
+        Value rowMax =
+            RowReduceOp::create(nb, l, rowsType, ReduceKind::max, sForMax);
         Value mNew = arith::MaximumFOp::create(nb, l, mOld, rowMax);
         Value noKey = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ,
                                             mNew, negInfRows);

@@ -43,12 +43,15 @@ def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False,
     multiple of nheads_k). causal: bottom-right aligned, as FlashAttention
     2. Returns out (batch, seqlen_q, nheads, headdim), or with
     return_attn_probs (out, softmax_lse (batch, nheads, seqlen_q) f32,
-    None): fa never materialises the probabilities. `deterministic` is
-    accepted (fa's forward is deterministic). `sinks` is fa's extension
-    (issue 32)."""
-    _check_features(dropout_p, window_size, softcap, alibi_slopes, sinks)
+    None): fa never materialises the probabilities. window_size (left,
+    right): query i sees keys i + Lk - Lq - left .. i + Lk - Lq + right (-1:
+    unbounded); softcap > 0: scores softcap * tanh(score / softcap), as
+    FlashAttention 2. `deterministic` is accepted (fa's forward is
+    deterministic). `sinks` is fa's extension (issue 32)."""
+    (left, right), cap = _check_features(dropout_p, window_size, softcap,
+                                         alibi_slopes, sinks)
     op = _interface.fwd if _eager(q) else fwd_op
-    out, lse = op(q, k, v, softmax_scale, bool(causal))
+    out, lse = op(q, k, v, softmax_scale, bool(causal), left, right, cap)
     return (out, lse, None) if return_attn_probs else out
 
 
@@ -66,7 +69,8 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
     (out, softmax_lse (nheads, total_q), None). On GPUs the kernel trusts
     cu_seqlens, as FlashAttention's does; CPU tensors are checked.
     block_table (paged varlen batches) comes with issue 32."""
-    _check_features(dropout_p, window_size, softcap, alibi_slopes, sinks)
+    (left, right), cap = _check_features(dropout_p, window_size, softcap,
+                                         alibi_slopes, sinks)
     if block_table is not None:
         raise NotImplementedError(
             "fa: block_table in flash_attn_varlen_func (a paged cache under "
@@ -74,7 +78,8 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
             "32); use flash_attn_with_kvcache for paged decode")
     op = _interface.varlen_fwd if _eager(q) else varlen_fwd_op
     out, lse = op(q, k, v, cu_seqlens_q, cu_seqlens_k, int(max_seqlen_q),
-                  int(max_seqlen_k), softmax_scale, bool(causal))
+                  int(max_seqlen_k), softmax_scale, bool(causal), left, right,
+                  cap)
     return (out, lse, None) if return_attn_probs else out
 
 
@@ -98,7 +103,8 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None,
     fa choose the K/V splits (decode calls of at most 4 query rows run
     split-KV), 1 none. Returns out, or (out, softmax_lse (batch, nheads,
     seqlen_q)) with return_softmax_lse."""
-    _check_features(0.0, window_size, softcap, alibi_slopes, sinks)
+    (left, right), cap = _check_features(0.0, window_size, softcap,
+                                         alibi_slopes, sinks)
     if rotary_cos is not None or rotary_sin is not None or \
             cache_batch_idx is not None or cache_leftpad is not None:
         for name, value in (("rotary_cos", rotary_cos),
@@ -146,17 +152,18 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None,
         lens = (lens + new).to(torch.int32)
     op = _interface.kvcache_fwd if _eager(q) else kvcache_fwd_op
     out, lse = op(q, k_cache, v_cache, lens, table, softmax_scale,
-                  bool(causal), int(num_splits))
+                  bool(causal), int(num_splits), left, right, cap)
     return (out, lse) if return_softmax_lse else out
 
 
 def compile(dtype, head_dim, target, causal=False, softmax_scale=None,
-            layout="dense", decode=False):
+            layout="dense", decode=False, window_size=(-1, -1),
+            softcap=0.0):
     """Compiles the kernel a call would use into the disk cache ahead of
     time (FA_CACHE_DIR) and returns its path: dtype "f16" / "bf16" / "f32"
     (or a torch dtype), target "gfx906", "sm_90" or "host", layout
     "dense", "paged" or "varlen", decode the split-KV build that calls of
-    at most 4 query rows use."""
+    at most 4 query rows use, window_size and softcap as the calls'."""
     import math
     names = {"float16": "f16", "bfloat16": "bf16", "float32": "f32"}
     dtype = names.get(str(dtype).replace("torch.", ""), str(dtype))
@@ -164,5 +171,6 @@ def compile(dtype, head_dim, target, causal=False, softmax_scale=None,
                                  if softmax_scale is None
                                  else float(softmax_scale))
     spec = _jit.Spec(layout, dtype, int(head_dim), bool(causal), scale,
-                     bool(decode), target)
+                     bool(decode), target, _interface._window(window_size),
+                     _interface._softcap(softcap))
     return _jit.compile_to_cache(spec)

@@ -9,7 +9,7 @@ device and current stream through the runtime's C API: asynchronously, and
 capturable in a CUDA graph. CPU tensors run on fa's host emulator.
 
 What fa does not do yet raises NotImplementedError naming the argument:
-dropout, sliding windows, softcapping, ALiBi and sinks (issue 32), rotary
+dropout, ALiBi and sinks (issue 32), rotary
 embedding inside the call, cache_batch_idx, cache_leftpad, and block_table
 in flash_attn_varlen_func.
 """
@@ -28,25 +28,49 @@ _SUPPORTED = {torch.float16: "f16", torch.bfloat16: "bf16",
 
 def _unsupported(name, what):
     return NotImplementedError(
-        f"fa: {name}={what} is not supported yet (fa computes plain softmax "
-        f"attention: causal or not, GQA, dense/paged/varlen); issue 32 adds "
-        f"sliding windows, softcap, ALiBi and sinks")
+        f"fa: {name}={what} is not supported yet (fa computes softmax "
+        f"attention: causal or not, sliding windows, softcap, GQA, "
+        f"dense/paged/varlen); issue 32 adds ALiBi and sinks")
 
 
 def _check_features(dropout_p=0.0, window_size=(-1, -1), softcap=0.0,
                     alibi_slopes=None, sinks=None):
+    """What fa does not do raises, naming the argument; returns the window
+    (left, right) and the softcap, checked."""
     if dropout_p:
         raise NotImplementedError(
             f"fa: dropout_p={dropout_p}: fa's kernels do not drop out (pass "
             f"0.0; FlashAttention's dropout is for training)")
-    if tuple(window_size) != (-1, -1):
-        raise _unsupported("window_size", tuple(window_size))
-    if softcap:
-        raise _unsupported("softcap", softcap)
     if alibi_slopes is not None:
         raise _unsupported("alibi_slopes", "<tensor>")
     if sinks is not None:
         raise _unsupported("sinks", "<tensor>")
+    # (The common call, no window and no softcap, checks nothing more.)
+    window = _NO_WINDOW if window_size == _NO_WINDOW else _window(window_size)
+    return window, (_softcap(softcap) if softcap else 0.0)
+
+
+_NO_WINDOW = (-1, -1)
+
+
+def _window(window_size):
+    try:
+        left, right = (int(x) for x in window_size)
+    except (TypeError, ValueError):
+        raise ValueError(f"fa: window_size={window_size!r} must be a pair "
+                         f"(left, right) of ints") from None
+    if left < -1 or right < -1:
+        raise ValueError(f"fa: window_size={window_size!r}: each side is -1 "
+                         f"(unbounded) or >= 0")
+    return left, right
+
+
+def _softcap(softcap):
+    c = float(softcap or 0.0)
+    if not math.isfinite(c) or c < 0:
+        raise ValueError(f"fa: softcap={softcap!r} must be 0 (none) or a "
+                         f"positive finite number")
+    return _jit.canonical_scale(c) if c else 0.0
 
 
 _places = {}
@@ -202,14 +226,16 @@ def _decode(seqlen_q):
 _dense_calls = {}
 
 
-def fwd(q, k, v, softmax_scale=None, causal=False):
+def fwd(q, k, v, softmax_scale=None, causal=False, window_left=-1,
+        window_right=-1, softcap=0.0):
     """(out, softmax_lse) of dense attention over (B, L, H, D) tensors."""
     sig = None
     if isinstance(q, torch.Tensor) and isinstance(k, torch.Tensor) and \
             isinstance(v, torch.Tensor):
         sig = (q.shape, q.stride(), q.dtype, q.device, k.shape, k.stride(),
                k.dtype, k.device, v.shape, v.stride(), v.dtype, v.device,
-               softmax_scale, causal, threading.get_ident())
+               softmax_scale, causal, window_left, window_right, softcap,
+               threading.get_ident())
         launch = _dense_calls.get(sig)
         if launch is not None:
             return launch(q, k, v)
@@ -228,7 +254,8 @@ def fwd(q, k, v, softmax_scale=None, causal=False):
         raise ValueError(f"fa: q's {hq} heads are not a multiple of k's {hkv}")
     target, dev_name, stream = _where(q)
     spec = _jit.Spec("dense", dtype, d, bool(causal), _scale(softmax_scale, d),
-                     _decode(lq), target)
+                     _decode(lq), target,
+                     _window((window_left, window_right)), _softcap(softcap))
     out = torch.empty_like(q, memory_format=torch.contiguous_format)
     lse = torch.empty(b, hq, lq, dtype=torch.float32, device=q.device)
     if q.numel() == 0 or lk == 0:
@@ -254,7 +281,8 @@ def fwd(q, k, v, softmax_scale=None, causal=False):
 
 
 def varlen_fwd(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
-               max_seqlen_k, softmax_scale=None, causal=False):
+               max_seqlen_k, softmax_scale=None, causal=False, window_left=-1,
+               window_right=-1, softcap=0.0):
     """(out, softmax_lse [Hq, total_q]) over packed (total, H, D) tensors."""
     q, k, v = (_prepare(n, t, 3) for n, t in (("q", q), ("k", k), ("v", v)))
     dtype = _dtype(q, ("k", k), ("v", v))
@@ -279,7 +307,8 @@ def varlen_fwd(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
     batch = cu_q.numel() - 1
     target, dev_name, stream = _where(q)
     spec = _jit.Spec("varlen", dtype, d, bool(causal),
-                     _scale(softmax_scale, d), False, target)
+                     _scale(softmax_scale, d), False, target,
+                     _window((window_left, window_right)), _softcap(softcap))
     out = torch.empty_like(q, memory_format=torch.contiguous_format)
     lse = torch.empty(hq, total_q, dtype=torch.float32, device=q.device)
     if total_q == 0:
@@ -316,14 +345,16 @@ _kvcache_calls = {}
 
 
 def _kvcache_signature(q, k_cache, v_cache, cache_seqlens, block_table,
-                       softmax_scale, causal, num_splits):
+                       softmax_scale, causal, num_splits, window_left,
+                       window_right, softcap):
     return (q.shape, q.stride(), q.dtype, q.device, k_cache.shape,
             k_cache.stride(), v_cache.shape, v_cache.stride(), v_cache.dtype,
             v_cache.device, k_cache.dtype, k_cache.device,
             cache_seqlens.shape, cache_seqlens.stride(), cache_seqlens.dtype,
             cache_seqlens.device, block_table.shape, block_table.stride(),
             block_table.dtype, block_table.device, softmax_scale, causal,
-            num_splits, threading.get_ident())
+            num_splits, window_left, window_right, softcap,
+            threading.get_ident())
 
 
 class _Launch:
@@ -420,7 +451,8 @@ def _remember(table, sig, m, dev_name, q, args, paged, lse_shape, shape,
 
 
 def kvcache_fwd(q, k_cache, v_cache, cache_seqlens, block_table,
-                softmax_scale=None, causal=False, num_splits=0):
+                softmax_scale=None, causal=False, num_splits=0, window_left=-1,
+                window_right=-1, softcap=0.0):
     """(out, softmax_lse) of q (B, Lq, Hq, D) over a paged cache (num_pages,
     page_size, Hkv, D) read through block_table (B, max_pages) with the
     sequences' lengths cache_seqlens (B,), int32 tensors on q's device."""
@@ -431,7 +463,8 @@ def kvcache_fwd(q, k_cache, v_cache, cache_seqlens, block_table,
             isinstance(v_cache, torch.Tensor):
         sig = _kvcache_signature(q, k_cache, v_cache, cache_seqlens,
                                  block_table, softmax_scale, causal,
-                                 num_splits)
+                                 num_splits, window_left, window_right,
+                                 softcap)
         launch = _kvcache_calls.get(sig)
         if launch is not None:
             return launch(q, k_cache, v_cache, block_table, cache_seqlens)
@@ -461,7 +494,8 @@ def kvcache_fwd(q, k_cache, v_cache, cache_seqlens, block_table,
     max_pages = table.shape[1]
     target, dev_name, stream = _where(q)
     spec = _jit.Spec("paged", dtype, d, bool(causal),
-                     _scale(softmax_scale, d), _decode(lq), target)
+                     _scale(softmax_scale, d), _decode(lq), target,
+                     _window((window_left, window_right)), _softcap(softcap))
     if num_splits not in (0, 1) and not spec.decode:
         raise ValueError(f"fa: num_splits={num_splits}: only a call with at "
                          f"most 4 query rows runs split-KV")

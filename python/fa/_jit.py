@@ -42,6 +42,10 @@ class Spec:
     scale: float
     decode: bool
     target: str
+    # FlashAttention 2's window_size (-1: that side unbounded) and softcap
+    # (0: none).
+    window: tuple = (-1, -1)
+    softcap: float = 0.0
 
 
 def canonical_scale(scale):
@@ -55,6 +59,10 @@ def source(spec):
     """The fa.attention function of `spec` (always with LSE)."""
     d, ty = spec.head_dim, spec.dtype
     attrs = (" causal" if spec.causal else "") + f" scale({spec.scale!r})"
+    if tuple(spec.window) != (-1, -1):
+        attrs += " window({}, {})".format(*spec.window)
+    if spec.softcap:
+        attrs += f" softcap({float(spec.softcap)!r})"
     if spec.layout == "varlen":
         t, l, c = f"tensor<?x?x{d}x{ty}>", "tensor<?x?xf32>", "tensor<?xi32>"
         return (f"func.func @attention(%q: {t}, %k: {t}, %v: {t}, "

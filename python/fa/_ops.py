@@ -17,32 +17,37 @@ from . import _interface
 
 _SCHEMAS = {
     "fwd": "fwd(Tensor q, Tensor k, Tensor v, float? softmax_scale, "
-           "bool causal) -> (Tensor, Tensor)",
+           "bool causal, int window_left=-1, int window_right=-1, "
+           "float softcap=0.0) -> (Tensor, Tensor)",
     "varlen_fwd": "varlen_fwd(Tensor q, Tensor k, Tensor v, "
                   "Tensor cu_seqlens_q, Tensor cu_seqlens_k, "
                   "int max_seqlen_q, int max_seqlen_k, float? softmax_scale, "
-                  "bool causal) -> (Tensor, Tensor)",
+                  "bool causal, int window_left=-1, int window_right=-1, "
+                  "float softcap=0.0) -> (Tensor, Tensor)",
     "kvcache_fwd": "kvcache_fwd(Tensor q, Tensor k_cache, Tensor v_cache, "
                    "Tensor cache_seqlens, Tensor block_table, "
-                   "float? softmax_scale, bool causal, int num_splits) -> "
-                   "(Tensor, Tensor)",
+                   "float? softmax_scale, bool causal, int num_splits, "
+                   "int window_left=-1, int window_right=-1, "
+                   "float softcap=0.0) -> (Tensor, Tensor)",
 }
 
 
-def _meta_fwd(q, k, v, softmax_scale, causal):
+def _meta_fwd(q, k, v, softmax_scale, causal, window_left=-1,
+              window_right=-1, softcap=0.0):
     b, lq, hq, _ = q.shape
     return (torch.empty_like(q, memory_format=torch.contiguous_format),
             q.new_empty((b, hq, lq), dtype=torch.float32))
 
 
-def _meta_varlen(q, k, v, cu_q, cu_k, max_q, max_k, softmax_scale, causal):
+def _meta_varlen(q, k, v, cu_q, cu_k, max_q, max_k, softmax_scale, causal,
+                 window_left=-1, window_right=-1, softcap=0.0):
     total_q, hq, _ = q.shape
     return (torch.empty_like(q, memory_format=torch.contiguous_format),
             q.new_empty((hq, total_q), dtype=torch.float32))
 
 
 def _meta_kvcache(q, k_cache, v_cache, lens, table, softmax_scale, causal,
-                  num_splits):
+                  num_splits, window_left=-1, window_right=-1, softcap=0.0):
     b, lq, hq, _ = q.shape
     return (torch.empty_like(q, memory_format=torch.contiguous_format),
             q.new_empty((b, hq, lq), dtype=torch.float32))

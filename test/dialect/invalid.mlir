@@ -567,3 +567,59 @@ func.func @seq_and_pages(%k: memref<?x16x2x64xf16>, %t: memref<?x?xi32>, %i: ind
   %tile = fa.load_tile %k[%i, %i, %i] pages(%t : memref<?x?xi32>, %i) seq(%i, %i) : memref<?x16x2x64xf16> -> tensor<32x64xf16>
   return
 }
+
+// -----
+
+func.func @window_negative(%q: tensor<1x8x128x64xf16>, %k: tensor<1x8x128x64xf16>, %v: tensor<1x8x128x64xf16>) {
+  // expected-error @+1 {{'fa.attention' op window sides must be -1 (unbounded) or >= 0, got window(-2, 0)}}
+  %o = fa.attention %q, %k, %v window(-2, 0) : tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16> -> tensor<1x8x128x64xf16>
+  return
+}
+
+// -----
+
+func.func @window_none(%q: tensor<1x8x128x64xf16>, %k: tensor<1x8x128x64xf16>, %v: tensor<1x8x128x64xf16>) {
+  // expected-error @+1 {{'fa.attention' op window(-1, -1) is no window: leave it out}}
+  %o = fa.attention %q, %k, %v window(-1, -1) : tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16> -> tensor<1x8x128x64xf16>
+  return
+}
+
+// -----
+
+func.func @softcap_zero(%q: tensor<1x8x128x64xf16>, %k: tensor<1x8x128x64xf16>, %v: tensor<1x8x128x64xf16>) {
+  // expected-error @+1 {{'fa.attention' op softcap must be positive and finite, got 0}}
+  %o = fa.attention %q, %k, %v softcap(0.0) : tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16> -> tensor<1x8x128x64xf16>
+  return
+}
+
+// -----
+
+func.func @softcap_inf(%q: tensor<1x8x128x64xf16>, %k: tensor<1x8x128x64xf16>, %v: tensor<1x8x128x64xf16>) {
+  // expected-error @+1 {{'fa.attention' op softcap must be positive and finite, got INF}}
+  %o = fa.attention %q, %k, %v softcap(0x7F800000) : tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16> -> tensor<1x8x128x64xf16>
+  return
+}
+
+// -----
+
+func.func @softmax_window(%s: tensor<1x8x128x128xf32>) {
+  // expected-error @+1 {{'fa.softmax' op window sides must be -1 (unbounded) or >= 0, got window(3, -5)}}
+  %p = fa.softmax %s window(3, -5) : tensor<1x8x128x128xf32> -> tensor<1x8x128x128xf16>
+  return
+}
+
+// -----
+
+func.func @tile_mask_window(%t: tensor<32x32xf32>, %i: index) {
+  // expected-error @+1 {{'fa.tile_mask' op window(-1, -1) is no window: leave it out}}
+  %m = fa.tile_mask %t rows(%i, %i) cols(%i, %i) window(-1, -1) : tensor<32x32xf32>
+  return
+}
+
+// -----
+
+func.func @varlen_softcap(%q: tensor<?x8x64xf16>, %k: tensor<?x2x64xf16>, %v: tensor<?x2x64xf16>, %cq: tensor<?xi32>, %ck: tensor<?xi32>) {
+  // expected-error @+1 {{'fa.attention' op softcap must be positive and finite, got -1}}
+  %o = fa.attention %q, %k, %v varlen(%cq, %ck : tensor<?xi32>, tensor<?xi32>) softcap(-1.0) : tensor<?x8x64xf16>, tensor<?x2x64xf16>, tensor<?x2x64xf16> -> tensor<?x8x64xf16>
+  return
+}

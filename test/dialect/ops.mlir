@@ -157,3 +157,17 @@ func.func @varlen_tile(%q: memref<?x8x?x64xf16>, %i: index, %s: index, %n: index
   fa.store_tile %tile, %q[%i, %i, %i] seq(%s, %n) : tensor<32x64xf16>, memref<?x8x?x64xf16>
   return
 }
+
+// Sliding window and softcap (issue 32): each side may be -1 (unbounded).
+// CHECK-LABEL: func.func @window_softcap
+func.func @window_softcap(%q: tensor<1x8x?x64xf16>, %k: tensor<1x2x?x64xf16>, %v: tensor<1x2x?x64xf16>, %s: tensor<1x8x?x?xf32>, %t: tensor<32x32xf32>, %i: index) -> (tensor<1x8x?x64xf16>, tensor<1x8x?x64xf16>, tensor<1x8x?x?xf16>, tensor<32x32xf32>) {
+  // CHECK: fa.attention {{.*}} causal window(128, -1) softcap(5.000000e+01) : tensor<1x8x?x64xf16>
+  %o = fa.attention %q, %k, %v causal window(128, -1) softcap(50.0) : tensor<1x8x?x64xf16>, tensor<1x2x?x64xf16>, tensor<1x2x?x64xf16> -> tensor<1x8x?x64xf16>
+  // CHECK: fa.attention {{.*}} window(-1, 0) : tensor<1x8x?x64xf16>
+  %o2 = fa.attention %q, %k, %v window(-1, 0) : tensor<1x8x?x64xf16>, tensor<1x2x?x64xf16>, tensor<1x2x?x64xf16> -> tensor<1x8x?x64xf16>
+  // CHECK: fa.softmax %{{.*}} scale(1.250000e-01) window(4, 2) softcap(3.000000e+01) : tensor<1x8x?x?xf32> -> tensor<1x8x?x?xf16>
+  %p = fa.softmax %s scale(0.125) window(4, 2) softcap(30.0) : tensor<1x8x?x?xf32> -> tensor<1x8x?x?xf16>
+  // CHECK: fa.tile_mask %{{.*}} rows(%{{.*}}, %{{.*}}) cols(%{{.*}}, %{{.*}}) causal window(16, -1) : tensor<32x32xf32>
+  %m = fa.tile_mask %t rows(%i, %i) cols(%i, %i) causal window(16, -1) : tensor<32x32xf32>
+  return %o, %o2, %p, %m : tensor<1x8x?x64xf16>, tensor<1x8x?x64xf16>, tensor<1x8x?x?xf16>, tensor<32x32xf32>
+}

@@ -166,11 +166,13 @@ def finish_report(name, table, notes, markdown, failures):
 
 
 def kernel_source(dtype, d, causal, scale=None, lse=True, paged=False,
-                  varlen=False):
+                  varlen=False, window=None, softcap=None):
     t = f"tensor<?x?x?x{d}x{dtype}>"
     l = "tensor<?x?x?xf32>"
     attrs = (" causal" if causal else "") + \
-        (f" scale({scale})" if scale is not None else "")
+        (f" scale({scale})" if scale is not None else "") + \
+        (" window({}, {})".format(*window) if window else "") + \
+        (f" softcap({float(softcap)})" if softcap else "")
     if varlen:
         # Packed Q, K, V, O [total, H, D], the LSE [Hq, total_q], cut by
         # cu_seqlens_q/k [B + 1].
@@ -216,7 +218,8 @@ class Kernels:
 
     def get(self, dtype, d, causal, scale=None, tile=None, pad=True,
             stages=None, fetch_ahead=None, lse=True, share_rows=None,
-            splits=False, pack=False, paged=False, varlen=False):
+            splits=False, pack=False, paged=False, varlen=False,
+            window=None, softcap=None):
         """(path of the .so, its manifest entry) or (None, error text).
         stages: None leaves fac's default (auto); 1 or 2 passes --stages.
         fetch_ahead: None (auto) or in-block / next-block. lse: whether the
@@ -239,6 +242,10 @@ class Kernels:
             options.append("--gqa-pack=on")
         if scale is not None:
             name += f"_scale{scale}"
+        if window:
+            name += "_win{}_{}".format(*window).replace("-1", "inf")
+        if softcap:
+            name += f"_cap{softcap}"
         if not lse:
             name += "_nolse"
         if tile is not None:
@@ -266,7 +273,7 @@ class Kernels:
             dtype=dtype, d=d, causal=causal, scale=scale, tile=tile, pad=pad,
             stages=stages, fetch_ahead=fetch_ahead, lse=lse,
             share_rows=share_rows, splits=splits, pack=pack, paged=paged,
-            varlen=varlen))
+            varlen=varlen, window=window, softcap=softcap))
         src = os.path.join(self.work, name + ".mlir")
         out = os.path.join(self.work, name + self.ext)
         if name in self.errors:
@@ -278,7 +285,7 @@ class Kernels:
             tmp = f"{os.path.join(self.work, name)}.{os.getpid()}"
             with open(tmp + ".mlir", "w") as f:
                 f.write(kernel_source(dtype, d, causal, scale, lse, paged,
-                                      varlen))
+                                      varlen, window, softcap))
             os.replace(tmp + ".mlir", src)
             p = subprocess.run([self.fac, src, "--target=" + self.target,
                                 "-o", tmp + self.ext]
@@ -732,9 +739,73 @@ def coverage_cases(kernels):
 # entries and --sections use (one generator may yield several Case
 # sections: matrix_cases gives "pairwise", extra_cases "tiles" and
 # "layouts").
-SECTIONS = ["decode", "paged", "varlen", "boundary", "strides", "matrix",
-            "extra", "head-dims", "buffering-double", "buffering-single",
-            "share-rows", "golden", "coverage"]
+# Sliding window and softcap (issue 32): (dtype, D, causal, window,
+# softcap, split-KV + packing, layout, tile) and the shapes each runs.
+WINDOW_KERNELS = [
+    ("f16", 64, True, (32, -1), None, False, "dense", None),
+    ("f32", 128, False, (17, 5), None, False, "dense", None),
+    ("f16", 64, False, (-1, 0), None, False, "dense", None),
+    ("f16", 64, True, (40, -1), None, True, "dense", (16, 64, 4)),
+    ("f16", 64, True, (50, -1), None, True, "paged", (16, 64, 4)),
+    ("f16", 64, False, (20, 3), None, False, "varlen", None),
+    ("f16", 64, True, None, 30.0, False, "dense", None),
+    ("f32", 40, False, (64, -1), 5.0, False, "dense", None),
+    ("bf16", 64, True, (33, -1), 50.0, True, "dense", (16, 64, 4)),
+]
+
+
+def window_cases(kernels):
+    """Sliding windows (FlashAttention 2's window_size: each side bounded or
+    -1) and softcapping, alone and together, with causal, GQA, split-KV
+    with packing, paged and varlen; windows narrower and wider than a K/V
+    block, Lq < Lk and Lq > Lk (rows that see no key), keys from 1 to
+    several thousand (most K/V blocks never visited), outliers that only
+    the softcap keeps finite-ranged; shapes from each kernel's tiles."""
+    n = 0
+    for dtype, d, causal, window, cap, decode, layout, tile in WINDOW_KERNELS:
+        so, meta = kernels.get(dtype, d, causal, tile=tile, splits=decode,
+                               pack=decode, paged=layout == "paged",
+                               varlen=layout == "varlen", window=window,
+                               softcap=cap)
+        what = (f"{dtype} D={d} causal={int(causal)} window={window} "
+                f"softcap={cap} split-kv+pack={int(decode)} {layout}")
+        if so is None:
+            yield Case("window", what, None, meta)
+            continue
+        bm, bn = meta["block_m"], meta["block_n"]
+        if layout == "paged":
+            cases = [("3,8,2,1,300", ["--paged", "16"]),
+                     ("2,8,2,4,2000", ["--paged", "64", "--cache-seqlens",
+                                       f"0,{2 * bn + 7}"]),
+                     ("2,8,2,1,5000", ["--paged", "16", "--kv-splits", "64"])]
+        elif layout == "varlen":
+            cases = [("3,8,2,{},{}".format(2 * bm + 3, 3 * bn + 1),
+                      ["--varlen"]),
+                     ("4,4,4,{},{}".format(bm + 1, bn + 1),
+                      ["--varlen", "--seqlens-q", f"0,1,{bm},{bm + 1}",
+                       "--seqlens-k", f"{bn + 1},0,1,{bn}"])]
+        elif decode:
+            cases = [("1,8,2,1,4000", []), ("2,8,2,4,1000", []),
+                     ("1,8,2,1,3000", ["--kv-splits", "64"]),
+                     ("2,8,2,3,2", [])]
+        else:
+            cases = [("1,4,2,{},{}".format(3 * bm + 5, 3 * bm + 5), []),
+                     ("2,8,2,{},{}".format(bm - 3, 4 * bn + 9), []),
+                     ("1,4,4,{},{}".format(2 * bm + 1, bn // 2), []),
+                     ("1,4,2,7,{}".format(5 * bn + 3), [])]
+        for shape, extra in cases:
+            for dist in (("normal", "outliers") if cap else ("normal",)):
+                yield Case("window",
+                           f"{what} shape={shape} {' '.join(extra)} "
+                           f"dist={dist}", so,
+                           ["--shape", shape, "--seed", str(n),
+                            "--dist", dist] + extra)
+                n += 1
+
+
+SECTIONS = ["decode", "paged", "varlen", "window", "boundary", "strides",
+            "matrix", "extra", "head-dims", "buffering-double",
+            "buffering-single", "share-rows", "golden", "coverage"]
 
 
 def section_cases(kernels, golden, name):
@@ -746,7 +817,8 @@ def section_cases(kernels, golden, name):
                 pass
         return coverage_cases(kernels)
     generators = {"decode": decode_cases, "paged": paged_cases,
-                  "varlen": varlen_cases, "boundary": boundary_cases,
+                  "varlen": varlen_cases, "window": window_cases,
+                  "boundary": boundary_cases,
                   "strides": stride_cases, "matrix": matrix_cases,
                   "extra": extra_cases, "head-dims": head_dim_cases,
                   "buffering-double":
@@ -769,6 +841,7 @@ def all_cases(kernels, golden, large=True):
     yield from decode_cases(kernels)
     yield from paged_cases(kernels)
     yield from varlen_cases(kernels)
+    yield from window_cases(kernels)
     yield from boundary_cases(kernels)
     yield from stride_cases(kernels)
     yield from matrix_cases(kernels)

@@ -17,7 +17,11 @@ most that (blocks past the diagonal are skipped). Every kernel must move
 less than the unfused S and P traffic alone: the proof that no S- or
 P-sized tensor goes through global memory.
 
-usage: hbm_traffic.py FAC FA_RUN WORK_DIR [--markdown FILE]
+usage: hbm_traffic.py FAC FA_RUN WORK_DIR [--markdown FILE] [--shared]
+
+--shared: WORK_DIR is the e2e suite's shared kernel folder (the
+e2e-gfx906-sim-kernels fixture), whose default kernels are these: they are
+compiled once per make test, not again here.
 """
 import json
 import math
@@ -35,7 +39,10 @@ def main():
     fac, fa_run, work = sys.argv[1:4]
     markdown = sys.argv[sys.argv.index("--markdown") + 1] \
         if "--markdown" in sys.argv else None
-    os.makedirs(work, exist_ok=True)
+    if "--shared" in sys.argv:
+        e2e_matrix.prepare_shared_work(fac, work)
+    else:
+        os.makedirs(work, exist_ok=True)
     kernels = e2e_matrix.Kernels(fac, work, target="gfx906")
     rows, failures = [], 0
     for d in (64, 128):

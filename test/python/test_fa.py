@@ -22,9 +22,10 @@ import fa
 from fa import _jit
 
 
-def reference(q, k, v, causal, scale=None):
-    """fp64 (out, lse) of (B, L, H, D) tensors; bottom-right causal; rows
-    that see no key: 0 and -inf."""
+def reference(q, k, v, causal, scale=None, window=(-1, -1), softcap=0.0):
+    """fp64 (out, lse) of (B, L, H, D) tensors; bottom-right causal and
+    window (FlashAttention 2's window_size), softcap on the scaled scores;
+    rows that see no key: 0 and -inf."""
     b, lq, hq, d = q.shape
     hkv, lk = k.shape[2], k.shape[1]
     scale = 1 / math.sqrt(d) if scale is None else scale
@@ -32,10 +33,16 @@ def reference(q, k, v, causal, scale=None):
     kh = k.double().transpose(1, 2).repeat_interleave(hq // hkv, 1)
     vh = v.double().transpose(1, 2).repeat_interleave(hq // hkv, 1)
     s = qh @ kh.transpose(-1, -2) * scale
+    if softcap:
+        s = softcap * torch.tanh(s / softcap)
+    i = torch.arange(lq)[:, None]
+    j = torch.arange(lk)[None]
     if causal:
-        i = torch.arange(lq)[:, None]
-        j = torch.arange(lk)[None]
         s = s.masked_fill(j > i + lk - lq, float("-inf"))
+    if window[0] >= 0:
+        s = s.masked_fill(j < i + lk - lq - window[0], float("-inf"))
+    if window[1] >= 0:
+        s = s.masked_fill(j > i + lk - lq + window[1], float("-inf"))
     lse = torch.logsumexp(s, -1)
     p = torch.softmax(s, -1).nan_to_num(0.0)
     return (p @ vh).transpose(1, 2), lse
@@ -95,8 +102,9 @@ class FlashAttnFunc(unittest.TestCase):
         k = torch.randn(1, 4, 2, 32)
         cases = [
             (dict(dropout_p=0.1), NotImplementedError, "dropout_p=0.1"),
-            (dict(window_size=(8, 0)), NotImplementedError, "window_size"),
-            (dict(softcap=30.0), NotImplementedError, "softcap=30.0"),
+            (dict(window_size=(-2, 0)), ValueError, "window_size"),
+            (dict(window_size=3), ValueError, "window_size=3"),
+            (dict(softcap=-1.0), ValueError, "softcap=-1.0"),
             (dict(alibi_slopes=torch.ones(2)), NotImplementedError,
              "alibi_slopes"),
             (dict(sinks=torch.ones(2)), NotImplementedError, "sinks"),
@@ -216,6 +224,70 @@ class WithKvCache(unittest.TestCase):
                                        rotary_cos=torch.ones(1))
 
 
+class WindowAndSoftcap(unittest.TestCase):
+    """Sliding windows and softcap through the three functions."""
+
+    def test_dense(self):
+        torch.manual_seed(7)
+        for dtype, tol in ((torch.float32, 1e-5), (torch.float16, 2e-3)):
+            for causal, window, cap in ((True, (5, -1), 0.0),
+                                        (False, (3, 2), 0.0),
+                                        (False, (-1, 0), 2.0),
+                                        (True, (-1, -1), 4.0),
+                                        (True, (20, 20), 1.0)):
+                for (b, lq, lk) in ((2, 37, 50), (1, 1, 70), (1, 1, 70),
+                                    (1, 40, 17)):
+                    with self.subTest(dtype=dtype, causal=causal,
+                                      window=window, cap=cap, lq=lq):
+                        q = torch.randn(b, lq, 4, 32).to(dtype)
+                        k = (3 * torch.randn(b, lk, 2, 32)).to(dtype)
+                        v = torch.randn(b, lk, 2, 32).to(dtype)
+                        out, lse, _ = fa.flash_attn_func(
+                            q, k, v, causal=causal, window_size=window,
+                            softcap=cap, return_attn_probs=True)
+                        want, want_lse = reference(q, k, v, causal, None,
+                                                   window, cap)
+                        close(self, out, want, tol)
+                        finite = torch.isfinite(want_lse)
+                        close(self, lse[finite], want_lse[finite], 1e-4)
+                        self.assertTrue(
+                            torch.isneginf(lse[~finite]).all().item())
+
+    def test_varlen_and_kvcache(self):
+        torch.manual_seed(8)
+        lens_q, lens_k = [5, 0, 9], [12, 3, 9]
+        q = torch.randn(sum(lens_q), 4, 32)
+        k = torch.randn(sum(lens_k), 2, 32)
+        v = torch.randn(sum(lens_k), 2, 32)
+        cu = lambda x: torch.tensor([0] + list(
+            torch.tensor(x).cumsum(0)), dtype=torch.int32)
+        out = fa.flash_attn_varlen_func(q, k, v, cu(lens_q), cu(lens_k),
+                                        max(lens_q), max(lens_k), causal=True,
+                                        window_size=(4, -1), softcap=2.0)
+        sq = sk = 0
+        for lq, lk in zip(lens_q, lens_k):
+            if lq:
+                want, _ = reference(q[None, sq:sq + lq], k[None, sk:sk + lk],
+                                    v[None, sk:sk + lk], True, None, (4, -1),
+                                    2.0)
+                close(self, out[sq:sq + lq], want[0], 1e-5)
+            sq, sk = sq + lq, sk + lk
+        # Decode over a cache, twice (the second call the hot path).
+        kc = torch.randn(2, 64, 2, 32)
+        vc = torch.randn(2, 64, 2, 32)
+        lens = torch.tensor([64, 33], dtype=torch.int32)
+        for _ in range(2):
+            qd = torch.randn(2, 1, 4, 32)
+            out = fa.flash_attn_with_kvcache(qd, kc, vc, cache_seqlens=lens,
+                                             causal=True, window_size=(7, -1),
+                                             softcap=3.0)
+            for i in range(2):
+                n = int(lens[i])
+                want, _ = reference(qd[i:i + 1], kc[i:i + 1, :n],
+                                    vc[i:i + 1, :n], True, None, (7, -1), 3.0)
+                close(self, out[i:i + 1], want, 1e-5)
+
+
 class TorchLibrary(unittest.TestCase):
     def test_ops_are_registered_and_trace_on_meta(self):
         self.assertTrue(fa.ops_registered)
@@ -248,15 +320,23 @@ class Transformers(unittest.TestCase):
         want, _ = reference(q.transpose(1, 2), k.transpose(1, 2),
                             k.transpose(1, 2), True, 0.2)
         close(self, out, want, 1e-5)
-        for kw, text in ((dict(sliding_window=4), "sliding_window=4"),
-                         (dict(softcap=50.0), "softcap=50.0"),
-                         (dict(s_aux=torch.ones(4)), "s_aux")):
-            with self.assertRaisesRegex(NotImplementedError, text):
-                fat.attention_forward(self.Layer(), q, k, k, None, **kw)
+        with self.assertRaisesRegex(NotImplementedError, "s_aux"):
+            fat.attention_forward(self.Layer(), q, k, k, None,
+                                  s_aux=torch.ones(4))
+        # transformers' sliding window of W keys (the query's own and the
+        # W - 1 before it) and softcap, passed as arguments or set on the
+        # layer.
+        qt, kt = q.transpose(1, 2), k.transpose(1, 2)
+        out, _ = fat.attention_forward(self.Layer(), q, k, k, None,
+                                       scaling=0.2, sliding_window=3,
+                                       softcap=1.5)
+        want, _ = reference(qt, kt, kt, True, 0.2, (2, 2), 1.5)
+        close(self, out, want, 1e-5)
         windowed = self.Layer()
-        windowed.sliding_window = 128
-        with self.assertRaisesRegex(NotImplementedError, "sliding_window"):
-            fat.attention_forward(windowed, q, k, k, None)
+        windowed.sliding_window = 2
+        out, _ = fat.attention_forward(windowed, q, k, k, None, scaling=0.2)
+        want, _ = reference(qt, kt, kt, True, 0.2, (1, 1))
+        close(self, out, want, 1e-5)
 
 
 CHILD = """

@@ -152,7 +152,7 @@ const char *const kValidationFunctions[] = {
     // Validate.h
     "fa::checkLayout", "fa::validationMemory", "fa::hostMemoryAvailable",
     "fa::checkMemory", "fa::checkGoldenMatchesKernel", "fa::validateKernel",
-    "fa::attentionFlops", "fa::benchmarkKernel",
+    "fa::attentionFlops", "fa::benchmarkKernel", "fa::kernelProblem",
     // DeviceReference.h
     "fa::referenceKindName", "fa::parseReferenceKind", "fa::useDeviceReference",
     "fa::deviceReferenceSource", "fa::compileDeviceReference",

@@ -12,7 +12,8 @@
 //   fa-test-make-manifest FILE key=value... [--kernel key=value...]...
 //     keys: name dtype head_dim causal scale has_lse block_m block_n threads
 //           wave_size lds_bytes [target] [abi_version] [role] [kv_splits]
-//           [combine] [gqa_packed] [paged] [varlen]
+//           [combine] [gqa_packed] [paged] [varlen] [window_left]
+//           [window_right] [softcap]
 //   Each --kernel starts another kernel entry, which takes the previous
 //   entry's values for the keys it does not give (except role, kv_splits,
 //   combine and gqa_packed, which default to a dense kernel's; a combine
@@ -101,6 +102,9 @@ int main(int argc, char **argv) {
     k.dtype = *dtype;
     k.headDim = integer("head_dim");
     k.causal = integer("causal") != 0;
+    k.windowLeft = integer("window_left", "-1");
+    k.windowRight = integer("window_right", "-1");
+    k.softcap = std::strtod(get("softcap", "0").c_str(), nullptr);
     k.scale = std::strtod(get("scale").c_str(), nullptr);
     k.hasLse = integer("has_lse") != 0;
     k.blockM = integer("block_m");

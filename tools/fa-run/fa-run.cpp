@@ -174,6 +174,21 @@ std::string varlenText(const VarlenProblem &p) {
          std::to_string(p.maxSeqlenK) + " (the kernel's Lq, Lk)";
 }
 
+/// " window=[128, 0] softcap=30" as far as the kernel has them (FlashAttention
+/// 2's window_size and softcap; -1 is an unbounded side), else nothing.
+std::string windowText(const KernelInfo &k) {
+  std::string out;
+  if (k.hasWindow())
+    out += " window=[" + std::to_string(k.windowLeft) + ", " +
+           std::to_string(k.windowRight) + "]";
+  if (k.softcap != 0) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, " softcap=%g", k.softcap);
+    out += buf;
+  }
+  return out;
+}
+
 void printJson(const Options &o, const Device &device, const KernelInfo &k,
                const ValidationReport *r, const BenchResult *bench,
                const Status &kernelError) {
@@ -185,6 +200,9 @@ void printJson(const Options &o, const Device &device, const KernelInfo &k,
   out += "  \"dtype\": " + jsonQuote(dtypeName(k.dtype)) + ",\n";
   out += "  \"head_dim\": " + std::to_string(k.headDim) + ",\n";
   out += std::string("  \"causal\": ") + (k.causal ? "true" : "false") + ",\n";
+  out += "  \"window_left\": " + std::to_string(k.windowLeft) +
+         ",\n  \"window_right\": " + std::to_string(k.windowRight) + ",\n";
+  out += "  \"softcap\": " + num(k.softcap) + ",\n";
   out += "  \"scale\": " + num(k.scale) + ",\n";
   out += "  \"shape\": {\"B\": " + std::to_string(s.batch) +
          ", \"Hq\": " + std::to_string(s.headsQ) +
@@ -252,11 +270,12 @@ void printTable(const Options &o, const Device &device, const KernelInfo &k,
               device.selectionLog().empty()
                   ? ""
                   : (device.selectionLog() + ")").c_str());
-  std::printf("  kernel    %s: %s D=%lld causal=%s scale=%g lse=%s "
+  std::printf("  kernel    %s: %s D=%lld causal=%s%s scale=%g lse=%s "
               "block_m=%lld threads=%lld\n",
               k.name.c_str(), dtypeName(k.dtype), (long long)k.headDim,
-              k.causal ? "yes" : "no", k.scale, k.hasLse ? "yes" : "no",
-              (long long)k.blockM, (long long)k.threads);
+              k.causal ? "yes" : "no", windowText(k).c_str(), k.scale,
+              k.hasLse ? "yes" : "no", (long long)k.blockM,
+              (long long)k.threads);
   std::printf("  shape     %s%s\n", r.problem.shape.toString().c_str(),
               r.paged    ? " (Lk: the cache's capacity per sequence)"
               : r.varlen ? " (Lq, Lk: max_seqlen_q, max_seqlen_k)"
@@ -355,8 +374,7 @@ Status writeEstimate(const Options &o, const Device &device,
                      const VarlenProblem *varlen = nullptr) {
   double flops = paged    ? pagedAttentionFlops(*paged)
                  : varlen ? varlenAttentionFlops(*varlen)
-                          : attentionFlops(AttentionProblem{
-                                shape, info.headDim, info.causal, info.scale});
+                          : attentionFlops(kernelProblem(info, shape));
   std::string text = device.lastEstimate(false, flops);
   if (text.empty())
     return Status::error(ErrorCode::Unsupported,
@@ -393,8 +411,8 @@ int estimateOnly(const Options &o, const Device &device, const Kernel &kernel) {
   std::optional<PagedProblem> problem;
   if (paged) {
     const KernelInfo &k = kernel.info();
-    Expected<PagedProblem> made = pagedProblemFor(
-        AttentionProblem{o.shape, k.headDim, k.causal, k.scale}, *paged, 0);
+    Expected<PagedProblem> made =
+        pagedProblemFor(kernelProblem(k, o.shape), *paged, 0);
     if (!made)
       return fail(made.status().toString());
     problem = made.take();
@@ -403,8 +421,8 @@ int estimateOnly(const Options &o, const Device &device, const Kernel &kernel) {
   std::optional<VarlenProblem> sequences;
   if (varlen) {
     const KernelInfo &k = kernel.info();
-    Expected<VarlenProblem> made = varlenProblemFor(
-        AttentionProblem{o.shape, k.headDim, k.causal, k.scale}, *varlen, 0);
+    Expected<VarlenProblem> made =
+        varlenProblemFor(kernelProblem(k, o.shape), *varlen, 0);
     if (!made)
       return fail(made.status().toString());
     sequences = made.take();

@@ -23,14 +23,17 @@ NAME = "fa"
 
 def attention_forward(module, query, key, value, attention_mask,
                       scaling=None, dropout=0.0, **kwargs):
-    for name in ("sliding_window", "softcap", "s_aux"):
-        value_of = kwargs.get(name)
-        if value_of is None and name == "sliding_window":
-            value_of = getattr(module, "sliding_window", None)
-        if value_of is not None:
-            raise NotImplementedError(
-                f"fa: this layer asks for {name}={value_of!r}, which fa "
-                f"does not support yet (issue 32)")
+    if kwargs.get("s_aux") is not None:
+        raise NotImplementedError(
+            "fa: this layer asks for s_aux (attention sinks), which fa does "
+            "not support yet (issue 32)")
+    # A sliding window of W keys (the query's own and the W - 1 before it),
+    # as transformers' flash_attention_2 passes it: window_size (W-1, W-1).
+    window = kwargs.get("sliding_window")
+    if window is None:
+        window = getattr(module, "sliding_window", None)
+    window_size = (int(window) - 1, int(window) - 1) if window else (-1, -1)
+    softcap = kwargs.get("softcap") or 0.0
     if dropout:
         raise NotImplementedError(f"fa: dropout={dropout} (fa's kernels do "
                                   f"not drop out; use the model in eval())")
@@ -43,7 +46,8 @@ def attention_forward(module, query, key, value, attention_mask,
     causal = bool(getattr(module, "is_causal", True))
     out = flash_attn_func(query.transpose(1, 2), key.transpose(1, 2),
                           value.transpose(1, 2), softmax_scale=scaling,
-                          causal=causal)
+                          causal=causal, window_size=window_size,
+                          softcap=softcap)
     return out, None
 
 

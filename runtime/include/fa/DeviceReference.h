@@ -10,9 +10,9 @@
 // with dlopen) or hiprtc (HIP devices), one thread per output row (b, h, i).
 // It reads Q, K and V in the kernel's dtype through the ABI's strides, so it
 // runs on the very buffers the kernel under test reads, and follows the
-// conventions of Reference.h (bottom-right causal mask, GQA head mapping,
-// -inf LSE and zero output for rows with no visible key). Two variants of one
-// source:
+// conventions of Reference.h (bottom-right causal mask and sliding window,
+// softcap, GQA head mapping, -inf LSE and zero output for rows with no
+// visible key). Two variants of one source:
 //   - exact: every operation in double, softmax in two passes (max, then sum
 //     with the P·V and sum_j p|v| accumulations); O, LSE and the
 //     conditioning magnitude A_id = sum_j p_ij |v_jd|, as

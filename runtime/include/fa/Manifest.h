@@ -7,10 +7,11 @@
 // The manifest (`<code object>.json`, docs/manifest.md) tells the runtime how
 // to launch each kernel of a code object without the compiler: target, the
 // code object's size and FNV-1a hash, and per kernel its ABI version, element
-// type, head dimension, causal flag, scale, LSE output and tile/launch sizes,
-// for a split-KV attention (ABI version 2) which kernel combines its
-// splits, whether K and V are a paged cache (ABI version 3), and whether
-// the batch is of variable-length sequences (ABI version 4).
+// type, head dimension, causal flag, sliding window, softcap, scale, LSE
+// output and tile/launch sizes, for a split-KV attention (ABI version 2)
+// which kernel combines its splits, whether K and V are a paged cache (ABI
+// version 3), and whether the batch is of variable-length sequences (ABI
+// version 4).
 // This header reads, checks and writes it; fac fills a Manifest and writes it
 // with formatManifest, so there is one writer and one hash.
 //
@@ -49,6 +50,16 @@ struct KernelInfo {
   DType dtype = DType::F32;
   int64_t headDim = 0;
   bool causal = false;
+  /// The sliding window (`window_left`, `window_right`, optional, -1 =
+  /// unbounded, FlashAttention 2's window_size): query i of Lq sees key j of
+  /// Lk only if j >= i + Lk - Lq - windowLeft (when windowLeft >= 0) and
+  /// j <= i + Lk - Lq + windowRight (when windowRight >= 0), on top of the
+  /// causal mask. A compile-time property: the ABI does not change.
+  int64_t windowLeft = -1;
+  int64_t windowRight = -1;
+  /// `softcap`, optional [0 = none]: scores s = scale * q.k become
+  /// softcap * tanh(s / softcap) before masking and the softmax.
+  double softcap = 0;
   double scale = 0;
   bool hasLse = false;
   int64_t blockM = 0;
@@ -107,6 +118,9 @@ struct KernelInfo {
   bool trace = false;
 
   bool isCombine() const { return role == KernelRole::Combine; }
+  /// A bounded window on either side.
+  bool hasWindow() const { return windowLeft >= 0 || windowRight >= 0; }
+  bool hasSoftcap() const { return softcap > 0; }
 };
 
 /// "attention" or "combine".
@@ -134,7 +148,8 @@ std::string formatFnv1a64(uint64_t hash);
 /// Parses and checks a manifest: every field present with the right type and
 /// a sane value, the split-KV fields consistent (kv_splits only with
 /// abi_version 2 or 3 and a `combine` that names a combine kernel of the
-/// same abi_version, dtype, head_dim and has_lse), `paged` exactly on
+/// same abi_version, dtype, head_dim and has_lse, and of the same window
+/// and softcap unless it omits them), `paged` exactly on
 /// the attention kernels of abi_version 3 and `varlen` exactly on those of
 /// abi_version 4. Errors are ManifestError naming the
 /// field. Whether this runtime implements an ABI version, and target

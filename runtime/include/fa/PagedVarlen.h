@@ -25,13 +25,14 @@
 //
 // Within each sequence everything is the dense reference's (Reference.h):
 // causal masking bottom-right within the sequence's own lengths (query i
-// sees key j iff j <= i + Lk_b - Lq_b), query head h reads KV head
-// h / (Hq / Hkv), a row that sees no key (Lk_b = 0, or causal with
-// Lq_b > Lk_b) has O = 0 and LSE = -inf, and a sequence with Lq_b = 0 gives
-// nothing. The references compute each (sequence, head) with the dense
-// reference's row routine, so a sequence's result is bit-identical to the
-// dense reference of that sequence gathered into dense tensors
-// (gatherPagedSequences, gatherVarlenSequences).
+// sees key j iff j <= i + Lk_b - Lq_b), the sliding window aligned the same
+// way (shift = Lk_b - Lq_b) and the softcap, query head h reads KV head
+// h / (Hq / Hkv), a row that sees no key (Lk_b = 0, causal with
+// Lq_b > Lk_b, or a window that leaves none) has O = 0 and LSE = -inf, and
+// a sequence with Lq_b = 0 gives nothing. The references compute each
+// (sequence, head) with the dense reference's row routine, so a sequence's
+// result is bit-identical to the dense reference of that sequence gathered
+// into dense tensors (gatherPagedSequences, gatherVarlenSequences).
 //
 // The host checks (checkPagedProblem, checkVarlenProblem) validate all the
 // host-visible metadata before anything is launched; a kernel trusts it, as
@@ -70,6 +71,10 @@ struct PagedProblem {
   int64_t maxPages = 0; ///< block_table's columns
   bool causal = false;
   double scale = 0;
+  /// The sliding window's bounds (-1: unbounded) and the softcap (0: none),
+  /// as AttentionProblem's.
+  int64_t windowLeft = -1, windowRight = -1;
+  double softcap = 0;
   std::vector<int32_t> blockTable;   ///< [B, max_pages], row-major
   std::vector<int32_t> cacheSeqlens; ///< [B]
 
@@ -92,6 +97,10 @@ struct VarlenProblem {
   int64_t maxSeqlenK = 0;
   bool causal = false;
   double scale = 0;
+  /// The sliding window's bounds (-1: unbounded) and the softcap (0: none),
+  /// as AttentionProblem's.
+  int64_t windowLeft = -1, windowRight = -1;
+  double softcap = 0;
   std::vector<int32_t> cuSeqlensQ; ///< [B+1]
   std::vector<int32_t> cuSeqlensK; ///< [B+1]
 
@@ -118,7 +127,8 @@ struct VarlenProblem {
 
 /// B, Hq, Hkv, Lq, D, num_pages, max_pages at least 1; Hq a multiple of Hkv;
 /// page_size at least 1 (16 to 256 are typical); every tensor's fp64 byte
-/// size fits in int64; then the metadata as the runtime checks it before a
+/// size fits in int64; the window bounds at least -1 and the softcap finite
+/// and at least 0; then the metadata as the runtime checks it before a
 /// paged launch (checkPagedKvMetadata, fa/Module.h, with the same
 /// messages): block_table of B * max_pages and cache_seqlens of B entries;
 /// each cache_seqlens[b] non-negative and served by the table's max_pages
@@ -130,7 +140,8 @@ Status checkPagedProblem(const PagedProblem &problem);
 Status checkPagedData(const PagedProblem &problem, const AttentionData &data);
 
 /// B, Hq, Hkv, D at least 1; Hq a multiple of Hkv; every tensor's fp64
-/// byte size fits in int64; then the metadata as the runtime checks it
+/// byte size fits in int64; the window bounds and the softcap as
+/// checkPagedProblem's; then the metadata as the runtime checks it
 /// before a varlen launch (checkVarlenMetadata, fa/Module.h, with the same
 /// messages): cu_seqlens_q and cu_seqlens_k of B + 1 entries, starting at
 /// 0, non-decreasing, ending at total_q / total_k; max_seqlen_q /
@@ -177,6 +188,9 @@ struct PagedGeneratorOptions {
   bool causal = false;
   /// 0: 1 / sqrt(D).
   double scale = 0;
+  /// Taken as they are (AttentionProblem's).
+  int64_t windowLeft = -1, windowRight = -1;
+  double softcap = 0;
 };
 
 /// A random paged problem: the lengths as the options say, and a block
@@ -208,12 +222,12 @@ struct PagedCacheOptions {
 };
 
 /// The paged problem validation gives a paged kernel for the dense sizes
-/// of `problem` (B, Hq, Hkv, Lq, D, causal, scale): its Lk is the cache's
-/// capacity per sequence, so block_table has max_pages = ceil(Lk /
-/// page_size) columns, and each length is at most Lk. InvalidArgument for a
-/// capacity outside [1, 2^31 - 1], lengths of the wrong count or past the
-/// capacity ("cache_seqlens[2] = 500 is above the cache's capacity Lk =
-/// 300"), or the checks' messages.
+/// of `problem` (B, Hq, Hkv, Lq, D, causal, scale, window, softcap): its Lk
+/// is the cache's capacity per sequence, so block_table has max_pages =
+/// ceil(Lk / page_size) columns, and each length is at most Lk.
+/// InvalidArgument for a capacity outside [1, 2^31 - 1], lengths of the
+/// wrong count or past the capacity ("cache_seqlens[2] = 500 is above the
+/// cache's capacity Lk = 300"), or the checks' messages.
 Expected<PagedProblem> pagedProblemFor(const AttentionProblem &problem,
                                        const PagedCacheOptions &options,
                                        uint64_t seed);
@@ -233,6 +247,9 @@ struct VarlenGeneratorOptions {
   bool causal = false;
   /// 0: 1 / sqrt(D).
   double scale = 0;
+  /// Taken as they are (AttentionProblem's).
+  int64_t windowLeft = -1, windowRight = -1;
+  double softcap = 0;
 };
 
 /// A random variable-length batch (VarlenProblem::fromLengths of the drawn
@@ -250,9 +267,10 @@ struct VarlenOptions {
 };
 
 /// The varlen problem validation gives a varlen kernel for the dense sizes
-/// of `problem` (B sequences, Hq, Hkv, D, causal, scale): the shape's Lq and
-/// Lk are max_seqlen_q and max_seqlen_k (the kernel's grid, kept even when
-/// no sequence is that long), and the lengths are given or drawn from
+/// of `problem` (B sequences, Hq, Hkv, D, causal, scale, window, softcap):
+/// the shape's Lq and Lk are max_seqlen_q and max_seqlen_k (the kernel's
+/// grid, kept even when no sequence is that long), and the lengths are
+/// given or drawn from
 /// `seed` (generateVarlenProblem: uniform in [0, max], Lq_b and Lk_b drawn
 /// apart, with Lq = 0, Lk = 0, Lq = 1 and Lk = 1 put in as B allows).
 /// InvalidArgument for a maximum outside [1, 2^31 - 1], a list of the

@@ -19,6 +19,13 @@
 // bottom-right aligned (query i sees key j iff j <= i + Lk - Lq); query head h
 // reads KV head h / (Hq / Hkv); a row with no visible key has output 0 and
 // LSE -inf; LSE is the natural-log log-sum-exp of the scaled scores.
+// The sliding window and the softcap are FlashAttention 2's: with
+// shift = Lk - Lq, query i sees key j iff (windowLeft < 0 or
+// j >= i + shift - windowLeft) and (windowRight < 0 or
+// j <= i + shift + windowRight) and (not causal or j <= i + shift), so a
+// row sees a contiguous range of keys; with softcap > 0 each scaled score
+// s becomes softcap * tanh(s / softcap) before the mask and the softmax (LSE
+// is over the capped scores). Golden cases have neither.
 // All tensors here are contiguous [B, H, L, D]; work is split over (b, h)
 // across hardware threads.
 //
@@ -43,6 +50,12 @@ struct AttentionProblem {
   int64_t headDim = 0;
   bool causal = false;
   double scale = 0;
+  /// The sliding window's bounds, -1 = unbounded (KernelInfo's).
+  int64_t windowLeft = -1, windowRight = -1;
+  /// 0: no softcap.
+  double softcap = 0;
+
+  bool hasWindow() const { return windowLeft >= 0 || windowRight >= 0; }
 
   // Element counts; SIZE_MAX when one overflows (checkShape refuses that).
   size_t qElements() const;   ///< B*Hq*Lq*D (also O)
@@ -65,9 +78,10 @@ template <typename T> struct AttentionResult {
   std::vector<T> magnitude;
 };
 
-/// InvalidArgument unless all sizes and D are positive, Hkv divides Hq, and
+/// InvalidArgument unless all sizes and D are positive, Hkv divides Hq,
 /// each tensor's size in bytes as fp64 fits in int64 (so element counts and
-/// byte sizes computed from a checked problem cannot overflow).
+/// byte sizes computed from a checked problem cannot overflow), the window
+/// bounds are at least -1 and the softcap is finite and at least 0.
 Status checkShape(const AttentionProblem &problem);
 
 /// checkShape, and the data has the sizes the problem implies.

@@ -10,11 +10,11 @@
 // after every K/V block (KernelAbi.h, "Trace"): the running max m_j, the
 // running sum l_j and the unnormalised running output acc_j. This header
 // recomputes that state in fp64 over the same K/V block partition (the
-// manifest's block_n; causal and GQA aware; the blocks the row's Q block
-// visits) and names the first block where the kernel's state parts from
-// it, so that a wrong output is traced to the block, and the quantity,
-// where it went wrong (docs/validation.md, "Layer 2: per-block
-// statistics").
+// manifest's block_n; causal, sliding window, softcap and GQA aware; the
+// blocks the row's Q block visits) and names the first block where the
+// kernel's state parts from it, so that a wrong output is traced to the
+// block, and the quantity, where it went wrong (docs/validation.md, "Layer
+// 2: per-block statistics").
 //
 // Units: the kernel keeps m in log2 units of the scaled logits (m' =
 // scale * log2(e) * max q.k); compareTrace converts it to the reference's
@@ -46,10 +46,13 @@ struct TraceRow {
 /// against the reference's, and whether they agree.
 struct TraceBlock {
   int64_t block = 0;
-  /// Keys [firstKey, endKey) of the block, and how many of them the row
-  /// sees (causal: up to its diagonal).
+  /// Keys [firstKey, endKey) of the block, and how many keys the row has
+  /// seen up to endKey (causal: up to its diagonal; with a window, from its
+  /// left edge).
   int64_t firstKey = 0, endKey = 0, visibleKeys = 0;
-  /// The row's Q block visits this block (so the kernel writes it), and
+  /// The row's Q block visits this block (so the kernel writes it: with a
+  /// window the visited blocks start at the one holding the left edge of
+  /// the Q block's first row), and
   /// the kernel wrote it (its trace entry is not NaN).
   bool visited = false, written = false;
   /// The kernel's m (natural units), l, and the reference's.
@@ -83,8 +86,9 @@ struct TraceReport {
 /// D], unwritten entries NaN) for `row` of `problem` with the fp64
 /// reference's running state over the blocks of `blockN` keys that the
 /// row's Q block (of `blockM` rows) visits. Tolerances (docs/validation.md):
-/// m within (D + 4) * 2^-23 * max_k |scale| sum_d |q_d k_d| + 2^-22 |m| (the
-/// fp32 dot products' error bound), l within 2 * that + (visible keys + 4) *
+/// m within (D + 4) * 2^-23 * max_k (|scale| sum_d |q_d k_d| + softcap) +
+/// 2^-22 |m| (the fp32 dot products' error bound, and the tanh's of a
+/// softcap), l within 2 * that + (visible keys + 4) *
 /// 2^-23 relative (exp2 and the fp32 sum), the running output within
 /// `scaledThreshold` * max(A, floor) (the output criterion of Metrics.h; A =
 /// sum_k p_k |v_kd| / l, floor = max|V| 2^-13). InvalidArgument for a row

@@ -153,9 +153,16 @@ Status checkMemory(const Device &device, const AttentionProblem &problem,
                    uint64_t hostBytes, uint64_t deviceBytes);
 
 /// Fails with InvalidArgument naming both sides unless the golden case has
-/// the kernel's dtype, head dimension, causal flag and scale.
+/// the kernel's dtype, head dimension, causal flag, window, softcap and
+/// scale (a golden case has no window and no softcap, so a kernel with
+/// either matches none).
 Status checkGoldenMatchesKernel(const GoldenCase &golden,
                                 const KernelInfo &kernel);
+
+/// The problem `kernel` computes on `shape`: its head dimension, causal
+/// flag, window, softcap and scale.
+AttentionProblem kernelProblem(const KernelInfo &kernel,
+                               const AttentionShape &shape);
 
 /// Runs `kernel` once on its device and validates the result. An error means
 /// the kernel could not be run or validated (bad arguments, a problem whose
@@ -175,15 +182,18 @@ Status checkVarlenOptions(const KernelInfo &kernel,
                           const VarlenOptions *varlen);
 
 /// FLOPs of one varlen attention: 4·Hq·D times the (query, key) pairs each
-/// sequence sees within its own lengths (all Lq_b·Lk_b, or the causal ones
-/// exactly).
+/// sequence sees within its own lengths (all Lq_b·Lk_b, or those the causal
+/// mask and the window leave, exactly).
 double varlenAttentionFlops(const VarlenProblem &problem);
 
-/// FLOPs of one attention: 4·B·Hq·Lq·Lk·D, halved when causal.
+/// FLOPs of one attention: 4·B·Hq·Lq·Lk·D, halved when causal (the usual
+/// convention); with a window, 4·B·Hq·D times the (query, key) pairs the
+/// window (and the causal mask) leave, exactly.
 double attentionFlops(const AttentionProblem &problem);
 
 /// FLOPs of one paged attention: 4·Hq·D times the (query, key) pairs each
-/// sequence's rows see (all Lq·len_b, or the causal ones exactly).
+/// sequence's rows see (all Lq·len_b, or those the causal mask and the
+/// window leave, exactly).
 double pagedAttentionFlops(const PagedProblem &problem);
 
 struct BenchResult {

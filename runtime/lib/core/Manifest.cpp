@@ -259,7 +259,45 @@ static Status checkCombineKernels(const std::vector<KernelInfo> &kernels) {
     if (c->hasLse != k.hasLse)
       return differs("has_lse", k.hasLse ? "true" : "false",
                      c->hasLse ? "true" : "false");
+    // A combine kernel may omit the window and softcap (it merges what the
+    // splits computed); where it states them they are its split kernel's.
+    auto window = [](const KernelInfo &x) {
+      return "[" + std::to_string(x.windowLeft) + ", " +
+             std::to_string(x.windowRight) + "]";
+    };
+    if (c->hasWindow() &&
+        (c->windowLeft != k.windowLeft || c->windowRight != k.windowRight))
+      return error("combine kernel '" + c->name + "' has window " + window(*c) +
+                   ", kernel '" + k.name + "' has " + window(k) +
+                   " (a combine kernel omits the window or states its split "
+                   "kernel's)");
+    if (c->hasSoftcap() && c->softcap != k.softcap)
+      return error("combine kernel '" + c->name + "' has softcap " +
+                   jsonDump(c->softcap) + ", kernel '" + k.name + "' has " +
+                   jsonDump(k.softcap) +
+                   " (a combine kernel omits the softcap or states its split "
+                   "kernel's)");
   }
+  return Status::success();
+}
+
+/// The optional mask and score fields: each window bound an integer of at
+/// least -1 (-1: unbounded; at most INT32_MAX, so that i + Lk - Lq plus a
+/// bound cannot overflow), the softcap a finite number of at least 0 (0:
+/// none).
+static Status parseWindowSoftcap(const FieldReader &r, KernelInfo &k) {
+  const Json *softcap;
+  Status s;
+  if (!(s = r.getInt("window_left", k.windowLeft, -1, INT32_MAX, false)).ok() ||
+      !(s = r.getInt("window_right", k.windowRight, -1, INT32_MAX, false))
+           .ok() ||
+      !(s = r.get("softcap", softcap, 0.0, false)).ok() || !softcap)
+    return s;
+  k.softcap = softcap->get<double>();
+  if (!(k.softcap >= 0) || !std::isfinite(k.softcap))
+    return r.error("softcap", "must be a finite number of at least 0 (0: no "
+                              "softcap), got " +
+                                  jsonDump(*softcap));
   return Status::success();
 }
 
@@ -331,6 +369,8 @@ static Status parseKernel(const Json &value, size_t index, KernelInfo &k) {
   if (!(k.scale > 0) || !std::isfinite(k.scale))
     return r.error("scale",
                    "must be a positive finite number, got " + jsonDump(*scale));
+  if (!(s = parseWindowSoftcap(r, k)).ok())
+    return s;
   return parseVersionedFields(r, k);
 }
 
@@ -440,8 +480,16 @@ std::string fa::formatManifest(const Manifest &m) {
       entry["trace"] = true;
     Json rest = {{"dtype", dtypeName(k.dtype)},
                  {"head_dim", k.headDim},
-                 {"causal", k.causal},
-                 {"scale", k.scale},
+                 {"causal", k.causal}};
+    // The window (both bounds) and the softcap only where they say
+    // something, as above.
+    if (k.hasWindow()) {
+      rest["window_left"] = k.windowLeft;
+      rest["window_right"] = k.windowRight;
+    }
+    if (k.softcap != 0)
+      rest["softcap"] = k.softcap;
+    Json more = {{"scale", k.scale},
                  {"has_lse", k.hasLse},
                  {"block_m", k.blockM},
                  {"block_n", k.blockN},
@@ -453,8 +501,9 @@ std::string fa::formatManifest(const Manifest &m) {
                  {"lds_pad", k.ldsPad},
                  {"stages", k.stages},
                  {"static_sizes", sizes}};
-    for (auto it = rest.begin(); it != rest.end(); ++it)
-      entry[it.key()] = std::move(*it);
+    for (Json *part : {&rest, &more})
+      for (auto it = part->begin(); it != part->end(); ++it)
+        entry[it.key()] = std::move(*it);
     if (!k.resources.empty())
       entry["resources"] = resources;
     kernels.push_back(std::move(entry));

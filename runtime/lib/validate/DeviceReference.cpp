@@ -171,28 +171,34 @@ __device__ inline float roundElem(float x) { return roundBf16(x); }
 typedef float acc_t;
 __device__ inline acc_t expAcc(acc_t x) { return expf(x); }
 __device__ inline acc_t logAcc(acc_t x) { return logf(x); }
+__device__ inline acc_t tanhAcc(acc_t x) { return tanhf(x); }
 __device__ inline acc_t negInf() { return bitsToFloat(0xff800000u); }
 #else
 typedef double acc_t;
 __device__ inline acc_t expAcc(acc_t x) { return exp(x); }
 __device__ inline acc_t logAcc(acc_t x) { return log(x); }
+__device__ inline acc_t tanhAcc(acc_t x) { return tanh(x); }
 __device__ inline acc_t negInf() { return -(double)bitsToFloat(0x7f800000u); }
 #endif
 
-/// scale * (q . k_j), accumulated in acc_t over d in order.
+/// scale * (q . k_j), accumulated in acc_t over d in order, then capped to
+/// softcap * tanh(s / softcap) when softcap > 0 (AttentionCore.h's
+/// capScore).
 __device__ inline acc_t score(const acc_t *qv, const elem_t *kRow,
-                              acc_t scale) {
+                              acc_t scale, acc_t softcap) {
   acc_t dot = 0;
   for (int c = 0; c < FA_D; ++c)
     dot += qv[c] * acc_t(load(kRow, c));
-  return dot * scale;
+  acc_t s = dot * scale;
+  return softcap > 0 ? softcap * tanhAcc(s / softcap) : s;
 }
 
 extern "C" __global__ void fa_reference_attention(
     const elem_t *q, const elem_t *k, const elem_t *v, acc_t *o, acc_t *lse,
     acc_t *mag, i64 B, i64 Hq, i64 Hkv, i64 Lq, i64 Lk, i64 causal,
     i64 qsb, i64 qsh, i64 qsr, i64 ksb, i64 ksh, i64 ksr, i64 vsb, i64 vsh,
-    i64 vsr, double scaleArg) {
+    i64 vsr, double scaleArg, i64 windowLeft, i64 windowRight,
+    double softcapArg) {
   i64 i = i64(blockIdx.x) * i64(blockDim.x) + i64(threadIdx.x);
   i64 h = blockIdx.y, b = blockIdx.z;
   if (i >= Lq || h >= Hq || b >= B)
@@ -203,11 +209,16 @@ extern "C" __global__ void fa_reference_attention(
   const elem_t *vHead = v + b * vsb + hk * vsh;
   i64 row = (b * Hq + h) * Lq + i;
   acc_t *oRow = o + row * FA_D;
-  // Keys 0 .. visible-1 are visible (bottom-right aligned causal mask).
-  i64 visible = Lk;
-  if (causal && i + Lk - Lq + 1 < Lk)
-    visible = i + Lk - Lq + 1;
-  if (visible <= 0) {
+  // Keys lo .. hi-1 are visible: the bottom-right aligned causal mask and
+  // sliding window, exactly AttentionCore.h's visibleKeys.
+  const i64 diagonal = i + Lk - Lq;
+  i64 lo = 0, hi = Lk;
+  if (windowLeft >= 0 && windowLeft < diagonal)
+    lo = diagonal - windowLeft;
+  const i64 right = causal ? 0 : windowRight;
+  if (right >= 0 && right < Lq - i - 1)
+    hi = diagonal + right + 1;
+  if (hi <= lo) {
     for (int c = 0; c < FA_D; ++c) {
       oRow[c] = 0;
       if (mag)
@@ -216,14 +227,14 @@ extern "C" __global__ void fa_reference_attention(
     lse[row] = negInf();
     return;
   }
-  const acc_t scale = acc_t(scaleArg);
+  const acc_t scale = acc_t(scaleArg), softcap = acc_t(softcapArg);
   acc_t qv[FA_D];
   for (int c = 0; c < FA_D; ++c)
     qv[c] = acc_t(load(qRow, c));
 
   acc_t rowMax = negInf();
-  for (i64 j = 0; j < visible; ++j) {
-    acc_t s = score(qv, kHead + j * ksr, scale);
+  for (i64 j = lo; j < hi; ++j) {
+    acc_t s = score(qv, kHead + j * ksr, scale, softcap);
     rowMax = s > rowMax ? s : rowMax;
   }
   acc_t acc[FA_D];
@@ -233,10 +244,11 @@ extern "C" __global__ void fa_reference_attention(
 #if FA_NAIVE
   // As naiveAttention: the sum first, then P = e / sum rounded to the dtype,
   // P.V accumulated in float, O rounded to the dtype.
-  for (i64 j = 0; j < visible; ++j)
-    sum += expAcc(score(qv, kHead + j * ksr, scale) - rowMax);
-  for (i64 j = 0; j < visible; ++j) {
-    acc_t p = expAcc(score(qv, kHead + j * ksr, scale) - rowMax) / sum;
+  for (i64 j = lo; j < hi; ++j)
+    sum += expAcc(score(qv, kHead + j * ksr, scale, softcap) - rowMax);
+  for (i64 j = lo; j < hi; ++j) {
+    acc_t p =
+        expAcc(score(qv, kHead + j * ksr, scale, softcap) - rowMax) / sum;
 #if FA_DTYPE != 0
     p = roundElem(p);
 #endif
@@ -256,8 +268,8 @@ extern "C" __global__ void fa_reference_attention(
   acc_t amag[FA_D];
   for (int c = 0; c < FA_D; ++c)
     amag[c] = 0;
-  for (i64 j = 0; j < visible; ++j) {
-    acc_t e = expAcc(score(qv, kHead + j * ksr, scale) - rowMax);
+  for (i64 j = lo; j < hi; ++j) {
+    acc_t e = expAcc(score(qv, kHead + j * ksr, scale, softcap) - rowMax);
     sum += e;
     const elem_t *vRow = vHead + j * vsr;
     for (int c = 0; c < FA_D; ++c) {
@@ -569,26 +581,42 @@ fa::compileDeviceReference(const std::string &target, DType dtype,
 //===----------------------------------------------------------------------===//
 
 namespace {
-/// The kernel's parameter words: 6 pointers, 6 sizes, 9 strides, the scale.
+/// The kernel's parameter words: 6 pointers, 6 sizes, 9 strides, the scale,
+/// the window's two bounds, the softcap.
 std::vector<uint64_t> referenceParams(const AttentionProblem &p,
                                       const Buffer &q, const Buffer &k,
                                       const Buffer &v, const Buffer &o,
                                       const Buffer &lse, const Buffer *mag,
                                       const AttentionStrides &st) {
   const AttentionShape &s = p.shape;
-  uint64_t scaleBits;
+  uint64_t scaleBits, softcapBits;
   std::memcpy(&scaleBits, &p.scale, 8);
-  return {q.address(),          k.address(),
-          v.address(),          o.address(),
-          lse.address(),        mag ? mag->address() : 0,
-          uint64_t(s.batch),    uint64_t(s.headsQ),
-          uint64_t(s.headsKv),  uint64_t(s.seqQ),
-          uint64_t(s.seqK),     uint64_t(p.causal ? 1 : 0),
-          uint64_t(st.q.batch), uint64_t(st.q.head),
-          uint64_t(st.q.row),   uint64_t(st.k.batch),
-          uint64_t(st.k.head),  uint64_t(st.k.row),
-          uint64_t(st.v.batch), uint64_t(st.v.head),
-          uint64_t(st.v.row),   scaleBits};
+  std::memcpy(&softcapBits, &p.softcap, 8);
+  return {q.address(),
+          k.address(),
+          v.address(),
+          o.address(),
+          lse.address(),
+          mag ? mag->address() : 0,
+          uint64_t(s.batch),
+          uint64_t(s.headsQ),
+          uint64_t(s.headsKv),
+          uint64_t(s.seqQ),
+          uint64_t(s.seqK),
+          uint64_t(p.causal ? 1 : 0),
+          uint64_t(st.q.batch),
+          uint64_t(st.q.head),
+          uint64_t(st.q.row),
+          uint64_t(st.k.batch),
+          uint64_t(st.k.head),
+          uint64_t(st.k.row),
+          uint64_t(st.v.batch),
+          uint64_t(st.v.head),
+          uint64_t(st.v.row),
+          scaleBits,
+          uint64_t(p.windowLeft),
+          uint64_t(p.windowRight),
+          softcapBits};
 }
 
 template <typename T>

@@ -137,6 +137,10 @@ Status fa::checkPagedProblem(const PagedProblem &p) {
         " max_pages=" + str(p.maxPages) + " (all must be at least 1)");
   if (Status s = checkHeads("paged", p.headsQ, p.headsKv); !s.ok())
     return s;
+  if (Status s =
+          checkWindowSoftcap("paged", p.windowLeft, p.windowRight, p.softcap);
+      !s.ok())
+    return s;
   if (p.pageSize < 1) // the runtime's message
     return checkPagedKvMetadata(p.batch, p.pageSize, p.maxPages, p.numPages,
                                 p.blockTable, p.cacheSeqlens);
@@ -176,6 +180,10 @@ Status fa::checkVarlenProblem(const VarlenProblem &p) {
                    " Hq=" + str(p.headsQ) + " Hkv=" + str(p.headsKv) +
                    " D=" + str(p.headDim) + " (all must be at least 1)");
   if (Status s = checkHeads("varlen", p.headsQ, p.headsKv); !s.ok())
+    return s;
+  if (Status s =
+          checkWindowSoftcap("varlen", p.windowLeft, p.windowRight, p.softcap);
+      !s.ok())
     return s;
   if (Status s = checkBytes(
           "varlen", {{"Q and O (total_q*Hq*D elements)",
@@ -254,6 +262,9 @@ Expected<PagedProblem> fa::generatePagedProblem(const PagedGeneratorOptions &o,
   p.pageSize = ps;
   p.causal = o.causal;
   p.scale = defaultScale(o.scale, o.headDim);
+  p.windowLeft = o.windowLeft;
+  p.windowRight = o.windowRight;
+  p.softcap = o.softcap;
 
   // Lengths: given, or drawn (then the edge lengths put in).
   if (given) {
@@ -362,6 +373,9 @@ Expected<PagedProblem> fa::pagedProblemFor(const AttentionProblem &dense,
   g.padWithUnusedPage = true;
   g.causal = dense.causal;
   g.scale = dense.scale;
+  g.windowLeft = dense.windowLeft;
+  g.windowRight = dense.windowRight;
+  g.softcap = dense.softcap;
   return generatePagedProblem(g, seed);
 }
 
@@ -408,6 +422,9 @@ fa::generateVarlenProblem(const VarlenGeneratorOptions &o, uint64_t seed) {
   VarlenProblem p =
       VarlenProblem::fromLengths(o.headsQ, o.headsKv, o.headDim, lq, lk,
                                  o.causal, defaultScale(o.scale, o.headDim));
+  p.windowLeft = o.windowLeft;
+  p.windowRight = o.windowRight;
+  p.softcap = o.softcap;
   if (Status s = checkVarlenProblem(p); !s.ok())
     return s;
   return p;
@@ -455,6 +472,9 @@ Expected<VarlenProblem> fa::varlenProblemFor(const AttentionProblem &dense,
   g.edgeLengths = true;
   g.causal = dense.causal;
   g.scale = dense.scale;
+  g.windowLeft = dense.windowLeft;
+  g.windowRight = dense.windowRight;
+  g.softcap = dense.softcap;
   Expected<VarlenProblem> drawn = generateVarlenProblem(g, seed);
   if (!drawn)
     return drawn.takeStatus();
@@ -471,6 +491,9 @@ Expected<VarlenProblem> fa::varlenProblemFor(const AttentionProblem &dense,
   VarlenProblem p = VarlenProblem::fromLengths(
       sh.headsQ, sh.headsKv, dense.headDim, lengths[0], lengths[1],
       dense.causal, drawn->scale);
+  p.windowLeft = dense.windowLeft;
+  p.windowRight = dense.windowRight;
+  p.softcap = dense.softcap;
   // The shape's lengths are the bounds (the kernel's grid), whatever the
   // longest sequence.
   p.maxSeqlenQ = sh.seqQ;
@@ -562,7 +585,10 @@ static AttentionResult<T> runPaged(const PagedProblem &p,
     t.lk = p.cacheSeqlens[size_t(b)];
     t.headDim = D;
     t.causal = p.causal;
+    t.windowLeft = p.windowLeft;
+    t.windowRight = p.windowRight;
     t.scale = p.scale;
+    t.softcap = p.softcap;
     t.q = d.q.data() + ((b * Hq + h) * Lq) * D;
     t.qStride = D;
     const int32_t *pages = p.blockTable.data() + b * p.maxPages;
@@ -603,7 +629,10 @@ static AttentionResult<T> runVarlen(const VarlenProblem &p,
     t.lk = p.cuSeqlensK[size_t(b + 1)] - k0;
     t.headDim = D;
     t.causal = p.causal;
+    t.windowLeft = p.windowLeft;
+    t.windowRight = p.windowRight;
     t.scale = p.scale;
+    t.softcap = p.softcap;
     // Packed rows: a Q / O row is [Hq, D], a K / V row [Hkv, D].
     t.q = d.q.data() + (q0 * Hq + h) * D;
     t.qStride = Hq * D;
@@ -649,16 +678,21 @@ AttentionResult<float> fa::naiveVarlenAttention(const VarlenProblem &p,
 // Per-sequence dense problems
 //===----------------------------------------------------------------------===//
 
-/// A dense B = 1 problem of these lengths; its data sized for it, or empty
-/// when a length is 0.
-static DenseSequence denseSequence(int64_t Hq, int64_t Hkv, int64_t D,
-                                   int64_t lq, int64_t lk, bool causal,
-                                   double scale) {
+/// A dense B = 1 problem of these lengths with the mask and scores of
+/// `like` (a paged or varlen problem); its data sized for it, or empty when
+/// a length is 0.
+template <typename Problem>
+static DenseSequence denseSequence(const Problem &like, int64_t lq,
+                                   int64_t lk) {
   DenseSequence s;
-  s.problem.shape = AttentionShape{1, Hq, Hkv, lq, lk};
-  s.problem.headDim = D;
-  s.problem.causal = causal;
-  s.problem.scale = scale;
+  s.problem.shape = AttentionShape{1, like.headsQ, like.headsKv, lq, lk};
+  s.problem.headDim = like.headDim;
+  s.problem.causal = like.causal;
+  s.problem.scale = like.scale;
+  s.problem.windowLeft = like.windowLeft;
+  s.problem.windowRight = like.windowRight;
+  s.problem.softcap = like.softcap;
+  const int64_t Hq = like.headsQ, Hkv = like.headsKv, D = like.headDim;
   if (lq > 0 && lk > 0) {
     s.data.q.resize(size_t(Hq * lq * D));
     s.data.k.resize(size_t(Hkv * lk * D));
@@ -675,7 +709,7 @@ fa::gatherPagedSequences(const PagedProblem &p, const AttentionData &d) {
   std::vector<DenseSequence> out;
   for (int64_t b = 0; b < p.batch; ++b) {
     const int64_t lk = p.cacheSeqlens[size_t(b)];
-    DenseSequence s = denseSequence(Hq, Hkv, D, Lq, lk, p.causal, p.scale);
+    DenseSequence s = denseSequence(p, Lq, lk);
     if (!s.data.q.empty()) {
       // Q [B, Hq, Lq, D]: sequence b is one contiguous block.
       std::copy_n(d.q.begin() + b * Hq * Lq * D, Hq * Lq * D, s.data.q.begin());
@@ -708,7 +742,7 @@ fa::gatherVarlenSequences(const VarlenProblem &p, const AttentionData &d) {
     const int64_t q0 = p.cuSeqlensQ[size_t(b)], k0 = p.cuSeqlensK[size_t(b)];
     const int64_t lq = p.cuSeqlensQ[size_t(b + 1)] - q0;
     const int64_t lk = p.cuSeqlensK[size_t(b + 1)] - k0;
-    DenseSequence s = denseSequence(Hq, Hkv, D, lq, lk, p.causal, p.scale);
+    DenseSequence s = denseSequence(p, lq, lk);
     if (!s.data.q.empty()) {
       // Packed [total, H, D] -> dense [1, H, L, D].
       for (int64_t i = 0; i < lq; ++i)

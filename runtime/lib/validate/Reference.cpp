@@ -71,7 +71,8 @@ Status fa::checkShape(const AttentionProblem &p) {
       return Status::error(ErrorCode::InvalidArgument,
                            what + ": the byte size of " + name +
                                " overflows 64 bits");
-  return Status::success();
+  return checkWindowSoftcap("attention", p.windowLeft, p.windowRight,
+                            p.softcap);
 }
 
 Status fa::checkProblem(const AttentionProblem &p, const AttentionData &d) {
@@ -104,7 +105,10 @@ static void attentionHead(const AttentionProblem &p, const AttentionData &d,
   t.lk = Lk;
   t.headDim = D;
   t.causal = p.causal;
+  t.windowLeft = p.windowLeft;
+  t.windowRight = p.windowRight;
   t.scale = p.scale;
+  t.softcap = p.softcap;
   t.q = d.q.data() + ((b * s.headsQ + h) * Lq) * D;
   t.qStride = D;
   t.k.base = d.k.data() + ((b * s.headsKv + hk) * Lk) * D;

@@ -14,6 +14,7 @@
 
 #include "fa/KernelAbi.h"
 #include "fa/Metrics.h"
+#include "validate/AttentionCore.h"
 
 #include <algorithm>
 #include <cmath>
@@ -21,6 +22,7 @@
 #include <limits>
 
 using namespace fa;
+using fa::detail::KeyRange;
 
 static const double inf = std::numeric_limits<double>::infinity();
 
@@ -60,21 +62,26 @@ fa::compareTrace(const AttentionProblem &problem, const AttentionData &data,
   r.row = row;
   r.blockM = blockM;
   r.blockN = blockN;
-  // The blocks the row's Q block visits (fa-tile's loop bound): all, or
-  // (causal, bottom-right) those up to the diagonal of the block's last
-  // row.
+  // The blocks the row's Q block visits (fa-tile's loop bounds): those
+  // holding a key that the block's first row sees after the window's left
+  // edge, up to those its last row sees (the diagonal when causal, else the
+  // window's right edge, else all). The last row is m0 + block_m - 1 even
+  // past Lq, as the tile loop's bound. None when the range is empty.
   const int64_t m0 = row.row / blockM * blockM;
-  int64_t kvEnd = sh.seqK;
-  if (problem.causal)
-    kvEnd = std::min(std::max<int64_t>(m0 + blockM - sh.seqQ + sh.seqK, 0),
-                     sh.seqK);
-  const int64_t visitedBlocks = (kvEnd + blockN - 1) / blockN;
-  // The row's own last visible key (exclusive bound).
-  const int64_t rowEnd =
-      problem.causal
-          ? std::min(std::max<int64_t>(row.row + 1 + sh.seqK - sh.seqQ, 0),
-                     sh.seqK)
-          : sh.seqK;
+  const KeyRange first =
+      detail::visibleKeys(m0, sh.seqQ, sh.seqK, problem.causal,
+                          problem.windowLeft, problem.windowRight);
+  const KeyRange last =
+      detail::visibleKeys(m0 + blockM - 1, sh.seqQ, sh.seqK, problem.causal,
+                          problem.windowLeft, problem.windowRight);
+  const int64_t kvBegin = first.lo, kvEnd = std::max<int64_t>(last.hi, 0);
+  const int64_t firstBlock = kvBegin / blockN,
+                endBlock = kvEnd > kvBegin ? (kvEnd + blockN - 1) / blockN : 0;
+  // The row's own visible keys.
+  const KeyRange keys =
+      detail::visibleKeys(row.row, sh.seqQ, sh.seqK, problem.causal,
+                          problem.windowLeft, problem.windowRight);
+  const int64_t rowBegin = keys.lo, rowEnd = std::max(keys.hi, keys.lo);
 
   const int64_t group = sh.headsQ / sh.headsKv;
   const float *q = data.q.data() +
@@ -90,18 +97,20 @@ fa::compareTrace(const AttentionProblem &problem, const AttentionData &data,
       maxV = std::max(maxV, double(std::fabs(x)));
   const double floor = magnitudeFloor(maxV);
 
-  // Scores of the row's visible keys in fp64, and their magnitudes
-  // scale * sum |q_d k_d| (the fp32 dot product's error scale).
+  // Scores of the row's visible keys in fp64 (capped as the references
+  // cap them), and their magnitudes scale * sum |q_d k_d| (the fp32 dot
+  // product's error scale; the cap's slope is at most 1, and its own
+  // rounding is of the order of softcap * u, so softcap is added).
   std::vector<double> s(static_cast<size_t>(rowEnd)),
       mag(static_cast<size_t>(rowEnd));
-  for (int64_t j = 0; j < rowEnd; ++j) {
+  for (int64_t j = rowBegin; j < rowEnd; ++j) {
     double dot = 0, abs = 0;
     for (int64_t c = 0; c < d; ++c) {
       dot += double(q[c]) * double(k[j * d + c]);
       abs += std::fabs(double(q[c]) * double(k[j * d + c]));
     }
-    s[size_t(j)] = problem.scale * dot;
-    mag[size_t(j)] = std::fabs(problem.scale) * abs;
+    s[size_t(j)] = detail::capScore(problem.scale * dot, problem.softcap);
+    mag[size_t(j)] = std::fabs(problem.scale) * abs + problem.softcap;
   }
 
   const double u = std::ldexp(1.0, -23);
@@ -114,18 +123,18 @@ fa::compareTrace(const AttentionProblem &problem, const AttentionData &data,
     t.firstKey = b * blockN;
     t.endKey = std::min(t.firstKey + blockN, sh.seqK);
     const int64_t seen = std::min(t.endKey, rowEnd);
-    t.visibleKeys = std::max<int64_t>(seen, 0);
-    t.visited = b < visitedBlocks;
-    // The reference state after block b: keys [0, seen).
+    t.visibleKeys = std::max<int64_t>(seen - rowBegin, 0);
+    t.visited = b >= firstBlock && b < endBlock;
+    // The reference state after block b: keys [rowBegin, seen).
     double m = -inf;
-    for (int64_t j = 0; j < seen; ++j) {
+    for (int64_t j = rowBegin; j < seen; ++j) {
       m = std::max(m, s[size_t(j)]);
       magMax = std::max(magMax, mag[size_t(j)]);
     }
     double l = 0;
     std::fill(num.begin(), num.end(), 0.0);
     std::fill(absNum.begin(), absNum.end(), 0.0);
-    for (int64_t j = 0; j < seen; ++j) {
+    for (int64_t j = rowBegin; j < seen; ++j) {
       double p = std::exp(s[size_t(j)] - m);
       l += p;
       for (int64_t c = 0; c < d; ++c) {

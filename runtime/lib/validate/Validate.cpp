@@ -11,6 +11,7 @@
 
 #include "fa/Validate.h"
 #include "fa/Half.h"
+#include "validate/AttentionCore.h"
 #include "validate/DeviceTensors.h"
 
 #include <algorithm>
@@ -31,19 +32,52 @@ Status fa::checkGoldenMatchesKernel(const GoldenCase &g, const KernelInfo &k) {
   const AttentionProblem &p = g.problem;
   bool scaleMatches =
       std::fabs(p.scale - k.scale) <= 1e-6 * std::max(p.scale, k.scale);
+  // Golden cases have neither window nor softcap; the fields are compared
+  // all the same, so that a case that had them would be held to them.
+  bool maskMatches = p.windowLeft == k.windowLeft &&
+                     p.windowRight == k.windowRight && p.softcap == k.softcap;
   if (g.dtype == k.dtype && p.headDim == k.headDim && p.causal == k.causal &&
-      scaleMatches)
+      scaleMatches && maskMatches)
     return Status::success();
-  char buf[512];
+  // The window and softcap are named only where either side has them, so
+  // the message of a plain mismatch reads as it always did.
+  const bool named =
+      p.hasWindow() || k.hasWindow() || p.softcap != 0 || k.softcap != 0;
+  auto extra = [&](int64_t left, int64_t right, double softcap) {
+    char text[128] = "";
+    if (named)
+      std::snprintf(text, sizeof(text), ", window=[%lld, %lld], softcap=%.9g",
+                    (long long)left, (long long)right, softcap);
+    return std::string(text);
+  };
+  char buf[768];
   std::snprintf(buf, sizeof(buf),
-                "golden case '%s' (dtype %s, D=%lld, causal=%s, scale=%.9g) "
+                "golden case '%s' (dtype %s, D=%lld, causal=%s, scale=%.9g%s) "
                 "does not match kernel '%s' (dtype %s, D=%lld, causal=%s, "
-                "scale=%.9g)",
+                "scale=%.9g%s)%s",
                 g.name.c_str(), dtypeName(g.dtype), (long long)p.headDim,
-                p.causal ? "true" : "false", p.scale, k.name.c_str(),
-                dtypeName(k.dtype), (long long)k.headDim,
-                k.causal ? "true" : "false", k.scale);
+                p.causal ? "true" : "false", p.scale,
+                extra(p.windowLeft, p.windowRight, p.softcap).c_str(),
+                k.name.c_str(), dtypeName(k.dtype), (long long)k.headDim,
+                k.causal ? "true" : "false", k.scale,
+                extra(k.windowLeft, k.windowRight, k.softcap).c_str(),
+                maskMatches ? ""
+                            : ": golden cases have no sliding window and no "
+                              "softcap (validate with --shape)");
   return Status::error(ErrorCode::InvalidArgument, buf).withKernel(k.name);
+}
+
+AttentionProblem fa::kernelProblem(const KernelInfo &k,
+                                   const AttentionShape &shape) {
+  AttentionProblem p;
+  p.shape = shape;
+  p.headDim = k.headDim;
+  p.causal = k.causal;
+  p.scale = k.scale;
+  p.windowLeft = k.windowLeft;
+  p.windowRight = k.windowRight;
+  p.softcap = k.softcap;
+  return p;
 }
 
 Status fa::checkLayout(const AttentionLayout &layout) {
@@ -61,8 +95,26 @@ Status fa::checkLayout(const AttentionLayout &layout) {
   return Status::success();
 }
 
+/// The (query, key) pairs a sequence of lq queries and lk keys sees: all,
+/// or those the causal mask and the window leave (visibleKeys, the
+/// references' rule), row by row.
+static double visiblePairs(int64_t lq, int64_t lk, bool causal,
+                           int64_t windowLeft, int64_t windowRight) {
+  if (!causal && windowLeft < 0 && windowRight < 0)
+    return double(lq) * double(lk);
+  double pairs = 0;
+  for (int64_t i = 0; i < lq; ++i)
+    pairs +=
+        double(detail::visibleKeys(i, lq, lk, causal, windowLeft, windowRight)
+                   .count());
+  return pairs;
+}
+
 double fa::attentionFlops(const AttentionProblem &p) {
   const AttentionShape &s = p.shape;
+  if (p.hasWindow())
+    return 4.0 * double(s.batch) * double(s.headsQ) * double(p.headDim) *
+           visiblePairs(s.seqQ, s.seqK, p.causal, p.windowLeft, p.windowRight);
   double flops = 4.0 * double(s.batch) * double(s.headsQ) * double(s.seqQ) *
                  double(s.seqK) * double(p.headDim);
   return p.causal ? flops / 2 : flops;
@@ -294,18 +346,6 @@ Status fa::checkVarlenOptions(const KernelInfo &kernel,
   return Status::success();
 }
 
-/// The (query, key) pairs a sequence of lq queries and lk keys sees: all,
-/// or causal (bottom-right) query i sees min(lk, max(0, i + lk - lq + 1)).
-static double visiblePairs(int64_t lq, int64_t lk, bool causal) {
-  if (!causal)
-    return double(lq) * double(lk);
-  double pairs = 0;
-  for (int64_t i = 0; i < lq; ++i)
-    pairs +=
-        double(std::min<int64_t>(lk, std::max<int64_t>(0, i + lk - lq + 1)));
-  return pairs;
-}
-
 double fa::varlenAttentionFlops(const VarlenProblem &p) {
   double pairs = 0; // per query head
   for (int64_t b = 0; b + 1 < int64_t(p.cuSeqlensQ.size()) &&
@@ -313,7 +353,7 @@ double fa::varlenAttentionFlops(const VarlenProblem &p) {
        ++b)
     pairs += visiblePairs(p.cuSeqlensQ[size_t(b + 1)] - p.cuSeqlensQ[size_t(b)],
                           p.cuSeqlensK[size_t(b + 1)] - p.cuSeqlensK[size_t(b)],
-                          p.causal);
+                          p.causal, p.windowLeft, p.windowRight);
   return 4.0 * double(p.headsQ) * double(p.headDim) * pairs;
 }
 
@@ -329,16 +369,8 @@ static AttentionProblem longestDense(const AttentionProblem &p,
 
 double fa::pagedAttentionFlops(const PagedProblem &p) {
   double pairs = 0; // (query, key) pairs seen, per query head
-  for (int32_t len : p.cacheSeqlens) {
-    if (!p.causal) {
-      pairs += double(p.seqQ) * double(len);
-      continue;
-    }
-    // Query i sees min(len, max(0, i + len - Lq + 1)) keys.
-    for (int64_t i = 0; i < p.seqQ; ++i)
-      pairs += double(
-          std::min<int64_t>(len, std::max<int64_t>(0, i + len - p.seqQ + 1)));
-  }
+  for (int32_t len : p.cacheSeqlens)
+    pairs += visiblePairs(p.seqQ, len, p.causal, p.windowLeft, p.windowRight);
   return 4.0 * double(p.headsQ) * double(p.headDim) * pairs;
 }
 
@@ -375,10 +407,7 @@ Expected<ValidationReport> fa::validateKernel(const Kernel &kernel,
     r.golden = opts.golden->name;
     data = &opts.golden->inputs;
   } else {
-    r.problem.shape = opts.shape;
-    r.problem.headDim = info.headDim;
-    r.problem.causal = info.causal;
-    r.problem.scale = info.scale;
+    r.problem = kernelProblem(info, opts.shape);
     r.dist = opts.dist;
     r.seed = opts.seed;
   }
@@ -610,7 +639,7 @@ static Status makeLaunchInputs(const Kernel &kernel,
     return s;
   if (Status s = checkVarlenOptions(info, varlenOptions); !s.ok())
     return s;
-  in.problem = AttentionProblem{shape, info.headDim, info.causal, info.scale};
+  in.problem = kernelProblem(info, shape);
   const AttentionProblem &p = in.problem;
   if (Status s = checkShape(p); !s.ok())
     return s;

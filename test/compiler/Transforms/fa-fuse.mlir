@@ -26,6 +26,19 @@ func.func @f16_truncf(%q: tensor<2x8x128x64xf16>, %k: tensor<2x8x128x64xf16>, %v
 
 // -----
 
+// The softmax's sliding window and softcap are carried over too (issue 32).
+// CHECK-LABEL: func.func @window_softcap
+// CHECK: fa.attention %{{[^,]+}}, %{{[^,]+}}, %{{[^ ]+}} causal scale(1.250000e-01) window(64, -1) softcap(5.000000e+01) :
+func.func @window_softcap(%q: tensor<2x8x128x64xf16>, %k: tensor<2x8x128x64xf16>, %v: tensor<2x8x128x64xf16>) -> tensor<2x8x128x64xf16> {
+  %s = fa.matmul %q, %k transpose_rhs : tensor<2x8x128x64xf16>, tensor<2x8x128x64xf16> -> tensor<2x8x128x128xf32>
+  %p = fa.softmax %s causal scale(0.125) window(64, -1) softcap(50.0) : tensor<2x8x128x128xf32> -> tensor<2x8x128x128xf16>
+  %o32 = fa.matmul %p, %v : tensor<2x8x128x128xf16>, tensor<2x8x128x64xf16> -> tensor<2x8x128x64xf32>
+  %o = arith.truncf %o32 : tensor<2x8x128x64xf32> to tensor<2x8x128x64xf16>
+  return %o : tensor<2x8x128x64xf16>
+}
+
+// -----
+
 // f32: no truncf; the second matmul's result is replaced.
 // CHECK-LABEL: func.func @f32_no_truncf
 // CHECK-SAME: (%[[Q:[^:]+]]: {{[^,]+}}, %[[K:[^:]+]]: {{[^,]+}}, %[[V:[^:]+]]:

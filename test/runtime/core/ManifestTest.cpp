@@ -88,6 +88,11 @@ TEST(ManifestTest, ParsesTheDocumentedExample) {
   EXPECT_EQ(k.stages, 1);
   EXPECT_EQ(k.staticSizes[0], -1);
   EXPECT_TRUE(k.resources.empty());
+  EXPECT_EQ(k.windowLeft, -1);
+  EXPECT_EQ(k.windowRight, -1);
+  EXPECT_EQ(k.softcap, 0);
+  EXPECT_FALSE(k.hasWindow());
+  EXPECT_FALSE(k.hasSoftcap());
 }
 
 /// A manifest with every field away from its default; strings that need
@@ -124,6 +129,9 @@ Manifest everyField() {
     int64_t sizes[5] = {2, 8, 2, -1, 4096};
     std::copy(sizes, sizes + 5, k.staticSizes);
     k.resources = {{"vgprs", 128}, {"sgprs", 40}, {"scratch_bytes", 0}};
+    k.windowLeft = i ? 4096 : 0;
+    k.windowRight = i ? -1 : 2147483647;
+    k.softcap = 0.1 + 30 * i; // needs all 17 digits
     m.kernels.push_back(k);
   }
   return m;
@@ -167,6 +175,9 @@ void expectSameManifest(const Manifest &a, const Manifest &b) {
     EXPECT_EQ(x.gqaPacked, y.gqaPacked);
     EXPECT_EQ(x.paged, y.paged);
     EXPECT_EQ(x.varlen, y.varlen);
+    EXPECT_EQ(x.windowLeft, y.windowLeft);
+    EXPECT_EQ(x.windowRight, y.windowRight);
+    EXPECT_EQ(x.softcap, y.softcap); // bit-exact
   }
 }
 
@@ -736,6 +747,139 @@ TEST(ManifestTest, ParsesTraceKernels) {
       "manifest field 'kernels[2].trace': a trace kernel is a dense "
       "attention kernel (abi_version 1, not GQA-packed), this one says "
       "abi_version 4");
+}
+
+// The sliding window and the softcap (issue 32): optional, written after
+// `causal` only where they say something, read back; a combine kernel may
+// omit them or state its split kernel's.
+TEST(ManifestTest, ParsesWindowAndSoftcap) {
+  const std::string windowed =
+      replace(docExample, "\"causal\": true,",
+              "\"causal\": true, \"window_left\": 128, \"window_right\": 0, "
+              "\"softcap\": 30,");
+  Expected<Manifest> m = parseManifest(windowed);
+  FA_ASSERT_OK(m);
+  const KernelInfo &k = m->kernels[0];
+  EXPECT_EQ(k.windowLeft, 128);
+  EXPECT_EQ(k.windowRight, 0);
+  EXPECT_EQ(k.softcap, 30);
+  EXPECT_TRUE(k.hasWindow());
+  EXPECT_TRUE(k.hasSoftcap());
+  std::string text = formatManifest(*m);
+  EXPECT_NE(text.find("\"causal\": true,\n      \"window_left\": 128,\n"
+                      "      \"window_right\": 0,\n      \"softcap\": 30.0,"
+                      "\n      \"scale\": 0.125,\n"),
+            std::string::npos)
+      << text;
+  Expected<Manifest> back = parseManifest(text);
+  FA_ASSERT_OK(back);
+  expectSameManifest(*back, *m);
+
+  // One bounded side: both bounds are written (a window is a pair); no
+  // softcap, none written.
+  Expected<Manifest> left =
+      parseManifest(replace(docExample, "\"causal\": true,",
+                            "\"causal\": true, \"window_left\": 5,"));
+  FA_ASSERT_OK(left);
+  EXPECT_EQ(left->kernels[0].windowLeft, 5);
+  EXPECT_EQ(left->kernels[0].windowRight, -1);
+  EXPECT_TRUE(left->kernels[0].hasWindow());
+  EXPECT_FALSE(left->kernels[0].hasSoftcap());
+  text = formatManifest(*left);
+  EXPECT_NE(text.find("\"window_left\": 5,\n      \"window_right\": -1,\n"
+                      "      \"scale\""),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("softcap"), std::string::npos) << text;
+  // Stated at their defaults they are no window and no softcap, and the
+  // entry is written as a plain kernel's.
+  Expected<Manifest> defaults = parseManifest(
+      replace(docExample, "\"causal\": true,",
+              "\"causal\": true, \"window_left\": -1, \"window_right\": -1, "
+              "\"softcap\": 0,"));
+  FA_ASSERT_OK(defaults);
+  EXPECT_FALSE(defaults->kernels[0].hasWindow());
+  EXPECT_FALSE(defaults->kernels[0].hasSoftcap());
+  EXPECT_EQ(formatManifest(*defaults),
+            formatManifest(*parseManifest(docExample)));
+  std::string dense = formatManifest(*parseManifest(docExample));
+  for (const char *field : {"window_left", "window_right", "softcap"})
+    EXPECT_EQ(dense.find(field), std::string::npos) << field;
+
+  // A split-KV pair: the combine kernel states its split kernel's values,
+  // or omits them.
+  const std::string splitWindowed = replace(
+      replace(splitExample, "\"kv_splits\": \"runtime\",",
+              "\"kv_splits\": \"runtime\", \"window_left\": 64, "
+              "\"softcap\": 50,"),
+      "\"role\": \"combine\",",
+      "\"role\": \"combine\", \"window_left\": 64, \"window_right\": -1, "
+      "\"softcap\": 50,");
+  Expected<Manifest> pair = parseManifest(splitWindowed);
+  FA_ASSERT_OK(pair);
+  EXPECT_EQ(pair->kernels[1].windowLeft, 64);
+  EXPECT_EQ(pair->kernels[1].softcap, 50);
+  Expected<Manifest> omitted =
+      parseManifest(replace(splitExample, "\"kv_splits\": \"runtime\",",
+                            "\"kv_splits\": \"runtime\", \"window_left\": 64, "
+                            "\"softcap\": 50,"));
+  FA_ASSERT_OK(omitted);
+  EXPECT_FALSE(omitted->kernels[1].hasWindow());
+  EXPECT_FALSE(omitted->kernels[1].hasSoftcap());
+}
+
+TEST(ManifestTest, RejectsBadWindowAndSoftcap) {
+  auto with = [](const std::string &fields) {
+    return replace(docExample, "\"causal\": true,",
+                   "\"causal\": true, " + fields);
+  };
+  EXPECT_EQ(errorOf(with("\"window_left\": -2,")),
+            "manifest field 'kernels[0].window_left': -2 is outside [-1, "
+            "2147483647]");
+  EXPECT_EQ(errorOf(with("\"window_right\": -5,")),
+            "manifest field 'kernels[0].window_right': -5 is outside [-1, "
+            "2147483647]");
+  EXPECT_EQ(errorOf(with("\"window_left\": 2147483648,")),
+            "manifest field 'kernels[0].window_left': 2147483648 is outside "
+            "[-1, 2147483647]");
+  EXPECT_EQ(errorOf(with("\"window_left\": 1.5,")),
+            "manifest field 'kernels[0].window_left': expected an integer, got "
+            "1.5");
+  EXPECT_EQ(errorOf(with("\"window_right\": \"none\",")),
+            "manifest field 'kernels[0].window_right': expected a number, got "
+            "a string");
+  EXPECT_EQ(errorOf(with("\"softcap\": -1,")),
+            "manifest field 'kernels[0].softcap': must be a finite number of "
+            "at least 0 (0: no softcap), got -1");
+  // JSON has no infinity: an overflowing number is the parser's error.
+  EXPECT_EQ(errorOf(with("\"softcap\": 1e999,")),
+            "malformed manifest JSON: number overflow parsing '1e999'");
+  EXPECT_EQ(errorOf(with("\"softcap\": true,")),
+            "manifest field 'kernels[0].softcap': expected a number, got a "
+            "boolean");
+
+  // A combine kernel that states a window or softcap states its split
+  // kernel's.
+  const std::string split =
+      replace(splitExample, "\"kv_splits\": \"runtime\",",
+              "\"kv_splits\": \"runtime\", \"window_left\": 64, "
+              "\"softcap\": 50,");
+  EXPECT_EQ(errorOf(replace(split, "\"role\": \"combine\",",
+                            "\"role\": \"combine\", \"window_left\": 32,")),
+            "manifest field 'kernels[0].combine': combine kernel 'merge' has "
+            "window [32, -1], kernel 'split' has [64, -1] (a combine kernel "
+            "omits the window or states its split kernel's)");
+  EXPECT_EQ(errorOf(replace(split, "\"role\": \"combine\",",
+                            "\"role\": \"combine\", \"window_left\": 64, "
+                            "\"window_right\": 0,")),
+            "manifest field 'kernels[0].combine': combine kernel 'merge' has "
+            "window [64, 0], kernel 'split' has [64, -1] (a combine kernel "
+            "omits the window or states its split kernel's)");
+  EXPECT_EQ(errorOf(replace(split, "\"role\": \"combine\",",
+                            "\"role\": \"combine\", \"softcap\": 30,")),
+            "manifest field 'kernels[0].combine': combine kernel 'merge' has "
+            "softcap 30.0, kernel 'split' has 50.0 (a combine kernel omits the "
+            "softcap or states its split kernel's)");
 }
 
 TEST(ManifestTest, Fnv1a64KnownVectors) {

@@ -21,6 +21,8 @@
 // passes the same values to the manifest):
 //   FA_KERNEL_NAME, FA_ELEM (0 f32, 1 f16, 2 bf16), FA_HEAD_DIM, FA_CAUSAL,
 //   FA_HAS_LSE, FA_SCALE, FA_BLOCK_M, FA_BLOCK_N, FA_THREADS, FA_WAVE_SIZE,
+//   FA_WINDOW_LEFT, FA_WINDOW_RIGHT (the sliding window, -1 unbounded, the
+//   default), FA_SOFTCAP (0 none, the default),
 //   FA_BUG (0 none; 1 drops the barrier after the tile copy: an LDS race;
 //   2 lets rows past Lq return before the barriers: barrier divergence;
 //   3 the causal loop over K/V stops one key short of the block's last row's
@@ -32,7 +34,9 @@
 //   10-13, thread 1 of the last workgroup, before anything else: 10 reads a
 //   byte 64 MiB past the end of K, 11 the byte 4 bytes past the end of K,
 //   12 the byte 4 bytes before the start of V; 13 writes a byte 1 MiB past
-//   the end of O).
+//   the end of O; 14 the window's left edge one key too far left, so that
+//   each row whose window starts past key 0 sees one key too many; 15 does
+//   not apply the softcap).
 //
 // No heap allocation: the emulator may abandon a misbehaving thread.
 //
@@ -44,6 +48,16 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+
+#ifndef FA_WINDOW_LEFT
+#define FA_WINDOW_LEFT -1
+#endif
+#ifndef FA_WINDOW_RIGHT
+#define FA_WINDOW_RIGHT -1
+#endif
+#ifndef FA_SOFTCAP
+#define FA_SOFTCAP 0
+#endif
 
 #define FA_CAT2(a, b) a##b
 #define FA_CAT(a, b) FA_CAT2(a, b)
@@ -161,26 +175,34 @@ FA_ENTRY(const uint64_t *args, fa_host_env *env) {
   float acc[COLS] = {};
   float m = -INFINITY, l = 0;
 
-  // Keys [0, rowEnd) are visible to row i; the block loops to the last
-  // row's end so every thread meets the same barriers.
+  // Keys [rowBegin, rowEnd) are visible to row i; the block loops from the
+  // first row's window start to the last row's end so every thread meets
+  // the same barriers. Causal is a right bound of 0.
   const int64_t shift = Lk - Lq;
-  int64_t rowEnd = FA_CAUSAL ? i + shift + 1 : Lk;
-  int64_t kvEnd = Lk;
-  if (FA_CAUSAL) {
+  const int64_t right = FA_CAUSAL ? 0 : FA_WINDOW_RIGHT;
+  int64_t rowEnd = right >= 0 ? i + shift + right + 1 : Lk;
+  int64_t rowBegin = FA_WINDOW_LEFT >= 0 ? i + shift - FA_WINDOW_LEFT : 0;
+#if FA_BUG == 14
+  rowBegin -= 1; // planted bug: the window's left edge one key early
+#endif
+  int64_t kvBegin = 0, kvEnd = Lk;
+  if (right >= 0) {
     int64_t lastRow = (m0 + BLOCK_M < Lq ? m0 + BLOCK_M : Lq) - 1;
-    kvEnd = lastRow + shift + 1 < Lk ? lastRow + shift + 1 : Lk;
+    kvEnd = lastRow + shift + right + 1 < Lk ? lastRow + shift + right + 1 : Lk;
 #if FA_BUG == 3
     kvEnd -= 1; // planted bug: one key short
     rowEnd = rowEnd < kvEnd ? rowEnd : kvEnd;
 #endif
   }
+  if (FA_WINDOW_LEFT >= 0 && m0 + shift - FA_WINDOW_LEFT > 0)
+    kvBegin = (m0 + shift - FA_WINDOW_LEFT) / BLOCK_N * BLOCK_N;
 #if FA_BUG == 7
   const float scale = 1.0f; // planted bug: scale not applied
 #else
   const float scale = float(FA_SCALE);
 #endif
 
-  for (int64_t n0 = 0; n0 < kvEnd; n0 += BLOCK_N) {
+  for (int64_t n0 = kvBegin; n0 < kvEnd; n0 += BLOCK_N) {
     for (int64_t e = tid; e < BLOCK_N * D; e += THREADS) {
       int64_t j = n0 + e / D, c = e % D;
       float kv = j < Lk ? toFloat(kBase[j * st[5] + c]) : 0.f;
@@ -199,13 +221,17 @@ FA_ENTRY(const uint64_t *args, fa_host_env *env) {
     for (int64_t t = 0; t < BLOCK_N / LANES; ++t) {
       int64_t jj = lane + t * LANES, j = n0 + jj;
       s[t] = -INFINITY;
-      if (active && j < Lk && j < rowEnd) {
+      if (active && j < Lk && j >= rowBegin && j < rowEnd) {
         const float *kRow = &kTile[jj * D];
         announce(env, kRow, uint32_t(D * 4), false);
         float dot = 0;
         for (int64_t c = 0; c < D; ++c)
           dot += q[c] * kRow[c];
         s[t] = dot * scale;
+#if FA_BUG != 15 // planted bug: the softcap not applied
+        if (FA_SOFTCAP > 0)
+          s[t] = float(FA_SOFTCAP) * tanhf(s[t] / float(FA_SOFTCAP));
+#endif
       }
       localMax = fmaxf(localMax, s[t]);
     }

@@ -9,7 +9,9 @@
 // installed (no GPU needed; skipped, saying why, where they are not), the
 // `auto` choice, and, on a machine with a CUDA (or HIP) device, agreement
 // with the CPU fp64 reference to 1e-9 on a small problem with causal masking,
-// GQA, masked rows and distinct strides.
+// GQA, masked rows and distinct strides; with sliding windows and softcaps
+// also on the gfx906 simulator (hiprtc's code object), where hiprtc is
+// installed.
 //
 //===----------------------------------------------------------------------===//
 
@@ -341,37 +343,72 @@ Expected<Buffer> upload(const Device &device, DType dtype,
 struct GpuCase {
   DType dtype;
   bool causal;
+  /// The sliding window and the softcap (issue 32).
+  int64_t windowLeft = -1, windowRight = -1;
+  double softcap = 0;
 };
 void PrintTo(const GpuCase &c, std::ostream *os) {
   *os << dtypeName(c.dtype) << (c.causal ? " causal" : "");
+  if (c.windowLeft >= 0 || c.windowRight >= 0)
+    *os << " window [" << c.windowLeft << ", " << c.windowRight << "]";
+  if (c.softcap != 0)
+    *os << " softcap " << c.softcap;
+}
+std::string caseName(const ::testing::TestParamInfo<GpuCase> &info) {
+  const GpuCase &c = info.param;
+  std::string name =
+      std::string(dtypeName(c.dtype)) + (c.causal ? "_causal" : "");
+  auto bound = [](int64_t b) {
+    return b < 0 ? std::string("none") : std::to_string(b);
+  };
+  if (c.windowLeft >= 0 || c.windowRight >= 0)
+    name += "_window_" + bound(c.windowLeft) + "_" + bound(c.windowRight);
+  if (c.softcap != 0)
+    name += "_softcap";
+  return name;
 }
 
-class DeviceReferenceGpu : public ::testing::TestWithParam<GpuCase> {};
+/// The rows of the problem that see no key, by the rule of Reference.h
+/// applied key by key.
+size_t rowsWithoutKeys(const AttentionProblem &p) {
+  const AttentionShape &s = p.shape;
+  size_t rows = 0;
+  for (int64_t i = 0; i < s.seqQ; ++i) {
+    bool any = false;
+    const int64_t diagonal = i + s.seqK - s.seqQ;
+    for (int64_t j = 0; j < s.seqK; ++j)
+      any = any || ((p.windowLeft < 0 || j >= diagonal - p.windowLeft) &&
+                    (p.windowRight < 0 || j <= diagonal + p.windowRight) &&
+                    (!p.causal || j <= diagonal));
+    rows += !any;
+  }
+  return rows * size_t(s.batch * s.headsQ);
+}
 
-TEST_P(DeviceReferenceGpu, MatchesTheCpuReferences) {
-  std::string why;
-  std::optional<Device> device = gpu(why);
-  if (!device)
-    GTEST_SKIP() << "no GPU: " << why;
-  const GpuCase &c = GetParam();
-  // GQA (4 query heads on 2 KV heads), Lq > Lk so that causal masking
-  // leaves rows with no visible key, every tensor with its own strides.
-  AttentionProblem p{{2, 4, 2, 50, 37}, 64, c.causal, 0.125};
+/// The dense device reference on `device` against the CPU references: GQA
+/// (4 query heads on 2 KV heads), Lq > Lk so that causal masking leaves
+/// rows with no visible key, every tensor with its own strides.
+void checkDenseDeviceReference(const Device &device, const GpuCase &c,
+                               int64_t headDim) {
+  AttentionProblem p{{2, 4, 2, 50, 37}, headDim, c.causal, 0.125};
+  p.windowLeft = c.windowLeft;
+  p.windowRight = c.windowRight;
+  p.softcap = c.softcap;
   AttentionStrides st = AttentionStrides::fromLayout(
       p.shape, p.headDim, AttentionLayout::distinct());
   AttentionData data = generateInputs(p, c.dtype, Distribution::Outliers, 5);
   const AttentionShape &s = p.shape;
-  Expected<Buffer> q = upload(*device, c.dtype, data.q, s.batch, s.headsQ,
+  Expected<Buffer> q = upload(device, c.dtype, data.q, s.batch, s.headsQ,
                               s.seqQ, p.headDim, st.q);
   FA_ASSERT_OK(q);
-  Expected<Buffer> k = upload(*device, c.dtype, data.k, s.batch, s.headsKv,
+  Expected<Buffer> k = upload(device, c.dtype, data.k, s.batch, s.headsKv,
                               s.seqK, p.headDim, st.k);
   FA_ASSERT_OK(k);
-  Expected<Buffer> v = upload(*device, c.dtype, data.v, s.batch, s.headsKv,
+  Expected<Buffer> v = upload(device, c.dtype, data.v, s.batch, s.headsKv,
                               s.seqK, p.headDim, st.v);
   FA_ASSERT_OK(v);
   Expected<DeviceReferenceResult> r =
-      deviceReferenceAttention(*device, p, c.dtype, *q, *k, *v, st);
+      deviceReferenceAttention(device, p, c.dtype, *q, *k, *v, st);
   FA_ASSERT_OK(r);
   EXPECT_EQ(r->description.rfind("fp64 on device (", 0), 0u) << r->description;
 
@@ -398,7 +435,9 @@ TEST_P(DeviceReferenceGpu, MatchesTheCpuReferences) {
               1e-9 * std::max(1.0, std::fabs(cpu.lse[i])))
         << "LSE " << i;
   }
-  EXPECT_EQ(masked, c.causal ? size_t(2 * 4 * 13) : size_t(0));
+  EXPECT_EQ(masked, rowsWithoutKeys(p));
+  if (c.causal && c.windowLeft < 0 && c.windowRight < 0)
+    EXPECT_EQ(masked, size_t(2 * 4 * 13));
 
   // The naive baseline: float math, so exp/log may differ by an ulp from the
   // host's and a rounding of P or O to the dtype may go the other way.
@@ -423,16 +462,107 @@ TEST_P(DeviceReferenceGpu, MatchesTheCpuReferences) {
   }
 }
 
+class DeviceReferenceGpu : public ::testing::TestWithParam<GpuCase> {};
+
+TEST_P(DeviceReferenceGpu, MatchesTheCpuReferences) {
+  std::string why;
+  std::optional<Device> device = gpu(why);
+  if (!device)
+    GTEST_SKIP() << "no GPU: " << why;
+  checkDenseDeviceReference(*device, GetParam(), 64);
+}
+
+/// Windows on either side and both, with causal, a window that leaves rows
+/// without keys, softcaps.
+const GpuCase windowCases[] = {
+    {DType::F32, false, 7, 3, 0},    {DType::F32, false, -1, 2, 0},
+    {DType::F16, true, 12, -1, 0},   {DType::F16, true, 5, 4, 0},
+    {DType::F32, false, 0, 0, 0},    {DType::F32, false, -1, -1, 2.5},
+    {DType::BF16, false, 9, -1, 1.5}};
+
 INSTANTIATE_TEST_SUITE_P(Cases, DeviceReferenceGpu,
                          ::testing::Values(GpuCase{DType::F32, false},
                                            GpuCase{DType::F32, true},
                                            GpuCase{DType::F16, false},
                                            GpuCase{DType::F16, true},
                                            GpuCase{DType::BF16, true}),
-                         [](const ::testing::TestParamInfo<GpuCase> &info) {
-                           return std::string(dtypeName(info.param.dtype)) +
-                                  (info.param.causal ? "_causal" : "");
-                         });
+                         caseName);
+INSTANTIATE_TEST_SUITE_P(Windows, DeviceReferenceGpu,
+                         ::testing::ValuesIn(windowCases), caseName);
+
+// The same on the gfx906 simulator with hiprtc's hsaco (D = 32, so that the
+// simulation stays short): the device reference's window and softcap are
+// those of the CPU references.
+class DeviceReferenceGfx906Sim : public ::testing::TestWithParam<GpuCase> {};
+
+TEST_P(DeviceReferenceGfx906Sim, MatchesTheCpuReferences) {
+  Expected<DeviceReferenceCode> code =
+      compileDeviceReference("gfx906", GetParam().dtype, 32, false);
+  SKIP_IF_UNAVAILABLE(code, "hiprtc");
+  Expected<Device> sim = Device::open("gfx906-sim");
+  FA_ASSERT_OK(sim);
+  checkDenseDeviceReference(*sim, GetParam(), 32);
+}
+
+INSTANTIATE_TEST_SUITE_P(Windows, DeviceReferenceGfx906Sim,
+                         ::testing::ValuesIn(windowCases), caseName);
+
+/// `want` (a CPU reference) and `got` (the device's) agree to 1e-9 of each
+/// element's magnitude, -inf where the CPU's LSE is.
+void expectSameResults(const AttentionResult<double> &got,
+                       const AttentionResult<double> &want,
+                       const std::string &what) {
+  ASSERT_EQ(got.o.size(), want.o.size()) << what;
+  ASSERT_EQ(got.lse.size(), want.lse.size()) << what;
+  for (size_t i = 0; i < want.o.size(); ++i)
+    ASSERT_LE(std::fabs(got.o[i] - want.o[i]),
+              1e-9 * want.magnitude[i] + 1e-300)
+        << what << " O " << i;
+  for (size_t i = 0; i < want.lse.size(); ++i) {
+    if (std::isinf(want.lse[i])) {
+      ASSERT_TRUE(std::isinf(got.lse[i]) && got.lse[i] < 0) << what << i;
+      continue;
+    }
+    ASSERT_LE(std::fabs(got.lse[i] - want.lse[i]),
+              1e-9 * std::max(1.0, std::fabs(want.lse[i])))
+        << what << " LSE " << i;
+  }
+}
+
+// Paged and varlen problems with a window and a softcap: each gathered
+// sequence's dense problem carries them to the device reference.
+TEST(DevicePagedReferenceTest, WindowAndSoftcapOnGfx906Sim) {
+  Expected<DeviceReferenceCode> code =
+      compileDeviceReference("gfx906", DType::F16, 32, false);
+  SKIP_IF_UNAVAILABLE(code, "hiprtc");
+  Expected<Device> sim = Device::open("gfx906-sim");
+  FA_ASSERT_OK(sim);
+  AttentionProblem dense{{3, 4, 2, 9, 70}, 32, true, 0.2};
+  dense.windowLeft = 11;
+  dense.softcap = 1.5;
+  PagedCacheOptions o;
+  o.pageSize = 16;
+  Expected<PagedProblem> p = pagedProblemFor(dense, o, 3);
+  FA_ASSERT_OK(p);
+  AttentionData data =
+      generatePagedInputs(*p, DType::F16, Distribution::Outliers, 3);
+  FA_ASSERT_OK(poisonUnreadCacheRows(*p, data));
+  Expected<DeviceReferenceResult> r =
+      devicePagedReferenceAttention(*sim, *p, DType::F16, data);
+  FA_ASSERT_OK(r);
+  expectSameResults(r->exact, referencePagedAttentionF64(*p, data), "paged");
+
+  VarlenProblem v = VarlenProblem::fromLengths(4, 2, 32, {9, 0, 5, 30},
+                                               {7, 4, 0, 40}, false, 0.2);
+  v.windowLeft = 3;
+  v.windowRight = 2;
+  v.softcap = 2.0;
+  AttentionData vd =
+      generateVarlenInputs(v, DType::F16, Distribution::Outliers, 3);
+  r = deviceVarlenReferenceAttention(*sim, v, DType::F16, vd);
+  FA_ASSERT_OK(r);
+  expectSameResults(r->exact, referenceVarlenAttentionF64(v, vd), "varlen");
+}
 
 // On a GPU (NVRTC or hiprtc for the device's own target).
 TEST(DevicePagedReferenceTest, GathersEachSequenceOnAGpu) {

@@ -72,8 +72,9 @@ int main(int argc, char **argv) {
       return fail(b->status().toString());
   const AttentionShape &s = p.shape;
   const int64_t D = p.headDim;
-  uint64_t scaleBits;
+  uint64_t scaleBits, softcapBits;
   std::memcpy(&scaleBits, &p.scale, 8);
+  std::memcpy(&softcapBits, &p.softcap, 8);
   // fa::deviceReferenceAttention's parameters: contiguous [B, H, L, D].
   std::vector<uint64_t> params = {q->address(),
                                   k->address(),
@@ -96,7 +97,10 @@ int main(int argc, char **argv) {
                                   uint64_t(s.headsKv * s.seqK * D),
                                   uint64_t(s.seqK * D),
                                   uint64_t(D),
-                                  scaleBits};
+                                  scaleBits,
+                                  uint64_t(p.windowLeft),
+                                  uint64_t(p.windowRight),
+                                  softcapBits};
   LaunchGeometry g;
   g.grid[0] = uint32_t((s.seqQ + 127) / 128);
   g.grid[1] = uint32_t(s.headsQ);
