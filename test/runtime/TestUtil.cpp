@@ -92,3 +92,23 @@ Device test::hostDevice() {
   EXPECT_TRUE(d.ok()) << d.status().toString();
   return d.take();
 }
+
+Module test::loadModule(const std::string &name) {
+  Expected<Module> m = Module::load(hostDevice(), fixturePath(name));
+  EXPECT_TRUE(m.ok()) << m.status().toString();
+  return m.take();
+}
+
+Kernel test::loadKernel(const std::string &name) {
+  Expected<Kernel> k = loadModule(name).kernel();
+  EXPECT_TRUE(k.ok()) << k.status().toString();
+  return k.take();
+}
+
+std::string test::failures(const ValidationReport &r) {
+  std::string out;
+  for (const Check &c : r.verdict.checks)
+    if (!c.pass)
+      out += c.text + "\n";
+  return out;
+}

@@ -13,6 +13,7 @@
 #define FA_TEST_RUNTIME_TESTUTIL_H
 
 #include "fa/Runtime.h"
+#include "fa/Validate.h"
 
 #include <gtest/gtest.h>
 
@@ -56,6 +57,15 @@ std::string writeCodeObject(const ScratchDir &dir, const std::string &name,
 
 /// The host device; fails the test if it does not open.
 Device hostDevice();
+
+/// The fixture kernel `name` (fixturePath) loaded on the host device, and
+/// its one kernel; each fails the test if it does not load.
+Module loadModule(const std::string &name);
+Kernel loadKernel(const std::string &name);
+
+/// The texts of a validation report's failed checks, one a line (for a
+/// test's failure message).
+std::string failures(const ValidationReport &r);
 
 } // namespace test
 } // namespace fa

@@ -23,17 +23,11 @@
 #include <thread>
 
 using namespace fa;
+using test::failures;
+using test::loadKernel;
+using test::loadModule;
 
 namespace {
-
-Kernel loadKernel(const std::string &name) {
-  Expected<Module> m =
-      Module::load(test::hostDevice(), test::fixturePath(name));
-  EXPECT_TRUE(m.ok()) << m.status().toString();
-  Expected<Kernel> k = m->kernel();
-  EXPECT_TRUE(k.ok()) << k.status().toString();
-  return k.take();
-}
 
 /// Deterministic f32 values in [-1, 1).
 std::vector<float> values(size_t count, uint64_t seed) {

@@ -10,17 +10,11 @@
 #include <cmath>
 
 using namespace fa;
+using test::failures;
+using test::loadKernel;
+using test::loadModule;
 
 namespace {
-
-Kernel loadKernel(const std::string &name) {
-  Expected<Module> m =
-      Module::load(test::hostDevice(), test::fixturePath(name));
-  EXPECT_TRUE(m.ok()) << m.status().toString();
-  Expected<Kernel> k = m->kernel();
-  EXPECT_TRUE(k.ok()) << k.status().toString();
-  return k.take();
-}
 
 ValidationReport validate(const std::string &name, AttentionShape shape,
                           Distribution dist = Distribution::Normal,
@@ -33,14 +27,6 @@ ValidationReport validate(const std::string &name, AttentionShape shape,
   Expected<ValidationReport> r = validateKernel(loadKernel(name), o);
   EXPECT_TRUE(r.ok()) << r.status().toString();
   return r ? r.take() : ValidationReport();
-}
-
-std::string failures(const ValidationReport &r) {
-  std::string out;
-  for (const Check &c : r.verdict.checks)
-    if (!c.pass)
-      out += c.text + "\n";
-  return out;
 }
 
 // f32: GQA, Lq != Lk, partial blocks, single-row decode; checked against the

@@ -19,29 +19,11 @@
 #include <cmath>
 
 using namespace fa;
+using test::failures;
+using test::loadKernel;
+using test::loadModule;
 
 namespace {
-
-Module loadModule(const std::string &name) {
-  Expected<Module> m =
-      Module::load(test::hostDevice(), test::fixturePath(name));
-  EXPECT_TRUE(m.ok()) << m.status().toString();
-  return m.take();
-}
-
-Kernel loadKernel(const std::string &name) {
-  Expected<Kernel> k = loadModule(name).kernel();
-  EXPECT_TRUE(k.ok()) << k.status().toString();
-  return k.take();
-}
-
-std::string failures(const ValidationReport &r) {
-  std::string out;
-  for (const Check &c : r.verdict.checks)
-    if (!c.pass)
-      out += c.text + "\n";
-  return out;
-}
 
 ValidationReport validate(const Kernel &kernel, AttentionShape shape,
                           int64_t kvSplits, uint64_t seed = 1,

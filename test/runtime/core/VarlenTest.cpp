@@ -24,25 +24,11 @@
 #include <iterator>
 
 using namespace fa;
+using test::failures;
+using test::loadKernel;
+using test::loadModule;
 
 namespace {
-
-Kernel loadKernel(const std::string &name) {
-  Expected<Module> m =
-      Module::load(test::hostDevice(), test::fixturePath(name));
-  EXPECT_TRUE(m.ok()) << m.status().toString();
-  Expected<Kernel> k = m->kernel();
-  EXPECT_TRUE(k.ok()) << k.status().toString();
-  return k.take();
-}
-
-std::string failures(const ValidationReport &r) {
-  std::string out;
-  for (const Check &c : r.verdict.checks)
-    if (!c.pass)
-      out += c.text + "\n";
-  return out;
-}
 
 VarlenOptions lengths(std::vector<int32_t> q = {},
                       std::vector<int32_t> k = {}) {
