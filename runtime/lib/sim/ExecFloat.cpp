@@ -669,45 +669,43 @@ bool vCmpFloat(Wave &w, const Instruction &in, ExecContext &) {
   return true;
 }
 
-/// v_cmp_class_f32/f64: S1 is a mask of classes: 0 signalling NaN, 1 quiet
-/// NaN, 2 -inf, 3 -normal, 4 -denormal, 5 -0, 6 +0, 7 +denormal, 8 +normal,
-/// 9 +inf.
-template <bool Wide>
+/// The class number v_cmp_class_* tests for an IEEE value of `Bits` bits:
+/// 0 signalling NaN, 1 quiet NaN, 2 -inf, 3 -normal, 4 -denormal, 5 -0,
+/// 6 +0, 7 +denormal, 8 +normal, 9 +inf. From the bits, so that a denormal
+/// is one whatever the float mode.
+template <unsigned Bits> unsigned floatClass(uint64_t x) {
+  constexpr unsigned mantBits = Bits == 16 ? 10 : Bits == 32 ? 23 : 52;
+  constexpr uint64_t expMax = (uint64_t(1) << (Bits - 1 - mantBits)) - 1;
+  const bool neg = (x >> (Bits - 1)) & 1;
+  const uint64_t e = (x >> mantBits) & expMax;
+  const uint64_t m = x & ((uint64_t(1) << mantBits) - 1);
+  if (e == expMax)
+    return m == 0 ? (neg ? 2 : 9) : ((m >> (mantBits - 1)) & 1 ? 1 : 0);
+  if (e == 0)
+    return m == 0 ? (neg ? 5 : 6) : (neg ? 4 : 7);
+  return neg ? 3 : 8;
+}
+
+/// v_cmp_class_f16/f32/f64: bit n of S1 set and S0 of class n (floatClass).
+/// The VOP3 form's abs/neg act on S0's sign first.
+template <unsigned Bits>
 bool vCmpClass(Wave &w, const Instruction &in, ExecContext &) {
   uint32_t t0[kWaveLanes], t1[kWaveLanes];
   uint64_t a[kWaveLanes];
-  if (Wide) {
+  if (Bits == 64) {
     vsrc64(w, in.src[0], a);
   } else {
     const uint32_t *narrow = vsrc32(w, in.src[0], t0);
     for (unsigned l = 0; l < kWaveLanes; ++l)
       a[l] = narrow[l];
   }
+  const uint64_t sign = uint64_t(1) << (Bits - 1);
+  const uint64_t clear = (in.abs & 1) ? ~sign : ~uint64_t(0);
+  const uint64_t flip = (in.neg & 1) ? sign : 0;
   const uint32_t *b = vsrc32(w, in.src[1], t1);
   uint64_t mask = 0;
   forLanes(w.exec(), [&](unsigned l) {
-    double x;
-    bool snan;
-    if (Wide) {
-      x = asDouble(a[l]);
-      snan = std::isnan(x) && !((a[l] >> 51) & 1);
-    } else {
-      float f = asFloat(uint32_t(a[l]));
-      x = f;
-      snan = isSnan(f);
-    }
-    int cls;
-    if (std::isnan(x))
-      cls = snan ? 0 : 1;
-    else if (std::isinf(x))
-      cls = x < 0 ? 2 : 9;
-    else if (x == 0)
-      cls = std::signbit(x) ? 5 : 6;
-    else {
-      bool sub = Wide ? std::fpclassify(x) == FP_SUBNORMAL
-                      : isDenorm(asFloat(uint32_t(a[l])));
-      cls = x < 0 ? (sub ? 4 : 3) : (sub ? 7 : 8);
-    }
+    unsigned cls = floatClass<Bits>((a[l] & clear) ^ flip);
     mask |= uint64_t((b[l] >> cls) & 1) << l;
   });
   setScalar64(w, in.dst[0], mask);
@@ -966,8 +964,9 @@ void fa::sim::registerValuFloat(ExecFn *t) {
   FCMP(NEQ, 13)
   FCMP(NLT, 14)
 #undef FCMP
-  set(Op::V_CMP_CLASS_F32, vCmpClass<false>);
-  set(Op::V_CMP_CLASS_F64, vCmpClass<true>);
+  set(Op::V_CMP_CLASS_F16, vCmpClass<16>);
+  set(Op::V_CMP_CLASS_F32, vCmpClass<32>);
+  set(Op::V_CMP_CLASS_F64, vCmpClass<64>);
   for (Op op : {Op::V_PK_FMA_F16, Op::V_PK_ADD_F16, Op::V_PK_MUL_F16,
                 Op::V_PK_MIN_F16, Op::V_PK_MAX_F16})
     set(op, vPkF16);

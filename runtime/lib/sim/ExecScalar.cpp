@@ -164,22 +164,28 @@ bool sBfm(Wave &w, const Instruction &in, ExecContext &) {
   return true;
 }
 
-template <bool Signed>
+/// s_bfe_*: S1[22:16] bits of S0 from bit S1[4:0] (S1[5:0] for 64 bits),
+/// zero- or sign-extended; a width of 0 gives 0. SCC = D != 0.
+template <bool Signed, bool Wide>
 bool sBfe(Wave &w, const Instruction &in, ExecContext &) {
-  // S1[4:0] offset, S1[22:16] width.
-  uint32_t a = S0(w, in), ctl = S1(w, in);
-  uint32_t off = ctl & 31, width = (ctl >> 16) & 0x7f;
-  uint32_t r;
-  if (width == 0) {
-    r = 0;
-  } else {
-    uint64_t field = (uint64_t(a) >> off) &
-                     (width >= 32 ? 0xffffffffull : ((1ull << width) - 1));
-    r = uint32_t(field);
-    if (Signed && width < 32 && (field >> (width - 1)) & 1)
-      r |= ~uint32_t((1ull << width) - 1);
+  constexpr unsigned bits = Wide ? 64 : 32;
+  uint64_t a = Wide ? S0_64(w, in) : S0(w, in);
+  uint32_t ctl = S1(w, in);
+  unsigned off = ctl & (bits - 1), width = (ctl >> 16) & 0x7f;
+  uint64_t r = 0;
+  if (width != 0) {
+    // Bits past the operand's top read as 0.
+    uint64_t keep = width >= 64 ? ~uint64_t(0) : (uint64_t(1) << width) - 1;
+    r = (a >> off) & keep;
+    if (Signed && width < bits && (r >> (width - 1)) & 1)
+      r |= ~keep;
   }
-  D(w, in, r);
+  if (Wide) {
+    D64(w, in, r);
+  } else {
+    D(w, in, uint32_t(r));
+    r = uint32_t(r);
+  }
   w.scc = r != 0;
   return true;
 }
@@ -526,8 +532,10 @@ void fa::sim::registerSalu(ExecFn *t) {
   set(Op::S_ASHR_I64, shift<Sar, true>);
   set(Op::S_BFM_B32, sBfm);
   set(Op::S_MUL_I32, sMulI32);
-  set(Op::S_BFE_U32, sBfe<false>);
-  set(Op::S_BFE_I32, sBfe<true>);
+  set(Op::S_BFE_U32, sBfe<false, false>);
+  set(Op::S_BFE_I32, sBfe<true, false>);
+  set(Op::S_BFE_U64, sBfe<false, true>);
+  set(Op::S_BFE_I64, sBfe<true, true>);
   set(Op::S_MUL_HI_U32, sMulHi<false>);
   set(Op::S_MUL_HI_I32, sMulHi<true>);
   set(Op::S_LSHL1_ADD_U32, sLshlAdd<1>);

@@ -24,6 +24,10 @@ using namespace fa::sim;
 
 namespace {
 
+/// The lanes below lane `l` as a 64-bit mask, and its bits 31:0.
+uint64_t lanesBelow64(unsigned l) { return (uint64_t(1) << l) - 1; }
+uint32_t lanesBelow(unsigned l) { return uint32_t(lanesBelow64(l)); }
+
 bool noModifiers(const Wave &w, const Instruction &in, ExecContext &ctx) {
   if (in.neg | in.abs | in.negHi | in.opSel | in.omod | in.clamp)
     return ctx.fail(w, in, ErrorCode::Unsupported,
@@ -107,6 +111,14 @@ bool vInt(Wave &w, const Instruction &in, ExecContext &ctx) {
     LANES(uint32_t((int64_t(int32_t(A)) * int32_t(B)) >> 32));
   case Op::V_BCNT_U32_B32:
     LANES(uint32_t(__builtin_popcount(A)) + B);
+  // The set bits of S0 in the lanes below this one (bits 31:0 of the
+  // mask for _lo, 63:32 for _hi), plus S1: v_mbcnt_hi(m.hi, v_mbcnt_lo(m.lo,
+  // 0)) is the lane's rank among the lanes of m, HIP's lane id with m = ~0.
+  case Op::V_MBCNT_LO_U32_B32:
+    LANES(uint32_t(__builtin_popcount(A & lanesBelow(l))) + B);
+  case Op::V_MBCNT_HI_U32_B32:
+    LANES(uint32_t(__builtin_popcount(A & uint32_t(lanesBelow64(l) >> 32))) +
+          B);
   case Op::V_BFM_B32:
     LANES(((uint32_t(1) << (A & 31)) - 1) << (B & 31));
   case Op::V_MAD_I32_I24:
@@ -490,6 +502,8 @@ void fa::sim::registerValu(ExecFn *t) {
         Op::V_ADD_LSHL_U32,   Op::V_ADD3_U32,       Op::V_LSHL_OR_B32,
         Op::V_AND_OR_B32,     Op::V_OR3_B32,        Op::V_CVT_PK_U16_U32})
     set(op, vInt);
+  set(Op::V_MBCNT_LO_U32_B32, vInt);
+  set(Op::V_MBCNT_HI_U32_B32, vInt);
   for (Op op : {Op::V_ADD_U16, Op::V_SUB_U16, Op::V_MUL_LO_U16,
                 Op::V_LSHLREV_B16, Op::V_LSHRREV_B16, Op::V_ASHRREV_I16,
                 Op::V_MAX_U16, Op::V_MIN_U16, Op::V_MAX_I16, Op::V_MIN_I16})

@@ -10,7 +10,8 @@
 // abs/neg/omod/clamp, v_cvt_f32_ubyte*, IEEE-mode v_max_f32 on NaNs,
 // v_cvt_f16_f32 rounding to nearest even, v_exp_f32's model, and LLVM's f32
 // division sequence (v_div_scale / v_div_fmas / v_div_fixup) giving the
-// correctly rounded quotient and the IEEE special cases.
+// correctly rounded quotient and the IEEE special cases; v_cmp_class_f16/f32
+// on each class, with abs/neg and the SDWA high-word form clang emits.
 //
 //===----------------------------------------------------------------------===//
 
@@ -194,4 +195,72 @@ TEST(SimFloat, DivisionSequence) {
         << asF32(r.v(2, l));
   EXPECT_EQ(r.v(2, 62), f32(std::numeric_limits<float>::infinity()));
   EXPECT_TRUE(std::isnan(asF32(r.v(2, 63))));
+}
+
+namespace {
+/// One f16 of each class of v_cmp_class, in class order: signalling NaN,
+/// quiet NaN, -inf, -normal, -denormal, -0, +0, +denormal, +normal, +inf.
+constexpr uint16_t kF16OfClass[10] = {0x7c01, 0x7e00, 0xfc00, 0xbc00, 0x8001,
+                                      0x8000, 0x0000, 0x03ff, 0x3c00, 0x7c00};
+} // namespace
+
+TEST(SimFloat, CmpClassF16) {
+  WaveRun r({0x7c280300}); // v_cmp_class_f16_e32 vcc, v0, v1
+  // Lanes 0-9: the value of class l (bits 31:16 an infinity, to be
+  // ignored) tested for class l; lanes 10-19: for every other class.
+  r.setV(0, [](unsigned l) {
+    return 0x7c000000u | (l < 20 ? kF16OfClass[l % 10] : 0);
+  });
+  r.setV(1, [](unsigned l) {
+    return l < 10 ? 1u << l : l < 20 ? 0x3ffu & ~(1u << (l - 10)) : 0u;
+  });
+  ASSERT_TRUE(r.run().ok());
+  EXPECT_EQ(r.w.vcc(), 0x3ffull);
+}
+
+TEST(SimFloat, CmpClassModifiers) {
+  // |x| of each class, tested for the NaN and positive classes: all true.
+  // Lanes 10 and up: |-1| tested for -normal, false.
+  WaveRun abs({0xd0140104, 0x00020300}); // v_cmp_class_f16_e64 s[4:5], |v0|, v1
+  abs.setV(0, [](unsigned l) { return l < 10 ? kF16OfClass[l] : 0xbc00u; });
+  abs.setV(1, [](unsigned l) { return l < 10 ? 0x3c3u : 0x008u; });
+  ASSERT_TRUE(abs.run().ok());
+  EXPECT_EQ(abs.w.sgpr64(4), 0x3ffull);
+
+  // -x tested for -normal: only +1.0 (lane 8) of the ten classes; lanes 10
+  // and up hold +1.0.
+  WaveRun neg({0xd0140006, 0x20020300}); // v_cmp_class_f16_e64 s[6:7], -v0, v1
+  neg.setV(0, [](unsigned l) { return l < 10 ? kF16OfClass[l] : 0x3c00u; });
+  neg.setV(1, 0x008);
+  ASSERT_TRUE(neg.run().ok());
+  EXPECT_EQ(neg.w.sgpr64(6), (~uint64_t(0) << 10) | (1u << 8));
+
+  // The f32 form with -|x|: 2.0 is -normal, -inf stays -inf, +0 becomes -0,
+  // a quiet NaN stays one.
+  WaveRun f32(
+      {0xd0100104, 0x20020300}); // v_cmp_class_f32_e64 s[4:5], -|v0|, v1
+  f32.setV(0, [](unsigned l) {
+    return l == 0   ? 0x40000000u
+           : l == 1 ? 0xff800000u
+           : l == 2 ? 0u
+                    : 0x7fc00000u;
+  });
+  f32.setV(1, [](unsigned l) {
+    return l == 0 ? 0x8u : l == 1 ? 0x4u : l == 2 ? 0x20u : 0x2u;
+  });
+  ASSERT_TRUE(f32.run().ok());
+  EXPECT_EQ(f32.w.sgpr64(4), ~uint64_t(0));
+}
+
+// The SDWA form clang emits for isinf/isnan of a half's high word:
+// src0_sel WORD_1, an SGPR mask in src1 and an SGPR pair result.
+TEST(SimFloat, CmpClassF16SdwaHighWord) {
+  // v_cmp_class_f16_sdwa s[8:9], v0, s10 src0_sel:WORD_1 src1_sel:DWORD
+  WaveRun r({0x7c2814f9, 0x86058800});
+  r.setV(0, [](unsigned l) {
+    return (l == 3 || l == 40 ? 0x7c00u : 0x3c00u) << 16 | 0x7c00u;
+  });
+  r.w.s[10] = 0x200; // +inf
+  ASSERT_TRUE(r.run().ok());
+  EXPECT_EQ(r.w.sgpr64(8), (uint64_t(1) << 3) | (uint64_t(1) << 40));
 }

@@ -6,10 +6,11 @@
 //
 // The memory instructions against the ISA's definitions (ds_read2/write2
 // offsets in element units, st64 in units of 64 elements, d16 halves,
-// ds_swizzle_b32's bit-mask and quad-permute lane maps, global addressing
-// with and without saddr, MUBUF scratch), and the checks around them: an
-// access outside every region, a store to the kernarg segment, LDS out of
-// range, and s_waitcnt hazards.
+// ds_swizzle_b32's bit-mask and quad-permute lane maps, ds_bpermute_b32 /
+// ds_permute_b32 (HIP's shuffles: inactive lanes, collisions), global
+// addressing with and without saddr, MUBUF scratch), and the checks around
+// them: an access outside every region, a store to the kernarg segment, LDS out
+// of range, and s_waitcnt hazards.
 //
 //===----------------------------------------------------------------------===//
 
@@ -273,4 +274,54 @@ TEST(SimSmem, LoadWaitAndBounds) {
   EXPECT_NE(s.message().find("out-of-bounds scalar load: 16 bytes at address"),
             std::string::npos)
       << s.message();
+}
+
+// ds_bpermute_b32 (HIP's __shfl*): lane l reads data0 of lane
+// ((addr[l] + offset) / 4) mod 64, 0 where that lane is inactive; lanes
+// outside EXEC are not written. The ISA's pseudocode, worked by hand.
+TEST(SimDs, BpermuteReadsTheAddressedLane) {
+  auto run = [](uint32_t offsetWord, unsigned shift) {
+    WaveRun r({
+        0xd87e0000 | offsetWord, 0x02000100, // ds_bpermute_b32 v2, v0, v1
+        0xbf8cc07f,                          // s_waitcnt lgkmcnt(0)
+    });
+    // Lane l addresses lane l ^ 1; bits above the lane index (0x1000 in
+    // lanes 32 and up) are ignored.
+    r.setV(0, [](unsigned l) { return (l ^ 1) * 4 + (l >= 32 ? 0x1000 : 0); });
+    r.setV(1, [](unsigned l) { return 100 + l; });
+    r.setV(2, 0xdeadbeefu);
+    r.w.setExec(~(uint64_t(1) << 6));
+    ASSERT_TRUE(r.run().ok());
+    for (unsigned l = 0; l < 64; ++l) {
+      unsigned from = ((l ^ 1) + shift) & 63;
+      uint32_t want = l == 6 ? 0xdeadbeefu : from == 6 ? 0u : 100 + from;
+      EXPECT_EQ(r.v(2, l), want) << "lane " << l << " shift " << shift;
+    }
+  };
+  run(0, 0);
+  run(8, 2); // offset:8 = two lanes further
+}
+
+// ds_permute_b32: lane l writes its data0 to lane ((addr[l] + offset) / 4)
+// mod 64, the highest writing lane winning; a lane nobody writes gets 0; an
+// inactive lane writes nothing and is not written.
+TEST(SimDs, PermuteWritesTheAddressedLane) {
+  WaveRun r({0xd87c0004, 0x02000100, // ds_permute_b32 v2, v0, v1 offset:4
+             0xbf8cc07f});           // s_waitcnt lgkmcnt(0)
+  // Lane l sends to lane l + 1 (offset:4), lanes 10 and 11 to lane 5 (which
+  // lane 4 also sends to).
+  r.setV(0, [](unsigned l) { return l == 10 || l == 11 ? 16u : l * 4; });
+  r.setV(1, [](unsigned l) { return 100 + l; });
+  r.setV(2, 0xdeadbeefu);
+  r.w.setExec(~(uint64_t(1) << 40));
+  ASSERT_TRUE(r.run().ok());
+  EXPECT_EQ(r.v(2, 0), 163u); // from lane 63, wrapping
+  EXPECT_EQ(r.v(2, 1), 100u);
+  EXPECT_EQ(r.v(2, 5), 111u); // lanes 4, 10, 11: the highest wins
+  EXPECT_EQ(r.v(2, 11), 0u);  // lane 10 sent elsewhere
+  EXPECT_EQ(r.v(2, 12), 0u);  // so did lane 11
+  EXPECT_EQ(r.v(2, 13), 112u);
+  EXPECT_EQ(r.v(2, 40), 0xdeadbeefu); // inactive: not written
+  EXPECT_EQ(r.v(2, 41), 0u);          // lane 40 is inactive: sends nothing
+  EXPECT_EQ(r.v(2, 42), 141u);
 }

@@ -156,3 +156,30 @@ TEST(SimSopp, UnimplementedInstructionNamesItAndItsPc) {
             std::string::npos)
       << s.message();
 }
+
+// s_bfe_i64 / s_bfe_u64: S1[5:0] offset, S1[22:16] width; the field of the
+// 64-bit S0, sign- or zero-extended; SCC = D != 0.
+TEST(SimSalu, Bfe64) {
+  auto run = [](uint32_t ctl, uint64_t expectI, uint64_t expectU) {
+    WaveRun r({
+        0x94040200, // s_bfe_i64 s[4:5], s[0:1], s2
+        0x93860200, // s_bfe_u64 s[6:7], s[0:1], s2
+    });
+    r.w.setSgpr64(0, 0x80000000f0000000ull); // bits 28-31 and 63
+    r.w.s[2] = ctl;
+    ASSERT_TRUE(r.run().ok());
+    EXPECT_EQ(r.w.sgpr64(4), expectI) << std::hex << ctl;
+    EXPECT_EQ(r.w.sgpr64(6), expectU) << std::hex << ctl;
+    EXPECT_EQ(r.w.scc, expectU != 0) << std::hex << ctl;
+  };
+  // Bits 28-35: 0x0f, its top bit (35) clear.
+  run(28 | 8 << 16, 0x0f, 0x0f);
+  // Bits 60-63: 0x8, its top bit set; offset 60 needs S1 bit 5.
+  run(60 | 4 << 16, 0xfffffffffffffff8ull, 0x8);
+  // Width 0: 0, SCC 0.
+  run(60, 0, 0);
+  // Bits 32-71: past bit 63 reads 0, so bit 39 of the field is clear.
+  run(32 | 40 << 16, 0x80000000ull, 0x80000000ull);
+  // Bits 28-63, a field wider than 32 bits whose top bit (63) is set.
+  run(28 | 36 << 16, 0xfffffff80000000full, 0x000000080000000full);
+}

@@ -7,7 +7,8 @@
 // The vector integer instructions against the ISA's definitions: carries
 // through VCC and an SGPR pair, v_mad_u64_u32's 64-bit carry, v_perm_b32's
 // byte selectors, 64-bit shifts, compares writing 0 for lanes outside EXEC,
-// v_cndmask with a VOP3 neg, SDWA word selects.
+// v_cndmask with a VOP3 neg, SDWA word selects, v_mbcnt_lo/hi (HIP's lane
+// id and a lane's rank in a mask).
 //
 //===----------------------------------------------------------------------===//
 
@@ -161,4 +162,66 @@ TEST(SimValu, VgprOutsideTheAllocationIsAnError) {
                              "VGPRs"),
             std::string::npos)
       << s.message();
+}
+
+// v_mbcnt_lo/hi_u32_b32 (the lane id of every HIP shuffle): D = the number
+// of set bits of S0 among the lanes below this one (mask bits 31:0 for _lo,
+// 63:32 for _hi) + S1. Expected counts worked out from the mask's bits.
+TEST(SimValu, MbcntCountsMaskBitsBelowTheLane) {
+  WaveRun r({
+      0xd28c0002, 0x00020300, // v_mbcnt_lo_u32_b32 v2, v0, v1
+      0xd28d0003, 0x00020300, // v_mbcnt_hi_u32_b32 v3, v0, v1
+  });
+  // S0 = 0xf0f0f0f0: bits 4-7, 12-15, 20-23, 28-31. S1 = 1000 + lane.
+  r.setV(0, 0xf0f0f0f0u);
+  r.setV(1, [](unsigned l) { return 1000 + l; });
+  r.setV(2, 0xdeadbeefu);
+  r.setV(3, 0xdeadbeefu);
+  r.w.setExec(~((uint64_t(1) << 5) | (uint64_t(1) << 48)));
+  ASSERT_TRUE(r.run().ok());
+  // _lo: lane 0 has no lane below it; lane 4: bits 0-3, none set; lane 6:
+  // bits 0-5, bit 4 and 5; lane 16: bits 0-15, 8 set; lane 31: bits 0-30,
+  // 15 set; lanes 32 and up: all 32 bits, 16 set.
+  EXPECT_EQ(r.v(2, 0), 1000u);
+  EXPECT_EQ(r.v(2, 4), 1004u);
+  EXPECT_EQ(r.v(2, 6), 1006u + 2);
+  EXPECT_EQ(r.v(2, 16), 1016u + 8);
+  EXPECT_EQ(r.v(2, 31), 1031u + 15);
+  EXPECT_EQ(r.v(2, 32), 1032u + 16);
+  EXPECT_EQ(r.v(2, 63), 1063u + 16);
+  // _hi: the mask is lanes 32-63; lanes 0-32 have none of them below.
+  // Lane 37: lanes 32-36 = mask bits 0-4, bit 4 set; lane 63: bits 0-30.
+  EXPECT_EQ(r.v(3, 0), 1000u);
+  EXPECT_EQ(r.v(3, 31), 1031u);
+  EXPECT_EQ(r.v(3, 32), 1032u);
+  EXPECT_EQ(r.v(3, 37), 1037u + 1);
+  EXPECT_EQ(r.v(3, 47), 1047u + 7); // bits 0-14: 4-7 and 12-14
+  EXPECT_EQ(r.v(3, 63), 1063u + 15);
+  // Lanes outside EXEC keep their value.
+  EXPECT_EQ(r.v(2, 5), 0xdeadbeefu);
+  EXPECT_EQ(r.v(3, 48), 0xdeadbeefu);
+}
+
+// What clang emits for HIP's __lane_id() and for a lane's rank in a ballot:
+// v_mbcnt_hi(mask.hi, v_mbcnt_lo(mask.lo, 0)).
+TEST(SimValu, MbcntLaneIdAndRank) {
+  WaveRun r({
+      0xd28c0004, 0x000100c1, // v_mbcnt_lo_u32_b32 v4, -1, 0
+      0xd28d0004, 0x000208c1, // v_mbcnt_hi_u32_b32 v4, -1, v4
+      0xd28c0005, 0x00010004, // v_mbcnt_lo_u32_b32 v5, s4, 0
+      0xd28d0005, 0x00020a05, // v_mbcnt_hi_u32_b32 v5, s5, v5
+  });
+  // The ballot {0, 31, 32, 33}.
+  r.w.s[4] = 0x80000001u;
+  r.w.s[5] = 0x00000003u;
+  ASSERT_TRUE(r.run().ok());
+  for (unsigned l = 0; l < 64; ++l)
+    EXPECT_EQ(r.v(4, l), l) << "lane " << l;
+  EXPECT_EQ(r.v(5, 0), 0u);
+  EXPECT_EQ(r.v(5, 1), 1u);
+  EXPECT_EQ(r.v(5, 31), 1u);
+  EXPECT_EQ(r.v(5, 32), 2u);
+  EXPECT_EQ(r.v(5, 33), 3u);
+  EXPECT_EQ(r.v(5, 34), 4u);
+  EXPECT_EQ(r.v(5, 63), 4u);
 }
