@@ -136,6 +136,33 @@ inline int scalarIndex(const Operand &o) {
   }
 }
 
+/// The flat apertures: a FLAT address in [base, base + kApertureBytes) is
+/// LDS or the lane's private segment at offset address - base. The bases
+/// are the ones Linux's amdkfd gives GFX9 processes (kfd_flat_memory.c:
+/// LDS 1 << 48, scratch 2 << 48), outside any host allocation.
+constexpr uint64_t kSharedAperture = uint64_t(1) << 48;
+constexpr uint64_t kPrivateAperture = uint64_t(2) << 48;
+constexpr uint64_t kApertureBytes = uint64_t(1) << 32;
+
+/// src_shared_base/limit, src_private_base/limit (operand fields 235-238)
+/// as 64-bit values; src_pops_exiting_wave_id (239) is 0. A 32-bit read
+/// gets the low dword (LLVM reads the 64-bit register and takes its high
+/// half, noting that the 32-bit read does not give it).
+inline uint64_t apertureValue(const Operand &o) {
+  switch (o.index) {
+  case 235:
+    return kSharedAperture;
+  case 236:
+    return kSharedAperture + kApertureBytes - 1;
+  case 237:
+    return kPrivateAperture;
+  case 238:
+    return kPrivateAperture + kApertureBytes - 1;
+  default:
+    return 0;
+  }
+}
+
 /// A scalar operand's low dword (registers, constants, SCC/VCCZ/EXECZ).
 inline uint32_t scalar32(const Wave &w, const Operand &o) {
   int r = scalarIndex(o);
@@ -148,6 +175,8 @@ inline uint32_t scalar32(const Wave &w, const Operand &o) {
     return w.vcc() == 0;
   case OperandKind::EXECZ:
     return w.exec() == 0;
+  case OperandKind::ApertureSrc:
+    return uint32_t(apertureValue(o));
   default:
     return uint32_t(o.imm);
   }
@@ -160,6 +189,8 @@ inline uint64_t scalar64(const Wave &w, const Operand &o) {
     return w.s[r] | uint64_t(w.s[r + 1]) << 32;
   if (o.isConstant())
     return o.imm;
+  if (o.kind == OperandKind::ApertureSrc)
+    return apertureValue(o);
   return scalar32(w, o);
 }
 

@@ -7,7 +7,9 @@
 // This file implements the vector memory instructions: DS (LDS reads and
 // writes, read2/write2 with offsets in element units and the st64 forms in
 // units of 64 elements, ds_swizzle_b32, ds_permute/bpermute), GLOBAL/FLAT
-// loads and stores, and private memory through SCRATCH and MUBUF. The
+// loads and stores (a FLAT address in the shared or private aperture of
+// sim/Exec.h reaches LDS or the lane's private segment), and private memory
+// through SCRATCH and MUBUF. The
 // simulator completes an access at issue; the s_waitcnt model marks a
 // load's destination registers pending until a wait covers it (Wave.h).
 //
@@ -361,6 +363,26 @@ inline int64_t privateOffset(const Wave &w, const Instruction &in, unsigned l) {
   return off;
 }
 
+/// The host pointer for lane `l`'s GLOBAL or FLAT access at `addr`: a FLAT
+/// address in the shared or private aperture (Exec.h) reaches LDS or the
+/// lane's private segment, as a generic pointer to a __shared__ or local
+/// variable does (clang selects between a global pointer and a local
+/// array's generic address, then loads through it). Any other is global.
+inline uint8_t *flatCheck(Wave &w, const Instruction &in, ExecContext &ctx,
+                          unsigned l, uint64_t addr, unsigned bytes,
+                          bool write) {
+  if (in.enc == Encoding::FLAT) {
+    if (addr - kPrivateAperture < kApertureBytes)
+      return privateCheck(w, in, ctx, l, int64_t(addr - kPrivateAperture),
+                          bytes, write);
+    if (addr - kSharedAperture < kApertureBytes)
+      return ldsCheck(w, in, ctx, l, addr - kSharedAperture, bytes, write)
+                 ? ctx.lds + (addr - kSharedAperture)
+                 : nullptr;
+  }
+  return globalCheck(w, in, ctx, l, addr, bytes, write);
+}
+
 inline bool isPrivate(const Instruction &in) {
   return in.enc == Encoding::SCRATCH || in.enc == Encoding::MUBUF;
 }
@@ -378,7 +400,7 @@ bool vmLoad(Wave &w, const Instruction &in, ExecContext &ctx) {
     const uint8_t *p =
         priv
             ? privateCheck(w, in, ctx, l, privateOffset(w, in, l), Bytes, false)
-            : globalCheck(w, in, ctx, l, globalAddress(w, in, l), Bytes, false);
+            : flatCheck(w, in, ctx, l, globalAddress(w, in, l), Bytes, false);
     if (!p) {
       ok = false;
       return;
@@ -403,7 +425,7 @@ bool vmStore(Wave &w, const Instruction &in, ExecContext &ctx) {
       return;
     uint8_t *p =
         priv ? privateCheck(w, in, ctx, l, privateOffset(w, in, l), Bytes, true)
-             : globalCheck(w, in, ctx, l, globalAddress(w, in, l), Bytes, true);
+             : flatCheck(w, in, ctx, l, globalAddress(w, in, l), Bytes, true);
     if (!p) {
       ok = false;
       return;

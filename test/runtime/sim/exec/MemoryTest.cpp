@@ -190,6 +190,50 @@ TEST(SimScratch, MubufPrivateSegment) {
       << s.message();
 }
 
+// FLAT addresses in the apertures that src_private_base / src_shared_base
+// give (the 64-bit values; a 32-bit read is their low dword) reach the
+// lane's private segment and LDS: what clang emits for a generic pointer to
+// a local array or a __shared__ variable. The bases are gfx906-sim's choice
+// (amdkfd's for GFX9, sim/Exec.h); the offsets are the ISA's.
+TEST(SimFlat, PrivateAndSharedApertures) {
+  WaveRun r({
+      0xbe8601ed,             // s_mov_b64 s[6:7], src_private_base
+      0xbe8801eb,             // s_mov_b64 s[8:9], src_shared_base
+      0xbe8a00ed,             // s_mov_b32 s10, src_private_base
+      0xe0700008, 0x80000100, // buffer_store_dword v1, off, s[0:3], 0 offset:8
+      0x7e060207,             // v_mov_b32_e32 v3, s7
+      0x7e040288,             // v_mov_b32_e32 v2, 8
+      0xdc500000, 0x04000002, // flat_load_dword v4, v[2:3]
+      0x7e160209,             // v_mov_b32_e32 v11, s9
+      0xdc500000, 0x0500000a, // flat_load_dword v5, v[10:11]
+      0xdc700100, 0x0000060a, // flat_store_dword v[10:11], v6 offset:256
+      0xbf8c0070,             // s_waitcnt vmcnt(0) lgkmcnt(0)
+  });
+  std::vector<uint8_t> scratch(64 * 16);
+  r.ctx.scratch = scratch.data();
+  r.ctx.scratchPerLane = 16;
+  r.setV(1, [](unsigned l) { return 0x700 + l; });
+  r.setV(6, [](unsigned l) { return 0x600 + l; });
+  r.setV(10, [](unsigned l) { return 4 * l; }); // LDS byte address 4l
+  for (unsigned l = 0; l < 64; ++l) {
+    uint32_t x = 0x500 + l;
+    std::memcpy(&r.lds[4 * l], &x, 4);
+  }
+  ASSERT_TRUE(r.run().ok());
+  EXPECT_EQ(r.w.sgpr64(6), 0x0002000000000000ull);
+  EXPECT_EQ(r.w.sgpr64(8), 0x0001000000000000ull);
+  EXPECT_EQ(r.w.s[10], 0u);
+  for (unsigned l = 0; l < 64; ++l) {
+    // Private offset 8 of each lane: what the lane stored there.
+    EXPECT_EQ(r.v(4, l), 0x700 + l) << l;
+    // LDS byte 4l, and the store to byte 256 + 4l.
+    EXPECT_EQ(r.v(5, l), 0x500 + l) << l;
+    uint32_t x;
+    std::memcpy(&x, &r.lds[256 + 4 * l], 4);
+    EXPECT_EQ(x, 0x600 + l) << l;
+  }
+}
+
 TEST(SimWaitcnt, ReadBeforeTheWaitIsAHazard) {
   std::vector<uint32_t> buf(128, 3);
   auto make = [&](std::vector<uint32_t> words) {
