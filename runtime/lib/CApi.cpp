@@ -197,9 +197,14 @@ fa_status fa_module_launch_with_options(fa_module *module, const char *kernel,
 /// and max_pages, which the runtime checks first, so the products are only
 /// formed when valid).
 static AttentionArgs toArgs(const fa_attention_args *a,
-                            const fa_paged_kv *paged,
-                            const fa_varlen *varlen) {
+                            const fa_paged_kv *paged, const fa_varlen *varlen,
+                            const fa_head_params *heads = nullptr) {
   AttentionArgs args;
+  if (heads) {
+    args.alibiSlopes =
+        heads->alibi_slopes ? &heads->alibi_slopes->buffer : nullptr;
+    args.sinks = heads->sinks ? &heads->sinks->buffer : nullptr;
+  }
   args.q = a->q ? &a->q->buffer : nullptr;
   args.k = a->k ? &a->k->buffer : nullptr;
   args.v = a->v ? &a->v->buffer : nullptr;
@@ -260,7 +265,8 @@ static AttentionArgs toArgs(const fa_attention_args *a,
 /// two); the host copies of their metadata are required.
 static fa_status launchAny(fa_module *module, const char *kernel,
                            const fa_attention_args *a, const fa_paged_kv *paged,
-                           const fa_varlen *varlen, fa_launch_options *o) {
+                           const fa_varlen *varlen, fa_launch_options *o,
+                           const fa_head_params *heads = nullptr) {
   return guarded([&]() -> fa_status {
     if (!module || !a)
       return nullArgument(!module ? "module" : "arguments");
@@ -273,7 +279,7 @@ static fa_status launchAny(fa_module *module, const char *kernel,
     Expected<Kernel> k = module->module.kernel(kernel ? kernel : "");
     if (!k)
       return report(k.status());
-    AttentionArgs args = toArgs(a, paged, varlen);
+    AttentionArgs args = toArgs(a, paged, varlen, heads);
     LaunchOptions options;
     options.checkRaces = a->check_races != 0;
     options.kvSplits = o ? o->kv_splits : 0;
@@ -296,6 +302,15 @@ fa_status fa_module_enqueue(fa_module *module, const char *kernel,
                             const fa_attention_args *a,
                             const fa_paged_kv *paged, const fa_varlen *varlen,
                             fa_enqueue_options *o) {
+  return fa_module_enqueue_heads(module, kernel, a, paged, varlen, nullptr, o);
+}
+
+fa_status fa_module_enqueue_heads(fa_module *module, const char *kernel,
+                                  const fa_attention_args *a,
+                                  const fa_paged_kv *paged,
+                                  const fa_varlen *varlen,
+                                  const fa_head_params *heads,
+                                  fa_enqueue_options *o) {
   return guarded([&]() -> fa_status {
     if (!module || !a)
       return nullArgument(!module ? "module" : "arguments");
@@ -304,7 +319,7 @@ fa_status fa_module_enqueue(fa_module *module, const char *kernel,
     Expected<Kernel> k = module->module.kernel(kernel ? kernel : "");
     if (!k)
       return report(k.status());
-    AttentionArgs args = toArgs(a, paged, varlen);
+    AttentionArgs args = toArgs(a, paged, varlen, heads);
     LaunchOptions options;
     options.kvSplits = o ? o->kv_splits : 0;
     LaunchInfo launched;
@@ -367,4 +382,15 @@ fa_status fa_module_launch_varlen(fa_module *module, const char *kernel,
                                   const fa_varlen *varlen,
                                   fa_launch_options *o) {
   return launchAny(module, kernel, a, nullptr, varlen, o);
+}
+
+fa_status fa_module_launch_heads(fa_module *module, const char *kernel,
+                                 const fa_attention_args *a,
+                                 const fa_paged_kv *paged,
+                                 const fa_varlen *varlen,
+                                 const fa_head_params *heads,
+                                 fa_launch_options *o) {
+  if (paged && varlen)
+    return guarded([&]() -> fa_status { return bothLayouts(); });
+  return launchAny(module, kernel, a, paged, varlen, o, heads);
 }

@@ -13,7 +13,7 @@
 //     keys: name dtype head_dim causal scale has_lse block_m block_n threads
 //           wave_size lds_bytes [target] [abi_version] [role] [kv_splits]
 //           [combine] [gqa_packed] [paged] [varlen] [window_left]
-//           [window_right] [softcap]
+//           [window_right] [softcap] [alibi] [sinks]
 //   Each --kernel starts another kernel entry, which takes the previous
 //   entry's values for the keys it does not give (except role, kv_splits,
 //   combine and gqa_packed, which default to a dense kernel's; a combine
@@ -119,6 +119,8 @@ int main(int argc, char **argv) {
     k.gqaPacked = integer("gqa_packed", "0") != 0;
     k.paged = integer("paged", "0") != 0;
     k.varlen = integer("varlen", "0") != 0;
+    k.alibi = integer("alibi", "0") != 0;
+    k.sinks = integer("sinks", "0") != 0;
     m.kernels.push_back(k);
   }
 

@@ -12,6 +12,8 @@
 
 #include "RunOptions.h"
 
+#include <cmath>
+#include <cstdlib>
 #include <optional>
 #include <string_view>
 #include <utility>
@@ -25,7 +27,8 @@ static const char *usage =
     "Loads CODE_OBJECT and its manifest CODE_OBJECT.json, runs the kernel and\n"
     "validates its output against an fp64 reference and a naive\n"
     "same-precision reference. dtype, head dimension, causal, sliding\n"
-    "window, softcap and scale come from the manifest.\n"
+    "window, softcap, ALiBi, attention sinks and scale come from the\n"
+    "manifest.\n"
     "\n"
     "options:\n"
     "  --shape B,Hq,Hkv,Lq,Lk  problem sizes (required unless --golden)\n"
@@ -96,6 +99,17 @@ static const char *usage =
     "                          max, sum and output after each K/V block with\n"
     "                          the fp64 reference's and name the first block\n"
     "                          that parts (batch B, query head H: default 0)\n"
+    "  --alibi[=drawn|bloom]   ALiBi kernels (manifest \"alibi\": true): the\n"
+    "                          slopes, drawn from the seed (default: BLOOM's\n"
+    "                          2^(-8(h+1)/Hq) times a factor in [0.5, 2] per\n"
+    "                          head) or bloom, the series itself; an ALiBi\n"
+    "                          kernel gets drawn slopes without the option\n"
+    "  --sinks[=VALUE]         attention-sink kernels (manifest \"sinks\":\n"
+    "                          true): the per-head sink logits, drawn from\n"
+    "                          the seed (default: uniform in [-4, 4], one\n"
+    "                          head's dominating its rows) or VALUE for every\n"
+    "                          head; a sink kernel gets drawn sinks without\n"
+    "                          the option\n"
     "  --check-races           host: check LDS accesses for races\n"
     "  --poison-lds            host: fill LDS with NaN bytes, not zeros\n"
     "  --bench N               also time N launches after a warm-up\n"
@@ -433,6 +447,25 @@ Expected<RunOptions> fa::parseRunOptions(int argc, const char *const *argv) {
           return bad(*why);
       }
       o.traceRow = t;
+    } else if (a == "--alibi" || a.rfind("--alibi=", 0) == 0) {
+      v = a == "--alibi" ? "drawn" : a.substr(8);
+      if (v != "drawn" && v != "bloom")
+        return usageError("bad --alibi '" + v +
+                          "': expected drawn or bloom (--alibi alone: drawn)");
+      o.alibi = v;
+    } else if (a == "--sinks" || a.rfind("--sinks=", 0) == 0) {
+      o.sinks = true;
+      o.sinkValue.reset();
+      if (a != "--sinks") {
+        v = a.substr(8);
+        char *end = nullptr;
+        const double x = v.empty() ? 0 : std::strtod(v.c_str(), &end);
+        if (v.empty() || !end || *end || !std::isfinite(x))
+          return usageError("bad --sinks '" + v +
+                            "': expected a finite number (the sink logit of "
+                            "every head; --sinks alone: drawn)");
+        o.sinkValue = x;
+      }
     } else if (a == "--varlen") {
       varlen = true;
     } else if (a == "--seqlens-q" || a == "--seqlens-k") {
@@ -473,6 +506,10 @@ Expected<RunOptions> fa::parseRunOptions(int argc, const char *const *argv) {
                           name + "s 0 to " + std::to_string(w.second - 1) +
                           ")");
   }
+  if (!o.golden.empty() && (!o.alibi.empty() || o.sinks))
+    return usageError(std::string(o.sinks ? "--sinks" : "--alibi") +
+                      " and --golden exclude each other (golden cases have "
+                      "no ALiBi and no attention sinks)");
   if (!pageSize && !pagingFlag.empty())
     return usageError(pagingFlag + " needs --paged PAGE_SIZE");
   if (pageSize) {

@@ -60,6 +60,15 @@ struct RunOptions {
   /// the running max, sum and output of query row R of batch B, head H
   /// (default 0, 0) after each K/V block, against the fp64 reference's.
   std::optional<TraceRow> traceRow;
+  /// --alibi[=drawn|bloom]: the ALiBi slopes of a kernel whose manifest says
+  /// `alibi` ("drawn": drawn from the seed, the default also without the
+  /// option; "bloom": the exact series 2^(-8(h+1)/Hq)). Empty: not given.
+  std::string alibi;
+  /// --sinks[=VALUE]: the attention sinks of a kernel whose manifest says
+  /// `sinks`: drawn from the seed (the default also without the option), or
+  /// VALUE for every head.
+  bool sinks = false;
+  std::optional<double> sinkValue;
 };
 
 /// The largest --bench count.

@@ -186,7 +186,41 @@ std::string windowText(const KernelInfo &k) {
     std::snprintf(buf, sizeof buf, " softcap=%g", k.softcap);
     out += buf;
   }
+  if (k.alibi)
+    out += " alibi";
+  if (k.sinks)
+    out += " sinks";
   return out;
+}
+
+/// "0.5, 0.25, ..." of per-head values.
+std::string headValuesText(const std::vector<float> &values) {
+  std::string out;
+  for (size_t h = 0; h < values.size(); ++h) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%s%.6g", h ? ", " : "", double(values[h]));
+    out += buf;
+  }
+  return out;
+}
+
+/// "[0.5, 0.25]" as JSON (float values print exactly enough to read back).
+std::string headValuesJson(const std::vector<float> &values) {
+  std::string out = "[";
+  for (size_t h = 0; h < values.size(); ++h) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%s%.9g", h ? ", " : "", double(values[h]));
+    out += buf;
+  }
+  return out + "]";
+}
+
+/// Where the slopes and sinks came from, for the output.
+std::string alibiSource(const Options &o) {
+  return o.alibi == "bloom" ? "bloom" : "drawn from the seed";
+}
+std::string sinksSource(const Options &o) {
+  return o.sinkValue ? "--sinks" : "drawn from the seed";
 }
 
 void printJson(const Options &o, const Device &device, const KernelInfo &k,
@@ -203,6 +237,14 @@ void printJson(const Options &o, const Device &device, const KernelInfo &k,
   out += "  \"window_left\": " + std::to_string(k.windowLeft) +
          ",\n  \"window_right\": " + std::to_string(k.windowRight) + ",\n";
   out += "  \"softcap\": " + num(k.softcap) + ",\n";
+  out += std::string("  \"alibi\": ") + (k.alibi ? "true" : "false") +
+         ",\n  \"sinks\": " + (k.sinks ? "true" : "false") + ",\n";
+  if (r && r->problem.hasAlibi())
+    out += "  \"alibi_slopes\": " + headValuesJson(r->problem.alibiSlopes) +
+           ",\n  \"alibi_source\": " + jsonQuote(alibiSource(o)) + ",\n";
+  if (r && r->problem.hasSinks())
+    out += "  \"sink_values\": " + headValuesJson(r->problem.sinks) +
+           ",\n  \"sinks_source\": " + jsonQuote(sinksSource(o)) + ",\n";
   out += "  \"scale\": " + num(k.scale) + ",\n";
   out += "  \"shape\": {\"B\": " + std::to_string(s.batch) +
          ", \"Hq\": " + std::to_string(s.headsQ) +
@@ -284,6 +326,14 @@ void printTable(const Options &o, const Device &device, const KernelInfo &k,
     std::printf("  paged     %s\n", pagedText(o, *r.paged).c_str());
   if (r.varlen)
     std::printf("  varlen    %s\n", varlenText(*r.varlen).c_str());
+  if (r.problem.hasAlibi())
+    std::printf("  alibi     slopes %s (%s)\n",
+                headValuesText(r.problem.alibiSlopes).c_str(),
+                alibiSource(o).c_str());
+  if (r.problem.hasSinks())
+    std::printf("  sinks     %s (%s)\n",
+                headValuesText(r.problem.sinks).c_str(),
+                sinksSource(o).c_str());
   if (k.splitKv)
     printKvSplits(o, k, r.kvSplits);
   std::printf("  layout    %s\n", r.layout.toString().c_str());
@@ -468,6 +518,16 @@ int run(const Options &o) {
     return fail(pagedOk.toString());
   if (!varlenOk.ok())
     return fail(varlenOk.toString());
+  // --alibi and --sinks only for a kernel that takes them.
+  const KernelInfo &info = kernel->info();
+  if (!o.alibi.empty() && !info.alibi)
+    return fail("kernel '" + info.name +
+                "' takes no ALiBi slopes (its manifest does not say "
+                "\"alibi\": true): --alibi is for ALiBi kernels");
+  if (o.sinks && !info.sinks)
+    return fail("kernel '" + info.name +
+                "' takes no attention sinks (its manifest does not say "
+                "\"sinks\": true): --sinks is for sink kernels");
 
   if (o.estimateOnly)
     return estimateOnly(o, *device, *kernel);
@@ -497,6 +557,11 @@ int run(const Options &o) {
   vo.paged = o.paged;
   vo.varlen = o.varlen;
   vo.trace = o.traceRow;
+  // Given slopes and sinks (else validation draws them from the seed).
+  if (info.alibi && o.alibi == "bloom" && o.shape.headsQ >= 1)
+    vo.alibiSlopes = bloomAlibiSlopes(o.shape.headsQ);
+  if (info.sinks && o.sinkValue && o.shape.headsQ >= 1)
+    vo.sinks.assign(size_t(o.shape.headsQ), float(*o.sinkValue));
   Expected<ValidationReport> report = validateKernel(*kernel, vo);
   if (!report) {
     if (!isKernelFault(report.status()))

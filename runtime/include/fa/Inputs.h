@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 namespace fa {
 
@@ -41,6 +42,24 @@ std::optional<Distribution> parseDistribution(std::string_view name);
 /// first (validateKernel does, see checkValidationMemory).
 AttentionData generateInputs(const AttentionProblem &problem, DType dtype,
                              Distribution dist, uint64_t seed);
+
+/// BLOOM's ALiBi slopes for `heads` query heads: slope h = 2^(-8 (h + 1) /
+/// Hq), the geometric series of the ALiBi paper (exact for a power of two
+/// heads, which is what BLOOM and MPT use).
+std::vector<float> bloomAlibiSlopes(int64_t heads);
+
+/// ALiBi slopes drawn from `seed`: bloomAlibiSlopes times a factor in
+/// [0.5, 2] per head (2^u, u uniform in [-1, 1]), so that no kernel can
+/// pass by assuming the series. A generator of its own (the inputs drawn
+/// from the same seed do not change).
+std::vector<float> drawAlibiSlopes(int64_t heads, uint64_t seed);
+
+/// Attention sinks drawn from `seed`: uniform in [-4, 4] per head, except
+/// that with two or more heads one head (drawn) gets a sink that dominates
+/// its rows, log(max(1, seqK)) + 4 plus uniform [0, 2] (a row of N(0, 1)
+/// inputs has a log-sum-exp near log(Lk) + 0.5), so both regimes are
+/// checked. A generator of its own, as drawAlibiSlopes'.
+std::vector<float> drawSinks(int64_t heads, int64_t seqK, uint64_t seed);
 
 } // namespace fa
 

@@ -108,6 +108,26 @@
 // are not written. A null descriptor, or a row that no workgroup owns (r <
 // 0), writes nothing, so a trace kernel launches like any other.
 //
+// Head parameters (ALiBi and attention sinks, FlashAttention 2's: a kernel
+// whose manifest says `"alibi": true` and/or `"sinks": true`) append 10
+// words to its version's words, which keep their meaning, before the trace
+// words (a kernel has never both: `fac --trace` refuses these features):
+//
+//   word n+0..n+4: alibi_slopes f32 [Hq], a 5-word descriptor
+//   word n+5..n+9: sinks        f32 [Hq], a 5-word descriptor
+//
+// (n = fa_abi_num_words(version)). A kernel with only one of the two is
+// passed a null descriptor (pointers, offset and size 0, stride 1) for the
+// other. Per query head h, with s_ij = scale * q_i.k_j capped by the softcap
+// (c * tanh(s_ij / c)), ALiBi subtracts alibi_slopes[h] * |i + Lk - Lq - j|
+// (the sequence's own Lq, Lk in a paged or varlen batch) before the masks;
+// a sink adds exp(sinks[h]) once to each row's softmax denominator and
+// nothing to its output: O_i = sum_j exp(s_ij) v_j / Z_i, LSE_i = log Z_i
+// with Z_i = sum_j exp(s_ij) + exp(sinks[h]). A row that sees no key has
+// O = 0 and LSE = sinks[h] (-inf without sinks). A split-KV kernel and its
+// combine kernel take the same words (the combine kernel adds the sink
+// once).
+//
 // Host target: the code object is an x86-64 ELF shared object that exports,
 // for each kernel `<name>`, the entry point
 //     void <name>_host(const uint64_t *args, fa_host_env *env);
@@ -178,7 +198,6 @@ enum {
   FA_ABI_CU_SEQLENS_Q = 67,
   FA_ABI_CU_SEQLENS_K = 72,
   FA_ABI_V4_NUM_WORDS = 77,
-  FA_ABI_MAX_WORDS = FA_ABI_V4_NUM_WORDS,
 };
 
 /// The words a kernel of ABI `version` takes, or 0 for an unknown version.
@@ -190,6 +209,13 @@ static inline uint32_t fa_abi_num_words(uint32_t version) {
                         : 0;
 }
 
+/// Head-parameter words, after the version's words (see above).
+enum {
+  FA_ABI_HEAD_WORDS = 10,
+  FA_ABI_ALIBI = 0, ///< offset of alibi_slopes' descriptor in the head words
+  FA_ABI_SINKS = 5, ///< offset of sinks' descriptor in the head words
+};
+
 /// Trace words, after the version's words (see above; ABI version 1 only).
 enum {
   FA_ABI_TRACE_WORDS = 8,
@@ -198,13 +224,26 @@ enum {
   FA_ABI_TRACE_STATS = 2,  ///< m and l before the D outputs of a block
 };
 
-/// The words a kernel of ABI `version` takes, with its trace words when
-/// `trace` is set; 0 for an unknown version or a trace kernel of another
-/// version than 1.
+/// The most words any kernel takes: version 4's and the head words.
+enum { FA_ABI_MAX_WORDS = FA_ABI_V4_NUM_WORDS + FA_ABI_HEAD_WORDS };
+
+/// The words a kernel of ABI `version` takes: its version's, then the head
+/// words when `head_params` is set (manifest `alibi` or `sinks`), then the
+/// trace words when `trace` is set; 0 for an unknown version, a trace
+/// kernel of another version than 1, or a trace kernel with head
+/// parameters.
+static inline uint32_t fa_kernel_abi_words(uint32_t version, int trace,
+                                           int head_params) {
+  const uint32_t words = fa_abi_num_words(version);
+  if (words == 0 || (trace && (version != 1 || head_params)))
+    return 0;
+  return words + (head_params ? FA_ABI_HEAD_WORDS : 0) +
+         (trace ? FA_ABI_TRACE_WORDS : 0);
+}
+
+/// fa_kernel_abi_words of a kernel without head parameters.
 static inline uint32_t fa_kernel_num_words(uint32_t version, int trace) {
-  return !trace ? fa_abi_num_words(version)
-         : version == 1 ? FA_ABI_V1_NUM_WORDS + FA_ABI_TRACE_WORDS
-                        : 0;
+  return fa_kernel_abi_words(version, trace, 0);
 }
 
 /// Shuffle modes, as in gpu.shuffle.
@@ -258,7 +297,8 @@ enum { FA_HOST_DTYPE_F32 = 1, FA_HOST_DTYPE_F16 = 2, FA_HOST_DTYPE_BF16 = 3 };
 typedef struct fa_host_info {
   uint32_t abi_version; ///< the kernel's ABI: 1 dense, 2 split-KV, 3 paged
   uint32_t info_bytes;  ///< sizeof(fa_host_info) there
-  uint32_t num_words;   ///< fa_kernel_num_words(abi_version, trace): words read
+  /// fa_kernel_abi_words(abi_version, trace, alibi || sinks): words read
+  uint32_t num_words;
   uint32_t env_bytes;   ///< sizeof(fa_host_env) the kernel was compiled for
   uint64_t lds_bytes;   ///< bytes of env->lds the kernel addresses
   uint32_t threads;     ///< threads per workgroup (block = (threads, 1, 1))

@@ -7,13 +7,13 @@
 // The manifest (`<code object>.json`, docs/manifest.md) tells the runtime how
 // to launch each kernel of a code object without the compiler: target, the
 // code object's size and FNV-1a hash, and per kernel its ABI version, element
-// type, head dimension, causal flag, sliding window, softcap, scale, LSE
-// output and tile/launch sizes, for a split-KV attention (ABI version 2)
-// which kernel combines its splits, whether K and V are a paged cache (ABI
-// version 3), and whether the batch is of variable-length sequences (ABI
-// version 4).
-// This header reads, checks and writes it; fac fills a Manifest and writes it
-// with formatManifest, so there is one writer and one hash.
+// type, head dimension, causal flag, sliding window, softcap, ALiBi and
+// attention sinks, scale, LSE output and tile/launch sizes, for a split-KV
+// attention (ABI version 2) which kernel combines its splits, whether K and V
+// are a paged cache (ABI version 3), and whether the batch is of
+// variable-length sequences (ABI version 4). This header reads, checks and
+// writes it; fac fills a Manifest and writes it with formatManifest, so there
+// is one writer and one hash.
 //
 // Library: fa::runtime (libfa_runtime.so).
 //
@@ -116,11 +116,23 @@ struct KernelInfo {
   /// its ABI version's (KernelAbi.h, "Trace"; `fac --trace`, validation
   /// layer 2). Only a dense attention kernel (abi_version 1).
   bool trace = false;
+  /// `alibi`, optional [false]: the kernel takes alibi_slopes f32 [Hq] and
+  /// subtracts alibi_slopes[h] * |i + Lk - Lq - j| from each score (after
+  /// the softcap, before the masks; FlashAttention 2's ALiBi).
+  bool alibi = false;
+  /// `sinks`, optional [false]: the kernel takes sinks f32 [Hq]; exp(sinks[h])
+  /// joins each row's softmax denominator once (and its LSE), never the
+  /// output (gpt-oss's attention sinks). Either of alibi and sinks adds the
+  /// head-parameter words to the ABI (KernelAbi.h, "Head parameters"); a
+  /// combine kernel states its split kernel's values or omits them.
+  bool sinks = false;
 
   bool isCombine() const { return role == KernelRole::Combine; }
   /// A bounded window on either side.
   bool hasWindow() const { return windowLeft >= 0 || windowRight >= 0; }
   bool hasSoftcap() const { return softcap > 0; }
+  /// The kernel takes the head-parameter words (alibi or sinks).
+  bool hasHeadParams() const { return alibi || sinks; }
 };
 
 /// "attention" or "combine".
@@ -148,8 +160,9 @@ std::string formatFnv1a64(uint64_t hash);
 /// Parses and checks a manifest: every field present with the right type and
 /// a sane value, the split-KV fields consistent (kv_splits only with
 /// abi_version 2 or 3 and a `combine` that names a combine kernel of the
-/// same abi_version, dtype, head_dim and has_lse, and of the same window
-/// and softcap unless it omits them), `paged` exactly on
+/// same abi_version, dtype, head_dim and has_lse, and of the same window,
+/// softcap, alibi and sinks unless it omits them), trace never with alibi
+/// or sinks, `paged` exactly on
 /// the attention kernels of abi_version 3 and `varlen` exactly on those of
 /// abi_version 4. Errors are ManifestError naming the
 /// field. Whether this runtime implements an ABI version, and target

@@ -154,6 +154,15 @@ struct AttentionArgs {
   /// Only for a trace kernel (manifest `trace`): its trace buffer and
   /// traced row; absent, the kernel writes no trace.
   std::optional<TraceArgs> trace;
+  /// Exactly for a kernel whose manifest says `alibi`: the ALiBi slopes,
+  /// f32 [Hq] on the device (at least Hq elements; query head h subtracts
+  /// alibiSlopes[h] * |i + Lk - Lq - j| from its scores).
+  const Buffer *alibiSlopes = nullptr;
+  /// Exactly for a kernel whose manifest says `sinks`: the attention sinks,
+  /// f32 [Hq] on the device (exp(sinks[h]) joins the softmax denominator of
+  /// each row of query head h, and its LSE; KernelAbi.h, "Head
+  /// parameters").
+  const Buffer *sinks = nullptr;
 };
 
 /// The host-side checks of a paged cache's metadata for `batch` sequences,
@@ -250,7 +259,8 @@ Expected<KvSplitPlan> planKvSplits(const KernelInfo &kernel,
 /// The packed argument words and geometry of one launch.
 struct PackedLaunch {
   std::array<uint64_t, FA_ABI_MAX_WORDS> words{};
-  /// The words the kernel takes: fa_abi_num_words(its abi_version).
+  /// The words the kernel takes: fa_kernel_abi_words(its abi_version,
+  /// trace, alibi || sinks).
   uint32_t numWords = FA_ABI_V1_NUM_WORDS;
   LaunchGeometry geometry;
   /// Split-KV (ABI version 2, or 3 with kv_splits): S (word FA_ABI_SPLITS
@@ -277,7 +287,11 @@ struct PackedLaunch {
 /// packed; words 55-66 are null (descriptors of pointer, offset and size 0,
 /// stride 1; page size and table stride 0), and a varlen kernel that is not
 /// split-KV gets null workspace descriptors and S = 1. A combine kernel is
-/// not packed on its own. InvalidArgument on any mismatch, naming the buffer,
+/// not packed on its own. A kernel with alibi or sinks gets the head words
+/// after its version's (KernelAbi.h, "Head parameters"): args.alibiSlopes
+/// and args.sinks, each required exactly when the manifest says so and of
+/// at least Hq f32 elements, a null descriptor for the one it lacks.
+/// InvalidArgument on any mismatch, naming the buffer,
 /// size or entry and the numbers involved.
 ///
 /// With `trustDeviceMetadata` (Kernel::enqueue), the host copies of a paged

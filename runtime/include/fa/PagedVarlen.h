@@ -26,9 +26,11 @@
 // Within each sequence everything is the dense reference's (Reference.h):
 // causal masking bottom-right within the sequence's own lengths (query i
 // sees key j iff j <= i + Lk_b - Lq_b), the sliding window aligned the same
-// way (shift = Lk_b - Lq_b) and the softcap, query head h reads KV head
+// way (shift = Lk_b - Lq_b), the softcap, ALiBi (distance |i + Lk_b - Lq_b
+// - j|) and the sinks, query head h reads KV head
 // h / (Hq / Hkv), a row that sees no key (Lk_b = 0, causal with
-// Lq_b > Lk_b, or a window that leaves none) has O = 0 and LSE = -inf, and
+// Lq_b > Lk_b, or a window that leaves none) has O = 0 and LSE = -inf
+// (the sink, with sinks), and
 // a sequence with Lq_b = 0 gives nothing. The references compute each
 // (sequence, head) with the dense reference's row routine, so a sequence's
 // result is bit-identical to the dense reference of that sequence gathered
@@ -75,6 +77,8 @@ struct PagedProblem {
   /// as AttentionProblem's.
   int64_t windowLeft = -1, windowRight = -1;
   double softcap = 0;
+  /// ALiBi slopes and sinks, Hq each or empty (AttentionProblem's).
+  std::vector<float> alibiSlopes, sinks;
   std::vector<int32_t> blockTable;   ///< [B, max_pages], row-major
   std::vector<int32_t> cacheSeqlens; ///< [B]
 
@@ -101,6 +105,8 @@ struct VarlenProblem {
   /// as AttentionProblem's.
   int64_t windowLeft = -1, windowRight = -1;
   double softcap = 0;
+  /// ALiBi slopes and sinks, Hq each or empty (AttentionProblem's).
+  std::vector<float> alibiSlopes, sinks;
   std::vector<int32_t> cuSeqlensQ; ///< [B+1]
   std::vector<int32_t> cuSeqlensK; ///< [B+1]
 
@@ -191,6 +197,8 @@ struct PagedGeneratorOptions {
   /// Taken as they are (AttentionProblem's).
   int64_t windowLeft = -1, windowRight = -1;
   double softcap = 0;
+  /// ALiBi slopes and sinks, Hq each or empty (AttentionProblem's).
+  std::vector<float> alibiSlopes, sinks;
 };
 
 /// A random paged problem: the lengths as the options say, and a block
@@ -250,6 +258,8 @@ struct VarlenGeneratorOptions {
   /// Taken as they are (AttentionProblem's).
   int64_t windowLeft = -1, windowRight = -1;
   double softcap = 0;
+  /// ALiBi slopes and sinks, Hq each or empty (AttentionProblem's).
+  std::vector<float> alibiSlopes, sinks;
 };
 
 /// A random variable-length batch (VarlenProblem::fromLengths of the drawn

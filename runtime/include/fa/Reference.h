@@ -26,6 +26,14 @@
 // row sees a contiguous range of keys; with softcap > 0 each scaled score
 // s becomes softcap * tanh(s / softcap) before the mask and the softmax (LSE
 // is over the capped scores). Golden cases have neither.
+// ALiBi and attention sinks are FlashAttention 2's (and gpt-oss's): with
+// alibiSlopes, query head h's score of key j in row i becomes
+// s_ij - alibiSlopes[h] * |i + shift - j| (after the softcap, before the
+// masks); with sinks, each row's softmax denominator is
+// Z_i = sum over visible j of exp(s_ij) + exp(sinks[h]), O_i =
+// sum_j exp(s_ij) v_j / Z_i and LSE_i = log Z_i (the sink contributes no
+// value), so a row that sees no key has O = 0 and LSE = sinks[h]. Golden
+// cases have neither.
 // All tensors here are contiguous [B, H, L, D]; work is split over (b, h)
 // across hardware threads.
 //
@@ -54,8 +62,15 @@ struct AttentionProblem {
   int64_t windowLeft = -1, windowRight = -1;
   /// 0: no softcap.
   double softcap = 0;
+  /// Per query head (Hq entries each), or empty for none: the ALiBi slopes
+  /// and the attention sinks' logits (natural units), as the kernel gets
+  /// them (f32).
+  std::vector<float> alibiSlopes;
+  std::vector<float> sinks;
 
   bool hasWindow() const { return windowLeft >= 0 || windowRight >= 0; }
+  bool hasAlibi() const { return !alibiSlopes.empty(); }
+  bool hasSinks() const { return !sinks.empty(); }
 
   // Element counts; SIZE_MAX when one overflows (checkShape refuses that).
   size_t qElements() const;   ///< B*Hq*Lq*D (also O)
@@ -81,7 +96,8 @@ template <typename T> struct AttentionResult {
 /// InvalidArgument unless all sizes and D are positive, Hkv divides Hq,
 /// each tensor's size in bytes as fp64 fits in int64 (so element counts and
 /// byte sizes computed from a checked problem cannot overflow), the window
-/// bounds are at least -1 and the softcap is finite and at least 0.
+/// bounds are at least -1, the softcap is finite and at least 0, and
+/// alibiSlopes and sinks are empty or Hq finite values each.
 Status checkShape(const AttentionProblem &problem);
 
 /// checkShape, and the data has the sizes the problem implies.

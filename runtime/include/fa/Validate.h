@@ -76,6 +76,11 @@ struct ValidationOptions {
   /// kernel writes after each K/V block, compared with the fp64
   /// reference's (fa/Trace.h; ValidationReport::trace).
   std::optional<TraceRow> trace;
+  /// The ALiBi slopes and attention sinks (Hq values each) of a kernel
+  /// whose manifest says `alibi` / `sinks`; empty, they are drawn from
+  /// `seed` (drawAlibiSlopes, drawSinks). Given for a kernel without the
+  /// feature: InvalidArgument.
+  std::vector<float> alibiSlopes, sinks;
 };
 
 struct ValidationReport {
@@ -154,8 +159,8 @@ Status checkMemory(const Device &device, const AttentionProblem &problem,
 
 /// Fails with InvalidArgument naming both sides unless the golden case has
 /// the kernel's dtype, head dimension, causal flag, window, softcap and
-/// scale (a golden case has no window and no softcap, so a kernel with
-/// either matches none).
+/// scale (a golden case has no window, softcap, ALiBi or sinks, so a kernel
+/// with any of them matches none).
 Status checkGoldenMatchesKernel(const GoldenCase &golden,
                                 const KernelInfo &kernel);
 
@@ -163,6 +168,15 @@ Status checkGoldenMatchesKernel(const GoldenCase &golden,
 /// flag, window, softcap and scale.
 AttentionProblem kernelProblem(const KernelInfo &kernel,
                                const AttentionShape &shape);
+
+/// Gives `problem` the head parameters `kernel` takes: for a kernel with
+/// `alibi` the slopes `alibiSlopes`, or drawn from `seed` when empty
+/// (drawAlibiSlopes); for a kernel with `sinks` likewise (drawSinks).
+/// InvalidArgument naming the kernel for values given to a kernel without
+/// the feature, or a count other than Hq.
+Status setHeadParams(const KernelInfo &kernel, AttentionProblem &problem,
+                     const std::vector<float> &alibiSlopes,
+                     const std::vector<float> &sinks, uint64_t seed);
 
 /// Runs `kernel` once on its device and validates the result. An error means
 /// the kernel could not be run or validated (bad arguments, a problem whose

@@ -174,6 +174,29 @@ fa_status fa_module_launch_varlen(fa_module *module, const char *kernel,
                                   const fa_varlen *varlen,
                                   fa_launch_options *options);
 
+/** The head parameters of a kernel whose manifest says "alibi": true and/or
+ * "sinks": true (KernelAbi.h, "Head parameters"; FlashAttention 2's ALiBi,
+ * gpt-oss's attention sinks): f32 [heads_q] device buffers, each given
+ * exactly when the kernel takes it (NULL otherwise). Query head h subtracts
+ * alibi_slopes[h] * |i + seq_k - seq_q - j| from its scores; exp(sinks[h])
+ * joins each of its rows' softmax denominator (and LSE), never the output. */
+typedef struct fa_head_params {
+  const fa_buffer *alibi_slopes; /**< f32 [heads_q], device, or NULL */
+  const fa_buffer *sinks;        /**< f32 [heads_q], device, or NULL */
+} fa_head_params;
+
+/** The blocking launch of any kernel with head parameters `heads` (NULL: none,
+ * as the other launch calls): dense, or over `paged` or `varlen` (at most
+ * one; their host copies required, as fa_module_launch_paged and
+ * fa_module_launch_varlen). `options` may be NULL. A kernel with alibi or
+ * sinks refuses the launch calls without `heads`. */
+fa_status fa_module_launch_heads(fa_module *module, const char *kernel,
+                                 const fa_attention_args *args,
+                                 const fa_paged_kv *paged,
+                                 const fa_varlen *varlen,
+                                 const fa_head_params *heads,
+                                 fa_launch_options *options);
+
 /*===----------------------------------------------------------------------===*
  * The engine's launch: the caller's memory, stream and workspace.
  *===----------------------------------------------------------------------===*/
@@ -215,6 +238,15 @@ fa_status fa_module_enqueue(fa_module *module, const char *kernel,
                             const fa_attention_args *args,
                             const fa_paged_kv *paged, const fa_varlen *varlen,
                             fa_enqueue_options *options);
+
+/** fa_module_enqueue with head parameters `heads` (fa_head_params; NULL:
+ * none): the engine's launch of a kernel with alibi or sinks. */
+fa_status fa_module_enqueue_heads(fa_module *module, const char *kernel,
+                                  const fa_attention_args *args,
+                                  const fa_paged_kv *paged,
+                                  const fa_varlen *varlen,
+                                  const fa_head_params *heads,
+                                  fa_enqueue_options *options);
 
 /** Bytes of the workspace fa_module_enqueue needs for kernel `kernel` on the
  * shape of `args` (only its sizes are read; seq_k of a paged kernel is the

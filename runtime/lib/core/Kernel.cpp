@@ -35,6 +35,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
+#include <tuple>
 #include <vector>
 
 using namespace fa;
@@ -117,8 +118,8 @@ Expected<PackedLaunch> fa::packAttentionArgs(const KernelInfo &kernel,
   if (!kernel.splitKv && combine)
     return invalid("kernel '" + kernel.name +
                    "' is not a split-KV kernel: it has no combine kernel");
-  const uint32_t numWords =
-      fa_kernel_num_words(uint32_t(kernel.abiVersion), kernel.trace);
+  const uint32_t numWords = fa_kernel_abi_words(
+      uint32_t(kernel.abiVersion), kernel.trace, kernel.hasHeadParams());
   const int64_t version = kernel.paged     ? 3
                           : kernel.varlen  ? 4
                           : kernel.splitKv ? 2
@@ -137,6 +138,22 @@ Expected<PackedLaunch> fa::packAttentionArgs(const KernelInfo &kernel,
     return invalid("kernel '" + kernel.name +
                    "' was compiled without --trace: it takes no trace "
                    "buffer (AttentionArgs::trace)");
+  // The head parameters (KernelAbi.h, "Head parameters"), each exactly
+  // when the manifest says so.
+  for (const auto &[field, manifest, buffer, what] :
+       {std::tuple<const char *, bool, const Buffer *, const char *>{
+            "alibiSlopes", kernel.alibi, args.alibiSlopes, "alibi"},
+        {"sinks", kernel.sinks, args.sinks, "sinks"}}) {
+    const std::string operand =
+        std::string(what) == "alibi" ? "alibi_slopes" : what;
+    if (manifest && !buffer)
+      return invalid("kernel '" + kernel.name + "' takes " + operand +
+                     " (manifest " + what + "): pass AttentionArgs::" + field);
+    if (!manifest && buffer)
+      return invalid("kernel '" + kernel.name + "' takes no " + operand +
+                     " (its manifest does not say " + what +
+                     "): pass no AttentionArgs::" + field);
+  }
   if (kernel.paged && !args.paged)
     return invalid("kernel '" + kernel.name +
                    "' reads a paged K/V cache (ABI version 3): its launch "
@@ -549,6 +566,39 @@ Expected<PackedLaunch> fa::packAttentionArgs(const KernelInfo &kernel,
                        ": an output must not share memory with another "
                        "operand");
 
+  // The head words (KernelAbi.h, "Head parameters"): alibi_slopes and
+  // sinks, f32 [Hq] each, a null descriptor for the one the kernel lacks.
+  if (kernel.hasHeadParams()) {
+    uint64_t *head = w + fa_abi_num_words(uint32_t(kernel.abiVersion));
+    const uint64_t needed = uint64_t(sh.headsQ) * sizeof(float);
+    for (const auto &[name, buffer, offset] :
+         {std::tuple<const char *, const Buffer *, int>{
+              "alibi_slopes", args.alibiSlopes, FA_ABI_ALIBI},
+          {"sinks", args.sinks, FA_ABI_SINKS}}) {
+      uint64_t *desc = head + offset;
+      desc[4] = 1;
+      if (!buffer)
+        continue;
+      if (buffer->size() < needed)
+        return invalid(std::string("buffer ") + name + " holds " +
+                       std::to_string(buffer->size()) +
+                       " bytes but [Hq=" + std::to_string(sh.headsQ) +
+                       "] of f32 needs " + std::to_string(needed) + " bytes");
+      for (const auto &[output, out] :
+           {std::pair<const char *, const Buffer *>{"O", args.o},
+            {"LSE", args.lse}})
+        if (out == buffer)
+          return invalid(std::string("buffer ") + output +
+                         " is also passed as " + name +
+                         ": an output must not share memory with another "
+                         "operand");
+      desc[0] = desc[1] = buffer->address();
+      desc[3] = buffer->size() / sizeof(float);
+      if (kernel.indexBits == 32)
+        desc[3] = std::min<uint64_t>(desc[3], uint64_t(INT32_MAX));
+    }
+  }
+
   // The trace words (KernelAbi.h, "Trace"): a null descriptor and row -1
   // when the launch asks for no trace.
   if (kernel.trace) {
@@ -760,7 +810,7 @@ struct KernelCall {
   }
 
   using Operand = std::pair<const char *, const Buffer *>;
-  static std::array<Operand, 10> operands(const AttentionArgs &args) {
+  static std::array<Operand, 12> operands(const AttentionArgs &args) {
     return {{{"Q", args.q},
              {"K", args.k},
              {"V", args.v},
@@ -770,7 +820,9 @@ struct KernelCall {
              {"cache_seqlens", args.paged ? args.paged->cacheSeqlens : nullptr},
              {"cu_seqlens_q", args.varlen ? args.varlen->cuSeqlensQ : nullptr},
              {"cu_seqlens_k", args.varlen ? args.varlen->cuSeqlensK : nullptr},
-             {"trace", args.trace ? args.trace->buffer : nullptr}}};
+             {"trace", args.trace ? args.trace->buffer : nullptr},
+             {"alibi_slopes", args.alibiSlopes},
+             {"sinks", args.sinks}}};
   }
 };
 } // namespace
@@ -796,12 +848,14 @@ Status Kernel::launch(const AttentionArgs &args, const LaunchOptions &options,
       for (const auto &[name, buffer] : buffers)
         if (buffer && buffer->guardBytes())
           if (Status g = buffer->checkGuards(
-                  name,
-                  std::string(name) == "LSE" || std::string(name) == "trace"
-                      ? sizeof(float)
-                  : std::string(name).find('_') != std::string::npos
-                      ? sizeof(int32_t)
-                      : elem);
+                  name, std::string(name) == "LSE" ||
+                                std::string(name) == "trace" ||
+                                std::string(name) == "alibi_slopes" ||
+                                std::string(name) == "sinks"
+                            ? sizeof(float)
+                        : std::string(name).find('_') != std::string::npos
+                            ? sizeof(int32_t)
+                            : elem);
               !g.ok())
             return withContext(std::move(g), k);
     return Status::success();

@@ -15,6 +15,7 @@
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
+#include <tuple>
 
 using namespace fa;
 using namespace fa::detail;
@@ -134,7 +135,9 @@ static Status parseVersionedFields(const FieldReader &r, KernelInfo &k) {
       !(s = r.getBool("gqa_packed", k.gqaPacked, false)).ok() ||
       !(s = r.getBool("paged", k.paged, false)).ok() ||
       !(s = r.getBool("varlen", k.varlen, false)).ok() ||
-      !(s = r.getBool("trace", k.trace, false)).ok())
+      !(s = r.getBool("trace", k.trace, false)).ok() ||
+      !(s = r.getBool("alibi", k.alibi, false)).ok() ||
+      !(s = r.getBool("sinks", k.sinks, false)).ok())
     return s;
   if (role == "combine")
     k.role = KernelRole::Combine;
@@ -172,6 +175,12 @@ static Status parseVersionedFields(const FieldReader &r, KernelInfo &k) {
                             "(abi_version 1, not GQA-packed), this one says "
                             "abi_version " +
                                 version);
+  // The trace words and the head words exclude each other (KernelAbi.h).
+  if (k.trace && k.hasHeadParams())
+    return r.error("trace", std::string("a trace kernel has no ") +
+                                (k.alibi ? "alibi" : "sinks") +
+                                " (fac --trace does not trace ALiBi or "
+                                "attention sinks)");
   if (k.isCombine()) {
     if (k.abiVersion < 2)
       return r.error("role", "a combine kernel takes the split-KV ABI "
@@ -277,6 +286,18 @@ static Status checkCombineKernels(const std::vector<KernelInfo> &kernels) {
                    jsonDump(k.softcap) +
                    " (a combine kernel omits the softcap or states its split "
                    "kernel's)");
+    // alibi and sinks add the head words, which the combine kernel takes
+    // too (and reads sinks from): it states both as its split kernel does.
+    for (const auto &[what, mine, theirs] :
+         {std::tuple<const char *, bool, bool>{"alibi", k.alibi, c->alibi},
+          {"sinks", k.sinks, c->sinks}})
+      if (mine != theirs)
+        return error("combine kernel '" + c->name + "' has " + what + " " +
+                     (theirs ? "true" : "false") + ", kernel '" + k.name +
+                     "' has " + (mine ? "true" : "false") +
+                     " (the combine kernel takes its split kernel's words, "
+                     "the head parameters included: it states alibi and "
+                     "sinks as its split kernel does)");
   }
   return Status::success();
 }
@@ -489,6 +510,10 @@ std::string fa::formatManifest(const Manifest &m) {
     }
     if (k.softcap != 0)
       rest["softcap"] = k.softcap;
+    if (k.alibi)
+      rest["alibi"] = true;
+    if (k.sinks)
+      rest["sinks"] = true;
     Json more = {{"scale", k.scale},
                  {"has_lse", k.hasLse},
                  {"block_m", k.blockM},

@@ -419,7 +419,7 @@ Status fa::detail::checkAmdgpuCodeObject(const Manifest &manifest,
     // offsets.
     uint64_t words[FA_ABI_MAX_WORDS] = {};
     const uint32_t numWords =
-        fa_kernel_num_words(uint32_t(k.abiVersion), k.trace);
+        fa_kernel_abi_words(uint32_t(k.abiVersion), k.trace, k.hasHeadParams());
     if (numWords == 0)
       return Status::error(ErrorCode::Unsupported,
                            "kernel '" + k.name + "' uses kernel ABI version " +
@@ -430,19 +430,20 @@ Status fa::detail::checkAmdgpuCodeObject(const Manifest &manifest,
     uint64_t packed =
         packKernargSegment(words, numWords, int(k.indexBits)).size();
     if (packed != m->explicitKernargBytes)
-      return Status::error(ErrorCode::ManifestError,
-                           "kernel '" + k.name + "': the manifest's " +
-                               "abi_version " + std::to_string(k.abiVersion) +
-                               (k.trace ? " with trace" : "") + " (" +
-                               std::to_string(numWords) +
-                               " words) and index_bits " +
-                               std::to_string(k.indexBits) + " give " +
-                               std::to_string(packed) +
-                               " bytes of kernel arguments, the code "
-                               "object's .args take " +
-                               std::to_string(m->explicitKernargBytes) +
-                               " (the manifest does not describe this code "
-                               "object)")
+      return Status::error(
+                 ErrorCode::ManifestError,
+                 "kernel '" + k.name + "': the manifest's " + "abi_version " +
+                     std::to_string(k.abiVersion) +
+                     (k.trace ? " with trace" : "") +
+                     (k.hasHeadParams() ? " with head parameters" : "") + " (" +
+                     std::to_string(numWords) + " words) and index_bits " +
+                     std::to_string(k.indexBits) + " give " +
+                     std::to_string(packed) +
+                     " bytes of kernel arguments, the code "
+                     "object's .args take " +
+                     std::to_string(m->explicitKernargBytes) +
+                     " (the manifest does not describe this code "
+                     "object)")
           .withKernel(k.name);
   }
   return Status::success();

@@ -48,9 +48,10 @@ public:
                 LaunchQueue queue) override {
     const KernelInfo &k = functions[index].info;
     GpuParams params;
-    backend->packWords(words,
-                       fa_kernel_num_words(uint32_t(k.abiVersion), k.trace),
-                       int(k.indexBits), params);
+    backend->packWords(
+        words,
+        fa_kernel_abi_words(uint32_t(k.abiVersion), k.trace, k.hasHeadParams()),
+        int(k.indexBits), params);
     return launchParams(index, g, params, queue);
   }
   Status launchRaw(size_t index, const LaunchGeometry &g, const uint64_t *args,

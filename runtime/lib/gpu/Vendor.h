@@ -103,7 +103,12 @@ std::string hexPointer(const void *pointer);
 /// 524 bytes (version 4 ends with cu_seqlens_k's 4-byte stride, so its last
 /// descriptor is 28 bytes). A trace kernel's 52 words (version 1's and
 /// the trace words, KernelAbi.h) are version 1's, the trace descriptor (32
-/// bytes) and three 8-byte words: 352 or 344 bytes. This
+/// bytes) and three 8-byte words: 352 or 344 bytes. The head words of a
+/// kernel with alibi or sinks (KernelAbi.h, "Head parameters": version 1's
+/// 54, 2's 65, 3's 77 and 4's 87 words) are two descriptors after the
+/// version's words, where the next version has two descriptors too (and
+/// after version 4's, on their own), so the word count alone lays them
+/// out: 64 bytes each, or 32 with 32-bit index arithmetic. This
 /// is the layout of the code object's `.args` metadata
 /// (test/tools/fac-gfx906.test pins it on a compiled kernel).
 std::vector<uint8_t> packKernargSegment(const uint64_t *words, size_t numWords,

@@ -71,9 +71,13 @@ bool fa::detail::isDescriptorIndexWord(size_t i) {
            (i - first) % FA_ABI_WORDS_PER_BUFFER >= 2;
   };
   return fieldOf(FA_ABI_Q, FA_ABI_NUM_BUFFERS) ||
-         fieldOf(FA_ABI_WS_O, 2) ||        // version 2's workspace O and LSE
-         fieldOf(FA_ABI_BLOCK_TABLE, 2) || // version 3's table and lengths
-         fieldOf(FA_ABI_CU_SEQLENS_Q, 2);  // version 4's cu_seqlens_q and _k
+         fieldOf(FA_ABI_WS_O, 2) ||         // version 2's workspace O and LSE
+         fieldOf(FA_ABI_BLOCK_TABLE, 2) ||  // version 3's table and lengths
+         fieldOf(FA_ABI_CU_SEQLENS_Q, 2) || // version 4's cu_seqlens_q and _k
+         // The head words (alibi_slopes and sinks) follow the version's
+         // words: at 44, 55 and 67 they are where versions 2, 3 and 4 have
+         // two descriptors too; after version 4's they are their own.
+         fieldOf(FA_ABI_V4_NUM_WORDS, 2);
 }
 
 std::vector<uint8_t> fa::detail::packKernargSegment(const uint64_t *words,

@@ -65,8 +65,9 @@ public:
     HostLaunch l;
     l.entry = entries[index];
     l.args = words;
-    l.numWords = fa_kernel_num_words(uint32_t(kernels[index].abiVersion),
-                                     kernels[index].trace);
+    l.numWords = fa_kernel_abi_words(uint32_t(kernels[index].abiVersion),
+                                     kernels[index].trace,
+                                     kernels[index].hasHeadParams());
     l.kernelName = kernels[index].name;
     for (int i = 0; i < 3; ++i) {
       l.grid[i] = g.grid[i];
@@ -259,9 +260,12 @@ Status fa::detail::checkHostInfo(const KernelInfo &k,
   if (info.info_bytes != sizeof(fa_host_info))
     return abi("fa_host_info size", info.info_bytes,
                ours(sizeof(fa_host_info)));
-  // A trace kernel (KernelAbi.h, "Trace") takes the trace words too.
-  const uint32_t traced = fa_kernel_num_words(info.abi_version, 1);
-  if (info.num_words != words && (traced == 0 || info.num_words != traced))
+  // A trace kernel (KernelAbi.h, "Trace") takes the trace words too, a
+  // kernel with alibi or sinks the head words ("Head parameters").
+  const uint32_t traced = fa_kernel_abi_words(info.abi_version, 1, 0);
+  const uint32_t headed = fa_kernel_abi_words(info.abi_version, 0, 1);
+  if (info.num_words != words && (traced == 0 || info.num_words != traced) &&
+      info.num_words != headed)
     return abi("ABI word count", info.num_words,
                "ABI version " + std::to_string(info.abi_version) + " has " +
                    std::to_string(words));
@@ -291,10 +295,17 @@ Status fa::detail::checkHostInfo(const KernelInfo &k,
                              std::to_string(info.dtype));
   if (dtypeName(k.dtype) != std::string(dtype))
     return mismatch("dtype", dtypeName(k.dtype), dtype);
-  if (k.trace != (info.num_words != words))
+  if (k.trace != (traced != 0 && info.num_words == traced))
     return mismatch("trace", k.trace ? "true" : "false",
                     std::to_string(info.num_words) + " argument words (" +
                         (k.trace ? "no trace" : "a trace") + ")");
+  if (k.hasHeadParams() != (info.num_words == headed))
+    return mismatch(
+        "alibi " + std::string(k.alibi ? "true" : "false") + " and sinks",
+        k.sinks ? "true" : "false",
+        std::to_string(info.num_words) + " argument words (" +
+            (k.hasHeadParams() ? "no head parameters" : "head parameters") +
+            ")");
   const std::pair<const char *, std::pair<int64_t, int64_t>> fields[] = {
       {"abi_version", {k.abiVersion, info.abi_version}},
       {"lds_bytes", {k.ldsBytes, int64_t(info.lds_bytes)}},

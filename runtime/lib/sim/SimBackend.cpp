@@ -128,7 +128,9 @@ public:
                 LaunchQueue) override {
     const SimKernelEntry &e = kernels[index];
     std::vector<uint8_t> kernarg = packKernargSegment(
-        words, fa_kernel_num_words(uint32_t(e.info.abiVersion), e.info.trace),
+        words,
+        fa_kernel_abi_words(uint32_t(e.info.abiVersion), e.info.trace,
+                            e.info.hasHeadParams()),
         int(e.info.indexBits));
     return run(e, g, kernarg, &options, step);
   }

@@ -87,6 +87,37 @@ inline Status checkWindowSoftcap(const char *kind, int64_t windowLeft,
   return Status::success();
 }
 
+/// InvalidArgument unless `slopes` and `sinks` are each empty (none) or
+/// `heads` finite values (one per query head), as the kernel's f32 [Hq]
+/// operands; shared by the checks of the dense, paged and varlen problems.
+inline Status checkHeadParams(const char *kind, int64_t heads,
+                              const std::vector<float> &slopes,
+                              const std::vector<float> &sinks) {
+  for (const auto &[name, values] :
+       {std::pair<const char *, const std::vector<float> *>{"alibi_slopes",
+                                                            &slopes},
+        {"sinks", &sinks}}) {
+    if (values->empty())
+      continue;
+    if (int64_t(values->size()) != heads)
+      return Status::error(ErrorCode::InvalidArgument,
+                           std::string("invalid ") + kind + " problem: " +
+                               name + " has " + std::to_string(values->size()) +
+                               " values, Hq = " + std::to_string(heads) +
+                               " (one per query head)");
+    for (size_t h = 0; h < values->size(); ++h)
+      if (!std::isfinite((*values)[h])) {
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "%g", double((*values)[h]));
+        return Status::error(ErrorCode::InvalidArgument,
+                             std::string("invalid ") + kind +
+                                 " problem: " + name + "[" + std::to_string(h) +
+                                 "] = " + buf + " (finite values)");
+      }
+  }
+  return Status::success();
+}
+
 /// The capped score softcap * tanh(s / softcap) (s itself when softcap is
 /// 0), in the arithmetic type of the caller.
 template <typename T> inline T capScore(T s, T softcap) {
@@ -120,6 +151,11 @@ template <typename T> struct HeadTask {
   int64_t windowLeft = -1, windowRight = -1;
   double scale = 0;
   double softcap = 0;
+  /// ALiBi: scores less alibiSlope * |i + lk - lq - j| (0: none).
+  double alibiSlope = 0;
+  /// An attention sink: exp(sink) joins each row's denominator.
+  bool hasSink = false;
+  double sink = 0;
   const float *q = nullptr;
   int64_t qStride = 0;
   KeyRows k, v;
@@ -135,12 +171,15 @@ template <typename T> struct HeadTask {
 /// implementation; F32 rounds nothing. `scores` holds at least t.lk values.
 /// The caller zero-fills the magnitude rows. A row that sees no key (causal
 /// with Lq > Lk, a window that leaves none, or Lk = 0) gets O = 0 and
-/// LSE = -inf.
+/// LSE = -inf, or LSE = the sink with a sink (whose exp(sink) is then the
+/// whole denominator). ALiBi subtracts slope * |i + Lk - Lq - j| from the
+/// capped score; the sink enters the row max and the sum once per row.
 template <typename T>
 void attentionRows(const HeadTask<T> &t, DType roundType,
                    std::vector<T> &scores) {
   const int64_t D = t.headDim, Lq = t.lq, Lk = t.lk;
   const T scale = T(t.scale), softcap = T(t.softcap);
+  const T slope = T(t.alibiSlope), sink = T(t.sink);
   const bool round16 = roundType != DType::F32;
 
   for (int64_t i = 0; i < Lq; ++i) {
@@ -153,19 +192,25 @@ void attentionRows(const HeadTask<T> &t, DType roundType,
     if (hi <= lo) {
       for (int64_t c = 0; c < D; ++c)
         oRow[c] = T(0);
-      t.lse[i * t.lseStride] = -std::numeric_limits<T>::infinity();
+      t.lse[i * t.lseStride] =
+          t.hasSink ? sink : -std::numeric_limits<T>::infinity();
       continue;
     }
-    T rowMax = -std::numeric_limits<T>::infinity();
+    T rowMax = t.hasSink ? sink : -std::numeric_limits<T>::infinity();
     for (int64_t j = lo; j < hi; ++j) {
       const float *kRow = t.k.row(j);
       T dot = 0;
       for (int64_t c = 0; c < D; ++c)
         dot += T(qRow[c]) * T(kRow[c]);
       scores[j] = capScore(dot * scale, softcap);
+      if (t.alibiSlope != 0) {
+        const int64_t distance = i + Lk - Lq - j;
+        scores[j] -= slope * T(distance < 0 ? -distance : distance);
+      }
       rowMax = std::max(rowMax, scores[j]);
     }
-    T sum = 0;
+    // The sink's term, once per row.
+    T sum = t.hasSink ? std::exp(sink - rowMax) : T(0);
     for (int64_t j = lo; j < hi; ++j) {
       scores[j] = std::exp(scores[j] - rowMax);
       sum += scores[j];

@@ -193,12 +193,17 @@ __device__ inline acc_t score(const acc_t *qv, const elem_t *kRow,
   return softcap > 0 ? softcap * tanhAcc(s / softcap) : s;
 }
 
+/// ALiBi's bias slope * |distance| (0 without ALiBi), as attentionRows.
+__device__ inline acc_t alibi(acc_t slope, i64 distance) {
+  return slope * acc_t(distance < 0 ? -distance : distance);
+}
+
 extern "C" __global__ void fa_reference_attention(
     const elem_t *q, const elem_t *k, const elem_t *v, acc_t *o, acc_t *lse,
     acc_t *mag, i64 B, i64 Hq, i64 Hkv, i64 Lq, i64 Lk, i64 causal,
     i64 qsb, i64 qsh, i64 qsr, i64 ksb, i64 ksh, i64 ksr, i64 vsb, i64 vsh,
     i64 vsr, double scaleArg, i64 windowLeft, i64 windowRight,
-    double softcapArg) {
+    double softcapArg, const float *slopes, const float *sinks) {
   i64 i = i64(blockIdx.x) * i64(blockDim.x) + i64(threadIdx.x);
   i64 h = blockIdx.y, b = blockIdx.z;
   if (i >= Lq || h >= Hq || b >= B)
@@ -218,37 +223,43 @@ extern "C" __global__ void fa_reference_attention(
   const i64 right = causal ? 0 : windowRight;
   if (right >= 0 && right < Lq - i - 1)
     hi = diagonal + right + 1;
+  // ALiBi's slope and the sink of head h (null pointers: none), as
+  // AttentionCore.h's attentionRows: the sink enters the max and the sum
+  // once, and a row that sees no key has LSE = the sink.
+  const acc_t slope = slopes ? acc_t(slopes[h]) : acc_t(0);
+  const acc_t sink = sinks ? acc_t(sinks[h]) : negInf();
   if (hi <= lo) {
     for (int c = 0; c < FA_D; ++c) {
       oRow[c] = 0;
       if (mag)
         mag[row * FA_D + c] = 0;
     }
-    lse[row] = negInf();
+    lse[row] = sink;
     return;
   }
   const acc_t scale = acc_t(scaleArg), softcap = acc_t(softcapArg);
+  // The score of key j: capped, then ALiBi's bias.
+#define FA_SCORE(j) (score(qv, kHead + (j)*ksr, scale, softcap) - alibi(slope, diagonal - (j)))
   acc_t qv[FA_D];
   for (int c = 0; c < FA_D; ++c)
     qv[c] = acc_t(load(qRow, c));
 
-  acc_t rowMax = negInf();
+  acc_t rowMax = sink;
   for (i64 j = lo; j < hi; ++j) {
-    acc_t s = score(qv, kHead + j * ksr, scale, softcap);
+    acc_t s = FA_SCORE(j);
     rowMax = s > rowMax ? s : rowMax;
   }
   acc_t acc[FA_D];
   for (int c = 0; c < FA_D; ++c)
     acc[c] = 0;
-  acc_t sum = 0;
+  acc_t sum = sinks ? expAcc(sink - rowMax) : acc_t(0);
 #if FA_NAIVE
   // As naiveAttention: the sum first, then P = e / sum rounded to the dtype,
   // P.V accumulated in float, O rounded to the dtype.
   for (i64 j = lo; j < hi; ++j)
-    sum += expAcc(score(qv, kHead + j * ksr, scale, softcap) - rowMax);
+    sum += expAcc(FA_SCORE(j) - rowMax);
   for (i64 j = lo; j < hi; ++j) {
-    acc_t p =
-        expAcc(score(qv, kHead + j * ksr, scale, softcap) - rowMax) / sum;
+    acc_t p = expAcc(FA_SCORE(j) - rowMax) / sum;
 #if FA_DTYPE != 0
     p = roundElem(p);
 #endif
@@ -269,7 +280,7 @@ extern "C" __global__ void fa_reference_attention(
   for (int c = 0; c < FA_D; ++c)
     amag[c] = 0;
   for (i64 j = lo; j < hi; ++j) {
-    acc_t e = expAcc(score(qv, kHead + j * ksr, scale, softcap) - rowMax);
+    acc_t e = expAcc(FA_SCORE(j) - rowMax);
     sum += e;
     const elem_t *vRow = vHead + j * vsr;
     for (int c = 0; c < FA_D; ++c) {
@@ -285,6 +296,7 @@ extern "C" __global__ void fa_reference_attention(
   }
 #endif
   lse[row] = rowMax + logAcc(sum);
+#undef FA_SCORE
 }
 )FA_SRC";
 
@@ -582,12 +594,12 @@ fa::compileDeviceReference(const std::string &target, DType dtype,
 
 namespace {
 /// The kernel's parameter words: 6 pointers, 6 sizes, 9 strides, the scale,
-/// the window's two bounds, the softcap.
-std::vector<uint64_t> referenceParams(const AttentionProblem &p,
-                                      const Buffer &q, const Buffer &k,
-                                      const Buffer &v, const Buffer &o,
-                                      const Buffer &lse, const Buffer *mag,
-                                      const AttentionStrides &st) {
+/// the window's two bounds, the softcap, the slopes and sinks (null: none).
+std::vector<uint64_t>
+referenceParams(const AttentionProblem &p, const Buffer &q, const Buffer &k,
+                const Buffer &v, const Buffer &o, const Buffer &lse,
+                const Buffer *mag, const AttentionStrides &st,
+                const Buffer *slopes, const Buffer *sinks) {
   const AttentionShape &s = p.shape;
   uint64_t scaleBits, softcapBits;
   std::memcpy(&scaleBits, &p.scale, 8);
@@ -616,7 +628,9 @@ std::vector<uint64_t> referenceParams(const AttentionProblem &p,
           scaleBits,
           uint64_t(p.windowLeft),
           uint64_t(p.windowRight),
-          softcapBits};
+          softcapBits,
+          slopes ? slopes->address() : 0,
+          sinks ? sinks->address() : 0};
 }
 
 template <typename T>
@@ -665,6 +679,20 @@ fa::deviceReferenceAttention(const Device &device, const AttentionProblem &p,
   g.grid[2] = uint32_t(s.batch);
   g.block[0] = kReferenceThreads;
 
+  // The slopes and sinks, f32 [Hq] as the kernel under test gets them.
+  std::optional<Buffer> headParams[2];
+  const std::vector<float> *headValues[2] = {&p.alibiSlopes, &p.sinks};
+  for (int i = 0; i < 2; ++i) {
+    if (headValues[i]->empty())
+      continue;
+    const size_t bytes = headValues[i]->size() * sizeof(float);
+    Expected<Buffer> b = device.allocate(bytes);
+    if (!b)
+      return b.takeStatus();
+    if (Status st = b->copyFromHost(headValues[i]->data(), bytes); !st.ok())
+      return st;
+    headParams[i].emplace(b.take());
+  }
   DeviceReferenceResult r;
   const size_t nO = p.qElements(), nLse = p.lseElements();
   for (bool variant : {false, true}) {
@@ -696,7 +724,9 @@ fa::deviceReferenceAttention(const Device &device, const AttentionProblem &p,
       mag.emplace(m.take());
     }
     std::vector<uint64_t> params =
-        referenceParams(p, q, k, v, *o, *lse, mag ? &*mag : nullptr, strides);
+        referenceParams(p, q, k, v, *o, *lse, mag ? &*mag : nullptr, strides,
+                        headParams[0] ? &*headParams[0] : nullptr,
+                        headParams[1] ? &*headParams[1] : nullptr);
     if (Status st = loaded->launch(g, params.data(), params.size()); !st.ok())
       return st;
     Status st;
@@ -771,8 +801,18 @@ fa::devicePagedReferenceAttention(const Device &device, const PagedProblem &p,
                rowsLse = size_t(p.headsQ * p.seqQ);
   for (size_t b = 0; b < sequences->size(); ++b) {
     const DenseSequence &seq = (*sequences)[b];
-    if (seq.data.q.empty())
-      continue; // no keys: O = 0, LSE = -inf
+    if (seq.data.q.empty()) {
+      // No keys: O = 0, LSE = -inf, or each head's sink.
+      if (!p.sinks.empty())
+        for (int64_t h = 0; h < p.headsQ; ++h)
+          for (int64_t i = 0; i < p.seqQ; ++i) {
+            const size_t at = b * rowsLse + size_t(h * p.seqQ + i);
+            r.exact.lse[at] = p.sinks[size_t(h)];
+            if (naive)
+              r.naive.lse[at] = p.sinks[size_t(h)];
+          }
+      continue;
+    }
     Expected<DeviceReferenceResult> one =
         deviceSequenceReference(device, seq, dtype, naive);
     if (!one)
@@ -817,8 +857,20 @@ fa::deviceVarlenReferenceAttention(const Device &device, const VarlenProblem &p,
   const int64_t Hq = p.headsQ, D = p.headDim;
   for (size_t b = 0; b < sequences->size(); ++b) {
     const DenseSequence &seq = (*sequences)[b];
-    if (seq.data.q.empty())
-      continue; // no queries: nothing; no keys: O = 0, LSE = -inf
+    if (seq.data.q.empty()) {
+      // No queries: nothing; no keys: O = 0, LSE = -inf, or each head's
+      // sink.
+      const int64_t q0 = p.cuSeqlensQ[b], lq = p.cuSeqlensQ[b + 1] - q0;
+      if (!p.sinks.empty())
+        for (int64_t h = 0; h < Hq; ++h)
+          for (int64_t i = 0; i < lq; ++i) {
+            const size_t at = size_t(h * p.totalQ + q0 + i);
+            r.exact.lse[at] = p.sinks[size_t(h)];
+            if (naive)
+              r.naive.lse[at] = p.sinks[size_t(h)];
+          }
+      continue;
+    }
     Expected<DeviceReferenceResult> one =
         deviceSequenceReference(device, seq, dtype, naive);
     if (!one)

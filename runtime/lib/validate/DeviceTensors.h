@@ -121,7 +121,7 @@ inline TensorStrides cacheStrides(const PagedProblem &p, int64_t rowPad) {
 /// Device buffers for one problem, filled from `data`.
 struct DeviceTensors {
   std::optional<Buffer> q, k, v, o, lse, blockTable, cacheSeqlens, cuSeqlensQ,
-      cuSeqlensK;
+      cuSeqlensK, alibiSlopes, sinks;
   AttentionStrides strides;
   Placement qPlace, kPlace, vPlace, oPlace, lsePlace;
   /// A paged problem: K and V are its caches (its data's k and v).
@@ -256,6 +256,17 @@ struct DeviceTensors {
           !(s = upload(cuSeqlensK, cuK.data(), cuK.size() * 4)).ok())
         return s;
     }
+    // The head parameters, f32 [Hq], as the problem has them (the kernel
+    // must take exactly those: packAttentionArgs checks).
+    if (!p.alibiSlopes.empty() &&
+        !(s = upload(alibiSlopes, p.alibiSlopes.data(),
+                     p.alibiSlopes.size() * sizeof(float)))
+             .ok())
+      return s;
+    if (!p.sinks.empty() &&
+        !(s = upload(sinks, p.sinks.data(), p.sinks.size() * sizeof(float)))
+             .ok())
+      return s;
     if (kernel.hasLse)
       return output(lse, lsePlace);
     return Status::success();
@@ -271,6 +282,8 @@ struct DeviceTensors {
     a.lse = lse ? &*lse : nullptr;
     a.shape = shape;
     a.strides = strides;
+    a.alibiSlopes = alibiSlopes ? &*alibiSlopes : nullptr;
+    a.sinks = sinks ? &*sinks : nullptr;
     if (paged) {
       PagedKvArgs pg;
       pg.blockTable = &*blockTable;

@@ -141,6 +141,9 @@ Status fa::checkPagedProblem(const PagedProblem &p) {
           checkWindowSoftcap("paged", p.windowLeft, p.windowRight, p.softcap);
       !s.ok())
     return s;
+  if (Status s = checkHeadParams("paged", p.headsQ, p.alibiSlopes, p.sinks);
+      !s.ok())
+    return s;
   if (p.pageSize < 1) // the runtime's message
     return checkPagedKvMetadata(p.batch, p.pageSize, p.maxPages, p.numPages,
                                 p.blockTable, p.cacheSeqlens);
@@ -183,6 +186,9 @@ Status fa::checkVarlenProblem(const VarlenProblem &p) {
     return s;
   if (Status s =
           checkWindowSoftcap("varlen", p.windowLeft, p.windowRight, p.softcap);
+      !s.ok())
+    return s;
+  if (Status s = checkHeadParams("varlen", p.headsQ, p.alibiSlopes, p.sinks);
       !s.ok())
     return s;
   if (Status s = checkBytes(
@@ -265,6 +271,8 @@ Expected<PagedProblem> fa::generatePagedProblem(const PagedGeneratorOptions &o,
   p.windowLeft = o.windowLeft;
   p.windowRight = o.windowRight;
   p.softcap = o.softcap;
+  p.alibiSlopes = o.alibiSlopes;
+  p.sinks = o.sinks;
 
   // Lengths: given, or drawn (then the edge lengths put in).
   if (given) {
@@ -376,6 +384,8 @@ Expected<PagedProblem> fa::pagedProblemFor(const AttentionProblem &dense,
   g.windowLeft = dense.windowLeft;
   g.windowRight = dense.windowRight;
   g.softcap = dense.softcap;
+  g.alibiSlopes = dense.alibiSlopes;
+  g.sinks = dense.sinks;
   return generatePagedProblem(g, seed);
 }
 
@@ -425,6 +435,8 @@ fa::generateVarlenProblem(const VarlenGeneratorOptions &o, uint64_t seed) {
   p.windowLeft = o.windowLeft;
   p.windowRight = o.windowRight;
   p.softcap = o.softcap;
+  p.alibiSlopes = o.alibiSlopes;
+  p.sinks = o.sinks;
   if (Status s = checkVarlenProblem(p); !s.ok())
     return s;
   return p;
@@ -475,6 +487,8 @@ Expected<VarlenProblem> fa::varlenProblemFor(const AttentionProblem &dense,
   g.windowLeft = dense.windowLeft;
   g.windowRight = dense.windowRight;
   g.softcap = dense.softcap;
+  g.alibiSlopes = dense.alibiSlopes;
+  g.sinks = dense.sinks;
   Expected<VarlenProblem> drawn = generateVarlenProblem(g, seed);
   if (!drawn)
     return drawn.takeStatus();
@@ -494,6 +508,8 @@ Expected<VarlenProblem> fa::varlenProblemFor(const AttentionProblem &dense,
   p.windowLeft = dense.windowLeft;
   p.windowRight = dense.windowRight;
   p.softcap = dense.softcap;
+  p.alibiSlopes = dense.alibiSlopes;
+  p.sinks = dense.sinks;
   // The shape's lengths are the bounds (the kernel's grid), whatever the
   // longest sequence.
   p.maxSeqlenQ = sh.seqQ;
@@ -589,6 +605,11 @@ static AttentionResult<T> runPaged(const PagedProblem &p,
     t.windowRight = p.windowRight;
     t.scale = p.scale;
     t.softcap = p.softcap;
+    if (!p.alibiSlopes.empty())
+      t.alibiSlope = p.alibiSlopes[size_t(h)];
+    t.hasSink = !p.sinks.empty();
+    if (t.hasSink)
+      t.sink = p.sinks[size_t(h)];
     t.q = d.q.data() + ((b * Hq + h) * Lq) * D;
     t.qStride = D;
     const int32_t *pages = p.blockTable.data() + b * p.maxPages;
@@ -633,6 +654,11 @@ static AttentionResult<T> runVarlen(const VarlenProblem &p,
     t.windowRight = p.windowRight;
     t.scale = p.scale;
     t.softcap = p.softcap;
+    if (!p.alibiSlopes.empty())
+      t.alibiSlope = p.alibiSlopes[size_t(h)];
+    t.hasSink = !p.sinks.empty();
+    if (t.hasSink)
+      t.sink = p.sinks[size_t(h)];
     // Packed rows: a Q / O row is [Hq, D], a K / V row [Hkv, D].
     t.q = d.q.data() + (q0 * Hq + h) * D;
     t.qStride = Hq * D;
@@ -692,6 +718,8 @@ static DenseSequence denseSequence(const Problem &like, int64_t lq,
   s.problem.windowLeft = like.windowLeft;
   s.problem.windowRight = like.windowRight;
   s.problem.softcap = like.softcap;
+  s.problem.alibiSlopes = like.alibiSlopes;
+  s.problem.sinks = like.sinks;
   const int64_t Hq = like.headsQ, Hkv = like.headsKv, D = like.headDim;
   if (lq > 0 && lk > 0) {
     s.data.q.resize(size_t(Hq * lq * D));

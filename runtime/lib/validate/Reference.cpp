@@ -71,8 +71,11 @@ Status fa::checkShape(const AttentionProblem &p) {
       return Status::error(ErrorCode::InvalidArgument,
                            what + ": the byte size of " + name +
                                " overflows 64 bits");
-  return checkWindowSoftcap("attention", p.windowLeft, p.windowRight,
-                            p.softcap);
+  if (Status st = checkWindowSoftcap("attention", p.windowLeft, p.windowRight,
+                                     p.softcap);
+      !st.ok())
+    return st;
+  return checkHeadParams("attention", s.headsQ, p.alibiSlopes, p.sinks);
 }
 
 Status fa::checkProblem(const AttentionProblem &p, const AttentionData &d) {
@@ -109,6 +112,11 @@ static void attentionHead(const AttentionProblem &p, const AttentionData &d,
   t.windowRight = p.windowRight;
   t.scale = p.scale;
   t.softcap = p.softcap;
+  if (p.hasAlibi())
+    t.alibiSlope = p.alibiSlopes[size_t(h)];
+  t.hasSink = p.hasSinks();
+  if (t.hasSink)
+    t.sink = p.sinks[size_t(h)];
   t.q = d.q.data() + ((b * s.headsQ + h) * Lq) * D;
   t.qStride = D;
   t.k.base = d.k.data() + ((b * s.headsKv + hk) * Lk) * D;

@@ -36,6 +36,9 @@ fa::compareTrace(const AttentionProblem &problem, const AttentionData &data,
                  const std::vector<float> &trace, double scaledThreshold) {
   if (Status s = checkProblem(problem, data); !s.ok())
     return s;
+  if (problem.hasAlibi() || problem.hasSinks())
+    return invalid("trace: the per-block statistics of ALiBi and attention "
+                   "sinks are not traced (fac --trace refuses them)");
   const AttentionShape &sh = problem.shape;
   const int64_t d = problem.headDim;
   if (blockM < 1 || blockN < 1)

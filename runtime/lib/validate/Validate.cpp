@@ -22,6 +22,7 @@
 #include <limits>
 #include <optional>
 #include <thread>
+#include <tuple>
 #include <unistd.h>
 
 using namespace fa;
@@ -36,6 +37,14 @@ Status fa::checkGoldenMatchesKernel(const GoldenCase &g, const KernelInfo &k) {
   // all the same, so that a case that had them would be held to them.
   bool maskMatches = p.windowLeft == k.windowLeft &&
                      p.windowRight == k.windowRight && p.softcap == k.softcap;
+  if (k.hasHeadParams())
+    return Status::error(ErrorCode::InvalidArgument,
+                         "golden case '" + g.name +
+                             "' does not match kernel '" + k.name +
+                             "': golden cases have no " +
+                             (k.alibi ? "ALiBi" : "attention sinks") +
+                             " (validate with --shape)")
+        .withKernel(k.name);
   if (g.dtype == k.dtype && p.headDim == k.headDim && p.causal == k.causal &&
       scaleMatches && maskMatches)
     return Status::success();
@@ -78,6 +87,40 @@ AttentionProblem fa::kernelProblem(const KernelInfo &k,
   p.windowRight = k.windowRight;
   p.softcap = k.softcap;
   return p;
+}
+
+Status fa::setHeadParams(const KernelInfo &k, AttentionProblem &p,
+                         const std::vector<float> &alibiSlopes,
+                         const std::vector<float> &sinks, uint64_t seed) {
+  const int64_t heads = p.shape.headsQ;
+  for (const auto &[name, feature, given] :
+       {std::tuple<const char *, bool, const std::vector<float> *>{
+            "alibi", k.alibi, &alibiSlopes},
+        {"sinks", k.sinks, &sinks}}) {
+    const std::string what =
+        std::string(name) == "alibi" ? "ALiBi slopes" : "attention sinks";
+    if (!feature && !given->empty())
+      return Status::error(ErrorCode::InvalidArgument,
+                           "kernel '" + k.name + "' takes no " + what +
+                               " (its manifest does not say \"" + name +
+                               "\": true)")
+          .withKernel(k.name);
+    if (feature && !given->empty() && int64_t(given->size()) != heads)
+      return Status::error(ErrorCode::InvalidArgument,
+                           std::to_string(given->size()) + " " + what +
+                               " for kernel '" + k.name +
+                               "', the problem has Hq = " +
+                               std::to_string(heads) + " query heads")
+          .withKernel(k.name);
+  }
+  p.alibiSlopes.clear();
+  p.sinks.clear();
+  if (k.alibi)
+    p.alibiSlopes =
+        alibiSlopes.empty() ? drawAlibiSlopes(heads, seed) : alibiSlopes;
+  if (k.sinks)
+    p.sinks = sinks.empty() ? drawSinks(heads, p.shape.seqK, seed) : sinks;
+  return Status::success();
 }
 
 Status fa::checkLayout(const AttentionLayout &layout) {
@@ -413,6 +456,13 @@ Expected<ValidationReport> fa::validateKernel(const Kernel &kernel,
   }
   if (Status s = checkShape(r.problem); !s.ok())
     return s;
+  // The head parameters a kernel takes, given or drawn (a golden case's
+  // kernel has none: checkGoldenMatchesKernel).
+  if (!opts.golden)
+    if (Status s = setHeadParams(info, r.problem, opts.alibiSlopes, opts.sinks,
+                                 opts.seed);
+        !s.ok())
+      return s;
   if (Status s = checkLayout(opts.layout); !s.ok())
     return s;
   // A paged kernel: the table and lengths for these sizes (the shape's Lk is
@@ -640,9 +690,11 @@ static Status makeLaunchInputs(const Kernel &kernel,
   if (Status s = checkVarlenOptions(info, varlenOptions); !s.ok())
     return s;
   in.problem = kernelProblem(info, shape);
-  const AttentionProblem &p = in.problem;
-  if (Status s = checkShape(p); !s.ok())
+  if (Status s = checkShape(in.problem); !s.ok())
     return s;
+  if (Status s = setHeadParams(info, in.problem, {}, {}, 0); !s.ok())
+    return s;
+  const AttentionProblem &p = in.problem;
   in.launchShape = shape;
   if (pagedOptions) {
     Expected<PagedProblem> made = pagedProblemFor(p, *pagedOptions, 0);

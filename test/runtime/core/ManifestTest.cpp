@@ -132,6 +132,8 @@ Manifest everyField() {
     k.windowLeft = i ? 4096 : 0;
     k.windowRight = i ? -1 : 2147483647;
     k.softcap = 0.1 + 30 * i; // needs all 17 digits
+    k.alibi = true;
+    k.sinks = i == 0;
     m.kernels.push_back(k);
   }
   return m;
@@ -178,6 +180,8 @@ void expectSameManifest(const Manifest &a, const Manifest &b) {
     EXPECT_EQ(x.windowLeft, y.windowLeft);
     EXPECT_EQ(x.windowRight, y.windowRight);
     EXPECT_EQ(x.softcap, y.softcap); // bit-exact
+    EXPECT_EQ(x.alibi, y.alibi);
+    EXPECT_EQ(x.sinks, y.sinks);
   }
 }
 
@@ -911,3 +915,102 @@ TEST(ManifestTest, CodeObjectIdentity) {
 }
 
 } // namespace
+
+// ALiBi and attention sinks (issue 32): optional booleans, written after
+// `causal` (and the window and softcap) only when set, read back; they add
+// the head words to the ABI, so a combine kernel states its split kernel's
+// values; never with a trace.
+TEST(ManifestTest, ParsesAlibiAndSinks) {
+  const std::string both =
+      replace(docExample, "\"causal\": true,",
+              "\"causal\": true, \"alibi\": true, \"sinks\": true,");
+  Expected<Manifest> m = parseManifest(both);
+  FA_ASSERT_OK(m);
+  EXPECT_TRUE(m->kernels[0].alibi);
+  EXPECT_TRUE(m->kernels[0].sinks);
+  EXPECT_TRUE(m->kernels[0].hasHeadParams());
+  std::string text = formatManifest(*m);
+  EXPECT_NE(text.find("\"causal\": true,\n      \"alibi\": true,\n"
+                      "      \"sinks\": true,\n      \"scale\": 0.125,\n"),
+            std::string::npos)
+      << text;
+  Expected<Manifest> back = parseManifest(text);
+  FA_ASSERT_OK(back);
+  expectSameManifest(*back, *m);
+
+  // One of the two: only it is written.
+  Expected<Manifest> sinks = parseManifest(replace(
+      docExample, "\"causal\": true,", "\"causal\": true, \"sinks\": true,"));
+  FA_ASSERT_OK(sinks);
+  EXPECT_FALSE(sinks->kernels[0].alibi);
+  EXPECT_TRUE(sinks->kernels[0].sinks);
+  EXPECT_TRUE(sinks->kernels[0].hasHeadParams());
+  text = formatManifest(*sinks);
+  EXPECT_EQ(text.find("alibi"), std::string::npos) << text;
+  EXPECT_NE(text.find("\"sinks\": true"), std::string::npos) << text;
+
+  // Absent or false: neither, and the entry is written as before.
+  Expected<Manifest> plain = parseManifest(docExample);
+  FA_ASSERT_OK(plain);
+  EXPECT_FALSE(plain->kernels[0].alibi);
+  EXPECT_FALSE(plain->kernels[0].sinks);
+  EXPECT_FALSE(plain->kernels[0].hasHeadParams());
+  Expected<Manifest> stated = parseManifest(
+      replace(docExample, "\"causal\": true,",
+              "\"causal\": true, \"alibi\": false, \"sinks\": false,"));
+  FA_ASSERT_OK(stated);
+  EXPECT_EQ(formatManifest(*stated), formatManifest(*plain));
+  for (const char *field : {"alibi", "sinks"})
+    EXPECT_EQ(formatManifest(*plain).find(field), std::string::npos) << field;
+
+  // A split-KV pair states them on both kernels.
+  const std::string pair =
+      replace(replace(splitExample, "\"kv_splits\": \"runtime\",",
+                      "\"kv_splits\": \"runtime\", \"alibi\": true, "
+                      "\"sinks\": true,"),
+              "\"role\": \"combine\",",
+              "\"role\": \"combine\", \"alibi\": true, \"sinks\": true,");
+  Expected<Manifest> split = parseManifest(pair);
+  FA_ASSERT_OK(split);
+  EXPECT_TRUE(split->kernels[1].alibi);
+  EXPECT_TRUE(split->kernels[1].sinks);
+}
+
+TEST(ManifestTest, RejectsBadAlibiAndSinks) {
+  auto with = [](const std::string &fields) {
+    return replace(docExample, "\"causal\": true,",
+                   "\"causal\": true, " + fields);
+  };
+  EXPECT_EQ(errorOf(with("\"alibi\": 1,")),
+            "manifest field 'kernels[0].alibi': expected a boolean, got a "
+            "number");
+  EXPECT_EQ(errorOf(with("\"sinks\": \"yes\",")),
+            "manifest field 'kernels[0].sinks': expected a boolean, got a "
+            "string");
+  // The trace words and the head words exclude each other.
+  EXPECT_EQ(errorOf(replace(with("\"alibi\": true,"), "\"abi_version\": 1,",
+                            "\"abi_version\": 1, \"trace\": true,")),
+            "manifest field 'kernels[0].trace': a trace kernel has no alibi "
+            "(fac --trace does not trace ALiBi or attention sinks)");
+  EXPECT_EQ(errorOf(replace(with("\"sinks\": true,"), "\"abi_version\": 1,",
+                            "\"abi_version\": 1, \"trace\": true,")),
+            "manifest field 'kernels[0].trace': a trace kernel has no sinks "
+            "(fac --trace does not trace ALiBi or attention sinks)");
+
+  // A combine kernel that omits them, or states others, takes other words.
+  const std::string split =
+      replace(splitExample, "\"kv_splits\": \"runtime\",",
+              "\"kv_splits\": \"runtime\", \"sinks\": true,");
+  EXPECT_EQ(errorOf(split),
+            "manifest field 'kernels[0].combine': combine kernel 'merge' has "
+            "sinks false, kernel 'split' has true (the combine kernel takes "
+            "its split kernel's words, the head parameters included: it "
+            "states alibi and sinks as its split kernel does)");
+  EXPECT_EQ(errorOf(replace(split, "\"role\": \"combine\",",
+                            "\"role\": \"combine\", \"alibi\": true, "
+                            "\"sinks\": true,")),
+            "manifest field 'kernels[0].combine': combine kernel 'merge' has "
+            "alibi true, kernel 'split' has false (the combine kernel takes "
+            "its split kernel's words, the head parameters included: it "
+            "states alibi and sinks as its split kernel does)");
+}

@@ -22,7 +22,9 @@
 //   FA_KERNEL_NAME, FA_ELEM (0 f32, 1 f16, 2 bf16), FA_HEAD_DIM, FA_CAUSAL,
 //   FA_HAS_LSE, FA_SCALE, FA_BLOCK_M, FA_BLOCK_N, FA_THREADS, FA_WAVE_SIZE,
 //   FA_WINDOW_LEFT, FA_WINDOW_RIGHT (the sliding window, -1 unbounded, the
-//   default), FA_SOFTCAP (0 none, the default),
+//   default), FA_SOFTCAP (0 none, the default), FA_ALIBI and FA_SINKS (1:
+//   the kernel takes the head-parameter words, KernelAbi.h, and applies
+//   ALiBi's slopes / the attention sinks; 0 the default),
 //   FA_BUG (0 none; 1 drops the barrier after the tile copy: an LDS race;
 //   2 lets rows past Lq return before the barriers: barrier divergence;
 //   3 the causal loop over K/V stops one key short of the block's last row's
@@ -36,7 +38,10 @@
 //   12 the byte 4 bytes before the start of V; 13 writes a byte 1 MiB past
 //   the end of O; 14 the window's left edge one key too far left, so that
 //   each row whose window starts past key 0 sees one key too many; 15 does
-//   not apply the softcap).
+//   not apply the softcap; 16 measures ALiBi's distance from the start,
+//   |i - j|, not from the end, |i + Lk - Lq - j|; 17 adds the sink to the
+//   denominator once per K/V block, not once per row; 18 leaves the sink
+//   out of LSE).
 //
 // No heap allocation: the emulator may abandon a misbehaving thread.
 //
@@ -54,6 +59,12 @@
 #endif
 #ifndef FA_WINDOW_RIGHT
 #define FA_WINDOW_RIGHT -1
+#endif
+#ifndef FA_ALIBI
+#define FA_ALIBI 0
+#endif
+#ifndef FA_SINKS
+#define FA_SINKS 0
 #endif
 #ifndef FA_SOFTCAP
 #define FA_SOFTCAP 0
@@ -95,7 +106,8 @@ inline void announce(fa_host_env *env, const void *p, uint32_t bytes,
 extern "C" __attribute__((visibility("default"))) const fa_host_info FA_INFO = {
     /*abi_version=*/1, // dense: FA_ABI_V1_NUM_WORDS words
     /*info_bytes=*/sizeof(fa_host_info),
-    /*num_words=*/FA_ABI_V1_NUM_WORDS,
+    /*num_words=*/FA_ABI_V1_NUM_WORDS +
+        (FA_ALIBI || FA_SINKS ? FA_ABI_HEAD_WORDS : 0),
     /*env_bytes=*/sizeof(fa_host_env),
     /*lds_bytes=*/4 * (2 * BLOCK_N * D + BLOCK_M * BLOCK_N),
     /*threads=*/THREADS,
@@ -120,6 +132,14 @@ FA_ENTRY(const uint64_t *args, fa_host_env *env) {
   const Elem *V = reinterpret_cast<const Elem *>(args[FA_ABI_V + 1]);
   Elem *O = reinterpret_cast<Elem *>(args[FA_ABI_O + 1]);
   float *LSE = reinterpret_cast<float *>(args[FA_ABI_LSE + 1]);
+  // The head words follow version 1's: slopes and sinks, f32 [Hq].
+  const uint64_t *head = args + FA_ABI_V1_NUM_WORDS;
+  const float *slopes =
+      FA_ALIBI ? reinterpret_cast<const float *>(head[FA_ABI_ALIBI + 1])
+               : nullptr;
+  const float *sinks =
+      FA_SINKS ? reinterpret_cast<const float *>(head[FA_ABI_SINKS + 1])
+               : nullptr;
 
   const uint32_t tid = env->thread_id[0];
 #if FA_BUG >= 10 && FA_BUG <= 13
@@ -201,6 +221,10 @@ FA_ENTRY(const uint64_t *args, fa_host_env *env) {
 #else
   const float scale = float(FA_SCALE);
 #endif
+  const float slope = slopes ? slopes[h] : 0.f;
+  const float sink = sinks ? sinks[h] : -INFINITY;
+  (void)slope;
+  (void)sink;
 
   for (int64_t n0 = kvBegin; n0 < kvEnd; n0 += BLOCK_N) {
     for (int64_t e = tid; e < BLOCK_N * D; e += THREADS) {
@@ -232,13 +256,28 @@ FA_ENTRY(const uint64_t *args, fa_host_env *env) {
         if (FA_SOFTCAP > 0)
           s[t] = float(FA_SOFTCAP) * tanhf(s[t] / float(FA_SOFTCAP));
 #endif
+#if FA_BUG == 16
+        const int64_t distance = i - j; // planted bug: from the start
+#else
+        const int64_t distance = i + shift - j;
+#endif
+        if (FA_ALIBI)
+          s[t] -= slope * float(distance < 0 ? -distance : distance);
       }
       localMax = fmaxf(localMax, s[t]);
     }
     for (uint32_t off = 1; off < LANES; off <<= 1)
       localMax = fmaxf(localMax, shuffleXor(env, localMax, off));
+#if FA_BUG == 17
+    // Planted bug: the sink joins every block's statistics.
+    localMax = fmaxf(localMax, sink);
+#endif
     const float mNew = fmaxf(m, localMax);
     float localSum = 0;
+#if FA_BUG == 17
+    if (lane == 0)
+      localSum = expf(sink - mNew);
+#endif
     for (int64_t t = 0; t < BLOCK_N / LANES; ++t) {
       int64_t jj = lane + t * LANES;
       float p = s[t] == -INFINITY ? 0.f : expf(s[t] - mNew);
@@ -268,31 +307,54 @@ FA_ENTRY(const uint64_t *args, fa_host_env *env) {
 
   if (!active)
     return;
-  const float inv = l > 0 ? 1.f / l : 0.f;
-#if FA_BUG == 4
-  const int64_t *oSt = st; // planted bug: Q's strides
+#if FA_SINKS && FA_BUG != 17
+  {
+    // The sink, once per row: it joins the max and the sum, not the output.
+    const float mNew = fmaxf(m, sink);
+    const float alpha = m == -INFINITY ? 0.f : expf(m - mNew);
+    for (int64_t c = 0; c < COLS; ++c)
+      acc[c] *= alpha;
+#if FA_BUG == 18
+    // Planted bug: O divides by the sum with the sink, LSE without it.
+    const float lNoSink = alpha * l;
+    l = lNoSink + expf(sink - mNew);
+    m = mNew;
+    const float inv = l > 0 ? 1.f / l : 0.f;
+    l = lNoSink;
 #else
-  const int64_t *oSt = st + 9;
+    l = alpha * l + expf(sink - mNew);
+    m = mNew;
+    const float inv = l > 0 ? 1.f / l : 0.f;
 #endif
-  Elem *oRow = O + b * oSt[0] + h * oSt[1] + i * oSt[2] + lane * COLS;
-  for (int64_t c = 0; c < COLS; ++c)
-    oRow[c] = fromFloat(acc[c] * inv);
+#else
+  {
+    const float inv = l > 0 ? 1.f / l : 0.f;
+#endif
+#if FA_BUG == 4
+    const int64_t *oSt = st; // planted bug: Q's strides
+#else
+    const int64_t *oSt = st + 9;
+#endif
+    Elem *oRow = O + b * oSt[0] + h * oSt[1] + i * oSt[2] + lane * COLS;
+    for (int64_t c = 0; c < COLS; ++c)
+      oRow[c] = fromFloat(acc[c] * inv);
 #if FA_BUG == 8
-  if (b == sizes[0] - 1 && h == Hq - 1 && i == Lq - 1 && lane == LANES - 1)
-    oRow[COLS] = fromFloat(1.f); // planted: one element past the row
+    if (b == sizes[0] - 1 && h == Hq - 1 && i == Lq - 1 && lane == LANES - 1)
+      oRow[COLS] = fromFloat(1.f); // planted: one element past the row
 #endif
 #if FA_HAS_LSE
 #if FA_BUG == 9
-  if (b == 0 && h == 0 && i == 0 && lane == 0)
-    LSE[-1] = 1.f; // planted: one element before the buffer
+    if (b == 0 && h == 0 && i == 0 && lane == 0)
+      LSE[-1] = 1.f; // planted: one element before the buffer
 #endif
-  if (lane == 0)
+    if (lane == 0)
 #if FA_BUG == 6
-    LSE[(b * Hq + h) * Lq + i] = l > 0 ? m + logf(l) : -INFINITY; // planted
+      LSE[(b * Hq + h) * Lq + i] = l > 0 ? m + logf(l) : -INFINITY; // planted
 #else
-    LSE[b * st[12] + h * st[13] + i] = l > 0 ? m + logf(l) : -INFINITY;
+      LSE[b * st[12] + h * st[13] + i] = l > 0 ? m + logf(l) : -INFINITY;
 #endif
 #else
-  (void)LSE;
+    (void)LSE;
 #endif
+  }
 }
