@@ -594,6 +594,68 @@ TEST(AlibiSinksAbiTest, PacksTheHeadWords) {
             "share memory with another operand");
 }
 
+// Split-KV (version 2) and varlen (version 4) kernels: the head words
+// follow the version's words, 55 and 77, and leave S and cu_seqlens alone.
+TEST(AlibiSinksAbiTest, PacksAfterSplitAndVarlenWords) {
+  Device device = test::hostDevice();
+  auto buffer = [&](size_t bytes) {
+    Expected<Buffer> b = device.allocate(bytes);
+    EXPECT_TRUE(b.ok());
+    return b.take();
+  };
+  const AttentionShape shape{1, 2, 1, 8, 40};
+  const int64_t D = 64;
+  Buffer q = buffer(2 * 8 * D * 4), kv = buffer(40 * D * 4),
+         o = buffer(2 * 8 * D * 4), lse = buffer(2 * 8 * 4);
+  Buffer slopes = buffer(8), sinks = buffer(8);
+  AttentionArgs args;
+  args.q = &q;
+  args.k = args.v = &kv;
+  args.o = &o;
+  args.lse = &lse;
+  args.shape = shape;
+  args.alibiSlopes = &slopes;
+  args.sinks = &sinks;
+
+  Manifest split = test::fixtureManifest("split_f32");
+  ASSERT_EQ(split.kernels.size(), 2u);
+  for (KernelInfo &k : split.kernels)
+    k.alibi = k.sinks = true;
+  Expected<PackedLaunch> packed = packAttentionArgs(
+      split.kernels[0], args, device.limits(), &split.kernels[1], 3);
+  FA_ASSERT_OK(packed);
+  EXPECT_EQ(packed->numWords, 65u);
+  EXPECT_EQ(packed->words[FA_ABI_SPLITS], 3u);
+  EXPECT_EQ(packed->words[55], slopes.address());
+  EXPECT_EQ(packed->words[57], 0u);
+  EXPECT_EQ(packed->words[58], 2u);
+  EXPECT_EQ(packed->words[60], sinks.address());
+  EXPECT_EQ(packed->words[64], 1u);
+
+  Manifest varlen = test::fixtureManifest("varlen_f32");
+  varlen.kernels[0].sinks = true;
+  args.alibiSlopes = nullptr;
+  const std::vector<int32_t> cuQ = {0, 8}, cuK = {0, 40};
+  Buffer cuQBuffer = buffer(8), cuKBuffer = buffer(8);
+  VarlenArgs vl;
+  vl.cuSeqlensQ = &cuQBuffer;
+  vl.cuSeqlensK = &cuKBuffer;
+  vl.totalQ = 8;
+  vl.totalK = 40;
+  vl.hostCuSeqlensQ = cuQ;
+  vl.hostCuSeqlensK = cuK;
+  args.varlen = vl;
+  packed = packAttentionArgs(varlen.kernels[0], args, device.limits());
+  FA_ASSERT_OK(packed);
+  EXPECT_EQ(packed->numWords, 87u);
+  EXPECT_EQ(packed->words[FA_ABI_CU_SEQLENS_Q], cuQBuffer.address());
+  EXPECT_EQ(packed->words[FA_ABI_CU_SEQLENS_K], cuKBuffer.address());
+  EXPECT_EQ(packed->words[77], 0u); // no slopes: a null descriptor
+  EXPECT_EQ(packed->words[81], 1u);
+  EXPECT_EQ(packed->words[82], sinks.address());
+  EXPECT_EQ(packed->words[85], 2u);
+}
+
 //===----------------------------------------------------------------------===//
 // Kernels with them: the host fixtures
 //===----------------------------------------------------------------------===//
