@@ -822,6 +822,13 @@ bool InstDecoder::decodeVop3p() {
     in_.abs = in_.negHi;
     in_.negHi = 0;
   }
+  // The integer dot products on bytes and nibbles (v_dot4_*, v_dot8_*)
+  // have 32-bit sources: no halves to select or negate (LLVM refuses such
+  // words too).
+  if (info.src0 == OperandType::B32 &&
+      (in_.opSel || in_.opSelHi != 7 || in_.neg || in_.negHi))
+    return fail(std::string("op_sel, op_sel_hi or neg on ") + info.mnemonic +
+                ", whose sources are not packed");
   OperandType types[3] = {info.src0, info.src1, info.src2};
   unsigned numSrc = countSources(info);
   in_.numSrc = static_cast<uint8_t>(numSrc);

@@ -506,9 +506,15 @@ void fa::sim::registerMemory(ExecFn *t) {
   VM_FAMILY(FLAT)
   VM_FAMILY(SCRATCH)
 #undef VM_FAMILY
+  set(Op::BUFFER_LOAD_UBYTE, vmLoad<1, U8>);
+  set(Op::BUFFER_LOAD_SBYTE, vmLoad<1, I8>);
+  set(Op::BUFFER_LOAD_USHORT, vmLoad<2, U16>);
+  set(Op::BUFFER_LOAD_SSHORT, vmLoad<2, I16>);
   set(Op::BUFFER_LOAD_DWORD, vmLoad<4, Dwords>);
   set(Op::BUFFER_LOAD_DWORDX2, vmLoad<8, Dwords>);
   set(Op::BUFFER_LOAD_DWORDX4, vmLoad<16, Dwords>);
+  set(Op::BUFFER_STORE_BYTE, vmStore<1, false>);
+  set(Op::BUFFER_STORE_SHORT, vmStore<2, false>);
   set(Op::BUFFER_STORE_DWORD, vmStore<4, false>);
   set(Op::BUFFER_STORE_DWORDX2, vmStore<8, false>);
   set(Op::BUFFER_STORE_DWORDX4, vmStore<16, false>);

@@ -480,6 +480,147 @@ bool vInt16(Wave &w, const Instruction &in, ExecContext &ctx) {
   return true;
 }
 
+/// v_add_i16 / v_sub_i16 (VOP3 only): D.i16 = S0.i16 +/- S1.i16, op_sel
+/// bits 0 and 1 taking a source's high half, clamp saturating to the i16
+/// range; the result goes to bits 15:0 with bits 31:16 zeroed, or with
+/// op_sel bit 3 to bits 31:16 with bits 15:0 kept.
+bool vAddSubI16(Wave &w, const Instruction &in, ExecContext &ctx) {
+  if (in.neg | in.abs | in.negHi | in.omod | (in.opSel & 4))
+    return noModifiers(w, in, ctx);
+  uint32_t t0[kWaveLanes], t1[kWaveLanes];
+  const uint32_t *a = vsrc32(w, in.src[0], t0);
+  const uint32_t *b = vsrc32(w, in.src[1], t1);
+  uint32_t *d = w.vgpr(in.dst[0].index);
+  const bool sub = in.op == Op::V_SUB_I16, clamp = in.clamp;
+  const unsigned sa = in.opSel & 1 ? 16 : 0, sb = in.opSel & 2 ? 16 : 0;
+  const bool hi = in.opSel & 8;
+  forLanes(w.exec(), [&](unsigned l) {
+    int32_t A = int16_t(a[l] >> sa), B = int16_t(b[l] >> sb);
+    int32_t r = sub ? A - B : A + B;
+    if (clamp)
+      r = std::min(32767, std::max(-32768, r));
+    uint32_t r16 = uint32_t(r) & 0xffff;
+    d[l] = hi ? (d[l] & 0xffff) | r16 << 16 : r16;
+  });
+  return true;
+}
+
+/// The VOP3P integer operations on two 16-bit halves: for result half h
+/// (0 low, 1 high) source i gives its high half where bit i of op_sel
+/// (h = 0) or op_sel_hi (h = 1) is set. The *rev shifts take the amount
+/// (4 bits) in src0. clamp (saturation) is not implemented.
+bool vPkInt16(Wave &w, const Instruction &in, ExecContext &ctx) {
+  if (in.neg | in.abs | in.negHi | in.omod | in.clamp)
+    return ctx.fail(w, in, ErrorCode::Unsupported,
+                    "neg/abs/omod/clamp on a packed integer instruction are "
+                    "not implemented by gfx906-sim");
+  uint32_t t0[kWaveLanes], t1[kWaveLanes], t2[kWaveLanes];
+  const uint32_t *a = vsrc32(w, in.src[0], t0);
+  const uint32_t *b = vsrc32(w, in.src[1], t1);
+  const uint32_t *c = in.numSrc > 2 ? vsrc32(w, in.src[2], t2) : b;
+  uint32_t *d = w.vgpr(in.dst[0].index);
+  const Op op = in.op;
+  auto half = [](uint32_t x, unsigned sel, unsigned i) -> uint16_t {
+    return uint16_t((sel >> i) & 1 ? x >> 16 : x);
+  };
+  forLanes(w.exec(), [&](unsigned l) {
+    uint32_t out = 0;
+    for (unsigned h = 0; h < 2; ++h) {
+      const unsigned sel = h ? in.opSelHi : in.opSel;
+      const uint16_t A = half(a[l], sel, 0), B = half(b[l], sel, 1),
+                     C = half(c[l], sel, 2);
+      uint32_t r;
+      switch (op) {
+      case Op::V_PK_MAD_I16:
+      case Op::V_PK_MAD_U16:
+        r = uint32_t(A) * B + C; // the low 16 bits agree signed or not
+        break;
+      case Op::V_PK_MUL_LO_U16:
+        r = uint32_t(A) * B;
+        break;
+      case Op::V_PK_ADD_I16:
+      case Op::V_PK_ADD_U16:
+        r = uint32_t(A) + B;
+        break;
+      case Op::V_PK_SUB_I16:
+      case Op::V_PK_SUB_U16:
+        r = uint32_t(A) - B;
+        break;
+      case Op::V_PK_LSHLREV_B16:
+        r = uint32_t(B) << (A & 15);
+        break;
+      case Op::V_PK_LSHRREV_B16:
+        r = B >> (A & 15);
+        break;
+      case Op::V_PK_ASHRREV_I16:
+        r = uint32_t(int32_t(int16_t(B)) >> (A & 15));
+        break;
+      case Op::V_PK_MAX_I16:
+        r = uint16_t(std::max(int16_t(A), int16_t(B)));
+        break;
+      case Op::V_PK_MIN_I16:
+        r = uint16_t(std::min(int16_t(A), int16_t(B)));
+        break;
+      case Op::V_PK_MAX_U16:
+        r = std::max(A, B);
+        break;
+      default: // V_PK_MIN_U16
+        r = std::min(A, B);
+        break;
+      }
+      out |= (r & 0xffff) << (16 * h);
+    }
+    d[l] = out;
+  });
+  return true;
+}
+
+/// The integer dot products: D = S2 + the sum over the packed elements of
+/// S0[i] * S1[i] (2 x 16, 4 x 8 or 8 x 4 bits, signed or not), modulo
+/// 2^32. v_dot4_i32_i8 is HIP's __dp4a (ggml's quantized matrix products).
+/// Only the default op_sel (0) and op_sel_hi (1 for both sources); clamp
+/// (saturation) is not implemented.
+bool vDotInt(Wave &w, const Instruction &in, ExecContext &ctx) {
+  if (in.neg | in.abs | in.negHi | in.omod | in.clamp | in.opSel ||
+      (in.opSelHi & 3) != 3)
+    return ctx.fail(w, in, ErrorCode::Unsupported,
+                    "modifiers, op_sel or clamp on an integer dot product are "
+                    "not implemented by gfx906-sim");
+  uint32_t t0[kWaveLanes], t1[kWaveLanes], t2[kWaveLanes];
+  const uint32_t *a = vsrc32(w, in.src[0], t0);
+  const uint32_t *b = vsrc32(w, in.src[1], t1);
+  const uint32_t *c = vsrc32(w, in.src[2], t2);
+  uint32_t *d = w.vgpr(in.dst[0].index);
+  unsigned bits;
+  bool sign;
+  switch (in.op) {
+  case Op::V_DOT2_I32_I16:
+  case Op::V_DOT2_U32_U16:
+    bits = 16, sign = in.op == Op::V_DOT2_I32_I16;
+    break;
+  case Op::V_DOT4_I32_I8:
+  case Op::V_DOT4_U32_U8:
+    bits = 8, sign = in.op == Op::V_DOT4_I32_I8;
+    break;
+  default: // V_DOT8_I32_I4, V_DOT8_U32_U4
+    bits = 4, sign = in.op == Op::V_DOT8_I32_I4;
+    break;
+  }
+  auto element = [&](uint32_t x, unsigned i) -> int64_t {
+    uint32_t e = (x >> (i * bits)) & ((1u << bits) - 1);
+    if (sign && (e >> (bits - 1)))
+      return int64_t(e) - (int64_t(1) << bits);
+    return e;
+  };
+  forLanes(w.exec(), [&](unsigned l) {
+    int64_t sum = sign ? int64_t(int32_t(c[l])) : int64_t(c[l]);
+    for (unsigned i = 0; i < 32 / bits; ++i)
+      sum += element(a[l], i) * element(b[l], i);
+    d[l] = uint32_t(sum);
+  });
+  return true;
+}
+
 } // namespace
 
 void fa::sim::registerValu(ExecFn *t) {
@@ -504,6 +645,17 @@ void fa::sim::registerValu(ExecFn *t) {
     set(op, vInt);
   set(Op::V_MBCNT_LO_U32_B32, vInt);
   set(Op::V_MBCNT_HI_U32_B32, vInt);
+  set(Op::V_ADD_I16, vAddSubI16);
+  set(Op::V_SUB_I16, vAddSubI16);
+  for (Op op : {Op::V_PK_MAD_I16, Op::V_PK_MUL_LO_U16, Op::V_PK_ADD_I16,
+                Op::V_PK_SUB_I16, Op::V_PK_LSHLREV_B16, Op::V_PK_LSHRREV_B16,
+                Op::V_PK_ASHRREV_I16, Op::V_PK_MAX_I16, Op::V_PK_MIN_I16,
+                Op::V_PK_MAD_U16, Op::V_PK_ADD_U16, Op::V_PK_SUB_U16,
+                Op::V_PK_MAX_U16, Op::V_PK_MIN_U16})
+    set(op, vPkInt16);
+  for (Op op : {Op::V_DOT2_I32_I16, Op::V_DOT2_U32_U16, Op::V_DOT4_I32_I8,
+                Op::V_DOT4_U32_U8, Op::V_DOT8_I32_I4, Op::V_DOT8_U32_U4})
+    set(op, vDotInt);
   for (Op op : {Op::V_ADD_U16, Op::V_SUB_U16, Op::V_MUL_LO_U16,
                 Op::V_LSHLREV_B16, Op::V_LSHRREV_B16, Op::V_ASHRREV_I16,
                 Op::V_MAX_U16, Op::V_MIN_U16, Op::V_MAX_I16, Op::V_MIN_I16})

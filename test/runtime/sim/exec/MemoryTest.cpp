@@ -234,6 +234,39 @@ TEST(SimFlat, PrivateAndSharedApertures) {
   }
 }
 
+// MUBUF byte and short accesses of the private segment: stores of the
+// low byte / short, loads zero- or sign-extending.
+TEST(SimScratch, MubufBytesAndShorts) {
+  WaveRun r({
+      0xe0600005, 0x80000100, // buffer_store_byte v1, off, s[0:3], 0 offset:5
+      0xe068000a, 0x80000100, // buffer_store_short v1, off, s[0:3], 0
+                              //   offset:10
+      0xe0400005, 0x80000200, // buffer_load_ubyte v2, off, s[0:3], 0 offset:5
+      0xe0440005, 0x80000300, // buffer_load_sbyte v3, off, s[0:3], 0 offset:5
+      0xe048000a, 0x80000400, // buffer_load_ushort v4, off, s[0:3], 0
+                              //   offset:10
+      0xe04c000a, 0x80000500, // buffer_load_sshort v5, off, s[0:3], 0
+                              //   offset:10
+      0xbf8c0f70,             // s_waitcnt vmcnt(0)
+  });
+  std::vector<uint8_t> scratch(64 * 16);
+  r.ctx.scratch = scratch.data();
+  r.ctx.scratchPerLane = 16;
+  r.setV(1, [](unsigned l) { return l == 1 ? 0x12340070u : 0x123480f0u; });
+  ASSERT_TRUE(r.run().ok());
+  EXPECT_EQ(scratch[5], 0xf0);
+  EXPECT_EQ(scratch[10] | scratch[11] << 8, 0x80f0);
+  EXPECT_EQ(scratch[9], 0); // the byte store wrote one byte
+  EXPECT_EQ(scratch[12], 0);
+  EXPECT_EQ(scratch[16 + 5], 0x70);
+  EXPECT_EQ(r.v(2, 0), 0xf0u);
+  EXPECT_EQ(r.v(3, 0), 0xfffffff0u);
+  EXPECT_EQ(r.v(4, 0), 0x80f0u);
+  EXPECT_EQ(r.v(5, 0), 0xffff80f0u);
+  EXPECT_EQ(r.v(3, 1), 0x70u);
+  EXPECT_EQ(r.v(5, 1), 0x70u);
+}
+
 TEST(SimWaitcnt, ReadBeforeTheWaitIsAHazard) {
   std::vector<uint32_t> buf(128, 3);
   auto make = [&](std::vector<uint32_t> words) {

@@ -225,3 +225,91 @@ TEST(SimValu, MbcntLaneIdAndRank) {
   EXPECT_EQ(r.v(5, 34), 4u);
   EXPECT_EQ(r.v(5, 63), 4u);
 }
+
+// The integer dot products (v_dot4_i32_i8 is HIP's __dp4a, which ggml's
+// quantized matrix products use): D = S2 + sum of S0[i] * S1[i] over the
+// packed elements, modulo 2^32. Sums worked out by hand from the bytes.
+TEST(SimValu, IntegerDotProducts) {
+  WaveRun r({
+      0xd3a84003, 0x1c0a0300, // v_dot4_i32_i8 v3, v0, v1, v2
+      0xd3a94004, 0x1c0a0300, // v_dot4_u32_u8 v4, v0, v1, v2
+      0xd3aa4005, 0x1c0a0300, // v_dot8_i32_i4 v5, v0, v1, v2
+      0xd3ab4006, 0x1c0a0300, // v_dot8_u32_u4 v6, v0, v1, v2
+      0xd3a64007, 0x1c0a0300, // v_dot2_i32_i16 v7, v0, v1, v2
+      0xd3a74008, 0x1c0a0300, // v_dot2_u32_u16 v8, v0, v1, v2
+  });
+  // Lane 0: S0 bytes (low first) 127, 1, 0xff, 0x80; S1 bytes 5, 4, 3, 2.
+  // Lane 1: 4 x 127 * 127 added to 0x7fffffff wraps.
+  r.setV(0, [](unsigned l) { return l == 0 ? 0x80ff017fu : 0x7f7f7f7fu; });
+  r.setV(1, [](unsigned l) { return l == 0 ? 0x02030405u : 0x7f7f7f7fu; });
+  r.setV(2, [](unsigned l) { return l == 0 ? 1000u : 0x7fffffffu; });
+  ASSERT_TRUE(r.run().ok());
+  // 127*5 + 1*4 + (-1)*3 + (-128)*2 + 1000; unsigned: 255*3 + 128*2.
+  EXPECT_EQ(r.v(3, 0), 1380u);
+  EXPECT_EQ(r.v(4, 0), 2660u);
+  // Nibbles of S0 (low first) f 7 1 0 f f 0 8, of S1 5 0 4 0 3 0 2 0:
+  // signed -5 + 4 - 3, unsigned 75 + 4 + 45.
+  EXPECT_EQ(r.v(5, 0), 996u);
+  EXPECT_EQ(r.v(6, 0), 1124u);
+  // Halves 0x017f = 383, 0x80ff = -32513 (33023), 0x0405 = 1029, 0x0203 =
+  // 515: 383*1029 - 32513*515 + 1000 = -16349088; unsigned 17401952.
+  EXPECT_EQ(r.v(7, 0), uint32_t(-16349088));
+  EXPECT_EQ(r.v(8, 0), 17401952u);
+  EXPECT_EQ(r.v(3, 1), 0x8000fc03u); // 0x7fffffff + 64516
+}
+
+TEST(SimValu, IntegerDotClampIsRefused) {
+  WaveRun r({0xd3a8c003, 0x1c0a0300}); // v_dot4_i32_i8 v3, v0, v1, v2 clamp
+  Status s = r.run();
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.code(), ErrorCode::Unsupported);
+  EXPECT_NE(s.message().find("v_dot4_i32_i8 at pc 0x0"), std::string::npos)
+      << s.message();
+}
+
+// v_add_i16 / v_sub_i16 (VOP3): i16 results in bits 15:0 (31:16 zeroed),
+// clamp saturating, op_sel choosing source halves and the result's half.
+TEST(SimValu, AddSubI16) {
+  WaveRun r({
+      0xd29f0003, 0x00020300, // v_sub_i16 v3, v0, v1
+      0xd29e8004, 0x00020300, // v_add_i16 v4, v0, v1 clamp
+      0xd29f4805, 0x00020300, // v_sub_i16 v5, v0, v1 op_sel:[1,0,1]
+  });
+  // Lane 0: S0 = (hi -32768, lo 32767), S1 = (hi 1, lo -1). Lane 1: S0 =
+  // (0, 32767), S1 = (0, 1).
+  r.setV(0, [](unsigned l) { return l == 0 ? 0x80007fffu : 0x00007fffu; });
+  r.setV(1, [](unsigned l) { return l == 0 ? 0x0001ffffu : 0x00000001u; });
+  r.setV(5, 0x1234abcdu);
+  ASSERT_TRUE(r.run().ok());
+  EXPECT_EQ(r.v(3, 0), 0x00008000u); // 32767 - (-1) wraps to -32768
+  EXPECT_EQ(r.v(4, 0), 0x00007ffeu); // 32767 + (-1)
+  EXPECT_EQ(r.v(4, 1), 0x00007fffu); // 32767 + 1 clamped
+  EXPECT_EQ(r.v(5, 0), 0x8001abcdu); // hi: -32768 - (-1); lo kept
+  EXPECT_EQ(r.v(5, 1), 0xffffabcdu); // hi: 0 - 1
+}
+
+// The VOP3P integer operations, per 16-bit half, with op_sel / op_sel_hi
+// choosing which half of each source feeds each result half.
+TEST(SimValu, PackedInt16) {
+  WaveRun r({
+      0xd3854003, 0x18020300, // v_pk_lshrrev_b16 v3, v0, v1
+      0xd3834004, 0x18020300, // v_pk_sub_i16 v4, v0, v1
+      0xd3874805, 0x10020300, // v_pk_max_i16 v5, v0, v1 op_sel:[1,0]
+                              //   op_sel_hi:[0,1]
+      0xd3894006, 0x1c0a0300, // v_pk_mad_u16 v6, v0, v1, v2
+      0xd3864007, 0x18020300, // v_pk_ashrrev_i16 v7, v0, v1
+      0xd3844008, 0x18020300, // v_pk_lshlrev_b16 v8, v0, v1
+  });
+  r.setV(0, 0x00038001u); // hi 3, lo 0x8001
+  r.setV(1, 0xf0000010u); // hi 0xf000, lo 0x0010
+  r.setV(2, 0x00020005u); // hi 2, lo 5
+  ASSERT_TRUE(r.run().ok());
+  // Shift amounts are S0's halves & 15: lo 1, hi 3.
+  EXPECT_EQ(r.v(3, 0), 0x1e000008u); // 0xf000 >> 3, 0x0010 >> 1
+  EXPECT_EQ(r.v(4, 0), 0x10037ff1u); // 3 - 0xf000, 0x8001 - 0x10
+  // Low: max(S0.hi 3, S1.lo 16); high: max(S0.lo -32767, S1.hi -4096).
+  EXPECT_EQ(r.v(5, 0), 0xf0000010u);
+  EXPECT_EQ(r.v(6, 0), 0xd0020015u); // 3 * 0xf000 + 2, 0x8001 * 0x10 + 5
+  EXPECT_EQ(r.v(7, 0), 0xfe000008u); // -4096 >> 3, 0x10 >> 1
+  EXPECT_EQ(r.v(8, 0), 0x80000020u); // 0xf000 << 3, 0x10 << 1
+}
