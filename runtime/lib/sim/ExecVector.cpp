@@ -5,14 +5,16 @@
 //===----------------------------------------------------------------------===//
 //
 // This file implements the vector ALU's integer, bitwise, compare, select,
-// carry and cross-lane instructions (VOP1, VOP2, VOPC, VOP3A/B), from the
-// Vega 7nm ISA reference's definitions. Each handler resolves its operands
-// once (sim/Exec.h) and loops over the EXEC lanes; a family shares one
-// handler whose switch on the Op sits outside the lane loop.
+// carry and cross-lane instructions (VOP1, VOP2, VOPC, VOP3A/B), the VOP3P
+// integer operations on 16-bit halves and the integer dot products, from
+// the Vega 7nm ISA reference's definitions. Each handler resolves its
+// operands once (sim/Exec.h) and loops over the EXEC lanes; a family shares
+// one handler whose switch on the Op sits outside the lane loop.
 //
 // Integer instructions take no input or output modifiers: a VOP3 encoding
 // with neg/abs/omod/clamp/op_sel set on one of them is reported as not
-// implemented rather than run with the bits ignored.
+// implemented rather than run with the bits ignored (v_add/sub_i16's clamp
+// and op_sel and the VOP3P op_sel/op_sel_hi are implemented).
 //
 //===----------------------------------------------------------------------===//
 
