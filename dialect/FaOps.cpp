@@ -96,6 +96,24 @@ static LogicalResult verifyMaskOptions(Operation *op,
   return success();
 }
 
+/// ALiBi slopes and sinks: each a [Hq] f32 vector (`qHeads` the query's
+/// head count, dynamic or not).
+static LogicalResult verifyHeadParams(AttentionOp op, int64_t qHeads) {
+  for (auto [name, value] :
+       {std::pair<StringRef, Value>{"alibi slopes", op.getAlibiSlopes()},
+        {"sinks", op.getSinks()}}) {
+    if (!value)
+      continue;
+    auto t = cast<RankedTensorType>(value.getType());
+    if (t.getRank() != 1 || !t.getElementType().isF32() ||
+        !dimsCompatible(t.getShape()[0], qHeads))
+      return op.emitOpError()
+             << name << " must be tensor<" << dimStr(qHeads)
+             << "xf32> (one f32 per query head), got " << t;
+  }
+  return success();
+}
+
 static LogicalResult verifyVarlen(AttentionOp op) {
   auto q = op.getQuery().getType(), k = op.getKey().getType(),
        v = op.getValue().getType();
@@ -174,6 +192,8 @@ static LogicalResult verifyVarlen(AttentionOp op) {
   if (auto scale = op.getScale(); scale && !(scale->convertToFloat() > 0.0f))
     return op.emitOpError()
            << "scale must be positive, got " << scale->convertToFloat();
+  if (failed(verifyHeadParams(op, q.getShape()[1])))
+    return failure();
   return verifyMaskOptions(op, op.getWindowLeft(), op.getWindowRight(),
                            op.getSoftcap());
 }
@@ -265,6 +285,8 @@ LogicalResult AttentionOp::verify() {
   if (auto scale = getScale(); scale && !(scale->convertToFloat() > 0.0f))
     return emitOpError() << "scale must be positive, got "
                          << scale->convertToFloat();
+  if (failed(verifyHeadParams(*this, qs[1])))
+    return failure();
   return verifyMaskOptions(*this, getWindowLeft(), getWindowRight(),
                            getSoftcap());
 }
@@ -338,7 +360,11 @@ LogicalResult SoftmaxOp::verify() {
 /// trailing dimensions it covers.
 static LogicalResult checkTileAgainstMemref(Operation *op, RankedTensorType t,
                                             MemRefType m) {
-  if (m.getRank() != t.getRank() + 2)
+  // A per-head vector [H] (fa.load_tile only): every row of a head reads
+  // its head's value.
+  const bool perHead = isa<LoadTileOp>(op) && t.getRank() == 1 &&
+                       m.getRank() == 1;
+  if (m.getRank() != t.getRank() + 2 && !perHead)
     return op->emitOpError()
            << "a rank-" << t.getRank() << " tile needs a rank-"
            << t.getRank() + 2 << " memref, got rank " << m.getRank();
@@ -494,6 +520,13 @@ LogicalResult TileMaskOp::verify() {
   auto t = getInput().getType();
   if (t.getRank() != 2 || !t.getElementType().isF32())
     return emitOpError() << "expects a 2-D f32 tile, got " << t;
+  if (Value alibi = getAlibi()) {
+    auto a = cast<RankedTensorType>(alibi.getType());
+    if (a.getRank() != 1 || !a.getElementType().isF32() ||
+        a.getDimSize(0) != t.getDimSize(0))
+      return emitOpError() << "alibi must be tensor<" << t.getDimSize(0)
+                           << "xf32> (one slope per row), got " << a;
+  }
   return verifyMaskOptions(*this, getWindowLeft(), getWindowRight(),
                            std::nullopt);
 }

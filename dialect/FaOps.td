@@ -54,6 +54,23 @@ def Fa_AttentionOp : Fa_Op<"attention", [Pure, AttrSizedOperandSegments]> {
     mask: `s = c * tanh(scale * q·k / c)` (Gemma 2's logit softcapping).
     Both compose with paged, varlen, GQA and the LSE.
 
+    `alibi(%slopes : tensor<Hq x f32>)` adds ALiBi's linear bias (FlashAttention
+    2's): query head `h`'s score of key `j` for query `i` becomes
+    `s - slopes[h] * |i + (Lk - Lq) - j|`, after the softcap and before the
+    mask. `sinks(%sinks : tensor<Hq x f32>)` are attention sinks (gpt-oss):
+    head `h`'s logit `sinks[h]` joins every row's softmax denominator once
+    and contributes no value, so `O_i = sum_j e^(s_ij) v_j / (sum_j e^(s_ij)
+    + e^(sinks[h]))` and the LSE is the log of that denominator (a row that
+    sees no key: O = 0, LSE = `sinks[h]`). Both are per query head, f32, and
+    compose with every other option.
+
+    ```mlir
+    %o = fa.attention %q, %k, %v causal window(127, 0)
+        alibi(%slopes : tensor<8xf32>) sinks(%sinks : tensor<8xf32>)
+        : tensor<1x8x?x64xf16>, tensor<1x2x?x64xf16>,
+          tensor<1x2x?x64xf16> -> tensor<1x8x?x64xf16>
+    ```
+
     ```mlir
     %o = fa.attention %q, %k, %v causal window(4096, -1) softcap(50.0)
         : tensor<1x8x?x128xf16>, tensor<1x2x?x128xf16>,
@@ -82,6 +99,8 @@ def Fa_AttentionOp : Fa_Op<"attention", [Pure, AttrSizedOperandSegments]> {
                        Optional<AnyRankedTensor>:$cache_seqlens,
                        Optional<AnyRankedTensor>:$cu_seqlens_q,
                        Optional<AnyRankedTensor>:$cu_seqlens_k,
+                       Optional<AnyRankedTensor>:$alibi_slopes,
+                       Optional<AnyRankedTensor>:$sinks,
                        OptionalAttr<F32Attr>:$scale, UnitAttr:$causal,
                        OptionalAttr<I64Attr>:$window_left,
                        OptionalAttr<I64Attr>:$window_right,
@@ -96,6 +115,8 @@ def Fa_AttentionOp : Fa_Op<"attention", [Pure, AttrSizedOperandSegments]> {
     (`causal` $causal^)? (`scale` `(` $scale^ `)`)?
     (`window` `(` $window_left^ `,` $window_right `)`)?
     (`softcap` `(` $softcap^ `)`)?
+    (`alibi` `(` $alibi_slopes^ `:` type($alibi_slopes) `)`)?
+    (`sinks` `(` $sinks^ `:` type($sinks) `)`)?
     attr-dict `:` type($query) `,` type($key) `,` type($value)
     (`,` type($block_table)^ `,` type($cache_seqlens))? `->`
     type($output) (`,` type($lse)^)?
@@ -193,6 +214,9 @@ def Fa_LoadTileOp : Fa_Op<"load_tile", [AttrSizedOperandSegments,
     `[B, H, L, D]`) into an `R x C` tile, `C >= D`, or of a rank-3 memref
     `[B, H, L]` into an `R` tile. Rows at or past `L`, and columns at or
     past `D` (a head dimension padded for the thread mapping), read as zero.
+    From a rank-1 memref `[H]` of per-head values (ALiBi slopes, sinks) an
+    `R` tile reads `source[head]` into every row (packed: the row's own
+    head's), as if it were `[B, H, L]` with strides `(0, 1, 0)`.
 
     With `group(%g)` the rows are packed query heads (GQA packing): `head`
     is a KV head and packed row `p = row + r` is row `p mod L` of head
@@ -348,7 +372,7 @@ def Fa_RowBroadcastOp : Fa_Op<"row_broadcast", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Fa_TileMaskOp : Fa_Op<"tile_mask", [Pure,
+def Fa_TileMaskOp : Fa_Op<"tile_mask", [Pure, AttrSizedOperandSegments,
     AllTypesMatch<["input", "result"]>]> {
   let summary = "Mask out-of-range and (optionally) causal entries with -inf";
   let description = [{
@@ -361,7 +385,10 @@ def Fa_TileMaskOp : Fa_Op<"tile_mask", [Pure,
     `c > r mod l + (cols - l)`. With `window(left, right)` (fa.attention's)
     it also becomes `-inf` when `c < r + (cols - rows) - left` (left >= 0)
     or `c > r + (cols - rows) + right` (right >= 0), r taken mod the period
-    and rows the period where there is one.
+    and rows the period where there is one. With `alibi(%slopes)` (an `R`
+    f32 row tile: each row's ALiBi slope in the scores' units) every entry
+    first becomes `x - slopes[i] * |r + (cols - rows) - c|` (r mod the
+    period, rows the period where there is one).
 
     ```mlir
     %m = fa.tile_mask %s rows(%m0, %lq) cols(%n0, %lk) causal : tensor<64x64xf32>
@@ -369,13 +396,15 @@ def Fa_TileMaskOp : Fa_Op<"tile_mask", [Pure,
   }];
   let arguments = (ins AnyRankedTensor:$input, Index:$row, Index:$rows,
                        Index:$col, Index:$cols, Optional<Index>:$period,
+                       Optional<AnyRankedTensor>:$alibi,
                        UnitAttr:$causal, OptionalAttr<I64Attr>:$window_left,
                        OptionalAttr<I64Attr>:$window_right);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = [{
     $input `rows` `(` $row `,` $rows `)` `cols` `(` $col `,` $cols `)`
     (`period` `(` $period^ `)`)? (`causal` $causal^)?
-    (`window` `(` $window_left^ `,` $window_right `)`)? attr-dict `:`
+    (`window` `(` $window_left^ `,` $window_right `)`)?
+    (`alibi` `(` $alibi^ `:` type($alibi) `)`)? attr-dict `:`
     type($input)
   }];
   let hasVerifier = 1;

@@ -132,6 +132,8 @@ FailureOr<std::vector<KernelInfo>> mlir::fa::collectKernels(ModuleOp module) {
     k.paged = f->hasAttr("fa.paged");
     k.varlen = f->hasAttr("fa.varlen");
     k.trace = f->hasAttr("fa.trace");
+    k.alibi = f->hasAttr("fa.alibi");
+    k.sinks = f->hasAttr("fa.sinks");
     if (auto combine = f->getAttrOfType<FlatSymbolRefAttr>("fa.combine"))
       k.combine = combine.getValue().str();
     else

@@ -75,6 +75,10 @@ struct KernelInfo {
   /// Validation layer 2: the trace words follow the version's
   /// (KernelAbi.h, "Trace").
   bool trace = false;
+  /// ALiBi slopes and sinks: the head words follow the version's
+  /// (KernelAbi.h, "Head parameters").
+  bool alibi = false, sinks = false;
+  bool hasHeadParams() const { return alibi || sinks; }
   std::string combine;
   std::vector<int64_t> staticSizes; // B, Hq, Hkv, Lq, Lk; -1 = dynamic
   /// The backend's resource figures (manifest `resources`), where it has

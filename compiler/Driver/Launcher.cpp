@@ -1006,6 +1006,12 @@ mlir::fa::renderLauncher(llvm::StringRef codeObject,
         k.name + "' is " +
         (k.paged ? "paged (ABI version 3)" : "varlen (ABI version 4)") +
         ": launch it through the runtime (fa::Kernel::launch)");
+  if (k.hasHeadParams())
+    return launcherError(
+        "--emit=launcher does not pass ALiBi slopes or sinks yet; kernel '" +
+        k.name + "' takes " +
+        (k.alibi && k.sinks ? "both" : k.alibi ? "alibi_slopes" : "sinks") +
+        ": launch it through the runtime (fa::Kernel::launch)");
   const ::fa::KernelInfo *combine = nullptr;
   if (k.splitKv)
     for (const ::fa::KernelInfo &c : manifest.kernels)

@@ -50,6 +50,8 @@ llvm::Expected<std::string> mlir::fa::renderManifest(
     entry.paged = k.paged;
     entry.varlen = k.varlen;
     entry.trace = k.trace;
+    entry.alibi = k.alibi;
+    entry.sinks = k.sinks;
     entry.role =
         k.isCombine ? ::fa::KernelRole::Combine : ::fa::KernelRole::Attention;
     std::optional<::fa::DType> dtype = ::fa::parseDType(k.dtype);

@@ -348,7 +348,8 @@ LogicalResult HostKernelBuilder::outline(gpu::GPUFuncOp kernel,
 /// (each buffer as allocated and aligned pointer, offset, size, stride; then
 /// the sizes and strides), the LDS block as one more such memref, and env.
 static LogicalResult checkBodyParameters(LLVM::LLVMFuncOp body,
-                                         int64_t abiVersion, bool trace) {
+                                         int64_t abiVersion, bool trace,
+                                         bool headParams) {
   auto params = body.getFunctionType().getParams();
   MLIRContext *ctx = body.getContext();
   Type ptr = LLVM::LLVMPointerType::get(ctx), i64 = IntegerType::get(ctx, 64);
@@ -375,11 +376,16 @@ static LogicalResult checkBodyParameters(LLVM::LLVMFuncOp body,
     memref();
     memref();
   }
+  if (headParams) { // ALiBi slopes, sinks
+    memref();
+    memref();
+  }
   if (trace) { // the trace buffer; traced batch, head, row
     memref();
     expected.append({i64, i64, i64});
   }
-  const unsigned words = fa_kernel_num_words(uint32_t(abiVersion), trace);
+  const unsigned words =
+      fa_kernel_abi_words(uint32_t(abiVersion), trace, headParams);
   memref(); // the LDS block
   expected.push_back(ptr);
   if (params.size() != expected.size())
@@ -402,7 +408,8 @@ static fa_host_info hostInfo(const KernelInfo &k, int64_t ldsBytes) {
   fa_host_info info = {};
   info.abi_version = uint32_t(k.abiVersion);
   info.info_bytes = sizeof(fa_host_info);
-  info.num_words = fa_kernel_num_words(uint32_t(k.abiVersion), k.trace);
+  info.num_words = fa_kernel_abi_words(uint32_t(k.abiVersion), k.trace,
+                                       k.hasHeadParams());
   info.env_bytes = sizeof(fa_host_env);
   info.lds_bytes = uint64_t(ldsBytes);
   info.threads = uint32_t(k.threads);
@@ -567,11 +574,13 @@ struct FaGpuToHostPass
                            << "' is missing";
         return signalPassFailure();
       }
-      if (failed(checkBodyParameters(body, e.info.abiVersion, e.info.trace)))
+      if (failed(checkBodyParameters(body, e.info.abiVersion, e.info.trace,
+                                     e.info.hasHeadParams())))
         return signalPassFailure();
       buildEntry(
           b, body, e.entry, sizes[i],
-          fa_kernel_num_words(uint32_t(e.info.abiVersion), e.info.trace));
+          fa_kernel_abi_words(uint32_t(e.info.abiVersion), e.info.trace,
+                              e.info.hasHeadParams()));
       buildInfo(b, module, body.getLoc(), e.entry + FA_HOST_INFO_SUFFIX,
                 hostInfo(e.info, sizes[i]));
     }

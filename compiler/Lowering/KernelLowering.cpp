@@ -562,7 +562,8 @@ Value KernelLowering::tileMask(TileMaskOp op) {
   const int64_t left = op.getWindowLeft() ? int64_t(*op.getWindowLeft()) : -1;
   const int64_t right =
       op.getWindowRight() ? int64_t(*op.getWindowRight()) : -1;
-  if (op.getCausal() || left >= 0 || right >= 0) {
+  auto fragType = cast<VectorType>(frag.getType());
+  if (op.getAlibi() || op.getCausal() || left >= 0 || right >= 0) {
     // Bottom-right aligned: row r's diagonal is column r + (cols - rows); a
     // packed row is position r mod period of a head of `period` rows.
     Value period = op.getPeriod() ? *scalar(op.getPeriod()) : Value();
@@ -571,6 +572,28 @@ Value KernelLowering::tileMask(TileMaskOp op) {
     Value shift = arith::SubIOp::create(
         b, loc, numCols, period ? period : *scalar(op.getRows()));
     Value diag = arith::AddIOp::create(b, loc, rowsV, splat(shift));
+    // ALiBi: x - slope * |diag - c| (the planted bug measures |r - c|, from
+    // the start).
+    if (Value slopes = op.getAlibi()) {
+      Value slopeFrag = *fragment(slopes);
+      SmallVector<int64_t> perRow;
+      for (int64_t i = 0; i < mapping.rm; ++i)
+        for (int64_t j = 0; j < cc; ++j)
+          perRow.push_back(i);
+      Value slopeAt = vector::ShuffleOp::create(b, loc, slopeFrag, slopeFrag,
+                                                perRow);
+      Value from = bug == PlantedBug::AlibiWrongEnd ? rowsV : diag;
+      Value delta = arith::SubIOp::create(b, loc, from, colsV);
+      Value dist = arith::MaxSIOp::create(
+          b, loc, delta,
+          arith::SubIOp::create(b, loc, splat(idx(0)), delta));
+      auto i64Vec = VectorType::get({n}, b.getI64Type());
+      Value distF = arith::SIToFPOp::create(
+          b, loc, fragType,
+          arith::IndexCastOp::create(b, loc, i64Vec, dist));
+      frag = arith::SubFOp::create(
+          b, loc, frag, arith::MulFOp::create(b, loc, slopeAt, distF));
+    }
     auto hide = [&](arith::CmpIPredicate pred, Value bound) {
       Value out = arith::CmpIOp::create(b, loc, pred, colsV, bound);
       masked = arith::OrIOp::create(b, loc, masked, out);
@@ -589,7 +612,6 @@ Value KernelLowering::tileMask(TileMaskOp op) {
                                                   : arith::CmpIPredicate::sgt,
            arith::AddIOp::create(b, loc, diag, splat(idx(right))));
   }
-  auto fragType = cast<VectorType>(frag.getType());
   Value negInf = arith::ConstantOp::create(
       b, loc,
       DenseElementsAttr::get(
@@ -984,6 +1006,21 @@ LogicalResult KernelLowering::run() {
       g.sb = arith::MulIOp::create(b, loc, sizes[1], sizes[3]);
     }
     globals[func.getArgument(roles[r])] = g;
+  }
+  // The head words: ALiBi slopes and sinks, [Hq] f32, read as [B, Hq, L]
+  // with strides (0, 1, 0): every row of a head reads its head's value.
+  if (auto head = grid->getAttrOfType<DenseI64ArrayAttr>("fa.head_params")) {
+    for (int i = 0; i < 2; ++i) {
+      if (head[i] < 0)
+        continue;
+      Global g;
+      g.role = kNumVarlenRoles + i;
+      g.flat = kernel.getArgument(headParamsArg(roles.size()) + i);
+      g.sb = idx(0);
+      g.sh = idx(1);
+      g.sl = idx(0);
+      globals[func.getArgument(head[i])] = g;
+    }
   }
   // The trace words (fa-tile trace=true): the buffer and the traced
   // batch, head and row, as index values of the kernel.

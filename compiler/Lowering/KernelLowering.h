@@ -58,6 +58,15 @@ constexpr int64_t kCuArg = kTableArg + 4; // cu_seqlens_q, _k (version 4)
 /// A traced dense kernel's trace buffer, then its traced batch, head and
 /// row, after version 1's arguments (KernelAbi.h, "Trace").
 constexpr int64_t kTraceArg = kWsArg;
+/// The head words' arguments (ALiBi slopes, then sinks; KernelAbi.h, "Head
+/// parameters"): right after the arguments of the ABI version a grid of
+/// `numRoles` fa.args has.
+constexpr int64_t headParamsArg(size_t numRoles) {
+  return numRoles >= kNumVarlenRoles  ? kCuArg + 2
+         : numRoles >= kNumPagedRoles ? kCuArg
+         : numRoles >= kNumSplitRoles ? kTableArg
+                                      : kWsArg;
+}
 
 class KernelLowering {
 public:

@@ -153,6 +153,26 @@ static void buildLaunch(OpBuilder &b, scf::ForallOp grid, gpu::GPUFuncOp kernel,
     args.push_back(contiguous(kCuQ, kCuArg));
     args.push_back(contiguous(kCuK, kCuArg + 1));
   }
+  if (auto head = grid->getAttrOfType<DenseI64ArrayAttr>("fa.head_params")) {
+    // The head words: ALiBi slopes and sinks ([Hq] f32), or empty ones.
+    for (int i = 0; i < 2; ++i) {
+      auto flatType = cast<MemRefType>(
+          kernel.getArgumentTypes()[headParamsArg(roles.size()) + i]);
+      if (head[i] < 0) {
+        Value empty = memref::AllocaOp::create(
+            b, loc, MemRefType::get({0}, flatType.getElementType()));
+        args.push_back(memref::CastOp::create(b, loc, flatType, empty));
+        continue;
+      }
+      Value m = func.getArgument(head[i]);
+      auto meta = memref::ExtractStridedMetadataOp::create(b, loc, m);
+      args.push_back(memref::ReinterpretCastOp::create(
+          b, loc, flatType, meta.getBaseBuffer(),
+          OpFoldResult(meta.getOffset()),
+          ArrayRef<OpFoldResult>{OpFoldResult(meta.getSizes()[0])},
+          ArrayRef<OpFoldResult>{b.getIndexAttr(1)}));
+    }
+  }
   if (auto trace = grid->getAttrOfType<DenseI64ArrayAttr>("fa.trace")) {
     // The trace words: the buffer (rank 1 already) and batch, head, row.
     args.push_back(memref::CastOp::create(b, loc,
@@ -286,6 +306,27 @@ static LogicalResult lowerGrid(scf::ForallOp grid, gpu::GPUModuleOp gpuModule,
                                 << " entries): the trace words follow ABI "
                                    "version 1's";
   }
+  auto headAttr = grid->getAttrOfType<DenseI64ArrayAttr>("fa.head_params");
+  if (headAttr) {
+    auto func = grid->getParentOfType<func::FuncOp>();
+    auto isVector = [&](int64_t i) {
+      if (i == -1)
+        return true;
+      if (i < 0 || i >= static_cast<int64_t>(func.getNumArguments()))
+        return false;
+      auto m = dyn_cast<MemRefType>(func.getArgument(i).getType());
+      return m && m.getRank() == 1 && m.getElementType().isF32();
+    };
+    if (headAttr.size() != 2 || !isVector(headAttr[0]) ||
+        !isVector(headAttr[1]) || (headAttr[0] < 0 && headAttr[1] < 0))
+      return grid.emitOpError()
+             << "is not an fa tile grid (fa.head_params must name the ALiBi "
+                "slopes and sinks arguments, rank-1 f32 memrefs, or -1; not "
+                "both -1)";
+    if (traceAttr)
+      return grid.emitOpError() << "traces a grid with ALiBi or sinks (the "
+                                   "trace words follow ABI version 1's)";
+  }
   const TargetDesc *target = lookupTarget(config.getTarget().getValue());
   if (!target)
     return grid.emitOpError()
@@ -340,6 +381,9 @@ static LogicalResult lowerGrid(scf::ForallOp grid, gpu::GPUModuleOp gpuModule,
   if (varlen) // version 4: cu_seqlens_q, cu_seqlens_k
     argTypes.append({flatType(IntegerType::get(ctx, 32)),
                      flatType(IntegerType::get(ctx, 32))});
+  if (headAttr) // ALiBi slopes and sinks
+    argTypes.append(
+        {flatType(Float32Type::get(ctx)), flatType(Float32Type::get(ctx))});
   if (traceAttr) // the trace buffer; traced batch, head, row
     argTypes.append({flatType(Float32Type::get(ctx)), IntegerType::get(ctx, 64),
                      IntegerType::get(ctx, 64), IntegerType::get(ctx, 64)});
@@ -374,6 +418,10 @@ static LogicalResult lowerGrid(scf::ForallOp grid, gpu::GPUModuleOp gpuModule,
   kernel->setAttr("fa.has_lse", mb.getBoolAttr(roles[kLse] >= 0));
   if (traceAttr)
     kernel->setAttr("fa.trace", mb.getUnitAttr());
+  if (headAttr && headAttr[0] >= 0)
+    kernel->setAttr("fa.alibi", mb.getUnitAttr());
+  if (headAttr && headAttr[1] >= 0)
+    kernel->setAttr("fa.sinks", mb.getUnitAttr());
   kernel->setAttr("fa.head_dim", mb.getI64IntegerAttr(headDim));
   // Sizes fixed at compile time (-1: dynamic); the runtime checks them.
   auto kType = cast<MemRefType>(func.getArgument(roles[kK]).getType());

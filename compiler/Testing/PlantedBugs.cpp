@@ -48,6 +48,9 @@ static const PlantedBugInfo kBugs[] = {
     {PlantedBug::SoftcapAfterMax, "softcap-after-max", "fa-tile",
      "softcap: the online max is taken over the uncapped scores (the "
      "exponentials of capped scores underflow against it)"},
+    {PlantedBug::SinkPerBlock, "sink-per-block", "fa-tile",
+     "sinks: the sink's exponential is added to the row sum again with "
+     "every K/V block instead of once per row"},
     {PlantedBug::NoRaggedMask, "no-ragged-mask", "fa-lower-to-gpu",
      "keys past Lk in the last KV block are not masked"},
     {PlantedBug::SwapKvStrides, "swap-kv-strides", "fa-lower-to-gpu",
@@ -97,6 +100,9 @@ static const PlantedBugInfo kBugs[] = {
      "fa-lower-to-gpu",
      "sliding window: the mask hides the key at distance `right` past the "
      "diagonal, which the window includes"},
+    {PlantedBug::AlibiWrongEnd, "alibi-wrong-end", "fa-lower-to-gpu",
+     "ALiBi: the distance is measured from the start, |i - j|, instead of "
+     "from the end, |i + Lk - Lq - j|"},
     {PlantedBug::PipelineNoBarrier, "pipeline-no-barrier", "fa-double-buffer",
      "the barrier before the pipelined loop's first LDS store is removed, so "
      "block n+1 overwrites a slot other threads still read"},

@@ -47,6 +47,8 @@ enum class PlantedBug {
   WindowSkipsBlock,  ///< sliding window: the first K/V block rounded up
                      ///< (a block whose last keys are visible is skipped)
   SoftcapAfterMax,   ///< softcap: the row max taken over uncapped scores
+  SinkPerBlock,      ///< sinks: the sink added to the row sum again with
+                     ///< every K/V block
   // fa-lower-to-gpu (Level 2)
   NoRaggedMask,           ///< keys past Lk in the last KV block are not masked
   SwapKvStrides,          ///< K read with V's strides and V with K's
@@ -72,6 +74,8 @@ enum class PlantedBug {
                           ///< masked (the window one key short on the left)
   WindowRightOffByOne,    ///< sliding window: the key at distance `right`
                           ///< past the diagonal masked
+  AlibiWrongEnd,          ///< ALiBi: distance |i - j| (from the start, not
+                          ///< |i + Lk - Lq - j| from the end)
   // fa-double-buffer (Level 1b)
   PipelineNoBarrier, ///< a staged K/V tile overwrites its slot unsynchronised
 };

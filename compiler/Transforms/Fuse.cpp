@@ -137,7 +137,8 @@ unsigned mlir::fa::fuseAttentionChains(RewriterBase &rewriter, Operation *root,
         rewriter, pv.getLoc(), last->getResult(0).getType(), /*lse=*/Type(),
         c.qk.getLhs(), c.qk.getRhs(), pv.getRhs(), /*block_table=*/Value(),
         /*cache_seqlens=*/Value(), /*cu_seqlens_q=*/Value(),
-        /*cu_seqlens_k=*/Value(), rewriter.getF32FloatAttr(scale),
+        /*cu_seqlens_k=*/Value(), /*alibi_slopes=*/Value(), /*sinks=*/Value(),
+        rewriter.getF32FloatAttr(scale),
         c.softmax.getCausal(), c.softmax.getWindowLeftAttr(),
         c.softmax.getWindowRightAttr(), c.softmax.getSoftcapAttr());
     rewriter.replaceOp(last, attn.getOutput());

@@ -86,10 +86,17 @@ public:
     int64_t headDim;
     bool paged;
     bool varlen;
+    /// ALiBi slopes and sinks ([Hq] f32 kernel arguments), or null.
+    Value alibi, sinks;
   };
   static OpFacts factsOf(AttentionOp op) {
-    return {op.getQuery().getType().getElementType(), op.getEffectiveScale(),
-            op.getHeadDim(), op.isPaged(), op.isVarlen()};
+    return {op.getQuery().getType().getElementType(),
+            op.getEffectiveScale(),
+            op.getHeadDim(),
+            op.isPaged(),
+            op.isVarlen(),
+            op.getAlibiSlopes(),
+            op.getSinks()};
   }
 
   /// The traced row's arguments (fa.trace_row): the trace buffer and the
@@ -176,6 +183,16 @@ void TileBuilder::annotate(scf::ForallOp grid, AttentionOp op,
     argNos.push_back(
         v ? static_cast<int64_t>(cast<BlockArgument>(v).getArgNumber()) : -1);
   grid->setAttr("fa.args", b.getDenseI64ArrayAttr(argNos));
+  // ALiBi slopes and sinks: the kernel arguments (-1: none) of the head
+  // words (KernelAbi.h), on the split and the combine grid alike.
+  if (facts.alibi || facts.sinks) {
+    auto argOf = [](Value v) -> int64_t {
+      return v ? static_cast<int64_t>(cast<BlockArgument>(v).getArgNumber())
+               : int64_t(-1);
+    };
+    grid->setAttr("fa.head_params", b.getDenseI64ArrayAttr(
+                                        {argOf(facts.alibi), argOf(facts.sinks)}));
+  }
 }
 
 void TileBuilder::build(AttentionOp op, const OpFacts &facts, Value q, Value k,
@@ -286,6 +303,17 @@ void TileBuilder::build(AttentionOp op, const OpFacts &facts, Value q, Value k,
   Value qTile =
       LoadTileOp::create(b, loc, qTileType, q, bIdx, h, m0, rowGroup, Value(),
                          Value(), qStart, qStart ? lq : Value());
+  // ALiBi slopes and sinks of each row's query head (a packed row's own),
+  // read like the Q block's rows: per-head values, the same for every row
+  // of a head.
+  auto headRows = [&](Value perHead) -> Value {
+    return LoadTileOp::create(b, loc, f32Tile({bm}), perHead, bIdx, h, m0,
+                              rowGroup, Value(), Value(), qStart,
+                              qStart ? lq : Value());
+  };
+  Value slopeRows = facts.alibi ? headRows(facts.alibi) : Value();
+  // A split-KV kernel leaves the sinks to its combine kernel.
+  Value sinkRows = facts.sinks && !split ? headRows(facts.sinks) : Value();
   // Paged: this sequence's keys, cache_seqlens[b].
   if (table) {
     Value len = memref::LoadOp::create(b, loc, seqlens, ValueRange{bIdx});
@@ -406,6 +434,18 @@ void TileBuilder::build(AttentionOp op, const OpFacts &facts, Value q, Value k,
   Value zeroRows = splat(rowsType, 0.0);
   Value negInfRows = splat(rowsType, negInf);
   const double log2e = 1.4426950408889634;
+  // Sinks: each row's softmax starts with its sink's logit, once: m = the
+  // sink (log2 units), l = 1.
+  if (sinkRows) {
+    sinkRows =
+        arith::MulFOp::create(b, loc, sinkRows, splat(rowsType, log2e));
+    mInit = sinkRows;
+    lInit = splat(rowsType, 1.0);
+  }
+  // ALiBi: the slopes in the scores' log2 units.
+  if (slopeRows)
+    slopeRows =
+        arith::MulFOp::create(b, loc, slopeRows, splat(rowsType, log2e));
   const double scale = bug == PlantedBug::NoScale ? 1.0 : facts.scale;
   Value scoreScale = splat(sType, scale * log2e);
   // Softcap c: the scores' factor 2·log2(e)·scale/c, and c·log2(e).
@@ -436,7 +476,7 @@ void TileBuilder::build(AttentionOp op, const OpFacts &facts, Value q, Value k,
           const bool window = winLeft >= 0 || winRight >= 0;
           return TileMaskOp::create(
               nb, l, sType, scores, m0, rows, n0, lk,
-              pack ? lqDiv : Value(), causal,
+              pack ? lqDiv : Value(), slopeRows, causal,
               window ? nb.getI64IntegerAttr(winLeft) : IntegerAttr(),
               window ? nb.getI64IntegerAttr(winRight) : IntegerAttr());
         };
@@ -480,6 +520,12 @@ void TileBuilder::build(AttentionOp op, const OpFacts &facts, Value q, Value k,
                 ? lOld
                 : Value(arith::MulFOp::create(nb, l, alpha, lOld)),
             rowSum);
+        // (The planted bug counts the sink again with every block.)
+        if (sinkRows && bug == PlantedBug::SinkPerBlock)
+          lNew = arith::AddFOp::create(
+              nb, l, lNew,
+              math::Exp2Op::create(
+                  nb, l, arith::SubFOp::create(nb, l, sinkRows, mRef)));
         // Rescale first, then accumulate (the planted bug does it after).
         const bool rescaleAfter = bug == PlantedBug::RescaleAfter;
         Value scaled =
@@ -594,10 +640,16 @@ void TileBuilder::buildCombine(AttentionOp op, const OpFacts &facts, Value q,
   Value negInfRows = splat(rowsType, negInf);
   Value log2eRows = splat(rowsType, log2e);
   // Online softmax over the splits: M the largest lse_s so far, L the sum
-  // of exp(lse_s - M), acc the sum of exp(lse_s - M) * O_s.
+  // of exp(lse_s - M), acc the sum of exp(lse_s - M) * O_s. With sinks the
+  // row's sink starts it, once, for all splits: M = sink, L = 1.
+  Value mInit = negInfRows, lInit = zeroRows;
+  if (facts.sinks) {
+    mInit = LoadTileOp::create(b, loc, rowsType, facts.sinks, bIdx, h, m0,
+                               Value(), Value(), Value(), qStart, lqSeq);
+    lInit = splat(rowsType, 1.0);
+  }
   auto loop = scf::ForOp::create(
-      b, loc, c0, splits, c1,
-      ValueRange{negInfRows, zeroRows, splat(accType, 0.0)},
+      b, loc, c0, splits, c1, ValueRange{mInit, lInit, splat(accType, 0.0)},
       [&](OpBuilder &nb, Location l, Value s, ValueRange iter) {
         Value mOld = iter[0], lOld = iter[1], acc = iter[2];
         Value at = arith::AddIOp::create(
@@ -907,15 +959,24 @@ LogicalResult FaTilePass::tileFunction(func::FuncOp func, const TargetDesc &t) {
         return op.emitOpError()
                << "operand #" << i
                << " must be an argument of the kernel function";
-      const char *const names[] = {
-          "query", "key", "value",
-          op.isVarlen() ? "cu_seqlens_q" : "block table",
-          op.isVarlen() ? "cu_seqlens_k" : "cache lengths"};
+      // Each operand's role, from the op's operand segments.
+      auto nameOf = [&](unsigned index) -> StringRef {
+        const char *const roles[] = {
+            "query",        "key",          "value",        "block table",
+            "cache lengths", "cu_seqlens_q", "cu_seqlens_k", "alibi slopes",
+            "sinks"};
+        for (unsigned r = 0; r < std::size(roles); ++r) {
+          auto [start, length] = op.getODSOperandIndexAndLength(r);
+          if (index >= start && index < start + length)
+            return roles[r];
+        }
+        return "operand";
+      };
       for (auto [j, other] : llvm::enumerate(op->getOperands().take_front(i)))
         if (other == operand)
           return op.emitOpError()
-                 << "operands #" << j << " (" << names[j] << ") and #" << i
-                 << " (" << names[i]
+                 << "operands #" << j << " (" << nameOf(j) << ") and #" << i
+                 << " (" << nameOf(i)
                  << ") are the same kernel argument; the kernel ABI has one "
                     "buffer per role: pass them as separate arguments";
       for (Operation *user : arg.getUsers())
@@ -965,7 +1026,19 @@ LogicalResult FaTilePass::tileFunction(func::FuncOp func, const TargetDesc &t) {
                  : gqaPack == "on"  ? "GQA-packed (gqa-pack=on)"
                  : ops[0].isPaged() ? "paged"
                                     : "varlen");
+    if (ops[0].getAlibiSlopes() || ops[0].getSinks())
+      return ops[0].emitOpError()
+             << "trace=true does not take ALiBi or sinks yet (the layer-2 "
+                "trace's reference statistics have neither)";
   }
+  // ALiBi slopes and sinks are words of the kernel ABI: one attention.
+  if (ops.size() > 1)
+    for (AttentionOp op : ops)
+      if (op.getAlibiSlopes() || op.getSinks())
+        return op.emitOpError()
+               << "alibi and sinks take one fa.attention per kernel function "
+                  "(the kernel ABI has one set of head words), got "
+               << ops.size();
 
   SmallVector<TileConfig> configs;
   SmallVector<int64_t> tileDims;

@@ -623,3 +623,43 @@ func.func @varlen_softcap(%q: tensor<?x8x64xf16>, %k: tensor<?x2x64xf16>, %v: te
   %o = fa.attention %q, %k, %v varlen(%cq, %ck : tensor<?xi32>, tensor<?xi32>) softcap(-1.0) : tensor<?x8x64xf16>, tensor<?x2x64xf16>, tensor<?x2x64xf16> -> tensor<?x8x64xf16>
   return
 }
+
+// -----
+
+func.func @alibi_wrong_heads(%q: tensor<1x8x128x64xf16>, %k: tensor<1x2x128x64xf16>, %v: tensor<1x2x128x64xf16>, %s: tensor<2xf32>) {
+  // expected-error @+1 {{'fa.attention' op alibi slopes must be tensor<8xf32> (one f32 per query head), got 'tensor<2xf32>'}}
+  %o = fa.attention %q, %k, %v alibi(%s : tensor<2xf32>) : tensor<1x8x128x64xf16>, tensor<1x2x128x64xf16>, tensor<1x2x128x64xf16> -> tensor<1x8x128x64xf16>
+  return
+}
+
+// -----
+
+func.func @sinks_f16(%q: tensor<1x8x128x64xf16>, %k: tensor<1x2x128x64xf16>, %v: tensor<1x2x128x64xf16>, %s: tensor<8xf16>) {
+  // expected-error @+1 {{'fa.attention' op sinks must be tensor<8xf32> (one f32 per query head), got 'tensor<8xf16>'}}
+  %o = fa.attention %q, %k, %v sinks(%s : tensor<8xf16>) : tensor<1x8x128x64xf16>, tensor<1x2x128x64xf16>, tensor<1x2x128x64xf16> -> tensor<1x8x128x64xf16>
+  return
+}
+
+// -----
+
+func.func @sinks_rank2(%q: tensor<1x8x128x64xf16>, %k: tensor<1x2x128x64xf16>, %v: tensor<1x2x128x64xf16>, %s: tensor<1x8xf32>) {
+  // expected-error @+1 {{'fa.attention' op sinks must be tensor<8xf32> (one f32 per query head), got 'tensor<1x8xf32>'}}
+  %o = fa.attention %q, %k, %v sinks(%s : tensor<1x8xf32>) : tensor<1x8x128x64xf16>, tensor<1x2x128x64xf16>, tensor<1x2x128x64xf16> -> tensor<1x8x128x64xf16>
+  return
+}
+
+// -----
+
+func.func @varlen_alibi_heads(%q: tensor<?x8x64xf16>, %k: tensor<?x2x64xf16>, %v: tensor<?x2x64xf16>, %cq: tensor<?xi32>, %ck: tensor<?xi32>, %s: tensor<4xf32>) {
+  // expected-error @+1 {{'fa.attention' op alibi slopes must be tensor<8xf32> (one f32 per query head), got 'tensor<4xf32>'}}
+  %o = fa.attention %q, %k, %v varlen(%cq, %ck : tensor<?xi32>, tensor<?xi32>) alibi(%s : tensor<4xf32>) : tensor<?x8x64xf16>, tensor<?x2x64xf16>, tensor<?x2x64xf16> -> tensor<?x8x64xf16>
+  return
+}
+
+// -----
+
+func.func @tile_mask_alibi_rows(%t: tensor<32x32xf32>, %r: tensor<16xf32>, %i: index) {
+  // expected-error @+1 {{'fa.tile_mask' op alibi must be tensor<32xf32> (one slope per row), got 'tensor<16xf32>'}}
+  %m = fa.tile_mask %t rows(%i, %i) cols(%i, %i) alibi(%r : tensor<16xf32>) : tensor<32x32xf32>
+  return
+}

@@ -171,3 +171,19 @@ func.func @window_softcap(%q: tensor<1x8x?x64xf16>, %k: tensor<1x2x?x64xf16>, %v
   %m = fa.tile_mask %t rows(%i, %i) cols(%i, %i) causal window(16, -1) : tensor<32x32xf32>
   return %o, %o2, %p, %m : tensor<1x8x?x64xf16>, tensor<1x8x?x64xf16>, tensor<1x8x?x?xf16>, tensor<32x32xf32>
 }
+
+// ALiBi slopes and sinks (issue 32): one f32 per query head, with every
+// other option (paged, varlen, window, softcap, the LSE).
+// CHECK-LABEL: func.func @alibi_sinks
+func.func @alibi_sinks(%q: tensor<1x8x?x64xf16>, %k: tensor<1x2x?x64xf16>, %v: tensor<1x2x?x64xf16>, %slopes: tensor<8xf32>, %sinks: tensor<?xf32>, %pq: tensor<?x8x64xf16>, %cache: tensor<?x16x2x64xf16>, %table: tensor<?x?xi32>, %lens: tensor<?xi32>, %cq: tensor<?xi32>, %ck: tensor<?xi32>, %pk: tensor<?x2x64xf16>, %t: tensor<32x32xf32>, %r: tensor<32xf32>, %i: index) -> (tensor<1x8x?x64xf16>, tensor<1x8x?xf32>, tensor<?x8x1x64xf16>, tensor<?x8x64xf16>, tensor<32x32xf32>) {
+  // CHECK: fa.attention {{.*}} causal window(127, 0) softcap(3.000000e+01) alibi(%{{.*}} : tensor<8xf32>) sinks(%{{.*}} : tensor<?xf32>) : tensor<1x8x?x64xf16>
+  %o, %lse = fa.attention %q, %k, %v causal window(127, 0) softcap(30.0) alibi(%slopes : tensor<8xf32>) sinks(%sinks : tensor<?xf32>) : tensor<1x8x?x64xf16>, tensor<1x2x?x64xf16>, tensor<1x2x?x64xf16> -> tensor<1x8x?x64xf16>, tensor<1x8x?xf32>
+  // CHECK: fa.attention {{.*}} paged(%{{.*}}, %{{.*}}) sinks(%{{.*}} : tensor<?xf32>) :
+  %q1 = tensor.expand_shape %pq [[0], [1, 2], [3]] output_shape [1, 8, 1, 64] : tensor<?x8x64xf16> into tensor<?x8x1x64xf16>
+  %op = fa.attention %q1, %cache, %cache paged(%table, %lens) sinks(%sinks : tensor<?xf32>) : tensor<?x8x1x64xf16>, tensor<?x16x2x64xf16>, tensor<?x16x2x64xf16>, tensor<?x?xi32>, tensor<?xi32> -> tensor<?x8x1x64xf16>
+  // CHECK: fa.attention {{.*}} varlen(%{{.*}}, %{{.*}} : tensor<?xi32>, tensor<?xi32>) alibi(%{{.*}} : tensor<8xf32>) :
+  %ov = fa.attention %pq, %pk, %pk varlen(%cq, %ck : tensor<?xi32>, tensor<?xi32>) alibi(%slopes : tensor<8xf32>) : tensor<?x8x64xf16>, tensor<?x2x64xf16>, tensor<?x2x64xf16> -> tensor<?x8x64xf16>
+  // CHECK: fa.tile_mask %{{.*}} rows(%{{.*}}, %{{.*}}) cols(%{{.*}}, %{{.*}}) causal alibi(%{{.*}} : tensor<32xf32>) : tensor<32x32xf32>
+  %m = fa.tile_mask %t rows(%i, %i) cols(%i, %i) causal alibi(%r : tensor<32xf32>) : tensor<32x32xf32>
+  return %o, %lse, %op, %ov, %m : tensor<1x8x?x64xf16>, tensor<1x8x?xf32>, tensor<?x8x1x64xf16>, tensor<?x8x64xf16>, tensor<32x32xf32>
+}

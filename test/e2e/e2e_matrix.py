@@ -166,20 +166,27 @@ def finish_report(name, table, notes, markdown, failures):
 
 
 def kernel_source(dtype, d, causal, scale=None, lse=True, paged=False,
-                  varlen=False, window=None, softcap=None):
+                  varlen=False, window=None, softcap=None, alibi=False,
+                  sinks=False):
     t = f"tensor<?x?x?x{d}x{dtype}>"
     l = "tensor<?x?x?xf32>"
+    h = "tensor<?xf32>"
     attrs = (" causal" if causal else "") + \
         (f" scale({scale})" if scale is not None else "") + \
         (" window({}, {})".format(*window) if window else "") + \
-        (f" softcap({float(softcap)})" if softcap else "")
+        (f" softcap({float(softcap)})" if softcap else "") + \
+        (f" alibi(%slopes : {h})" if alibi else "") + \
+        (f" sinks(%sinks : {h})" if sinks else "")
+    # ALiBi slopes and sinks: [Hq] f32 arguments after the others.
+    heads = (f", %slopes: {h}" if alibi else "") + \
+        (f", %sinks: {h}" if sinks else "")
     if varlen:
         # Packed Q, K, V, O [total, H, D], the LSE [Hq, total_q], cut by
         # cu_seqlens_q/k [B + 1].
         t, l, c = f"tensor<?x?x{d}x{dtype}>", "tensor<?x?xf32>", \
             "tensor<?xi32>"
         return (f"func.func @attention(%q: {t}, %k: {t}, %v: {t}, "
-                f"%cu_q: {c}, %cu_k: {c}) -> ({t}, {l}) {{\n"
+                f"%cu_q: {c}, %cu_k: {c}{heads}) -> ({t}, {l}) {{\n"
                 f"  %o, %lse = fa.attention %q, %k, %v varlen(%cu_q, %cu_k : "
                 f"{c}, {c}){attrs} : {t}, {t}, {t} -> {t}, {l}\n"
                 f"  return %o, %lse : {t}, {l}\n}}\n")
@@ -188,15 +195,17 @@ def kernel_source(dtype, d, causal, scale=None, lse=True, paged=False,
         # block table [B, max_pages] with the lengths [B].
         m, n = "tensor<?x?xi32>", "tensor<?xi32>"
         return (f"func.func @attention(%q: {t}, %k: {t}, %v: {t}, "
-                f"%table: {m}, %lens: {n}) -> ({t}, {l}) {{\n"
+                f"%table: {m}, %lens: {n}{heads}) -> ({t}, {l}) {{\n"
                 f"  %o, %lse = fa.attention %q, %k, %v paged(%table, %lens)"
                 f"{attrs} : {t}, {t}, {t}, {m}, {n} -> {t}, {l}\n"
                 f"  return %o, %lse : {t}, {l}\n}}\n")
     if not lse:
-        return (f"func.func @attention(%q: {t}, %k: {t}, %v: {t}) -> {t} {{\n"
+        return (f"func.func @attention(%q: {t}, %k: {t}, %v: {t}{heads}) -> "
+                f"{t} {{\n"
                 f"  %o = fa.attention %q, %k, %v{attrs} : {t}, {t}, {t} -> {t}\n"
                 f"  return %o : {t}\n}}\n")
-    return (f"func.func @attention(%q: {t}, %k: {t}, %v: {t}) -> ({t}, {l}) {{\n"
+    return (f"func.func @attention(%q: {t}, %k: {t}, %v: {t}{heads}) -> "
+            f"({t}, {l}) {{\n"
             f"  %o, %lse = fa.attention %q, %k, %v{attrs} : {t}, {t}, {t} -> {t}, {l}\n"
             f"  return %o, %lse : {t}, {l}\n}}\n")
 
@@ -219,7 +228,7 @@ class Kernels:
     def get(self, dtype, d, causal, scale=None, tile=None, pad=True,
             stages=None, fetch_ahead=None, lse=True, share_rows=None,
             splits=False, pack=False, paged=False, varlen=False,
-            window=None, softcap=None):
+            window=None, softcap=None, alibi=False, sinks=False):
         """(path of the .so, its manifest entry) or (None, error text).
         stages: None leaves fac's default (auto); 1 or 2 passes --stages.
         fetch_ahead: None (auto) or in-block / next-block. lse: whether the
@@ -246,6 +255,10 @@ class Kernels:
             name += "_win{}_{}".format(*window).replace("-1", "inf")
         if softcap:
             name += f"_cap{softcap}"
+        if alibi:
+            name += "_alibi"
+        if sinks:
+            name += "_sinks"
         if not lse:
             name += "_nolse"
         if tile is not None:
@@ -273,7 +286,8 @@ class Kernels:
             dtype=dtype, d=d, causal=causal, scale=scale, tile=tile, pad=pad,
             stages=stages, fetch_ahead=fetch_ahead, lse=lse,
             share_rows=share_rows, splits=splits, pack=pack, paged=paged,
-            varlen=varlen, window=window, softcap=softcap))
+            varlen=varlen, window=window, softcap=softcap, alibi=alibi,
+            sinks=sinks))
         src = os.path.join(self.work, name + ".mlir")
         out = os.path.join(self.work, name + self.ext)
         if name in self.errors:
@@ -285,7 +299,7 @@ class Kernels:
             tmp = f"{os.path.join(self.work, name)}.{os.getpid()}"
             with open(tmp + ".mlir", "w") as f:
                 f.write(kernel_source(dtype, d, causal, scale, lse, paged,
-                                      varlen, window, softcap))
+                                      varlen, window, softcap, alibi, sinks))
             os.replace(tmp + ".mlir", src)
             p = subprocess.run([self.fac, src, "--target=" + self.target,
                                 "-o", tmp + self.ext]
@@ -803,8 +817,68 @@ def window_cases(kernels):
                 n += 1
 
 
-SECTIONS = ["decode", "paged", "varlen", "window", "boundary", "strides",
-            "matrix", "extra", "head-dims", "buffering-double",
+# ALiBi and attention sinks (issue 32): (dtype, D, causal, window, softcap,
+# alibi, sinks, split-KV + packing, layout, tile). fa-run draws the slopes
+# (BLOOM's series times a factor per head) and the sinks (some rows where
+# the sink dominates) from the seed.
+ALIBI_SINKS_KERNELS = [
+    ("f16", 64, True, None, None, True, False, False, "dense", None),
+    ("f32", 128, False, None, None, False, True, False, "dense", None),
+    ("f16", 64, True, (32, -1), None, True, True, False, "dense", None),
+    ("f16", 64, True, None, None, True, True, True, "dense", (16, 64, 4)),
+    ("f16", 64, True, None, None, False, True, True, "paged", (16, 64, 4)),
+    ("f16", 64, False, None, None, True, True, False, "varlen", None),
+    ("bf16", 64, True, None, 50.0, True, True, True, "dense", (16, 64, 4)),
+    ("f32", 40, False, (64, 9), None, True, False, False, "dense", None),
+]
+
+
+def alibi_sinks_cases(kernels):
+    """ALiBi slopes and attention sinks, alone and together, with causal,
+    the window, softcap, GQA, split-KV with packing, paged and varlen: Lq <
+    Lk (ALiBi's distance from the end), long keys (ALiBi's bias grows to
+    thousands), Lq > Lk and empty sequences (rows that see no key: O = 0,
+    LSE = the sink)."""
+    n = 0
+    for (dtype, d, causal, window, cap, alibi, sinks, decode, layout,
+         tile) in ALIBI_SINKS_KERNELS:
+        so, meta = kernels.get(dtype, d, causal, tile=tile, splits=decode,
+                               pack=decode, paged=layout == "paged",
+                               varlen=layout == "varlen", window=window,
+                               softcap=cap, alibi=alibi, sinks=sinks)
+        what = (f"{dtype} D={d} causal={int(causal)} window={window} "
+                f"softcap={cap} alibi={int(alibi)} sinks={int(sinks)} "
+                f"split-kv+pack={int(decode)} {layout}")
+        if so is None:
+            yield Case("alibi-sinks", what, None, meta)
+            continue
+        bm, bn = meta["block_m"], meta["block_n"]
+        if layout == "paged":
+            cases = [("3,8,2,1,300", ["--paged", "16"]),
+                     ("2,8,2,4,1500", ["--paged", "64", "--cache-seqlens",
+                                       f"0,{2 * bn + 7}"])]
+        elif layout == "varlen":
+            cases = [("3,8,2,{},{}".format(2 * bm + 3, 3 * bn + 1),
+                      ["--varlen"]),
+                     ("4,4,4,{},{}".format(bm + 1, bn + 1),
+                      ["--varlen", "--seqlens-q", f"0,1,{bm},{bm + 1}",
+                       "--seqlens-k", f"{bn + 1},0,1,{bn}"])]
+        elif decode:
+            cases = [("1,8,2,1,3000", []), ("2,8,2,4,700", []),
+                     ("2,8,2,3,2", [])]
+        else:
+            cases = [("1,4,2,{},{}".format(bm - 3, 3 * bn + 9), []),
+                     ("1,4,4,{},{}".format(2 * bm + 1, bn // 2), []),
+                     ("1,2,1,5,{}".format(8 * bn + 3), [])]
+        for shape, extra in cases:
+            yield Case("alibi-sinks",
+                       f"{what} shape={shape} {' '.join(extra)}", so,
+                       ["--shape", shape, "--seed", str(n)] + extra)
+            n += 1
+
+
+SECTIONS = ["decode", "paged", "varlen", "window", "alibi-sinks", "boundary",
+            "strides", "matrix", "extra", "head-dims", "buffering-double",
             "buffering-single", "share-rows", "golden", "coverage"]
 
 
@@ -818,6 +892,7 @@ def section_cases(kernels, golden, name):
         return coverage_cases(kernels)
     generators = {"decode": decode_cases, "paged": paged_cases,
                   "varlen": varlen_cases, "window": window_cases,
+                  "alibi-sinks": alibi_sinks_cases,
                   "boundary": boundary_cases,
                   "strides": stride_cases, "matrix": matrix_cases,
                   "extra": extra_cases, "head-dims": head_dim_cases,
@@ -842,6 +917,7 @@ def all_cases(kernels, golden, large=True):
     yield from paged_cases(kernels)
     yield from varlen_cases(kernels)
     yield from window_cases(kernels)
+    yield from alibi_sinks_cases(kernels)
     yield from boundary_cases(kernels)
     yield from stride_cases(kernels)
     yield from matrix_cases(kernels)

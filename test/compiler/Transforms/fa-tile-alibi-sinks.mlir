@@ -1,0 +1,81 @@
+// fa-tile with ALiBi slopes and attention sinks (fa.attention alibi(%s)
+// sinks(%s)): each row's slope and sink are read from the [Hq] vectors
+// like the Q block's rows (fa.load_tile of a rank-1 memref), taken to log2
+// units; the sink starts the online softmax once (m = sink·log2(e), l = 1);
+// the mask op gets the slopes; the grid names both arguments for the ABI's
+// head words (fa.head_params). A split-KV kernel leaves the sink to its
+// combine kernel, whose merge starts from it (in natural-log units).
+// RUN: split-file %s %t
+// RUN: fa-opt %t/heads.mlir --fa-tile="target=gfx906" | FileCheck %s
+// RUN: fa-opt %t/heads.mlir --fa-tile="target=gfx906 kv-splits=runtime" | FileCheck %s --check-prefix=SPLIT
+// RUN: fa-opt %t/heads.mlir --fa-tile="target=gfx906 test-plant-bug=sink-per-block" | FileCheck %s --check-prefix=PER-BLOCK
+// RUN: fa-opt %t/sinks-only.mlir --fa-tile="target=gfx906" | FileCheck %s --check-prefix=SINKS
+// RUN: not fa-opt %t/heads.mlir --fa-tile="target=gfx906 trace=true" 2>&1 | FileCheck %s --check-prefix=TRACE
+// RUN: not fa-opt %t/two.mlir --fa-tile="target=gfx906" 2>&1 | FileCheck %s --check-prefix=TWO
+// Must not fire without them: no per-head loads, no head words, m starts
+// at -inf and l at 0.
+// RUN: sed -e 's/ alibi(%%slopes : tensor<8xf32>) sinks(%%sinks : tensor<8xf32>)//' %t/heads.mlir | fa-opt --fa-tile="target=gfx906" | FileCheck %s --check-prefix=PLAIN
+// PLAIN-NOT: fa.head_params
+// PLAIN-NOT: alibi(
+// PLAIN: %[[NEGINF:[^ ]+]] = arith.constant dense<0xFF800000> : tensor<64xf32>
+// PLAIN-NEXT: %[[ZERO:[^ ]+]] = arith.constant dense<0.000000e+00> : tensor<64xf32>
+// PLAIN: scf.for {{.*}} iter_args(%{{[^ ]+}} = %[[NEGINF]], %{{[^ ]+}} = %[[ZERO]],
+
+//--- heads.mlir
+// CHECK-LABEL: func.func @heads
+// CHECK-SAME: %[[SLOPE_ARG:[^:]+]]: memref<8xf32, strided<[1], offset: ?>>, %[[SINK_ARG:[^:]+]]: memref<8xf32, strided<[1], offset: ?>>
+// CHECK: scf.forall (%[[X:[^,]+]], %[[H:[^,]+]], %[[B:[^)]+]])
+// CHECK: %[[M0:[^ ]+]] = arith.muli %[[X]], %c64
+// CHECK: %[[SLOPE:[^ ]+]] = fa.load_tile %[[SLOPE_ARG]][%[[B]], %[[H]], %[[M0]]] : memref<8xf32, strided<[1], offset: ?>> -> tensor<64xf32>
+// CHECK: %[[SINK:[^ ]+]] = fa.load_tile %[[SINK_ARG]][%[[B]], %[[H]], %[[M0]]] : memref<8xf32, strided<[1], offset: ?>> -> tensor<64xf32>
+// CHECK: %[[LOG2E:[^ ]+]] = arith.constant dense<1.44269502> : tensor<64xf32>
+// CHECK: %[[M:[^ ]+]] = arith.mulf %[[SINK]], %[[LOG2E]]
+// CHECK: %[[ONE:[^ ]+]] = arith.constant dense<1.000000e+00> : tensor<64xf32>
+// CHECK: %[[S2:[^ ]+]] = arith.mulf %[[SLOPE]], %{{[^ ]+}} : tensor<64xf32>
+// CHECK: scf.for {{.*}} iter_args(%{{[^ ]+}} = %[[M]], %{{[^ ]+}} = %[[ONE]],
+// CHECK: fa.tile_mask %{{[^ ]+}} rows(%[[M0]], %{{[^)]+}}) cols(%{{[^)]+}}) causal alibi(%[[S2]] : tensor<64xf32>)
+// CHECK: fa.row_reduce  max
+// CHECK-NOT: math.exp2
+// CHECK: math.exp2
+// CHECK-NOT: math.exp2
+// CHECK: math.exp2
+// CHECK-NOT: math.exp2
+// CHECK: scf.yield
+// CHECK: fa.head_params = array<i64: 3, 4>
+// The split kernel: slopes, no sink; the combine kernel starts from the
+// sink (natural-log units, as the splits' LSE) with L = 1.
+// SPLIT: fa.load_tile %arg3
+// SPLIT-NOT: fa.load_tile %arg4
+// SPLIT: fa.kv_splits = "runtime"
+// SPLIT: %[[SINK:[^ ]+]] = fa.load_tile %arg4[{{.*}}] : memref<8xf32, strided<[1], offset: ?>> -> tensor<[[R:[0-9]+]]xf32>
+// SPLIT: %[[ONE:[^ ]+]] = arith.constant dense<1.000000e+00> : tensor<[[R]]xf32>
+// SPLIT: scf.for {{.*}} iter_args(%{{[^ ]+}} = %[[SINK]], %{{[^ ]+}} = %[[ONE]],
+// SPLIT: fa.combine
+// SPLIT-SAME: fa.head_params = array<i64: 3, 4>
+// The planted bug adds the sink's exp2(sink - m) to l in every block.
+// PER-BLOCK: %[[L:[^ ]+]] = arith.addf %{{[^,]+}}, %{{[^ ]+}} : tensor<64xf32>
+// PER-BLOCK: %[[D:[^ ]+]] = arith.subf %[[M:[^,]+]], %{{[^ ]+}} : tensor<64xf32>
+// PER-BLOCK-NEXT: %[[E:[^ ]+]] = math.exp2 %[[D]]
+// PER-BLOCK-NEXT: arith.addf %[[L]], %[[E]]
+// TRACE: trace=true does not take ALiBi or sinks yet
+func.func @heads(%q: tensor<1x8x?x64xf16>, %k: tensor<1x2x?x64xf16>, %v: tensor<1x2x?x64xf16>, %slopes: tensor<8xf32>, %sinks: tensor<8xf32>) -> tensor<1x8x?x64xf16> {
+  %o = fa.attention %q, %k, %v causal alibi(%slopes : tensor<8xf32>) sinks(%sinks : tensor<8xf32>) : tensor<1x8x?x64xf16>, tensor<1x2x?x64xf16>, tensor<1x2x?x64xf16> -> tensor<1x8x?x64xf16>
+  return %o : tensor<1x8x?x64xf16>
+}
+
+//--- sinks-only.mlir
+// Sinks alone: the mask has no alibi; the head words name -1 for it.
+// SINKS-NOT: alibi(
+// SINKS: fa.head_params = array<i64: -1, 3>
+func.func @sinks(%q: tensor<1x8x?x64xf16>, %k: tensor<1x2x?x64xf16>, %v: tensor<1x2x?x64xf16>, %sinks: tensor<8xf32>) -> tensor<1x8x?x64xf16> {
+  %o = fa.attention %q, %k, %v sinks(%sinks : tensor<8xf32>) : tensor<1x8x?x64xf16>, tensor<1x2x?x64xf16>, tensor<1x2x?x64xf16> -> tensor<1x8x?x64xf16>
+  return %o : tensor<1x8x?x64xf16>
+}
+
+//--- two.mlir
+// TWO: alibi and sinks take one fa.attention per kernel function
+func.func @two(%q: tensor<1x8x?x64xf16>, %k: tensor<1x2x?x64xf16>, %v: tensor<1x2x?x64xf16>, %q2: tensor<1x8x?x64xf16>, %k2: tensor<1x2x?x64xf16>, %v2: tensor<1x2x?x64xf16>, %sinks: tensor<8xf32>) -> (tensor<1x8x?x64xf16>, tensor<1x8x?x64xf16>) {
+  %o = fa.attention %q, %k, %v sinks(%sinks : tensor<8xf32>) : tensor<1x8x?x64xf16>, tensor<1x2x?x64xf16>, tensor<1x2x?x64xf16> -> tensor<1x8x?x64xf16>
+  %o2 = fa.attention %q2, %k2, %v2 : tensor<1x8x?x64xf16>, tensor<1x2x?x64xf16>, tensor<1x2x?x64xf16> -> tensor<1x8x?x64xf16>
+  return %o, %o2 : tensor<1x8x?x64xf16>, tensor<1x8x?x64xf16>
+}
