@@ -112,3 +112,14 @@ std::string test::failures(const ValidationReport &r) {
       out += c.text + "\n";
   return out;
 }
+
+std::string test::packError(const KernelInfo &info, const AttentionArgs &args,
+                            const KernelInfo *combine) {
+  Expected<PackedLaunch> p =
+      packAttentionArgs(info, args, hostDevice().limits(), combine);
+  EXPECT_FALSE(p.ok());
+  if (p.ok())
+    return "ok";
+  EXPECT_EQ(p.status().code(), ErrorCode::InvalidArgument);
+  return p.status().message();
+}

@@ -67,6 +67,11 @@ Kernel loadKernel(const std::string &name);
 /// test's failure message).
 std::string failures(const ValidationReport &r);
 
+/// The message of packing `args` for kernel `info` on the host device,
+/// which must fail with InvalidArgument (checked; "ok" if it packed).
+std::string packError(const KernelInfo &info, const AttentionArgs &args,
+                      const KernelInfo *combine = nullptr);
+
 } // namespace test
 } // namespace fa
 

@@ -13,7 +13,7 @@ using namespace fa::detail;
 
 namespace {
 
-std::string errorOf(const std::string &text) {
+std::string parseErrorOf(const std::string &text) {
   Expected<JsonDocument> v = parseJson(text);
   EXPECT_FALSE(v.ok()) << "accepted: " << text;
   if (v)
@@ -56,10 +56,10 @@ TEST(JsonTest, ParsesValues) {
 }
 
 TEST(JsonTest, ReportsLineAndColumn) {
-  EXPECT_EQ(errorOf("{\n  \"a\": 1,\n  \"b\": [1 2]\n}"),
+  EXPECT_EQ(parseErrorOf("{\n  \"a\": 1,\n  \"b\": [1 2]\n}"),
             "line 3, column 11: syntax error while parsing array - unexpected "
             "number literal; expected ']'");
-  EXPECT_EQ(errorOf("{\"fa_manifest_version\": 1,"),
+  EXPECT_EQ(parseErrorOf("{\"fa_manifest_version\": 1,"),
             "line 1, column 27: syntax error while parsing object key - "
             "unexpected end of input; expected string literal");
 }
@@ -71,15 +71,15 @@ TEST(JsonTest, RejectsMalformedInput) {
                        "{\"a\" 1}", "\"\\ud800\"", "1e999",   "\"a\nb\"",
                        "\"\xff\"",  "// c\n1",     "[1]]"};
   for (const char *text : bad)
-    errorOf(text);
-  EXPECT_EQ(errorOf("1e999"), "number overflow parsing '1e999'");
+    parseErrorOf(text);
+  EXPECT_EQ(parseErrorOf("1e999"), "number overflow parsing '1e999'");
 }
 
 // nlohmann keeps the last of two equal keys; a manifest must not say two
 // things at once.
 TEST(JsonTest, RejectsDuplicateKeys) {
-  EXPECT_EQ(errorOf("{\"a\": 1, \"a\": 2}"), "duplicate key \"a\"");
-  EXPECT_EQ(errorOf("{\"o\": {\"b\": 1, \"c\": 2, \"b\": 3}}"),
+  EXPECT_EQ(parseErrorOf("{\"a\": 1, \"a\": 2}"), "duplicate key \"a\"");
+  EXPECT_EQ(parseErrorOf("{\"o\": {\"b\": 1, \"c\": 2, \"b\": 3}}"),
             "duplicate key \"b\"");
   // The same key in different objects is fine.
   FA_ASSERT_OK(
@@ -89,11 +89,11 @@ TEST(JsonTest, RejectsDuplicateKeys) {
 TEST(JsonTest, LimitsNesting) {
   std::string deep(100, '[');
   deep += std::string(100, ']');
-  EXPECT_EQ(errorOf(deep), "nesting deeper than 64");
+  EXPECT_EQ(parseErrorOf(deep), "nesting deeper than 64");
   std::string deepObjects;
   for (int i = 0; i < 100; ++i)
     deepObjects += "{\"a\":";
-  EXPECT_EQ(errorOf(deepObjects), "nesting deeper than 64");
+  EXPECT_EQ(parseErrorOf(deepObjects), "nesting deeper than 64");
   std::string ok(60, '[');
   ok += std::string(60, ']');
   FA_ASSERT_OK(parseJson(ok));

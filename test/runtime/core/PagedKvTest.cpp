@@ -399,18 +399,6 @@ TEST(PagedKvTest, KernargSegmentOfVersionThree) {
   EXPECT_GE(detail::kMaxKernelParams, size_t(67));
 }
 
-/// The message of packing `args` for kernel `info`.
-std::string packError(const KernelInfo &info, const AttentionArgs &args,
-                      const KernelInfo *combine = nullptr) {
-  Expected<PackedLaunch> p =
-      packAttentionArgs(info, args, test::hostDevice().limits(), combine);
-  EXPECT_FALSE(p.ok());
-  if (p.ok())
-    return "ok";
-  EXPECT_EQ(p.status().code(), ErrorCode::InvalidArgument);
-  return p.status().message();
-}
-
 TEST(PagedKvTest, MetadataErrorsNameTheFirstBadEntry) {
   Device d = test::hostDevice();
   KernelInfo info = test::fixtureManifest("paged_f32").kernels[0];
@@ -421,7 +409,7 @@ TEST(PagedKvTest, MetadataErrorsNameTheFirstBadEntry) {
     edit(b, a);
     a.paged->hostBlockTable = b.hostTable;
     a.paged->hostCacheSeqlens = b.hostLengths;
-    return packError(info, a);
+    return test::packError(info, a);
   };
   EXPECT_EQ(
       edited([](PagedBuffers &b, AttentionArgs &) { b.hostTable[4] = 9; }),
@@ -503,12 +491,12 @@ TEST(PagedKvTest, MetadataErrorsNameTheFirstBadEntry) {
             "(AttentionArgs::paged)");
   KernelInfo dense = test::fixtureManifest("attn_f32").kernels[0];
   PagedBuffers b = pagedBuffers(d);
-  EXPECT_EQ(packError(dense, b.args(shape)),
+  EXPECT_EQ(test::packError(dense, b.args(shape)),
             "kernel 'attn_f32' reads a dense K/V (its manifest does not say "
             "\"paged\"): it takes no block table (AttentionArgs::paged)");
   KernelInfo wrong = info;
   wrong.abiVersion = 2;
-  EXPECT_EQ(packError(wrong, b.args(shape)),
+  EXPECT_EQ(test::packError(wrong, b.args(shape)),
             "kernel 'paged_f32' has kernel ABI version 2, not 3 (paged K/V)");
 }
 

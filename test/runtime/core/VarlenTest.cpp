@@ -379,18 +379,6 @@ TEST(VarlenTest, KernargSegmentOfVersionFour) {
   EXPECT_EQ(detail::kMaxKernelParams, size_t(87));
 }
 
-/// The message of packing `args` for kernel `info`.
-std::string packError(const KernelInfo &info, const AttentionArgs &args,
-                      const KernelInfo *combine = nullptr) {
-  Expected<PackedLaunch> p =
-      packAttentionArgs(info, args, test::hostDevice().limits(), combine);
-  EXPECT_FALSE(p.ok());
-  if (p.ok())
-    return "ok";
-  EXPECT_EQ(p.status().code(), ErrorCode::InvalidArgument);
-  return p.status().message();
-}
-
 TEST(VarlenTest, MetadataErrorsNameTheFirstBadEntry) {
   Device d = test::hostDevice();
   KernelInfo info = test::fixtureManifest("varlen_f32").kernels[0];
@@ -400,7 +388,7 @@ TEST(VarlenTest, MetadataErrorsNameTheFirstBadEntry) {
     edit(b, a);
     a.varlen->hostCuSeqlensQ = b.hostCuQ;
     a.varlen->hostCuSeqlensK = b.hostCuK;
-    return packError(info, a);
+    return test::packError(info, a);
   };
   using B = VarlenBuffers;
   using A = AttentionArgs;
@@ -486,17 +474,17 @@ TEST(VarlenTest, MetadataErrorsNameTheFirstBadEntry) {
             "total_k (AttentionArgs::varlen)");
   KernelInfo dense = test::fixtureManifest("attn_f32").kernels[0];
   VarlenBuffers b = varlenBuffers(d);
-  EXPECT_EQ(packError(dense, b.args()),
+  EXPECT_EQ(test::packError(dense, b.args()),
             "kernel 'attn_f32' takes a dense batch (its manifest does not say "
             "\"varlen\"): it takes no cu_seqlens (AttentionArgs::varlen)");
   KernelInfo wrong = info;
   wrong.abiVersion = 3;
-  EXPECT_EQ(packError(wrong, b.args()),
+  EXPECT_EQ(test::packError(wrong, b.args()),
             "kernel 'varlen_f32' has kernel ABI version 3, not 4 "
             "(variable-length batches)");
   // A paged kernel given varlen sequences: it needs its cache first.
   KernelInfo paged = test::fixtureManifest("paged_f32").kernels[0];
-  EXPECT_EQ(packError(paged, b.args()),
+  EXPECT_EQ(test::packError(paged, b.args()),
             "kernel 'paged_f32' reads a paged K/V cache (ABI version 3): its "
             "launch needs the block table, cache_seqlens and page size "
             "(AttentionArgs::paged)");
@@ -513,14 +501,14 @@ TEST(VarlenTest, ThirtyTwoBitIndexLimits) {
   // offsets reach (8388608 + 16 - 2) * 256 + 3 * 64 + 64 = 2147487488.
   b.hostCuQ = {0, 8388608, 8388608, 8388608};
   b.totalQ = 8388608;
-  EXPECT_EQ(packError(info, b.args({3, 4, 2, 8388608, 6})),
+  EXPECT_EQ(test::packError(info, b.args({3, 4, 2, 8388608, 6})),
             "kernel 'varlen_f32' uses 32-bit index arithmetic (index_bits 32) "
             "but the offsets into Q reach 2147487488 elements (limit "
             "2147483647); compile it with fac --index-bits=64");
   // Within the limit, the buffer sizes are next.
   b.hostCuQ = {0, 8000000, 8000000, 8000000};
   b.totalQ = 8000000;
-  EXPECT_EQ(packError(info, b.args({3, 4, 2, 8000000, 6})),
+  EXPECT_EQ(test::packError(info, b.args({3, 4, 2, 8000000, 6})),
             "buffer Q holds 6144 bytes but packed [total_q=8000000, H=4, "
             "D=64] of f32 with strides (0, 64, 256, 1) needs 8192000000 "
             "bytes");
@@ -641,11 +629,11 @@ TEST(VarlenTest, Flops) {
 /// pointer), in order, as u64s: B, Lq, Lk, S, the workspace pointers, the
 /// paged words' pointers, page size and stride, Q's row stride, LSE's head
 /// stride, and words 67..76.
-const int echoedWords[] = {25, 28, 29, 54, 44, 49, 55, 60, 65, 66, 32,
+const int varlenEchoedWords[] = {25, 28, 29, 54, 44, 49, 55, 60, 65, 66, 32,
                            43, 67, 68, 69, 70, 71, 72, 73, 74, 75, 76};
 
 /// A PTX kernel of the 77 u64 parameters of ABI version 4 whose thread 0
-/// stores `echoedWords` to O.
+/// stores `varlenEchoedWords` to O.
 std::string varlenEchoPtx() {
   std::string ptx = ".version 7.0\n.target sm_50\n.address_size 64\n\n"
                     ".visible .entry fa_varlen_echo(\n";
@@ -657,8 +645,8 @@ std::string varlenEchoPtx() {
          "  mov.u32 %r1, %tid.x;\n  setp.ne.u32 %p, %r1, 0;\n"
          "  @%p bra DONE;\n"
          "  ld.param.u64 %rd1, [w16];\n  cvta.to.global.u64 %rd1, %rd1;\n";
-  for (size_t i = 0; i < std::size(echoedWords); ++i)
-    ptx += "  ld.param.u64 %rd2, [w" + std::to_string(echoedWords[i]) +
+  for (size_t i = 0; i < std::size(varlenEchoedWords); ++i)
+    ptx += "  ld.param.u64 %rd2, [w" + std::to_string(varlenEchoedWords[i]) +
            "];\n  st.global.u64 [%rd1+" + std::to_string(8 * i) + "], %rd2;\n";
   return ptx + "DONE:\n  ret;\n}\n";
 }
@@ -720,14 +708,14 @@ TEST(VarlenCudaTest, KernelSeesTheSeventySevenWords) {
       packAttentionArgs(kernel->info(), args, device->limits());
   FA_ASSERT_OK(packed);
   FA_ASSERT_OK(kernel->launch(args));
-  uint64_t echoed[std::size(echoedWords)] = {};
+  uint64_t echoed[std::size(varlenEchoedWords)] = {};
   FA_ASSERT_OK(buffers[3].copyToHost(echoed, sizeof(echoed)));
-  for (size_t i = 0; i < std::size(echoedWords); ++i)
-    EXPECT_EQ(echoed[i], packed->words[size_t(echoedWords[i])])
-        << "word " << echoedWords[i];
+  for (size_t i = 0; i < std::size(varlenEchoedWords); ++i)
+    EXPECT_EQ(echoed[i], packed->words[size_t(varlenEchoedWords[i])])
+        << "word " << varlenEchoedWords[i];
   const uint64_t byHand[] = {2, 3, 5, 1, 0, 0, 0, 0, 0, 0, 2 * 8, 4};
   for (size_t i = 0; i < std::size(byHand); ++i)
-    EXPECT_EQ(echoed[i], byHand[i]) << "word " << echoedWords[i];
+    EXPECT_EQ(echoed[i], byHand[i]) << "word " << varlenEchoedWords[i];
   EXPECT_EQ(echoed[12], buffers[5].address());
   EXPECT_EQ(echoed[15], 3u); // cu_seqlens_q's size in int32
   EXPECT_EQ(echoed[16], 1u);
