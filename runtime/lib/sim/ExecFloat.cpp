@@ -542,6 +542,36 @@ bool vConvert(Wave &w, const Instruction &in, ExecContext &ctx) {
     forLanes(exec,
              [&](unsigned l) { d[l] = asBits(f16ToF32(uint16_t(a[l]))); });
     return true;
+  // The 16-bit integer conversions: S0's bits 15:0; the result in bits
+  // 15:0, bits 31:16 zeroed. To f16 rounds to nearest even (65520 and up
+  // become +inf); from f16 truncates toward zero and saturates, NaN giving
+  // 0 (as v_cvt_u32_f32 / v_cvt_i32_f32 do).
+  case Op::V_CVT_F16_U16:
+    forLanes(exec,
+             [&](unsigned l) { d[l] = floatToHalf(float(uint16_t(a[l]))); });
+    return true;
+  case Op::V_CVT_F16_I16:
+    forLanes(exec,
+             [&](unsigned l) { d[l] = floatToHalf(float(int16_t(a[l]))); });
+    return true;
+  case Op::V_CVT_U16_F16:
+    forLanes(exec, [&](unsigned l) {
+      float f = f16ToF32(uint16_t(a[l]));
+      d[l] = std::isnan(f) || f <= 0 ? 0u
+             : f >= 65535.0f         ? 0xffffu
+                                     : uint32_t(f);
+    });
+    return true;
+  case Op::V_CVT_I16_F16:
+    forLanes(exec, [&](unsigned l) {
+      float f = f16ToF32(uint16_t(a[l]));
+      int32_t i = std::isnan(f)    ? 0
+                  : f <= -32768.0f ? -32768
+                  : f >= 32767.0f  ? 32767
+                                   : int32_t(f);
+      d[l] = uint32_t(i) & 0xffff;
+    });
+    return true;
   case Op::V_CVT_F32_F64:
     forLanes(exec,
              [&](unsigned l) { d[l] = asBits(float(asDouble(wide[l]))); });
@@ -945,6 +975,9 @@ void fa::sim::registerValuFloat(ExecFn *t) {
         Op::V_FREXP_EXP_I32_F32, Op::V_FREXP_EXP_I32_F64,
         Op::V_CVT_PKRTZ_F16_F32, Op::V_CVT_F32_UBYTE0, Op::V_CVT_F32_UBYTE1,
         Op::V_CVT_F32_UBYTE2, Op::V_CVT_F32_UBYTE3})
+    set(op, vConvert);
+  for (Op op : {Op::V_CVT_F16_U16, Op::V_CVT_F16_I16, Op::V_CVT_U16_F16,
+                Op::V_CVT_I16_F16})
     set(op, vConvert);
 #define FCMP(NAME, KIND)                                                       \
   set(Op::V_CMP_##NAME##_F32, vCmpFloat<KIND, false>);                         \

@@ -264,3 +264,58 @@ TEST(SimFloat, CmpClassF16SdwaHighWord) {
   ASSERT_TRUE(r.run().ok());
   EXPECT_EQ(r.w.sgpr64(8), (uint64_t(1) << 3) | (uint64_t(1) << 40));
 }
+
+// The 16-bit integer <-> f16 conversions: S0's low half; results in bits
+// 15:0 with 31:16 zeroed; to f16 rounding to nearest even, from f16
+// truncating toward zero and saturating, NaN giving 0.
+TEST(SimFloat, CvtF16Int16) {
+  WaveRun r({
+      0x7e027300, // v_cvt_f16_u16_e32 v1, v0
+      0x7e047500, // v_cvt_f16_i16_e32 v2, v0
+      0x7e067700, // v_cvt_u16_f16_e32 v3, v0
+      0x7e087900, // v_cvt_i16_f16_e32 v4, v0
+  });
+  static const uint32_t in[6] = {0xabcd0001, 0x00000801, 0x0000ffff,
+                                 0x00008000, 0x00007bff, 0x00007e00};
+  r.setV(0, [](unsigned l) { return l < 6 ? in[l] : 0u; });
+  ASSERT_TRUE(r.run().ok());
+  // u16 -> f16: 1; 2049 is a tie between 2048 and 2050, to even 2048;
+  // 65535 is past 65520, +inf; 32768 = 2^15.
+  EXPECT_EQ(r.v(1, 0), 0x3c00u);
+  EXPECT_EQ(r.v(1, 1), 0x6800u);
+  EXPECT_EQ(r.v(1, 2), 0x7c00u);
+  EXPECT_EQ(r.v(1, 3), 0x7800u);
+  // i16 -> f16: 0xffff is -1, 0x8000 is -32768.
+  EXPECT_EQ(r.v(2, 2), 0xbc00u);
+  EXPECT_EQ(r.v(2, 3), 0xf800u);
+  // f16 -> u16 / i16: 0x0801 is 2^-13 * (1 + 2^-10) (0), 0xffff a NaN
+  // (0), 0x7bff is 65504 (i16: 32767), 0x7e00 a NaN (0).
+  EXPECT_EQ(r.v(3, 1), 0u);
+  EXPECT_EQ(r.v(3, 2), 0u);
+  EXPECT_EQ(r.v(3, 4), 65504u);
+  EXPECT_EQ(r.v(3, 5), 0u);
+  EXPECT_EQ(r.v(4, 4), 0x7fffu);
+  EXPECT_EQ(r.v(4, 5), 0u);
+}
+
+TEST(SimFloat, CvtF16Int16Truncates) {
+  WaveRun r({
+      0x7e067700, // v_cvt_u16_f16_e32 v3, v0
+      0x7e087900, // v_cvt_i16_f16_e32 v4, v0
+  });
+  // 1.5, -1.5, -1, +inf, -inf, 1000.5.
+  static const uint32_t in[6] = {0x3e00, 0xbe00, 0xbc00,
+                                 0x7c00, 0xfc00, 0x63d1};
+  r.setV(0, [](unsigned l) { return l < 6 ? in[l] : 0u; });
+  ASSERT_TRUE(r.run().ok());
+  EXPECT_EQ(r.v(3, 0), 1u);
+  EXPECT_EQ(r.v(3, 1), 0u); // negative: 0
+  EXPECT_EQ(r.v(3, 3), 0xffffu);
+  EXPECT_EQ(r.v(3, 5), 1000u);
+  EXPECT_EQ(r.v(4, 0), 1u);
+  EXPECT_EQ(r.v(4, 1), 0xffffu); // -1.5 toward zero: -1
+  EXPECT_EQ(r.v(4, 2), 0xffffu);
+  EXPECT_EQ(r.v(4, 3), 0x7fffu);
+  EXPECT_EQ(r.v(4, 4), 0x8000u);
+  EXPECT_EQ(r.v(4, 5), 1000u);
+}

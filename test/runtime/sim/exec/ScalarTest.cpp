@@ -146,13 +146,13 @@ TEST(SimSopp, BranchesAndBudget) {
 }
 
 TEST(SimSopp, UnimplementedInstructionNamesItAndItsPc) {
-  // v_cvt_f16_u16 decodes but has no semantics in the engine.
-  WaveRun r({0x7e020280, 0x7e027300}); // v_mov_b32 v1, 0; v_cvt_f16_u16 v1, v0
+  // v_rcp_f16 decodes but has no semantics in the engine.
+  WaveRun r({0x7e020280, 0x7e027b00}); // v_mov_b32 v1, 0; v_rcp_f16 v1, v0
   Status s = r.run();
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.code(), ErrorCode::Unsupported);
   EXPECT_NE(s.message().find("instruction not implemented by gfx906-sim: "
-                             "v_cvt_f16_u16 at pc 0x4"),
+                             "v_rcp_f16 at pc 0x4"),
             std::string::npos)
       << s.message();
 }
