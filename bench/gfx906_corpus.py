@@ -544,18 +544,19 @@ def rms_norm_case(kernels, ncols, rows, channels, seed):
 FUSION_NONE = bytes(48)  # ggml_cuda_mm_fusion_args_device: 5 null pointers
 
 
-def mmvf_case(kernels, ncols, nrows, seed):
-    """mul_mat_vec_f<float, float, 1, block>: ggml's f32 matrix-vector
-    product (dst = W x), as launch_mul_mat_vec_f_cuda launches it on gfx906
-    (warp 64, GCN: block sizes 64 or 128, the one with fewer iterations)."""
+def mmvf_case(kernels, ncols, nrows, seed, ncols_dst=1):
+    """mul_mat_vec_f<float, float, ncols_dst, block>: ggml's f32 matrix
+    times ncols_dst vectors (a GEMV, or a small GEMM for a few tokens), as
+    launch_mul_mat_vec_f_cuda launches it on gfx906 (warp 64, GCN: block
+    sizes 64 or 128, the one with fewer iterations)."""
     rng = np.random.default_rng(seed)
     w = rng.standard_normal((nrows, ncols)).astype(np.float32)
-    x = rng.standard_normal(ncols).astype(np.float32)
+    x = rng.standard_normal((ncols_dst, ncols)).astype(np.float32)
     best, niter = 64, (ncols + 127) // 128
     if (ncols + 255) // 256 < niter:
         best = 128
-    symbol = find_kernel(kernels, "_ZL13mul_mat_vec_fIffLi1ELi%dELb0ELb0E" %
-                         best)
+    symbol = find_kernel(kernels, "_ZL13mul_mat_vec_fIffLi%dELi%dELb0ELb0E" %
+                         (ncols_dst, best))
     one = fastdiv(1)
     args = [("buf", "w"), ("buf", "x"), None, FUSION_NONE, ("buf", "y"),
             i32(ncols // 2), uint3(0, 0, 0), i32(ncols), i32(ncols // 2),
@@ -563,13 +564,15 @@ def mmvf_case(kernels, ncols, nrows, seed):
             i32(nrows * ncols), i32(ncols), i32(nrows), i32(0)]
     launch = Launch(kernels, symbol, (nrows, 1, 1), (best, 1, 1), 64 * 4,
                     args)
-    want = w.astype(np.float64) @ x.astype(np.float64)
+    want = x.astype(np.float64) @ w.astype(np.float64).T  # [ncols_dst, nrows]
 
     def check(outs):
-        return np.frombuffer(outs["y"], np.float32), want
-    about = "f32 W %dx%d times x, block %d" % (nrows, ncols, best)
-    return ([("w", w.tobytes()), ("x", x.tobytes()), ("y", nrows * 4)],
-            [launch], ["y"], check, about, 1e-5)
+        return np.frombuffer(outs["y"], np.float32).reshape(want.shape), want
+    about = "f32 W %dx%d times %d vector(s), block %d" % (nrows, ncols,
+                                                          ncols_dst, best)
+    return ([("w", w.tobytes()), ("x", x.tobytes()),
+             ("y", nrows * ncols_dst * 4)], [launch], ["y"], check, about,
+            1e-5)
 
 
 def quantize_q8(x, with_sum):
@@ -590,33 +593,42 @@ def quantize_q8(x, with_sum):
     return raw, dh.astype(np.float64), q.astype(np.float64)
 
 
-def mmvq_case(kernels, ncols, nrows, seed):
-    """mul_mat_vec_q<Q8_0, 1>: ggml's quantized matrix-vector product (the
-    decode GEMV of a Q8_0 model) over activations quantized to q8_1 (done
-    here as quantize_row_q8_1 does it), as ggml launches it on gfx906 (the
-    GCN table: 2 warps of 64, one row per workgroup). It dots the int8
-    values with v_dot4_i32_i8. Reference: the dequantized operands in fp64."""
+def mmvq_case(kernels, ncols, nrows, seed, ncols_dst=1):
+    """mul_mat_vec_q<Q8_0, ncols_dst>: ggml's quantized matrix-vector
+    product (the decode GEMV of a Q8_0 model; a few tokens at once with
+    ncols_dst > 1) over activations quantized to q8_1 (done here as
+    quantize_row_q8_1 does it), as ggml launches it on gfx906 (the GCN
+    table: 2 warps of 64; one row per workgroup, two for several columns).
+    It dots the int8 values with v_dot4_i32_i8. Reference: the dequantized
+    operands in fp64."""
     rng = np.random.default_rng(seed)
     w = rng.standard_normal((nrows, ncols)).astype(np.float32)
-    x = rng.standard_normal(ncols).astype(np.float32)
+    x = rng.standard_normal((ncols_dst, ncols)).astype(np.float32)
     wraw, wd, wq = quantize_q8(w, False)
     xraw, xd, xq = quantize_q8(x, True)
     symbol = find_kernel(kernels,
-                         "_ZL13mul_mat_vec_qIL9ggml_type8ELi1ELb0ELb0ELb0EE")
+                         "_ZL13mul_mat_vec_qIL9ggml_type8ELi%dELb0ELb0ELb0EE"
+                         % ncols_dst)
+    rows_per_block = 1 if ncols_dst == 1 else 2
     blocks = ncols // 32
     one = fastdiv(1)
     args = [("buf", "w"), ("buf", "x"), None, FUSION_NONE, ("buf", "y"),
             u32(ncols), uint3(0, 0, 0), u32(blocks), u32(blocks), u32(nrows),
             one, u32(nrows * blocks), u32(blocks), u32(nrows), one,
             u32(nrows * blocks), u32(blocks), u32(nrows), u32(0)]
-    launch = Launch(kernels, symbol, (nrows, 1, 1), (64, 2, 1), 0, args)
-    want = ((wd * wq) * (xd * xq)[None]).sum(axis=(-1, -2))
+    launch = Launch(kernels, symbol,
+                    ((nrows + rows_per_block - 1) // rows_per_block, 1, 1),
+                    (64, 2, 1), 0, args)
+    wf, xf = wd * wq, xd * xq  # [nrows, blocks, 32], [ncols_dst, blocks, 32]
+    want = np.einsum("rbk,cbk->cr", wf, xf)
 
     def check(outs):
-        return np.frombuffer(outs["y"], np.float32), want
-    about = "Q8_0 W %dx%d times q8_1 x, block 64x2" % (nrows, ncols)
+        return np.frombuffer(outs["y"], np.float32).reshape(want.shape), want
+    about = "Q8_0 W %dx%d times %d q8_1 vector(s), block 64x2" % (
+        nrows, ncols, ncols_dst)
     return ([("w", wraw.tobytes()), ("x", xraw.tobytes()),
-             ("y", nrows * 4)], [launch], ["y"], check, about, 1e-5)
+             ("y", nrows * ncols_dst * 4)], [launch], ["y"], check, about,
+            1e-5)
 
 
 CASES = [
@@ -641,6 +653,8 @@ CASES = [
     ("rms_norm", "norm", lambda k: rms_norm_case(k, 4096, 3, 2, 8)),
     ("mmvf-f32", "mmvf", lambda k: mmvf_case(k, 4096, 64, 12)),
     ("mmvq-q8_0", "mmvq", lambda k: mmvq_case(k, 4096, 64, 13)),
+    ("mmvf-f32-4cols", "mmvf", lambda k: mmvf_case(k, 2048, 48, 14, 4)),
+    ("mmvq-q8_0-4cols", "mmvq", lambda k: mmvq_case(k, 2048, 48, 15, 4)),
 ]
 
 # Instructions worth naming in the results: what fa's own kernels did not
