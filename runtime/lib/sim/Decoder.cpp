@@ -937,6 +937,13 @@ bool InstDecoder::decodeFlat() {
   if (info.src1 != OperandType::None &&
       !vgpr(bits(w1_, 15, 8), dwordsOf(info.src1), in_.src[1]))
     return false;
+  // An atomic returns the old value only with glc; without it the vdst
+  // field must be zero (LLVM refuses other values too).
+  if ((info.flags & OF_Atomic) && !in_.glc) {
+    if (bits(w1_, 31, 24))
+      return fail("the vdst field of an atomic without glc is not zero");
+    return true;
+  }
   if (info.dst != OperandType::None) {
     in_.numDst = 1;
     return vgpr(bits(w1_, 31, 24), dwordsOf(info.dst), in_.dst[0]);

@@ -35,7 +35,8 @@
 //     immediate byte offset when `smemImm`.
 //   DS: dst[0] vdst; src[0] addr; src[1] data0; src[2] data1; `offset0`,
 //     `offset1` (single-address forms: `offset` = offset1 << 8 | offset0).
-//   FLAT, GLOBAL, SCRATCH: dst[0] vdst; src[0] vaddr (flat, and global
+//   FLAT, GLOBAL, SCRATCH: dst[0] vdst (atomics: only with glc, the value
+//     before the operation); src[0] vaddr (flat, and global
 //     with saddr off: 2 VGPRs; global with saddr: a 32-bit VGPR offset;
 //     scratch: 1 VGPR with saddr off, None with saddr); src[1] vdata
 //     (stores); src[2] saddr (global: an SGPR pair, scratch: an SGPR; None
@@ -135,6 +136,7 @@ enum OpFlags : uint16_t {
   OF_Mix = 1 << 8, ///< v_fma_mix*: op_sel_hi bit i set: src i is f16, else f32
   OF_NoSuffix = 1 << 9,  ///< LLVM prints no _e32/_e64 (one encoding only)
   OF_VgprSrc0 = 1 << 10, ///< src0 must be a VGPR (v_readlane, v_readfirstlane)
+  OF_Atomic = 1 << 11,   ///< a memory atomic: dst[0] (the old value) with glc
 };
 
 /// The static description of one Op (a row of Opcodes.def).

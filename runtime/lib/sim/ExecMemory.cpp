@@ -29,6 +29,7 @@
 #include "sim/VectorUtil.h"
 
 #include <cstdio>
+#include <type_traits>
 
 using namespace fa;
 using namespace fa::sim;
@@ -444,6 +445,107 @@ bool vmStore(Wave &w, const Instruction &in, ExecContext &ctx) {
   return true;
 }
 
+/// The atomic operations of GLOBAL/FLAT opcodes 0x40-0x4c (32-bit) and
+/// 0x60-0x6c (64-bit): the new memory value from the old one `m` and the
+/// data `s` (inc/dec wrap at `s`, as the ISA defines them).
+template <typename T> T atomicResult(unsigned kind, T m, T s) {
+  using S = typename std::make_signed<T>::type;
+  switch (kind) {
+  case 0x0: // swap
+    return s;
+  case 0x2: // add
+    return T(m + s);
+  case 0x3: // sub
+    return T(m - s);
+  case 0x4: // smin
+    return S(m) < S(s) ? m : s;
+  case 0x5: // umin
+    return m < s ? m : s;
+  case 0x6: // smax
+    return S(m) > S(s) ? m : s;
+  case 0x7: // umax
+    return m > s ? m : s;
+  case 0x8:
+    return m & s;
+  case 0x9:
+    return m | s;
+  case 0xa:
+    return m ^ s;
+  case 0xb: // inc: m >= s ? 0 : m + 1
+    return m >= s ? T(0) : T(m + 1);
+  default: // 0xc, dec: m == 0 || m > s ? s : m - 1
+    return m == 0 || m > s ? s : T(m - 1);
+  }
+}
+
+/// global_atomic_* / flat_atomic_*: per EXEC lane in lane order, an atomic
+/// read-modify-write of the naturally aligned dword (qword for _x2) at the
+/// lane's address, returning the old value with glc; cmpswap's data is
+/// {src, cmp} and writes src where the old value equals cmp. Workgroups run
+/// on several host threads, so the host's atomics carry it out; lanes of
+/// one instruction that hit one address are applied in lane order (the ISA
+/// leaves their order open). A FLAT atomic into the shared or private
+/// aperture is refused.
+template <typename T>
+bool vmAtomic(Wave &w, const Instruction &in, ExecContext &ctx) {
+  constexpr unsigned words = sizeof(T) / 4;
+  const unsigned kind = in.info().opcode & 0x1f;
+  const bool cmpswap = kind == 0x1;
+  const uint32_t *data = w.vgpr(in.src[1].index);
+  uint32_t *d = in.numDst ? w.vgpr(in.dst[0].index) : nullptr;
+  bool ok = true;
+  forLanes(w.exec(), [&](unsigned l) {
+    if (!ok)
+      return;
+    uint64_t addr = globalAddress(w, in, l);
+    if (in.enc == Encoding::FLAT && (addr - kPrivateAperture < kApertureBytes ||
+                                     addr - kSharedAperture < kApertureBytes)) {
+      ok = ctx.fail(w, in, ErrorCode::Unsupported,
+                    "a flat atomic on LDS or private memory is not "
+                    "implemented by gfx906-sim");
+      return;
+    }
+    uint8_t *p = globalCheck(w, in, ctx, l, addr, sizeof(T), true);
+    if (!p) {
+      ok = false;
+      return;
+    }
+    if (addr % sizeof(T)) {
+      ok = ctx.fail(w, in, ErrorCode::LaunchFailed,
+                    "misaligned atomic: lane " + std::to_string(l) + " at " +
+                        hex(addr));
+      return;
+    }
+    auto operand = [&](unsigned i) {
+      T x = 0;
+      for (unsigned k = 0; k < words; ++k)
+        x |= T(data[(i * words + k) * kWaveLanes + l]) << (32 * k);
+      return x;
+    };
+    T *m = reinterpret_cast<T *>(p);
+    T src = operand(0), old = __atomic_load_n(m, __ATOMIC_SEQ_CST);
+    if (cmpswap) {
+      T cmp = operand(1);
+      T expected = cmp;
+      __atomic_compare_exchange_n(m, &expected, src, false, __ATOMIC_SEQ_CST,
+                                  __ATOMIC_SEQ_CST);
+      old = expected;
+    } else {
+      while (!__atomic_compare_exchange_n(
+          m, &old, atomicResult<T>(kind, old, src), false, __ATOMIC_SEQ_CST,
+          __ATOMIC_SEQ_CST)) {
+      }
+    }
+    if (d)
+      for (unsigned k = 0; k < words; ++k)
+        d[k * kWaveLanes + l] = uint32_t(uint64_t(old) >> (32 * k));
+  });
+  if (!ok)
+    return false;
+  markPending(w, in, ctx, kVmCnt, d ? &in.dst[0] : nullptr);
+  return true;
+}
+
 } // namespace
 
 void fa::sim::registerMemory(ExecFn *t) {
@@ -506,6 +608,25 @@ void fa::sim::registerMemory(ExecFn *t) {
   VM_FAMILY(FLAT)
   VM_FAMILY(SCRATCH)
 #undef VM_FAMILY
+#define ATOMIC_FAMILY(SEG)                                                     \
+  for (Op op :                                                                 \
+       {Op::SEG##_ATOMIC_SWAP, Op::SEG##_ATOMIC_CMPSWAP, Op::SEG##_ATOMIC_ADD, \
+        Op::SEG##_ATOMIC_SUB, Op::SEG##_ATOMIC_SMIN, Op::SEG##_ATOMIC_UMIN,    \
+        Op::SEG##_ATOMIC_SMAX, Op::SEG##_ATOMIC_UMAX, Op::SEG##_ATOMIC_AND,    \
+        Op::SEG##_ATOMIC_OR, Op::SEG##_ATOMIC_XOR, Op::SEG##_ATOMIC_INC,       \
+        Op::SEG##_ATOMIC_DEC})                                                 \
+    set(op, vmAtomic<uint32_t>);                                               \
+  for (Op op : {Op::SEG##_ATOMIC_SWAP_X2, Op::SEG##_ATOMIC_CMPSWAP_X2,         \
+                Op::SEG##_ATOMIC_ADD_X2, Op::SEG##_ATOMIC_SUB_X2,              \
+                Op::SEG##_ATOMIC_SMIN_X2, Op::SEG##_ATOMIC_UMIN_X2,            \
+                Op::SEG##_ATOMIC_SMAX_X2, Op::SEG##_ATOMIC_UMAX_X2,            \
+                Op::SEG##_ATOMIC_AND_X2, Op::SEG##_ATOMIC_OR_X2,               \
+                Op::SEG##_ATOMIC_XOR_X2, Op::SEG##_ATOMIC_INC_X2,              \
+                Op::SEG##_ATOMIC_DEC_X2})                                      \
+    set(op, vmAtomic<uint64_t>);
+  ATOMIC_FAMILY(GLOBAL)
+  ATOMIC_FAMILY(FLAT)
+#undef ATOMIC_FAMILY
   set(Op::BUFFER_LOAD_UBYTE, vmLoad<1, U8>);
   set(Op::BUFFER_LOAD_SBYTE, vmLoad<1, I8>);
   set(Op::BUFFER_LOAD_USHORT, vmLoad<2, U16>);

@@ -154,6 +154,11 @@ static unsigned globalBytes(uint16_t opcode) {
   case 0x1f:
     return 16;
   default:
+    // Atomics: a dword (0x40-0x4c) or a qword (0x60-0x6c) per lane.
+    if (opcode >= 0x40 && opcode <= 0x4c)
+      return 4;
+    if (opcode >= 0x60 && opcode <= 0x6c)
+      return 8;
     return 0;
   }
 }

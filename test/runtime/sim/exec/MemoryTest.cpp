@@ -163,6 +163,85 @@ TEST(SimGlobal, StoreToTheKernargSegmentIsAnError) {
       << s.message();
 }
 
+// Global atomics (HIP's atomicAdd, atomicCAS, atomicMax, atomicInc...):
+// the old value returned with glc, lanes on one address applied in lane
+// order (gfx906-sim's choice; the ISA leaves the order open).
+TEST(SimGlobal, AtomicAddFromEveryLane) {
+  std::vector<uint32_t> mem(4, 0);
+  mem[0] = 100;
+  WaveRun r({0xdd098000, 0x037f0200, // global_atomic_add v3, v[0:1], v2, off
+                                     //   glc
+             0xbf8c0f70});           // s_waitcnt vmcnt(0)
+  r.addRegion(mem.data(), mem.size() * 4);
+  setAddress(r, 0, mem.data(), 0);
+  r.setV(2, 1);
+  ASSERT_TRUE(r.run().ok());
+  EXPECT_EQ(mem[0], 164u);
+  for (unsigned l = 0; l < 64; ++l)
+    EXPECT_EQ(r.v(3, l), 100 + l) << l;
+}
+
+TEST(SimGlobal, AtomicOperations) {
+  WaveRun r({
+      0xdd058000, 0x037f0400, // global_atomic_cmpswap v3, v[0:1], v[4:5], off
+                              //   glc
+      0xdd058000, 0x0c7f0f00, // global_atomic_cmpswap v12, v[0:1], v[15:16],
+                              //   off glc
+      0xdd118000, 0x0b7f0e00, // global_atomic_smin v11, v[0:1], v14, off glc
+      0xdd1d8004, 0x087f0200, // global_atomic_umax v8, v[0:1], v2, off
+                              //   offset:4 glc
+      0xdd2d8008, 0x097f0d00, // global_atomic_inc v9, v[0:1], v13, off
+                              //   offset:8 glc
+      0xdd31800c, 0x0a7f0200, // global_atomic_dec v10, v[0:1], v2, off
+                              //   offset:12 glc
+      0xdd898010, 0x067f0400, // global_atomic_add_x2 v[6:7], v[0:1], v[4:5],
+                              //   off offset:16 glc
+      0xdd080018, 0x00000200, // flat_atomic_add v[0:1], v2 offset:24
+      0xbf8c0f70,             // s_waitcnt vmcnt(0)
+  });
+  std::vector<uint32_t> mem = {100, 5, 3, 0, 0xffffffff, 0, 10, 0};
+  r.addRegion(mem.data(), mem.size() * 4);
+  r.w.setExec(1);
+  setAddress(r, 0, mem.data(), 0);
+  r.setV(2, 9);
+  r.setV(4, 7); // cmpswap: src 7, cmp 100; add_x2: 100 << 32 | 7
+  r.setV(5, 100);
+  r.setV(13, 3);
+  r.setV(14, 0xfffffffe); // -2
+  r.setV(15, 1);          // cmpswap: src 1, cmp 2 (no match)
+  r.setV(16, 2);
+  ASSERT_TRUE(r.run().ok());
+  EXPECT_EQ(r.v(3, 0), 100u); // cmpswap: 100 == cmp, 7 written
+  EXPECT_EQ(r.v(12, 0), 7u);  // 7 != 2: unchanged
+  EXPECT_EQ(r.v(11, 0), 7u);  // smin(7, -2) = -2
+  EXPECT_EQ(mem[0], 0xfffffffeu);
+  EXPECT_EQ(r.v(8, 0), 5u); // umax(5, 9)
+  EXPECT_EQ(mem[1], 9u);
+  EXPECT_EQ(r.v(9, 0), 3u); // inc: 3 >= 3 wraps to 0
+  EXPECT_EQ(mem[2], 0u);
+  EXPECT_EQ(r.v(10, 0), 0u); // dec: 0 wraps to 9
+  EXPECT_EQ(mem[3], 9u);
+  EXPECT_EQ(r.v(6, 0), 0xffffffffu); // add_x2: old 0x00000000ffffffff
+  EXPECT_EQ(r.v(7, 0), 0u);
+  EXPECT_EQ(mem[4], 6u); // + 0x64_00000007 = 0x65_00000006
+  EXPECT_EQ(mem[5], 0x65u);
+  EXPECT_EQ(mem[6], 19u); // flat_atomic_add, no return
+  EXPECT_EQ(r.v(0, 0), uint32_t(uintptr_t(mem.data()))); // v0 not written
+}
+
+TEST(SimGlobal, MisalignedAtomicIsAnError) {
+  std::vector<uint32_t> mem(4, 0);
+  WaveRun r({0xdd098000, 0x037f0200}); // global_atomic_add v3, v[0:1], v2,
+                                       //   off glc
+  r.addRegion(mem.data(), mem.size() * 4);
+  r.w.setExec(1);
+  setAddress(r, 0, reinterpret_cast<uint8_t *>(mem.data()) + 2, 0);
+  Status s = r.run();
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("misaligned atomic: lane 0"), std::string::npos)
+      << s.message();
+}
+
 TEST(SimScratch, MubufPrivateSegment) {
   WaveRun r({
       0xe0700004, 0x80000100, // buffer_store_dword v1, off, s[0:3], 0 offset:4
