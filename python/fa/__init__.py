@@ -46,12 +46,19 @@ def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False,
     None): fa never materialises the probabilities. window_size (left,
     right): query i sees keys i + Lk - Lq - left .. i + Lk - Lq + right (-1:
     unbounded); softcap > 0: scores softcap * tanh(score / softcap), as
-    FlashAttention 2. `deterministic` is accepted (fa's forward is
-    deterministic). `sinks` is fa's extension (issue 32)."""
+    FlashAttention 2. alibi_slopes: float32 (nheads,) (or (1, nheads); a
+    table per sequence, (batch, nheads) with batch > 1, raises
+    NotImplementedError): score(i, j) -= slope[h] * |i + Lk - Lq - j|, after
+    softcap, as FlashAttention 2. sinks, fa's extension (gpt-oss's
+    attention sinks): (nheads,) logits, float32 (other float dtypes are
+    converted), exp(sinks[h]) joining each row's softmax denominator and
+    LSE, never the output (a row that sees no key: out 0, LSE sinks[h]).
+    `deterministic` is accepted (fa's forward is deterministic)."""
     (left, right), cap = _check_features(dropout_p, window_size, softcap,
                                          alibi_slopes, sinks)
     op = _interface.fwd if _eager(q) else fwd_op
-    out, lse = op(q, k, v, softmax_scale, bool(causal), left, right, cap)
+    out, lse = op(q, k, v, softmax_scale, bool(causal), left, right, cap,
+                  alibi_slopes, sinks)
     return (out, lse, None) if return_attn_probs else out
 
 
@@ -68,7 +75,9 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
     Returns out (total_q, nheads, headdim), or with return_attn_probs
     (out, softmax_lse (nheads, total_q), None). On GPUs the kernel trusts
     cu_seqlens, as FlashAttention's does; CPU tensors are checked.
-    block_table (paged varlen batches) comes with issue 32."""
+    alibi_slopes and sinks as flash_attn_func's (ALiBi's distance from
+    each sequence's end). block_table (paged varlen batches) comes with
+    issue 32."""
     (left, right), cap = _check_features(dropout_p, window_size, softcap,
                                          alibi_slopes, sinks)
     if block_table is not None:
@@ -79,7 +88,7 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
     op = _interface.varlen_fwd if _eager(q) else varlen_fwd_op
     out, lse = op(q, k, v, cu_seqlens_q, cu_seqlens_k, int(max_seqlen_q),
                   int(max_seqlen_k), softmax_scale, bool(causal), left, right,
-                  cap)
+                  cap, alibi_slopes, sinks)
     return (out, lse, None) if return_attn_probs else out
 
 
@@ -101,8 +110,9 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None,
     (in place, as FlashAttention 2 does) and attended to. causal: the query
     rows are the sequence's last, bottom-right aligned. num_splits: 0 lets
     fa choose the K/V splits (decode calls of at most 4 query rows run
-    split-KV), 1 none. Returns out, or (out, softmax_lse (batch, nheads,
-    seqlen_q)) with return_softmax_lse."""
+    split-KV), 1 none. alibi_slopes and sinks as flash_attn_func's (ALiBi's
+    distance from the sequence's last key). Returns out, or (out,
+    softmax_lse (batch, nheads, seqlen_q)) with return_softmax_lse."""
     (left, right), cap = _check_features(0.0, window_size, softcap,
                                          alibi_slopes, sinks)
     if rotary_cos is not None or rotary_sin is not None or \
@@ -152,18 +162,20 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None,
         lens = (lens + new).to(torch.int32)
     op = _interface.kvcache_fwd if _eager(q) else kvcache_fwd_op
     out, lse = op(q, k_cache, v_cache, lens, table, softmax_scale,
-                  bool(causal), int(num_splits), left, right, cap)
+                  bool(causal), int(num_splits), left, right, cap,
+                  alibi_slopes, sinks)
     return (out, lse) if return_softmax_lse else out
 
 
 def compile(dtype, head_dim, target, causal=False, softmax_scale=None,
             layout="dense", decode=False, window_size=(-1, -1),
-            softcap=0.0):
+            softcap=0.0, alibi=False, sinks=False):
     """Compiles the kernel a call would use into the disk cache ahead of
     time (FA_CACHE_DIR) and returns its path: dtype "f16" / "bf16" / "f32"
     (or a torch dtype), target "gfx906", "sm_90" or "host", layout
     "dense", "paged" or "varlen", decode the split-KV build that calls of
-    at most 4 query rows use, window_size and softcap as the calls'."""
+    at most 4 query rows use, window_size and softcap as the calls'; alibi
+    and sinks: whether the calls pass alibi_slopes / sinks."""
     import math
     names = {"float16": "f16", "bfloat16": "bf16", "float32": "f32"}
     dtype = names.get(str(dtype).replace("torch.", ""), str(dtype))
@@ -172,5 +184,6 @@ def compile(dtype, head_dim, target, causal=False, softmax_scale=None,
                                  else float(softmax_scale))
     spec = _jit.Spec(layout, dtype, int(head_dim), bool(causal), scale,
                      bool(decode), target, _interface._window(window_size),
-                     _interface._softcap(softcap))
+                     _interface._softcap(softcap), alibi=bool(alibi),
+                     sinks=bool(sinks))
     return _jit.compile_to_cache(spec)

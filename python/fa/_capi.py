@@ -57,6 +57,12 @@ class _Varlen(ctypes.Structure):
                 ("host_cu_seqlens_k", ctypes.POINTER(ctypes.c_int32))]
 
 
+class _HeadParams(ctypes.Structure):
+    """fa_head_params: the f32 [heads_q] ALiBi slopes and sinks buffers of a
+    kernel whose manifest says alibi / sinks (NULL: the one it lacks)."""
+    _fields_ = [("alibi_slopes", ctypes.c_void_p), ("sinks", ctypes.c_void_p)]
+
+
 class _EnqueueOptions(ctypes.Structure):
     _fields_ = [("stream", ctypes.c_void_p), ("workspace", ctypes.c_void_p),
                 ("kv_splits", ctypes.c_int64),
@@ -126,6 +132,12 @@ def _declare(lib):
                                    ctypes.POINTER(_Paged),
                                    ctypes.POINTER(_Varlen),
                                    ctypes.POINTER(_EnqueueOptions)]),
+        "fa_module_enqueue_heads": (st, [p, ctypes.c_char_p,
+                                         ctypes.POINTER(_Args),
+                                         ctypes.POINTER(_Paged),
+                                         ctypes.POINTER(_Varlen),
+                                         ctypes.POINTER(_HeadParams),
+                                         ctypes.POINTER(_EnqueueOptions)]),
         "fa_module_workspace_size": (st, [p, ctypes.c_char_p,
                                           ctypes.POINTER(_Args), i64,
                                           ctypes.POINTER(ctypes.c_size_t)]),
@@ -242,6 +254,13 @@ class Module:
         v._refs = (cu_seqlens_q, cu_seqlens_k)
         return v
 
+    @staticmethod
+    def heads(alibi_slopes=None, sinks=None):
+        """fa_head_params over Buffers (None: the kernel lacks that one)."""
+        h = _HeadParams(_handle(alibi_slopes), _handle(sinks))
+        h._refs = (alibi_slopes, sinks)
+        return h
+
     def workspace_size(self, args, kv_splits=0, kernel=None):
         n = ctypes.c_size_t()
         check(lib().fa_module_workspace_size(
@@ -250,14 +269,24 @@ class Module:
         return n.value
 
     def enqueue(self, args, stream=0, workspace=None, kv_splits=0,
-                paged=None, varlen=None, kernel=None):
+                paged=None, varlen=None, kernel=None, heads=None):
         """fa_module_enqueue on `stream` (a CUstream / hipStream_t as an int;
-        0: the legacy default stream); returns the K/V splits used."""
+        0: the legacy default stream), fa_module_enqueue_heads with `heads`
+        (Module.heads: a kernel with ALiBi slopes or sinks); returns the K/V
+        splits used."""
         o = _EnqueueOptions(stream or None, _handle(workspace), kv_splits, 0)
-        check(lib().fa_module_enqueue(
-            self.handle, kernel.encode() if kernel else None,
-            ctypes.byref(args), ctypes.byref(paged) if paged else None,
-            ctypes.byref(varlen) if varlen else None, ctypes.byref(o)))
+        name = kernel.encode() if kernel else None
+        p = ctypes.byref(paged) if paged else None
+        v = ctypes.byref(varlen) if varlen else None
+        if heads is None:
+            check(lib().fa_module_enqueue(self.handle, name,
+                                          ctypes.byref(args), p, v,
+                                          ctypes.byref(o)))
+        else:
+            check(lib().fa_module_enqueue_heads(self.handle, name,
+                                                ctypes.byref(args), p, v,
+                                                ctypes.byref(heads),
+                                                ctypes.byref(o)))
         return o.kv_splits_used
 
     def check_metadata(self, args, paged=None, varlen=None, kernel=None):

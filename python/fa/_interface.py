@@ -8,10 +8,14 @@ features (compiled on first use, _jit.py) and enqueues it on the tensors'
 device and current stream through the runtime's C API: asynchronously, and
 capturable in a CUDA graph. CPU tensors run on fa's host emulator.
 
+ALiBi slopes (FlashAttention 2's alibi_slopes) and attention sinks (fa's
+`sinks`, gpt-oss's) are f32 [nheads] tensors on q's device; a kernel built
+with them takes them as its head parameters (fa_module_enqueue_heads).
+
 What fa does not do yet raises NotImplementedError naming the argument:
-dropout, ALiBi and sinks (issue 32), rotary
-embedding inside the call, cache_batch_idx, cache_leftpad, and block_table
-in flash_attn_varlen_func.
+dropout, a per-sequence ALiBi table ((batch, nheads) slopes with batch >
+1), rotary embedding inside the call, cache_batch_idx, cache_leftpad, and
+block_table in flash_attn_varlen_func.
 """
 
 import ctypes
@@ -26,25 +30,16 @@ _SUPPORTED = {torch.float16: "f16", torch.bfloat16: "bf16",
               torch.float32: "f32"}
 
 
-def _unsupported(name, what):
-    return NotImplementedError(
-        f"fa: {name}={what} is not supported yet (fa computes softmax "
-        f"attention: causal or not, sliding windows, softcap, GQA, "
-        f"dense/paged/varlen); issue 32 adds ALiBi and sinks")
-
-
 def _check_features(dropout_p=0.0, window_size=(-1, -1), softcap=0.0,
                     alibi_slopes=None, sinks=None):
     """What fa does not do raises, naming the argument; returns the window
-    (left, right) and the softcap, checked."""
+    (left, right) and the softcap, checked. (alibi_slopes and sinks are
+    checked against q's heads and device where the call knows them:
+    _head_tensor.)"""
     if dropout_p:
         raise NotImplementedError(
             f"fa: dropout_p={dropout_p}: fa's kernels do not drop out (pass "
             f"0.0; FlashAttention's dropout is for training)")
-    if alibi_slopes is not None:
-        raise _unsupported("alibi_slopes", "<tensor>")
-    if sinks is not None:
-        raise _unsupported("sinks", "<tensor>")
     # (The common call, no window and no softcap, checks nothing more.)
     window = _NO_WINDOW if window_size == _NO_WINDOW else _window(window_size)
     return window, (_softcap(softcap) if softcap else 0.0)
@@ -63,6 +58,72 @@ def _window(window_size):
         raise ValueError(f"fa: window_size={window_size!r}: each side is -1 "
                          f"(unbounded) or >= 0")
     return left, right
+
+
+def _head_tensor(name, t, hq, batch, device):
+    """The f32 [hq] contiguous tensor a kernel's head parameter `name`
+    ("alibi_slopes" or "sinks") takes, from the caller's `t` (None: none).
+    alibi_slopes: float32 as FlashAttention 2 requires, (nheads,) or
+    (batch, nheads) with batch 1 (a table per sequence raises); sinks: any
+    floating-point dtype, converted to float32 (nheads values)."""
+    if t is None:
+        return None
+    if not isinstance(t, torch.Tensor):
+        raise TypeError(f"fa: {name} must be a torch.Tensor of shape "
+                        f"({hq},), got {type(t).__name__}")
+    if t.device != device:
+        raise ValueError(f"fa: {name} is on {t.device}, q on {device}")
+    alibi = name == "alibi_slopes"
+    if alibi and t.dim() == 2 and tuple(t.shape) == (batch, hq):
+        if batch != 1:
+            raise NotImplementedError(
+                f"fa: alibi_slopes of shape {tuple(t.shape)} (a table per "
+                f"sequence, batch={batch}) is not supported; pass ({hq},) "
+                f"slopes that every sequence shares")
+        t = t.reshape(hq)
+    if t.dim() != 1 or t.shape[0] != hq:
+        raise ValueError(
+            f"fa: {name} has shape {tuple(t.shape)}, expected ({hq},): one "
+            f"value per query head" + (f" (or ({batch}, {hq}) with batch 1)"
+                                       if alibi else ""))
+    if t.dtype != torch.float32:
+        if alibi:
+            raise TypeError(f"fa: alibi_slopes.dtype is {t.dtype}: it must "
+                            f"be torch.float32 (as FlashAttention 2's)")
+        if not t.is_floating_point():
+            raise TypeError(f"fa: sinks.dtype is {t.dtype}: it must be a "
+                            f"floating-point dtype (float32; others are "
+                            f"converted)")
+        t = t.float()
+    if t.stride(0) != 1:
+        t = t.contiguous()
+    return t
+
+
+_PLAIN = (torch.Tensor, torch.nn.Parameter)
+
+
+def _heads_signature(alibi_slopes, sinks):
+    """What a kept launch's signature adds for the head parameters: their
+    shapes, strides, dtypes and devices (None where one is not a plain
+    torch.Tensor or a Parameter, a model's sinks: no kept launch)."""
+    out = []
+    for t in (alibi_slopes, sinks):
+        if t is None:
+            out.append(None)
+        elif type(t) in _PLAIN:
+            out.append((t.shape, t.stride(), t.dtype, t.device))
+        else:
+            return None
+    return tuple(out)
+
+
+def _heads(dev_name, alibi_slopes, sinks):
+    """fa_head_params over checked f32 [Hq] tensors (None without them)."""
+    if alibi_slopes is None and sinks is None:
+        return None
+    return _capi.Module.heads(_wrap(dev_name, alibi_slopes),
+                              _wrap(dev_name, sinks))
 
 
 def _softcap(softcap):
@@ -199,7 +260,7 @@ _workspace_sizes = {}
 
 
 def _enqueue(m, dev_name, stream, args, like, num_splits, paged=None,
-             varlen=None):
+             varlen=None, heads=None):
     # The workspace's size depends on the module and the shape only.
     key = (id(m), args.batch, args.heads_q, args.heads_kv, args.seq_q,
            args.seq_k, num_splits)
@@ -215,7 +276,8 @@ def _enqueue(m, dev_name, stream, args, like, num_splits, paged=None,
         # enqueued after this launch on the same stream.
         w = torch.empty(n, dtype=torch.uint8, device=like.device)
         ws = _wrap(dev_name, w)
-    m.enqueue(args, stream, ws, num_splits, paged=paged, varlen=varlen)
+    m.enqueue(args, stream, ws, num_splits, paged=paged, varlen=varlen,
+              heads=heads)
 
 
 def _decode(seqlen_q):
@@ -227,8 +289,9 @@ _dense_calls = {}
 
 
 def fwd(q, k, v, softmax_scale=None, causal=False, window_left=-1,
-        window_right=-1, softcap=0.0):
-    """(out, softmax_lse) of dense attention over (B, L, H, D) tensors."""
+        window_right=-1, softcap=0.0, alibi_slopes=None, sinks=None):
+    """(out, softmax_lse) of dense attention over (B, L, H, D) tensors;
+    alibi_slopes and sinks (nheads,) tensors or None."""
     sig = None
     if isinstance(q, torch.Tensor) and isinstance(k, torch.Tensor) and \
             isinstance(v, torch.Tensor):
@@ -236,9 +299,17 @@ def fwd(q, k, v, softmax_scale=None, causal=False, window_left=-1,
                k.dtype, k.device, v.shape, v.stride(), v.dtype, v.device,
                softmax_scale, causal, window_left, window_right, softcap,
                threading.get_ident())
-        launch = _dense_calls.get(sig)
-        if launch is not None:
-            return launch(q, k, v)
+        if alibi_slopes is None and sinks is None:
+            launch = _dense_calls.get(sig)
+            if launch is not None:
+                return launch(q, k, v)
+        else:
+            heads = _heads_signature(alibi_slopes, sinks)
+            sig = None if heads is None else sig + heads
+            launch = _dense_calls.get(sig)
+            if launch is not None:
+                return launch(q, k, v, alibi_slopes=alibi_slopes,
+                              sinks=sinks)
     originals = (q, k, v)
     q, k, v = (_prepare(n, t, 4) for n, t in (("q", q), ("k", k), ("v", v)))
     dtype = _dtype(q, ("k", k), ("v", v))
@@ -252,15 +323,22 @@ def fwd(q, k, v, softmax_scale=None, causal=False, window_left=-1,
                          f"{tuple(q.shape)}: batch and head dim must match")
     if hq % hkv:
         raise ValueError(f"fa: q's {hq} heads are not a multiple of k's {hkv}")
+    alibi_slopes = _head_tensor("alibi_slopes", alibi_slopes, hq, b, q.device)
+    sinks = _head_tensor("sinks", sinks, hq, b, q.device)
     target, dev_name, stream = _where(q)
     spec = _jit.Spec("dense", dtype, d, bool(causal), _scale(softmax_scale, d),
                      _decode(lq), target,
-                     _window((window_left, window_right)), _softcap(softcap))
+                     _window((window_left, window_right)), _softcap(softcap),
+                     alibi=alibi_slopes is not None, sinks=sinks is not None)
     out = torch.empty_like(q, memory_format=torch.contiguous_format)
     lse = torch.empty(b, hq, lq, dtype=torch.float32, device=q.device)
     if q.numel() == 0 or lk == 0:
+        # Rows that see no key: O = 0, LSE = -inf (or the head's sink).
         out.zero_()
-        lse.fill_(-math.inf)
+        if sinks is None:
+            lse.fill_(-math.inf)
+        else:
+            lse.copy_(sinks.view(1, hq, 1).expand(b, hq, lq))
         return out, lse
     m = _module(spec, dev_name, q.dtype)
     strides = []
@@ -272,18 +350,21 @@ def fwd(q, k, v, softmax_scale=None, causal=False, window_left=-1,
                              _wrap(dev_name, v), _wrap(dev_name, out),
                              _wrap(dev_name, lse), (b, hq, hkv, lq, lk),
                              strides)
-    _enqueue(m, dev_name, stream, args, q, 0)
+    _enqueue(m, dev_name, stream, args, q, 0,
+             heads=_heads(dev_name, alibi_slopes, sinks))
     if sig is not None and all(x is y for x, y in zip((q, k, v), originals)):
         _remember(_dense_calls, sig, m, dev_name, q, args, None, (b, hq, lq),
                   (b, hq, hkv, lq, lk), 0,
-                  (q, k, v, None, None, out, lse))
+                  (q, k, v, None, None, out, lse),
+                  spec.alibi or spec.sinks)
     return out, lse
 
 
 def varlen_fwd(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
                max_seqlen_k, softmax_scale=None, causal=False, window_left=-1,
-               window_right=-1, softcap=0.0):
-    """(out, softmax_lse [Hq, total_q]) over packed (total, H, D) tensors."""
+               window_right=-1, softcap=0.0, alibi_slopes=None, sinks=None):
+    """(out, softmax_lse [Hq, total_q]) over packed (total, H, D) tensors;
+    alibi_slopes and sinks (nheads,) tensors or None."""
     q, k, v = (_prepare(n, t, 3) for n, t in (("q", q), ("k", k), ("v", v)))
     dtype = _dtype(q, ("k", k), ("v", v))
     for n, c in (("cu_seqlens_q", cu_seqlens_q),
@@ -305,10 +386,14 @@ def varlen_fwd(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
                          f"{tuple(v.shape)}: k and v must match, share q's "
                          f"head dim, and divide its heads")
     batch = cu_q.numel() - 1
+    alibi_slopes = _head_tensor("alibi_slopes", alibi_slopes, hq, batch,
+                                q.device)
+    sinks = _head_tensor("sinks", sinks, hq, batch, q.device)
     target, dev_name, stream = _where(q)
     spec = _jit.Spec("varlen", dtype, d, bool(causal),
                      _scale(softmax_scale, d), False, target,
-                     _window((window_left, window_right)), _softcap(softcap))
+                     _window((window_left, window_right)), _softcap(softcap),
+                     alibi=alibi_slopes is not None, sinks=sinks is not None)
     out = torch.empty_like(q, memory_format=torch.contiguous_format)
     lse = torch.empty(hq, total_q, dtype=torch.float32, device=q.device)
     if total_q == 0:
@@ -330,7 +415,8 @@ def varlen_fwd(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
         # Host tensors: the runtime checks them before the launch.
         varlen.host_cu_seqlens_q = _capi.int32_pointer(cu_q)
         varlen.host_cu_seqlens_k = _capi.int32_pointer(cu_k)
-    _enqueue(m, dev_name, stream, args, q, 0, varlen=varlen)
+    _enqueue(m, dev_name, stream, args, q, 0, varlen=varlen,
+             heads=_heads(dev_name, alibi_slopes, sinks))
     return out, lse
 
 
@@ -347,6 +433,7 @@ _kvcache_calls = {}
 def _kvcache_signature(q, k_cache, v_cache, cache_seqlens, block_table,
                        softmax_scale, causal, num_splits, window_left,
                        window_right, softcap):
+    # (A call with ALiBi slopes or sinks adds _heads_signature's.)
     return (q.shape, q.stride(), q.dtype, q.device, k_cache.shape,
             k_cache.stride(), v_cache.shape, v_cache.stride(), v_cache.dtype,
             v_cache.device, k_cache.dtype, k_cache.device,
@@ -363,10 +450,11 @@ class _Launch:
     argument structs built once (each call sets their pointer fields), the
     outputs' shapes and the bytes each operand spans. A call then only
     allocates its outputs, looks its pointers' handles up and calls the C
-    function."""
+    function. A kernel with ALiBi slopes or sinks (hq set) checks those
+    per call (_head_tensor) and calls fa_module_enqueue_heads."""
 
     def __init__(self, m, dev_name, index, args, paged, dtype, out_shape,
-                 lse_shape, ws_bytes, num_splits, spans):
+                 lse_shape, ws_bytes, num_splits, spans, hq=None, batch=0):
         self.enqueue = _capi.lib().fa_module_enqueue
         self.module = m.handle
         self.m, self.dev_name, self.index = m, dev_name, index
@@ -381,9 +469,15 @@ class _Launch:
         # q, k_cache, v_cache, block_table, cache_seqlens, out, lse (the
         # paged metadata's None when dense).
         self.spans = spans
+        # The head parameters' (fa_head_params) length and batch, or None.
+        self.hq, self.batch = hq, batch
+        if hq is not None:
+            self.enqueue_heads = _capi.lib().fa_module_enqueue_heads
+            self.heads = _capi._HeadParams(None, None)
+            self.heads_ref = ctypes.byref(self.heads)
 
     def __call__(self, q, k_cache, v_cache, block_table=None,
-                 cache_seqlens=None):
+                 cache_seqlens=None, alibi_slopes=None, sinks=None):
         dev, device = self.dev_name, q.device
         out = torch.empty(self.out_shape, dtype=self.dtype, device=device)
         lse = torch.empty(self.lse_shape, dtype=torch.float32,
@@ -424,7 +518,21 @@ class _Launch:
             o.stream = _raw_stream(index) if _raw_stream is not None else \
                 torch.cuda.current_stream(index).cuda_stream
         r = self.refs
-        status = self.enqueue(self.module, None, r[0], r[1], None, r[2])
+        if self.hq is None:
+            status = self.enqueue(self.module, None, r[0], r[1], None, r[2])
+        else:
+            # Checked (and converted) as the first call's were; alive until
+            # the call returns.
+            alibi_slopes = _head_tensor("alibi_slopes", alibi_slopes,
+                                        self.hq, self.batch, device)
+            sinks = _head_tensor("sinks", sinks, self.hq, self.batch, device)
+            ba = None if alibi_slopes is None else _wrap(dev, alibi_slopes)
+            bs = None if sinks is None else _wrap(dev, sinks)
+            h = self.heads
+            h.alibi_slopes = None if ba is None else ba.value
+            h.sinks = None if bs is None else bs.value
+            status = self.enqueue_heads(self.module, None, r[0], r[1], None,
+                                        self.heads_ref, r[2])
         if status:
             _capi.check(status)
         return out, lse
@@ -436,8 +544,9 @@ def clear_launches():
 
 
 def _remember(table, sig, m, dev_name, q, args, paged, lse_shape, shape,
-              num_splits, operands):
-    """Keeps the launch just made for later calls of signature `sig`."""
+              num_splits, operands, heads=False):
+    """Keeps the launch just made for later calls of signature `sig`
+    (`heads`: the kernel takes ALiBi slopes and/or sinks)."""
     if len(table) > 256:
         table.clear()
     ws_bytes = _workspace_sizes.get((id(m), *shape, num_splits))
@@ -445,17 +554,19 @@ def _remember(table, sig, m, dev_name, q, args, paged, lse_shape, shape,
         m, dev_name, _place(q.device)[2],
         _capi._Args(None, None, None, None, None, *shape, args.strides, 0),
         paged, q.dtype, tuple(q.shape), lse_shape, ws_bytes, num_splits,
-        tuple(None if t is None else _span(t) for t in operands))
+        tuple(None if t is None else _span(t) for t in operands),
+        shape[1] if heads else None, shape[0])
     launch.strides = args._keep  # the strides' storage
     table[sig] = launch
 
 
 def kvcache_fwd(q, k_cache, v_cache, cache_seqlens, block_table,
                 softmax_scale=None, causal=False, num_splits=0, window_left=-1,
-                window_right=-1, softcap=0.0):
+                window_right=-1, softcap=0.0, alibi_slopes=None, sinks=None):
     """(out, softmax_lse) of q (B, Lq, Hq, D) over a paged cache (num_pages,
     page_size, Hkv, D) read through block_table (B, max_pages) with the
-    sequences' lengths cache_seqlens (B,), int32 tensors on q's device."""
+    sequences' lengths cache_seqlens (B,), int32 tensors on q's device;
+    alibi_slopes and sinks (nheads,) tensors or None."""
     sig = None
     if isinstance(q, torch.Tensor) and isinstance(block_table, torch.Tensor) \
             and isinstance(cache_seqlens, torch.Tensor) and \
@@ -465,9 +576,18 @@ def kvcache_fwd(q, k_cache, v_cache, cache_seqlens, block_table,
                                  block_table, softmax_scale, causal,
                                  num_splits, window_left, window_right,
                                  softcap)
-        launch = _kvcache_calls.get(sig)
-        if launch is not None:
-            return launch(q, k_cache, v_cache, block_table, cache_seqlens)
+        if alibi_slopes is None and sinks is None:
+            launch = _kvcache_calls.get(sig)
+            if launch is not None:
+                return launch(q, k_cache, v_cache, block_table,
+                              cache_seqlens)
+        else:
+            heads = _heads_signature(alibi_slopes, sinks)
+            sig = None if heads is None else sig + heads
+            launch = _kvcache_calls.get(sig)
+            if launch is not None:
+                return launch(q, k_cache, v_cache, block_table,
+                              cache_seqlens, alibi_slopes, sinks)
     originals = (q, k_cache, v_cache)
     q = _prepare("q", q, 4)
     k_cache, v_cache = (_prepare(n, t, 4) for n, t in
@@ -492,10 +612,13 @@ def kvcache_fwd(q, k_cache, v_cache, cache_seqlens, block_table,
                          f"max_pages)")
     table, lens = block_table.contiguous(), cache_seqlens.contiguous()
     max_pages = table.shape[1]
+    alibi_slopes = _head_tensor("alibi_slopes", alibi_slopes, hq, b, q.device)
+    sinks = _head_tensor("sinks", sinks, hq, b, q.device)
     target, dev_name, stream = _where(q)
     spec = _jit.Spec("paged", dtype, d, bool(causal),
                      _scale(softmax_scale, d), _decode(lq), target,
-                     _window((window_left, window_right)), _softcap(softcap))
+                     _window((window_left, window_right)), _softcap(softcap),
+                     alibi=alibi_slopes is not None, sinks=sinks is not None)
     if num_splits not in (0, 1) and not spec.decode:
         raise ValueError(f"fa: num_splits={num_splits}: only a call with at "
                          f"most 4 query rows runs split-KV")
@@ -519,7 +642,8 @@ def kvcache_fwd(q, k_cache, v_cache, cache_seqlens, block_table,
     if q.device.type == "cpu":
         paged.host_block_table = _capi.int32_pointer(table)
         paged.host_cache_seqlens = _capi.int32_pointer(lens)
-    _enqueue(m, dev_name, stream, args, q, int(num_splits), paged=paged)
+    _enqueue(m, dev_name, stream, args, q, int(num_splits), paged=paged,
+             heads=_heads(dev_name, alibi_slopes, sinks))
     # Remembered where nothing was copied: the hot path passes the tensors
     # as they come.
     if sig is not None and all(x is y for x, y in zip(
@@ -529,7 +653,8 @@ def kvcache_fwd(q, k_cache, v_cache, cache_seqlens, block_table,
                   _capi._Paged(None, None, page_size, max_pages, num_pages,
                                None, None), (b, hq, lq),
                   (b, hq, hkv, lq, max_pages * page_size), int(num_splits),
-                  (q, k_cache, v_cache, table, lens, out, lse))
+                  (q, k_cache, v_cache, table, lens, out, lse),
+                  spec.alibi or spec.sinks)
     return out, lse
 
 

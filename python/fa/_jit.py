@@ -2,12 +2,13 @@
 features, compiled through the compile C API, cached on disk and in process.
 
 A kernel is named by its Spec (layout, element type, head dimension,
-causal, scale, decode build, target). The disk cache (FA_CACHE_DIR, by
-default $XDG_CACHE_HOME/fa or ~/.cache/fa) holds one folder per key, the
-SHA-256 of fa's version, the source, the target and the options; a folder
-holds the code object and its manifest, written into a temporary folder and
-renamed into place, so processes that compile the same kernel at once each
-end with a whole entry (the first rename wins, the others use it). An entry
+causal, scale, decode build, target, window, softcap, ALiBi, sinks). The
+disk cache (FA_CACHE_DIR, by default $XDG_CACHE_HOME/fa or ~/.cache/fa)
+holds one folder per key, the SHA-256 of fa's version, the source, the
+target and the options; a folder holds the code object and its manifest,
+written into a temporary folder and renamed into place, so processes that
+compile the same kernel at once each end with a whole entry (the first
+rename wins, the others use it). An entry
 the runtime refuses to load (its code object does not match the hash its
 manifest records, a truncated file) is removed and compiled again. The
 in-process table maps a Spec to its loaded module, so a hot call does no
@@ -46,6 +47,10 @@ class Spec:
     # (0: none).
     window: tuple = (-1, -1)
     softcap: float = 0.0
+    # ALiBi slopes and attention sinks (issue 32): the kernel takes an f32
+    # [Hq] argument for each (after the others, slopes first).
+    alibi: bool = False
+    sinks: bool = False
 
 
 def canonical_scale(scale):
@@ -63,10 +68,18 @@ def source(spec):
         attrs += " window({}, {})".format(*spec.window)
     if spec.softcap:
         attrs += f" softcap({float(spec.softcap)!r})"
+    h = "tensor<?xf32>"
+    heads = ""
+    if spec.alibi:
+        attrs += f" alibi(%slopes : {h})"
+        heads += f", %slopes: {h}"
+    if spec.sinks:
+        attrs += f" sinks(%sinks : {h})"
+        heads += f", %sinks: {h}"
     if spec.layout == "varlen":
         t, l, c = f"tensor<?x?x{d}x{ty}>", "tensor<?x?xf32>", "tensor<?xi32>"
         return (f"func.func @attention(%q: {t}, %k: {t}, %v: {t}, "
-                f"%cu_q: {c}, %cu_k: {c}) -> ({t}, {l}) {{\n"
+                f"%cu_q: {c}, %cu_k: {c}{heads}) -> ({t}, {l}) {{\n"
                 f"  %o, %lse = fa.attention %q, %k, %v varlen(%cu_q, %cu_k : "
                 f"{c}, {c}){attrs} : {t}, {t}, {t} -> {t}, {l}\n"
                 f"  return %o, %lse : {t}, {l}\n}}\n")
@@ -74,11 +87,12 @@ def source(spec):
     if spec.layout == "paged":
         m, n = "tensor<?x?xi32>", "tensor<?xi32>"
         return (f"func.func @attention(%q: {t}, %k: {t}, %v: {t}, "
-                f"%table: {m}, %lens: {n}) -> ({t}, {l}) {{\n"
+                f"%table: {m}, %lens: {n}{heads}) -> ({t}, {l}) {{\n"
                 f"  %o, %lse = fa.attention %q, %k, %v paged(%table, %lens)"
                 f"{attrs} : {t}, {t}, {t}, {m}, {n} -> {t}, {l}\n"
                 f"  return %o, %lse : {t}, {l}\n}}\n")
-    return (f"func.func @attention(%q: {t}, %k: {t}, %v: {t}) -> ({t}, {l}) {{\n"
+    return (f"func.func @attention(%q: {t}, %k: {t}, %v: {t}{heads}) -> "
+            f"({t}, {l}) {{\n"
             f"  %o, %lse = fa.attention %q, %k, %v{attrs} : {t}, {t}, {t} -> "
             f"{t}, {l}\n  return %o, %lse : {t}, {l}\n}}\n")
 

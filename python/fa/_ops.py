@@ -18,37 +18,53 @@ from . import _interface
 _SCHEMAS = {
     "fwd": "fwd(Tensor q, Tensor k, Tensor v, float? softmax_scale, "
            "bool causal, int window_left=-1, int window_right=-1, "
-           "float softcap=0.0) -> (Tensor, Tensor)",
+           "float softcap=0.0, Tensor? alibi_slopes=None, "
+           "Tensor? sinks=None) -> (Tensor, Tensor)",
     "varlen_fwd": "varlen_fwd(Tensor q, Tensor k, Tensor v, "
                   "Tensor cu_seqlens_q, Tensor cu_seqlens_k, "
                   "int max_seqlen_q, int max_seqlen_k, float? softmax_scale, "
                   "bool causal, int window_left=-1, int window_right=-1, "
-                  "float softcap=0.0) -> (Tensor, Tensor)",
+                  "float softcap=0.0, Tensor? alibi_slopes=None, "
+                  "Tensor? sinks=None) -> (Tensor, Tensor)",
     "kvcache_fwd": "kvcache_fwd(Tensor q, Tensor k_cache, Tensor v_cache, "
                    "Tensor cache_seqlens, Tensor block_table, "
                    "float? softmax_scale, bool causal, int num_splits, "
                    "int window_left=-1, int window_right=-1, "
-                   "float softcap=0.0) -> (Tensor, Tensor)",
+                   "float softcap=0.0, Tensor? alibi_slopes=None, "
+                   "Tensor? sinks=None) -> (Tensor, Tensor)",
 }
 
 
+def _meta_heads(q, batch, hq, alibi_slopes, sinks):
+    """The head parameters' checks (shape, dtype, device), which need no
+    data: a traced call fails where the eager one would."""
+    _interface._head_tensor("alibi_slopes", alibi_slopes, hq, batch,
+                            q.device)
+    _interface._head_tensor("sinks", sinks, hq, batch, q.device)
+
+
 def _meta_fwd(q, k, v, softmax_scale, causal, window_left=-1,
-              window_right=-1, softcap=0.0):
+              window_right=-1, softcap=0.0, alibi_slopes=None, sinks=None):
     b, lq, hq, _ = q.shape
+    _meta_heads(q, b, hq, alibi_slopes, sinks)
     return (torch.empty_like(q, memory_format=torch.contiguous_format),
             q.new_empty((b, hq, lq), dtype=torch.float32))
 
 
 def _meta_varlen(q, k, v, cu_q, cu_k, max_q, max_k, softmax_scale, causal,
-                 window_left=-1, window_right=-1, softcap=0.0):
+                 window_left=-1, window_right=-1, softcap=0.0,
+                 alibi_slopes=None, sinks=None):
     total_q, hq, _ = q.shape
+    _meta_heads(q, cu_q.shape[0] - 1, hq, alibi_slopes, sinks)
     return (torch.empty_like(q, memory_format=torch.contiguous_format),
             q.new_empty((hq, total_q), dtype=torch.float32))
 
 
 def _meta_kvcache(q, k_cache, v_cache, lens, table, softmax_scale, causal,
-                  num_splits, window_left=-1, window_right=-1, softcap=0.0):
+                  num_splits, window_left=-1, window_right=-1, softcap=0.0,
+                  alibi_slopes=None, sinks=None):
     b, lq, hq, _ = q.shape
+    _meta_heads(q, b, hq, alibi_slopes, sinks)
     return (torch.empty_like(q, memory_format=torch.contiguous_format),
             q.new_empty((b, hq, lq), dtype=torch.float32))
 

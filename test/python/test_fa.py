@@ -1,7 +1,8 @@
 """`import fa` on CPU tensors (fa's host emulator), against fp64 references:
-FlashAttention 2's three functions, their errors, the torch.library ops,
-the transformers attention function, and the JIT cache (hit, miss,
-corrupted entry, concurrent processes).
+FlashAttention 2's three functions (with windows, softcap, ALiBi slopes and
+attention sinks), their errors, the torch.library ops, the transformers
+attention function, and the JIT cache (hit, miss, corrupted entry,
+concurrent processes).
 
 Run with Debian's python3 (python3-torch) and the build's libraries:
     FA_CACHE_DIR=... PYTHONPATH=python /usr/bin/python3 -m unittest \
@@ -22,10 +23,15 @@ import fa
 from fa import _jit
 
 
-def reference(q, k, v, causal, scale=None, window=(-1, -1), softcap=0.0):
+def reference(q, k, v, causal, scale=None, window=(-1, -1), softcap=0.0,
+              alibi=None, sinks=None):
     """fp64 (out, lse) of (B, L, H, D) tensors; bottom-right causal and
     window (FlashAttention 2's window_size), softcap on the scaled scores;
-    rows that see no key: 0 and -inf."""
+    rows that see no key: 0 and -inf. alibi: (Hq,) slopes, the score of key
+    j in row i less slope * |i + Lk - Lq - j| (after softcap, before the
+    masks); sinks: (Hq,) logits, one more column of each row's softmax
+    whose value is 0 (gpt-oss's eager attention), so a row that sees no
+    key gives 0 and LSE = the sink."""
     b, lq, hq, d = q.shape
     hkv, lk = k.shape[2], k.shape[1]
     scale = 1 / math.sqrt(d) if scale is None else scale
@@ -37,12 +43,18 @@ def reference(q, k, v, causal, scale=None, window=(-1, -1), softcap=0.0):
         s = softcap * torch.tanh(s / softcap)
     i = torch.arange(lq)[:, None]
     j = torch.arange(lk)[None]
+    if alibi is not None:
+        s = s - alibi.double().view(1, hq, 1, 1) * (i + lk - lq - j).abs()
     if causal:
         s = s.masked_fill(j > i + lk - lq, float("-inf"))
     if window[0] >= 0:
         s = s.masked_fill(j < i + lk - lq - window[0], float("-inf"))
     if window[1] >= 0:
         s = s.masked_fill(j > i + lk - lq + window[1], float("-inf"))
+    if sinks is not None:
+        column = sinks.double().view(1, hq, 1, 1).expand(b, hq, lq, 1)
+        s = torch.cat([s, column], -1)
+        vh = torch.cat([vh, vh.new_zeros(b, hq, 1, vh.shape[-1])], -2)
     lse = torch.logsumexp(s, -1)
     p = torch.softmax(s, -1).nan_to_num(0.0)
     return (p @ vh).transpose(1, 2), lse
@@ -105,9 +117,10 @@ class FlashAttnFunc(unittest.TestCase):
             (dict(window_size=(-2, 0)), ValueError, "window_size"),
             (dict(window_size=3), ValueError, "window_size=3"),
             (dict(softcap=-1.0), ValueError, "softcap=-1.0"),
-            (dict(alibi_slopes=torch.ones(2)), NotImplementedError,
-             "alibi_slopes"),
-            (dict(sinks=torch.ones(2)), NotImplementedError, "sinks"),
+            (dict(alibi_slopes=torch.ones(3)), ValueError,
+             r"alibi_slopes has shape \(3,\), expected \(2,\)"),
+            (dict(sinks=torch.ones(1, 2)), ValueError,
+             r"sinks has shape \(1, 2\)"),
             (dict(softmax_scale=-1.0), ValueError, "softmax_scale=-1.0"),
         ]
         for kwargs, error, text in cases:
@@ -288,6 +301,342 @@ class WindowAndSoftcap(unittest.TestCase):
                 close(self, out[i:i + 1], want, 1e-5)
 
 
+def slopes(h):
+    """BLOOM's ALiBi slopes for h heads, 2^(-8 (i + 1) / h)."""
+    return torch.tensor([2.0 ** (-8.0 * (i + 1) / h) for i in range(h)])
+
+
+def sink_logits(h):
+    """Per-head sinks with one head's sink dominating its rows."""
+    s = torch.randn(h)
+    s[1] = 6.0
+    return s
+
+
+class AlibiAndSinks(unittest.TestCase):
+    """ALiBi slopes (FlashAttention 2's alibi_slopes) and attention sinks
+    (gpt-oss's, fa's `sinks`) through the three functions, against the fp64
+    reference's explicit softmax over the biased keys and the sink
+    column."""
+
+    def check(self, out, lse, want, want_lse, tol, lse_tol=1e-4):
+        close(self, out, want, tol)
+        finite = torch.isfinite(want_lse)
+        if finite.any():
+            close(self, lse[finite], want_lse[finite], lse_tol)
+        self.assertTrue(torch.isneginf(lse[~finite]).all().item())
+
+    def test_dense(self):
+        torch.manual_seed(11)
+        hq, hkv = 4, 2
+        al, sk = slopes(hq), sink_logits(hq)
+        for dtype, tol in ((torch.float32, 1e-5), (torch.float16, 2e-3)):
+            for causal, alibi, sinks, window, cap in (
+                    (True, al, None, (-1, -1), 0.0),
+                    (False, None, sk, (-1, -1), 0.0),
+                    (True, al, sk, (-1, -1), 0.0),
+                    (False, al, sk, (6, 3), 5.0)):
+                # Lq < Lk (ALiBi's distance from the last key), decode
+                # twice (the second call the kept launch), Lq > Lk (causal:
+                # the first rows see no key).
+                for (b, lq, lk) in ((2, 37, 50), (1, 1, 70), (1, 1, 70),
+                                    (1, 40, 17)):
+                    with self.subTest(dtype=dtype, causal=causal,
+                                      alibi=alibi is not None,
+                                      sinks=sinks is not None, lq=lq,
+                                      window=window):
+                        q = torch.randn(b, lq, hq, 32).to(dtype)
+                        k = (2 * torch.randn(b, lk, hkv, 32)).to(dtype)
+                        v = torch.randn(b, lk, hkv, 32).to(dtype)
+                        out, lse, _ = fa.flash_attn_func(
+                            q, k, v, causal=causal, window_size=window,
+                            softcap=cap, alibi_slopes=alibi, sinks=sinks,
+                            return_attn_probs=True)
+                        want, want_lse = reference(q, k, v, causal, None,
+                                                   window, cap, alibi,
+                                                   sinks)
+                        self.check(out, lse, want, want_lse, tol)
+
+    def test_rows_without_keys_give_zero_and_the_sink(self):
+        torch.manual_seed(12)
+        hq, sk = 4, sink_logits(4)
+        q = torch.randn(1, 40, hq, 32)
+        k = torch.randn(1, 17, 2, 32)
+        # Causal with Lq > Lk: rows 0..22 see no key.
+        for alibi in (None, slopes(hq)):
+            out, lse, _ = fa.flash_attn_func(q, k, k, causal=True,
+                                             alibi_slopes=alibi, sinks=sk,
+                                             return_attn_probs=True)
+            self.assertTrue(torch.equal(out[:, :23],
+                                        torch.zeros_like(out[:, :23])))
+            close(self, lse[0, :, :23], sk.view(hq, 1).expand(hq, 23), 1e-6)
+        # No keys at all.
+        out, lse, _ = fa.flash_attn_func(q, k[:, :0], k[:, :0], sinks=sk,
+                                         return_attn_probs=True)
+        self.assertTrue(torch.equal(out, torch.zeros_like(out)))
+        self.assertTrue(torch.equal(lse[0], sk.view(hq, 1).expand(hq, 40)))
+
+    def test_alibi_per_batch_table_and_sink_dtypes(self):
+        torch.manual_seed(13)
+        hq, al, sk = 4, slopes(4), sink_logits(4)
+        q = torch.randn(1, 6, hq, 32)
+        k = torch.randn(1, 9, 2, 32)
+        want = fa.flash_attn_func(q, k, k, causal=True, alibi_slopes=al)
+        # FlashAttention 2's (batch, nheads) table, batch 1.
+        got = fa.flash_attn_func(q, k, k, causal=True,
+                                 alibi_slopes=al.view(1, hq))
+        self.assertTrue(torch.equal(got, want))
+        # A table per sequence: refused, naming the argument.
+        q2, k2 = torch.randn(2, 6, hq, 32), torch.randn(2, 9, 2, 32)
+        with self.assertRaisesRegex(NotImplementedError,
+                                    r"alibi_slopes of shape \(2, 4\)"):
+            fa.flash_attn_func(q2, k2, k2, alibi_slopes=al.repeat(2, 1))
+        # Sinks in another floating-point dtype (a bf16 model's parameter)
+        # are converted; a strided view is copied.
+        for s in (sk.to(torch.bfloat16), sk.double(),
+                  torch.stack([sk, sk], 1)[:, 0]):
+            got, lse, _ = fa.flash_attn_func(q, k, k, sinks=s,
+                                             return_attn_probs=True)
+            want, want_lse = reference(q, k, k, False, sinks=s.float())
+            self.check(got, lse, want, want_lse, 1e-5)
+
+    def test_varlen(self):
+        torch.manual_seed(14)
+        hq, hkv = 4, 2
+        al, sk = slopes(hq), sink_logits(hq)
+        # An empty query sequence, one whose rows mostly see no key
+        # (causal, Lq > Lk), one with no keys, decode rows.
+        lens_q, lens_k = [5, 0, 9, 4, 1], [12, 3, 4, 0, 20]
+        cu = lambda x: torch.tensor([0] + list(
+            torch.tensor(x).cumsum(0)), dtype=torch.int32)
+        q = torch.randn(sum(lens_q), hq, 32)
+        k = torch.randn(sum(lens_k), hkv, 32)
+        v = torch.randn(sum(lens_k), hkv, 32)
+        for causal, alibi, sinks in ((True, al, sk), (False, al, None),
+                                     (True, None, sk)):
+            with self.subTest(causal=causal, alibi=alibi is not None,
+                              sinks=sinks is not None):
+                out, lse, _ = fa.flash_attn_varlen_func(
+                    q, k, v, cu(lens_q), cu(lens_k), max(lens_q),
+                    max(lens_k), causal=causal, alibi_slopes=alibi,
+                    sinks=sinks, return_attn_probs=True)
+                sq = sk_ = 0
+                for lq, lk in zip(lens_q, lens_k):
+                    if lq:
+                        want, want_lse = reference(
+                            q[None, sq:sq + lq], k[None, sk_:sk_ + lk],
+                            v[None, sk_:sk_ + lk], causal, alibi=alibi,
+                            sinks=sinks)
+                        self.check(out[sq:sq + lq][None],
+                                   lse[:, sq:sq + lq][None], want, want_lse,
+                                   1e-5)
+                    sq, sk_ = sq + lq, sk_ + lk
+
+    def test_kvcache_dense_and_paged(self):
+        torch.manual_seed(15)
+        hq, hkv, d = 8, 2, 32
+        al, sk = slopes(hq), sink_logits(hq)
+        # A dense cache with new keys appended, decode (split-KV), twice.
+        kc = torch.randn(3, 64, hkv, d)
+        vc = torch.randn(3, 64, hkv, d)
+        lens = torch.tensor([40, 0, 63], dtype=torch.int32)
+        for rep in range(2):
+            q = torch.randn(3, 1, hq, d)
+            kn, vn = torch.randn(3, 1, hkv, d), torch.randn(3, 1, hkv, d)
+            k2, v2 = kc.clone(), vc.clone()
+            out, lse = fa.flash_attn_with_kvcache(
+                q, k2, v2, k=kn, v=vn, cache_seqlens=lens, causal=True,
+                alibi_slopes=al, sinks=sk, return_softmax_lse=True)
+            for i in range(3):
+                n = int(lens[i])
+                keys = torch.cat([kc[i, :n], kn[i]])[None]
+                vals = torch.cat([vc[i, :n], vn[i]])[None]
+                want, want_lse = reference(q[i:i + 1], keys, vals, True,
+                                           alibi=al, sinks=sk)
+                self.check(out[i:i + 1], lse[i:i + 1], want, want_lse, 1e-5)
+        # A paged cache: decode (split-KV, GQA packing; kept launches) and
+        # a 6-row chunk, with an empty sequence (O = 0, LSE = the sink).
+        b, page, max_pages = 3, 16, 4
+        num_pages = b * max_pages + 2
+        kp = torch.randn(num_pages, page, hkv, d)
+        vp = torch.randn(num_pages, page, hkv, d)
+        table = torch.randperm(num_pages)[:b * max_pages].view(
+            b, max_pages).to(torch.int32)
+        lens = torch.tensor([50, 0, 17], dtype=torch.int32)
+        for lq, causal, splits, alibi, sinks in (
+                (1, False, 0, al, sk), (1, False, 0, al, sk),
+                (1, True, 3, None, sk), (1, True, 3, None, sk),
+                (6, True, 0, al, sk), (6, True, 0, al, None)):
+            with self.subTest(lq=lq, causal=causal, splits=splits,
+                              alibi=alibi is not None,
+                              sinks=sinks is not None):
+                q = torch.randn(b, lq, hq, d)
+                out, lse = fa.flash_attn_with_kvcache(
+                    q, kp, vp, cache_seqlens=lens, block_table=table,
+                    causal=causal, num_splits=splits, alibi_slopes=alibi,
+                    sinks=sinks, return_softmax_lse=True)
+                for i in range(b):
+                    n = int(lens[i])
+                    rows = torch.cat([kp[p] for p in table[i].tolist()])
+                    vrow = torch.cat([vp[p] for p in table[i].tolist()])
+                    want, want_lse = reference(q[i:i + 1], rows[:n][None],
+                                               vrow[:n][None], causal,
+                                               alibi=alibi, sinks=sinks)
+                    self.check(out[i:i + 1], lse[i:i + 1], want, want_lse,
+                               1e-5)
+                if sinks is not None:
+                    self.assertTrue(torch.equal(out[1],
+                                                torch.zeros_like(out[1])))
+                    close(self, lse[1], sinks.view(hq, 1).expand(hq, lq),
+                          1e-6)
+
+    def test_errors_name_the_argument(self):
+        hq = 4
+        q, k = torch.randn(1, 5, hq, 32), torch.randn(1, 7, 2, 32)
+        meta = torch.ones(hq, device="meta")
+        bad = [
+            ("alibi_slopes", torch.ones(3), ValueError,
+             r"alibi_slopes has shape \(3,\), expected \(4,\)"),
+            ("sinks", torch.ones(5), ValueError,
+             r"sinks has shape \(5,\), expected \(4,\)"),
+            ("alibi_slopes", torch.ones(2, 2), ValueError,
+             r"alibi_slopes has shape \(2, 2\)"),
+            ("sinks", torch.ones(1, hq), ValueError, r"sinks has shape"),
+            ("sinks", torch.ones(()), ValueError, r"sinks has shape \(\)"),
+            ("alibi_slopes", torch.ones(hq).half(), TypeError,
+             "alibi_slopes.dtype is torch.float16: it must be "
+             "torch.float32"),
+            ("alibi_slopes", torch.ones(hq).double(), TypeError,
+             "alibi_slopes.dtype is torch.float64"),
+            ("sinks", torch.ones(hq, dtype=torch.int32), TypeError,
+             "sinks.dtype is torch.int32"),
+            ("alibi_slopes", meta, ValueError, "alibi_slopes is on meta"),
+            ("sinks", meta, ValueError, "sinks is on meta"),
+            ("sinks", [0.0] * hq, TypeError,
+             "sinks must be a torch.Tensor"),
+            ("alibi_slopes", 0.5, TypeError,
+             "alibi_slopes must be a torch.Tensor"),
+        ]
+        cu = torch.tensor([0, 5], dtype=torch.int32)
+        cuk = torch.tensor([0, 7], dtype=torch.int32)
+        lens = torch.tensor([7], dtype=torch.int32)
+        calls = {
+            "flash_attn_func": lambda **kw: fa.flash_attn_func(q, k, k, **kw),
+            "flash_attn_varlen_func": lambda **kw: fa.flash_attn_varlen_func(
+                q[0], k[0], k[0], cu, cuk, 5, 7, **kw),
+            "flash_attn_with_kvcache": lambda **kw:
+                fa.flash_attn_with_kvcache(q, k, k, cache_seqlens=lens, **kw),
+            "torch.ops.fa.fwd": lambda **kw: torch.ops.fa.fwd(
+                q, k, k, None, False, **kw),
+        }
+        for fname, call in calls.items():
+            for name, value, error, text in bad:
+                if fname.startswith("torch.ops") and \
+                        not isinstance(value, torch.Tensor):
+                    continue  # the dispatcher's own error, naming it
+                with self.subTest(call=fname, name=name, value=value):
+                    with self.assertRaisesRegex(error, text):
+                        call(**{name: value})
+
+
+class TorchLibraryHeads(unittest.TestCase):
+    def test_ops_take_alibi_and_sinks(self):
+        torch.manual_seed(16)
+        hq = 4
+        al, sk = slopes(hq), sink_logits(hq)
+        q = torch.randn(1, 5, hq, 32)
+        k = torch.randn(1, 8, 2, 32)
+        out, lse = torch.ops.fa.fwd(q, k, k, None, True, -1, -1, 0.0, al, sk)
+        want, want_lse = reference(q, k, k, True, alibi=al, sinks=sk)
+        close(self, out, want, 1e-5)
+        close(self, lse, want_lse, 1e-4)
+        out, lse = torch.ops.fa.fwd(q, k, k, None, True, sinks=sk)
+        close(self, out, reference(q, k, k, True, sinks=sk)[0], 1e-5)
+        # The paged op (the dispatcher's path of flash_attn_with_kvcache).
+        lens = torch.tensor([8], dtype=torch.int32)
+        table = torch.zeros(1, 1, dtype=torch.int32)
+        out, lse = torch.ops.fa.kvcache_fwd(q[:, :1], k, k, lens, table, None,
+                                            False, 0, alibi_slopes=al,
+                                            sinks=sk)
+        close(self, out, reference(q[:, :1], k, k, False, alibi=al,
+                                   sinks=sk)[0], 1e-5)
+        cu = torch.tensor([0, 5], dtype=torch.int32)
+        cuk = torch.tensor([0, 8], dtype=torch.int32)
+        out, lse = torch.ops.fa.varlen_fwd(q[0], k[0], k[0], cu, cuk, 5, 8,
+                                           None, True, -1, -1, 0.0, al, sk)
+        close(self, out[None], want, 1e-5)
+        # Meta tensors (what torch.compile's fake tensors run).
+        m = torch.empty(2, 7, 4, 64, device="meta", dtype=torch.float16)
+        kv = torch.empty(2, 9, 2, 64, device="meta", dtype=torch.float16)
+        h = torch.empty(4, device="meta")
+        out, lse = torch.ops.fa.fwd(m, kv, kv, 0.1, False, -1, -1, 0.0, h, h)
+        self.assertEqual((out.shape, lse.shape), (m.shape, (2, 4, 7)))
+
+
+class TransformersSinks(unittest.TestCase):
+    """gpt-oss's attention: s_aux (the layer's per-head sinks) and a
+    sliding window in every other layer, as transformers passes them."""
+
+    class Layer:
+        is_causal = True
+        sliding_window = None
+
+    def eager(self, query, key, value, scaling, s_aux, window=None):
+        """transformers' gpt-oss eager_attention_forward (no mask beyond
+        causal and the window), in fp64."""
+        q, k, v = query.double(), key.double(), value.double()
+        rep = q.shape[1] // k.shape[1]
+        k = k.repeat_interleave(rep, 1)
+        v = v.repeat_interleave(rep, 1)
+        w = q @ k.transpose(2, 3) * scaling
+        lq, lk = q.shape[2], k.shape[2]
+        i = torch.arange(lq)[:, None] + lk - lq
+        j = torch.arange(lk)[None]
+        hidden = j > i
+        if window:
+            hidden = hidden | (j <= i - window)
+        w = w.masked_fill(hidden, float("-inf"))
+        sinks = s_aux.double().reshape(1, -1, 1, 1).expand(
+            q.shape[0], -1, lq, -1)
+        logits = torch.cat([w, sinks], -1)
+        logits = logits - logits.max(-1, keepdim=True).values
+        probs = torch.softmax(logits, -1)[..., :-1]
+        return (probs @ v).transpose(1, 2)
+
+    def test_s_aux_is_passed_as_sinks(self):
+        from fa.integrations import transformers as fat
+        torch.manual_seed(17)
+        q = torch.randn(2, 8, 6, 32)   # (batch, heads, q_len, head_dim)
+        k = torch.randn(2, 2, 6, 32)
+        v = torch.randn(2, 2, 6, 32)
+        s_aux = torch.nn.Parameter(sink_logits(8))
+        with torch.no_grad():
+            out, weights = fat.attention_forward(self.Layer(), q, k, v, None,
+                                                 scaling=0.2, s_aux=s_aux)
+            self.assertIsNone(weights)
+            close(self, out, self.eager(q, k, v, 0.2, s_aux), 1e-5)
+            # A sliding layer (window 3) with a bf16 model's sinks.
+            s16 = s_aux.to(torch.bfloat16)
+            out, _ = fat.attention_forward(self.Layer(), q, k, v, None,
+                                           scaling=0.2, sliding_window=3,
+                                           s_aux=s16)
+            close(self, out, self.eager(q, k, v, 0.2, s16.float(), 3), 1e-5)
+            # Decode: one query row over 6 keys, twice (the second call a
+            # kept launch with the Parameter's sinks).
+            from fa import _interface
+            _interface.clear_launches()
+            for _ in range(2):
+                qd = torch.randn(2, 8, 1, 32)
+                out, _ = fat.attention_forward(self.Layer(), qd, k, v, None,
+                                               scaling=0.2, s_aux=s_aux)
+                close(self, out, self.eager(qd, k, v, 0.2, s_aux), 1e-5)
+            self.assertEqual([launch.hq for launch in
+                              _interface._dense_calls.values()], [8])
+        with self.assertRaisesRegex(ValueError, "sinks has shape"):
+            fat.attention_forward(self.Layer(), q, k, v, None,
+                                  s_aux=torch.ones(4))
+
+
 class TorchLibrary(unittest.TestCase):
     def test_ops_are_registered_and_trace_on_meta(self):
         self.assertTrue(fa.ops_registered)
@@ -320,9 +669,6 @@ class Transformers(unittest.TestCase):
         want, _ = reference(q.transpose(1, 2), k.transpose(1, 2),
                             k.transpose(1, 2), True, 0.2)
         close(self, out, want, 1e-5)
-        with self.assertRaisesRegex(NotImplementedError, "s_aux"):
-            fat.attention_forward(self.Layer(), q, k, k, None,
-                                  s_aux=torch.ones(4))
         # transformers' sliding window of W keys (the query's own and the
         # W - 1 before it) and softcap, passed as arguments or set on the
         # layer.
@@ -381,6 +727,22 @@ class JitCache(unittest.TestCase):
         # Another scale is another kernel.
         fa.flash_attn_func(q, q, q, softmax_scale=0.25)
         self.assertEqual(len(os.listdir(self.dir)), 2)
+
+    def test_alibi_and_sinks_are_part_of_the_key(self):
+        import json
+        paths = {(a, s): fa.compile("f32", 16, "host", alibi=a, sinks=s)
+                 for a in (False, True) for s in (False, True)}
+        self.assertEqual(len(set(paths.values())), 4)
+        for (a, s), path in paths.items():
+            with open(path + ".json") as f:
+                kernel = json.load(f)["kernels"][0]
+            self.assertEqual((kernel.get("alibi", False),
+                              kernel.get("sinks", False)), (a, s))
+        # The plain kernel's source (and so its key) is what it was
+        # before ALiBi and sinks existed: caches filled earlier stay valid.
+        self.assertNotIn("tensor<?xf32>",
+                         _jit.source(_jit.Spec("dense", "f32", 16, False,
+                                               0.25, False, "host")))
 
     def test_corrupted_entry_is_compiled_again(self):
         q = torch.randn(1, 3, 2, 16)

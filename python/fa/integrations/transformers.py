@@ -10,10 +10,12 @@ that asks for no mask when there is no padding, as flash_attention_2
 does). attention_forward is the function transformers calls: query (batch,
 heads, q_len, head_dim), key and value (batch, kv_heads, kv_len, head_dim)
 as transformers' layers pass them; it returns (batch, q_len, heads,
-head_dim) and no weights. It passes `scaling` through, is causal where the
-layer says so (module.is_causal), and refuses by name a layer that asks for
-sliding_window, softcap or s_aux (sinks), dropout, or a padding mask
-(issue 32 brings those).
+head_dim) and no weights. It passes `scaling`, `sliding_window`,
+`softcap` and `s_aux` (gpt-oss's per-head attention sinks, (num_heads,),
+passed to fa as `sinks`) through, is causal where the layer says so
+(module.is_causal), and refuses by name dropout and a padding mask.
+(transformers passes no ALiBi slopes: models with ALiBi add the bias to
+the mask.)
 """
 
 from .. import flash_attn_func
@@ -23,10 +25,6 @@ NAME = "fa"
 
 def attention_forward(module, query, key, value, attention_mask,
                       scaling=None, dropout=0.0, **kwargs):
-    if kwargs.get("s_aux") is not None:
-        raise NotImplementedError(
-            "fa: this layer asks for s_aux (attention sinks), which fa does "
-            "not support yet (issue 32)")
     # A sliding window of W keys (the query's own and the W - 1 before it),
     # as transformers' flash_attention_2 passes it: window_size (W-1, W-1).
     window = kwargs.get("sliding_window")
@@ -47,7 +45,7 @@ def attention_forward(module, query, key, value, attention_mask,
     out = flash_attn_func(query.transpose(1, 2), key.transpose(1, 2),
                           value.transpose(1, 2), softmax_scale=scaling,
                           causal=causal, window_size=window_size,
-                          softcap=softcap)
+                          softcap=softcap, sinks=kwargs.get("s_aux"))
     return out, None
 
 
