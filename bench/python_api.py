@@ -416,9 +416,65 @@ def spread_sinks(model, seed=1):
                 sinks.copy_(2 * torch.randn(sinks.shape, generator=g))
 
 
+def generate_compare(name, cfg, dtype, gpt_oss, against):
+    """generate() 32 greedy tokens with "eager" and "fa": the same tokens
+    and the first step's logits within tolerance; the token rate of "fa"
+    and `against`."""
+    from transformers import AutoModelForCausalLM
+    torch.manual_seed(0)
+    models = {}
+    for impl in ("eager", "fa") + (() if gpt_oss else ("sdpa",)):
+        torch.manual_seed(0)
+        try:
+            m = AutoModelForCausalLM.from_config(
+                cfg, attn_implementation=impl, dtype=dtype)
+        except TypeError:  # transformers before 4.56: torch_dtype
+            m = AutoModelForCausalLM.from_config(
+                cfg, attn_implementation=impl, torch_dtype=dtype)
+        if gpt_oss:
+            spread_sinks(m)
+        models[impl] = m.cuda().eval()
+    prompt = torch.randint(0, cfg.vocab_size, (2, 40), device="cuda")
+    gen = dict(max_new_tokens=32, do_sample=False, min_new_tokens=32,
+               output_scores=True, return_dict_in_generate=True,
+               pad_token_id=0)
+    outs = {}
+    with torch.no_grad():
+        for impl in ("eager", "fa"):
+            outs[impl] = models[impl].generate(prompt, **gen)
+        same = torch.equal(outs["eager"].sequences,
+                           outs["fa"].sequences)
+        # Scores a logits processor set to -inf (min_new_tokens
+        # hides EOS) on both sides are equal, not NaN.
+        diffs = [torch.where(torch.isinf(a) & (a == b),
+                             torch.zeros_like(a.float()),
+                             (a.float() - b.float()).abs()).max().item()
+                 for a, b in zip(outs["eager"].scores,
+                                 outs["fa"].scores)]
+        rates = {}
+        for impl in ("fa", against):
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            models[impl].generate(prompt, **gen)
+            torch.cuda.synchronize()
+            rates[impl] = round(2 * 32 / (time.perf_counter() - t0), 1)
+    key = f"{name} {str(dtype).replace('torch.', '')}"
+    tol = {torch.float32: 1e-3, torch.float16: 5e-2,
+           torch.bfloat16: 1e-1}[dtype]
+    results["transformers"][key] = {
+        "same_tokens": same, "first_logits_diff": diffs[0],
+        "max_logits_diff": max(diffs), "tokens_per_s": rates}
+    # fp16 / bf16 greedy tokens may part at a near tie; fp32 must
+    # agree.
+    ok = diffs[0] <= tol and (same or dtype != torch.float32)
+    check(f"transformers generate {key}", ok,
+          f"same tokens {same}, first-step logits diff "
+          f"{diffs[0]:.2g}, tokens/s {rates}")
+
+
 def transformers_runs():
     import transformers
-    from transformers import AutoModelForCausalLM, LlamaConfig, Qwen2Config
+    from transformers import LlamaConfig, Qwen2Config
     import fa.integrations.transformers as fat
     fat.register()
     results["transformers"]["version"] = transformers.__version__
@@ -470,55 +526,14 @@ def transformers_runs():
             ((torch.bfloat16,) if gpt_oss else ())
         against = "eager" if gpt_oss else "sdpa"
         for dtype in dtypes:
-            torch.manual_seed(0)
-            models = {}
-            for impl in ("eager", "fa") + (() if gpt_oss else ("sdpa",)):
-                torch.manual_seed(0)
-                try:
-                    m = AutoModelForCausalLM.from_config(
-                        cfg, attn_implementation=impl, dtype=dtype)
-                except TypeError:  # transformers before 4.56: torch_dtype
-                    m = AutoModelForCausalLM.from_config(
-                        cfg, attn_implementation=impl, torch_dtype=dtype)
-                if gpt_oss:
-                    spread_sinks(m)
-                models[impl] = m.cuda().eval()
-            prompt = torch.randint(0, cfg.vocab_size, (2, 40), device="cuda")
-            gen = dict(max_new_tokens=32, do_sample=False, min_new_tokens=32,
-                       output_scores=True, return_dict_in_generate=True,
-                       pad_token_id=0)
-            outs = {}
-            with torch.no_grad():
-                for impl in ("eager", "fa"):
-                    outs[impl] = models[impl].generate(prompt, **gen)
-                same = torch.equal(outs["eager"].sequences,
-                                   outs["fa"].sequences)
-                # Scores a logits processor set to -inf (min_new_tokens
-                # hides EOS) on both sides are equal, not NaN.
-                diffs = [torch.where(torch.isinf(a) & (a == b),
-                                     torch.zeros_like(a.float()),
-                                     (a.float() - b.float()).abs()).max().item()
-                         for a, b in zip(outs["eager"].scores,
-                                         outs["fa"].scores)]
-                rates = {}
-                for impl in ("fa", against):
-                    torch.cuda.synchronize()
-                    t0 = time.perf_counter()
-                    models[impl].generate(prompt, **gen)
-                    torch.cuda.synchronize()
-                    rates[impl] = round(2 * 32 / (time.perf_counter() - t0), 1)
-            key = f"{name} {str(dtype).replace('torch.', '')}"
-            tol = {torch.float32: 1e-3, torch.float16: 5e-2,
-                   torch.bfloat16: 1e-1}[dtype]
-            results["transformers"][key] = {
-                "same_tokens": same, "first_logits_diff": diffs[0],
-                "max_logits_diff": max(diffs), "tokens_per_s": rates}
-            # fp16 / bf16 greedy tokens may part at a near tie; fp32 must
-            # agree.
-            ok = diffs[0] <= tol and (same or dtype != torch.float32)
-            check(f"transformers generate {key}", ok,
-                  f"same tokens {same}, first-step logits diff "
-                  f"{diffs[0]:.2g}, tokens/s {rates}")
+            try:
+                generate_compare(name, cfg, dtype, gpt_oss, against)
+            except Exception as e:  # reported as a failed check, named
+                import traceback
+                traceback.print_exc()
+                check(f"transformers generate {name} "
+                      f"{str(dtype).replace('torch.', '')}", False,
+                      repr(e)[:500])
 
 
 def main():
