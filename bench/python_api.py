@@ -30,7 +30,8 @@ GPU machine has no LLVM.
    transformers lacks GptOssConfig.
 4. ALiBi slopes and sinks (issue 32): flash_attn_func (f32, causal, GQA,
    Lq < Lk) and a paged decode (f16, split-KV, an empty sequence: O = 0,
-   LSE = the sink) against fp64 references.
+   LSE = the sink; then captured in a CUDA graph and replayed with new
+   lengths and sinks) against fp64 references.
 
 usage: python_api.py OUT_DIR
        python_api.py --compile CACHE_DIR   (here, where fa's compiler is:
@@ -206,6 +207,38 @@ def heads_checks():
         worst = max(worst, (lse[1, :, 0] - sinks).abs().max().item())
     check("flash_attn_with_kvcache paged decode alibi_slopes + sinks "
           "(an empty sequence)", worst <= 2e-2, f"err {worst:.2g}")
+    # The same call captured in a CUDA graph, replayed with new lengths,
+    # queries and sinks written into the captured tensors.
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        fa.flash_attn_with_kvcache(q, kc, vc, cache_seqlens=lens,
+                                   block_table=table, alibi_slopes=slopes,
+                                   sinks=sinks)
+    torch.cuda.current_stream().wait_stream(side)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        out = fa.flash_attn_with_kvcache(q, kc, vc, cache_seqlens=lens,
+                                         block_table=table,
+                                         alibi_slopes=slopes, sinks=sinks)
+    worst = 0.0
+    for _ in range(10):
+        lens.copy_(torch.randint(0, page * pages + 1, (b,),
+                                 dtype=torch.int32))
+        q.copy_(torch.randn_like(q))
+        sinks.copy_(3 * torch.randn_like(sinks))
+        g.replay()
+        torch.cuda.synchronize()
+        for i in range(b):
+            n = int(lens[i])
+            kk = kc[table[i].long()].reshape(-1, 8, 128)[:n][None]
+            vv = vc[table[i].long()].reshape(-1, 8, 128)[:n][None]
+            want = reference(q[i:i + 1], kk, vv, False, 128 ** -0.5,
+                             alibi=slopes, sinks=sinks)
+            worst = max(worst,
+                        (out[i:i + 1].double() - want).abs().max().item())
+    check("flash_attn_with_kvcache alibi_slopes + sinks in a CUDA graph, "
+          "10 replays", worst <= 2e-2, f"worst {worst:.2g}")
 
 
 def gpu_ms(call, reps=10):

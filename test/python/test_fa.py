@@ -330,7 +330,8 @@ class AlibiAndSinks(unittest.TestCase):
         torch.manual_seed(11)
         hq, hkv = 4, 2
         al, sk = slopes(hq), sink_logits(hq)
-        for dtype, tol in ((torch.float32, 1e-5), (torch.float16, 2e-3)):
+        for dtype, tol in ((torch.float32, 1e-5), (torch.float16, 2e-3),
+                           (torch.bfloat16, 2e-2)):
             for causal, alibi, sinks, window, cap in (
                     (True, al, None, (-1, -1), 0.0),
                     (False, None, sk, (-1, -1), 0.0),
