@@ -22,6 +22,8 @@ numpy reference of the same inputs:
   mmvf          ggml-cuda/mmvf.cu mul_mat_vec_f, f32 matrix times vector
   mmvq          ggml-cuda/mmvq.cu mul_mat_vec_q, Q8_0 matrix times a q8_1
                 vector (v_dot4_i32_i8)
+  mmq           ggml-cuda/mmq.cuh mul_mat_q (Q8_0, the dp4a path), after
+                quantize.cu's quantize_mmq_q8_1: ggml's quantized GEMM
 
 usage: gfx906_corpus.py GGML_CHECKOUT [--build DIR] [--work DIR]
                         [--out DIR] [--only NAME,...] [--clang PATH]
@@ -154,11 +156,11 @@ SOURCES = {
     "norm": "norm.cu",
     "mmvf": "mmvf.cu",
     "mmvq": "mmvq.cu",
-    # Compiled and audited only: its host side (the q8_1_mmq activation
-    # layout, tile sizes, stream-k fixup) is not replicated here.
     "mmq-q8_0": "template-instances/mmq-instance-q8_0.cu",
+    "quantize": "quantize.cu",
 }
-AUDIT_ONLY = ("mmq-q8_0",)
+AUDIT_ONLY = ()
+HSACOS = {}  # code object name -> path, for cases that launch two
 
 
 def run(cmd, **kw):
@@ -631,6 +633,80 @@ def mmvq_case(kernels, ncols, nrows, seed, ncols_dst=1):
             1e-5)
 
 
+def mmq_case(kernels, ncols, nrows, ntok, seed):
+    """ggml's quantized GEMM on gfx906 (no MFMA: the dp4a path, Q8_0
+    weights), as ggml_cuda_mul_mat_q launches it: quantize_mmq_q8_1 (of
+    quantize.cu) turns the f32 activations into block_q8_1_mmq (layout D4:
+    per 128 values of a token 4 f32 scales and 128 int8), then
+    mul_mat_q<Q8_0, J, false> with the RDNA2/GCN config (256 threads, I =
+    128 rows, no stream-k; J the smallest tile count, from 8..64) and its
+    dynamic LDS (J ids + the dp4a x tile + the y tile padded). Checked: the
+    GEMM against the fp64 product of the dequantized weights and of the
+    activations as the quantize kernel wrote them, and those activations
+    against the f32 ones (within half a quantization step)."""
+    rng = np.random.default_rng(seed)
+    w = rng.standard_normal((nrows, ncols)).astype(np.float32)
+    x = rng.standard_normal((ntok, ncols)).astype(np.float32)
+    wraw, wd, wq = quantize_q8(w, False)
+    blocks = ncols // 32
+    padded = (ncols + 511) // 512 * 512  # MATRIX_ROW_PADDING
+    qkern = kernels_of(HSACOS["quantize"])
+    quant = find_kernel(qkern,
+                        "_ZL17quantize_mmq_q8_1IL18mmq_q8_1_ds_layout0ELb0EE")
+    # mul_mat_q_switch_J: the first J of the config table with the fewest
+    # column tiles.
+    js = (8, 16, 24, 32, 40, 48, 64)
+    ntiles = {J: (ntok + J - 1) // J for J in js}
+    J = min(js, key=lambda j: (ntiles[j], j))
+    jmax = max(j for j in js if j <= min(ntok, 512) - min(ntok, 512) % 8)
+    ybytes = ntok * padded * 144 // 128 + jmax * 144
+    I = 128
+    nbs_x = ((I * 32 * 2 + I) + (I * 32 * 2 // 8 + I // 4)) * 4
+    lds = J * 4 + nbs_x + (J * 144 + 1023) // 1024 * 1024
+    mmq = find_kernel(kernels, "_ZL9mul_mat_qIL9ggml_type8ELi%dELb0EE" % J)
+    one = fastdiv(1)
+    s12 = ntok * padded * 36 // (32 * 4)
+    ntx = (ntok + J - 1) // J
+    launches = [
+        "module " + HSACOS["quantize"],
+        Launch(qkern, quant, (ntok, (padded + 511) // 512, 1), (128, 1, 1), 0,
+               [("buf", "x"), None, ("buf", "yq"), i64(ncols), i64(ncols),
+                i64(ncols * ntok), i64(ncols * ntok), i64(padded), i32(ntok),
+                i32(1), i32(0)]),
+        "module " + HSACOS["mmq-q8_0"],
+        Launch(kernels, mmq, ((nrows + I - 1) // I, ntx, 1), (64, 4, 1), lds,
+               [("buf", "w"), ("buf", "yq"), None, None, ("buf", "y"), None,
+                None, fastdiv(blocks), i32(nrows), i32(ntok), i32(blocks),
+                i32(ntok), i32(nrows), one, one, i32(nrows * blocks),
+                i32(s12), i32(nrows * ntok), one, one, i32(nrows * blocks),
+                i32(s12), i32(nrows * ntok), fastdiv(ntx)])]
+
+    def dequant_y(raw):
+        # block (k, t) at (k * ntok + t) * 144: f32 d4[4], int8 qs[128]
+        b = np.frombuffer(raw, np.uint8)[:ntok * padded * 144 // 128]
+        b = b.reshape(padded // 128, ntok, 144)
+        d = b[:, :, :16].copy().view(np.float32)          # [k, t, 4]
+        q = b[:, :, 16:].copy().view(np.int8).astype(np.float64)
+        v = q.reshape(padded // 128, ntok, 4, 32) * d[..., None]
+        return v.transpose(1, 0, 2, 3).reshape(ntok, padded)[:, :ncols]
+
+    def check(outs):
+        yd = dequant_y(outs["yq"])
+        step = np.abs(x).reshape(ntok, blocks, 32).max(-1) / 127.0
+        quant_err = np.abs(yd - x).reshape(ntok, blocks, 32).max(-1)
+        want = yd @ (wd * wq).reshape(nrows, ncols).T   # [ntok, nrows]
+        got = np.frombuffer(outs["y"], np.float32).reshape(want.shape)
+        if not np.all(quant_err <= 0.5001 * step + 1e-7):
+            got = got + np.inf  # quantize_mmq_q8_1 wrong: fail the case
+        return got, want
+    about = ("Q8_0 W %dx%d times %d tokens: quantize_mmq_q8_1 then "
+             "mul_mat_q<Q8_0,%d> (I=128, 256 threads, LDS %d)" % (
+                 nrows, ncols, ntok, J, lds))
+    return ([("w", wraw.tobytes()), ("x", x.tobytes()), ("yq", ybytes),
+             ("y", ntok * nrows * 4)], launches, ["yq", "y"], check, about,
+            3e-5)
+
+
 CASES = [
     # name, code object, builder
     ("fattn-tile-d128", "fattn-tile-d128",
@@ -655,6 +731,8 @@ CASES = [
     ("mmvq-q8_0", "mmvq", lambda k: mmvq_case(k, 4096, 64, 13)),
     ("mmvf-f32-4cols", "mmvf", lambda k: mmvf_case(k, 2048, 48, 14, 4)),
     ("mmvq-q8_0-4cols", "mmvq", lambda k: mmvq_case(k, 2048, 48, 15, 4)),
+    ("mmq-q8_0", ("mmq-q8_0", "quantize"),
+     lambda k: mmq_case(k, 1024, 256, 24, 16)),
 ]
 
 # Instructions worth naming in the results: what fa's own kernels did not
@@ -733,7 +811,7 @@ def run_case(name, hsaco, build, driver, work):
             with open(path, "wb") as f:
                 f.write(data)
             plan.append("buffer %s %d %s" % (bname, len(data), path))
-    plan += [l.line for l in launches]
+    plan += [l if isinstance(l, str) else l.line for l in launches]
     for o in outs:
         plan.append("read %s %s" % (o, os.path.join(d, o + ".out")))
     t = time.time()
@@ -837,9 +915,12 @@ def main():
     cases = [c for c in CASES
              if not a.only or c[0] in a.only.split(",")]
     os.makedirs(a.work, exist_ok=True)
-    objects = {c[1] for c in cases}
+    objects = set()
+    for c in cases:
+        objects |= set(c[1]) if isinstance(c[1], tuple) else {c[1]}
     objects |= {o for o in AUDIT_ONLY if not a.only or o in a.only.split(",")}
     hsacos = compile_kernels(cuda, a.work, sorted(objects), a.clang)
+    HSACOS.update(hsacos)
     driver = build_driver(os.path.abspath(a.build), a.work)
     audits = {}
     for name, hsaco in sorted(hsacos.items()):
@@ -847,7 +928,8 @@ def main():
         audits[name]["kernels"] = len(kernels_of(hsaco))
     results = []
     for name, obj, build in cases:
-        r = run_case(name, hsacos[obj], build, driver, a.work)
+        first = obj[0] if isinstance(obj, tuple) else obj
+        r = run_case(name, hsacos[first], build, driver, a.work)
         print("%s: %s %s" % (name, r["status"], r.get("error", "")[:300] or
                              "max rel err %.2e" % r["max_rel_err"]),
               flush=True)
