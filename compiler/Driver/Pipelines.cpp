@@ -10,9 +10,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Driver/Pipelines.h"
-#include "compiler/Lowering/Passes.h"
+#include "compiler/Lowering/PassDetail.h"
 #include "compiler/Testing/PlantedBugs.h"
-#include "compiler/Transforms/Passes.h"
+#include "compiler/Transforms/PassDetail.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"

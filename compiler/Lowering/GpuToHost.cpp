@@ -31,7 +31,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Analysis/KernelInfo.h"
-#include "compiler/Lowering/Passes.h"
+#include "compiler/Lowering/PassDetail.h"
 
 #include "fa/KernelAbi.h"
 

@@ -20,7 +20,7 @@
 
 #include "compiler/Analysis/LdsBudget.h"
 #include "compiler/Analysis/TargetDesc.h"
-#include "compiler/Lowering/Passes.h"
+#include "compiler/Lowering/PassDetail.h"
 #include "compiler/Testing/PlantedBugs.h"
 
 #include "mlir/IR/IRMapping.h"

@@ -23,7 +23,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Lowering/KernelLowering.h"
-#include "compiler/Lowering/Passes.h"
+#include "compiler/Lowering/PassDetail.h"
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/IR/PatternMatch.h"

@@ -16,7 +16,7 @@
 #include "compiler/Analysis/LdsSync.h"
 #include "compiler/Analysis/TargetDesc.h"
 #include "compiler/Testing/PlantedBugs.h"
-#include "compiler/Transforms/Passes.h"
+#include "compiler/Transforms/PassDetail.h"
 
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"

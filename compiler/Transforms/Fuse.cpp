@@ -18,7 +18,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/Transforms/Passes.h"
+#include "compiler/Transforms/PassDetail.h"
 
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/TypeUtilities.h"

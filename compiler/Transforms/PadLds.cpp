@@ -30,7 +30,7 @@
 
 #include "compiler/Analysis/BankConflicts.h"
 #include "compiler/Analysis/LdsBudget.h"
-#include "compiler/Transforms/Passes.h"
+#include "compiler/Transforms/PassDetail.h"
 
 #include "llvm/ADT/MapVector.h"
 #include "llvm/Support/raw_ostream.h"

@@ -28,7 +28,7 @@
 
 #include "compiler/Analysis/LdsSync.h"
 #include "compiler/Analysis/TargetDesc.h"
-#include "compiler/Transforms/Passes.h"
+#include "compiler/Transforms/PassDetail.h"
 
 #include "llvm/Support/raw_ostream.h"
 

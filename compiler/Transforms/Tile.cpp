@@ -29,7 +29,7 @@
 #include "compiler/Analysis/LdsBudget.h"
 #include "compiler/Analysis/TargetDesc.h"
 #include "compiler/Testing/PlantedBugs.h"
-#include "compiler/Transforms/Passes.h"
+#include "compiler/Transforms/PassDetail.h"
 
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/PatternMatch.h"
