@@ -526,11 +526,14 @@ class _Launch:
             alibi_slopes = _head_tensor("alibi_slopes", alibi_slopes,
                                         self.hq, self.batch, device)
             sinks = _head_tensor("sinks", sinks, self.hq, self.batch, device)
-            ba = None if alibi_slopes is None else _wrap(dev, alibi_slopes)
-            bs = None if sinks is None else _wrap(dev, sinks)
+            # (Locals of their own: `bs` keeps the LSE's buffer alive, and
+            # a wrap may clear _wrapped.)
+            b_slopes = None if alibi_slopes is None else \
+                _wrap(dev, alibi_slopes)
+            b_sinks = None if sinks is None else _wrap(dev, sinks)
             h = self.heads
-            h.alibi_slopes = None if ba is None else ba.value
-            h.sinks = None if bs is None else bs.value
+            h.alibi_slopes = None if b_slopes is None else b_slopes.value
+            h.sinks = None if b_sinks is None else b_sinks.value
             status = self.enqueue_heads(self.module, None, r[0], r[1], None,
                                         self.heads_ref, r[2])
         if status:

@@ -401,6 +401,33 @@ class AlibiAndSinks(unittest.TestCase):
             want, want_lse = reference(q, k, k, False, sinks=s.float())
             self.check(got, lse, want, want_lse, 1e-5)
 
+    def test_kept_launch_keeps_its_buffers(self):
+        # The kept launch wraps the call's tensors; wrapping the sinks may
+        # clear the table of wrapped buffers (it is bounded), and then the
+        # LSE's buffer must still be held by the call (the H200 run of
+        # gpt-oss in fp16 lost it once: "buffer LSE was not allocated").
+        from fa import _interface
+        torch.manual_seed(15)
+        hq = 4
+        sk = sink_logits(hq)
+        q, k = torch.randn(1, 1, hq, 32), torch.randn(1, 30, 2, 32)
+        want, want_lse = reference(q, k, k, True, sinks=sk)
+        original = _interface._buffer
+
+        def clearing(dev, ptr, nbytes):
+            if ptr == sk.data_ptr():
+                _interface._wrapped.clear()
+            return original(dev, ptr, nbytes)
+        _interface._buffer = clearing
+        try:
+            for _ in range(3):  # the first call, then the kept launch
+                got, lse, _ = fa.flash_attn_func(q, k, k, causal=True,
+                                                 sinks=sk,
+                                                 return_attn_probs=True)
+                self.check(got, lse, want, want_lse, 1e-5)
+        finally:
+            _interface._buffer = original
+
     def test_varlen(self):
         torch.manual_seed(14)
         hq, hkv = 4, 2
@@ -658,6 +685,25 @@ class Transformers(unittest.TestCase):
     class Layer:
         is_causal = True
         sliding_window = None
+
+    def test_mask_function(self):
+        # transformers calls the mask function by position or by name, and
+        # gpt-oss (transformers 5.17) without cache_position: None (the
+        # kernel's causal mask) unless a sequence is padded.
+        from fa.integrations import transformers as fat
+        full = torch.ones(2, 5, dtype=torch.bool)
+        padded = full.clone()
+        padded[1, 0] = False
+        self.assertIsNone(fat._no_padding_mask(2, torch.arange(5), 5))
+        self.assertIsNone(fat._no_padding_mask(2, torch.arange(5), 5, 0,
+                                               None, full))
+        self.assertIs(fat._no_padding_mask(2, torch.arange(5), 5, 0, None,
+                                           padded), padded)
+        self.assertIsNone(fat._no_padding_mask(batch_size=2, kv_length=5,
+                                               attention_mask=full))
+        self.assertIs(fat._no_padding_mask(batch_size=2, kv_length=5,
+                                           q_length=5, attention_mask=padded),
+                      padded)
 
     def test_attention_forward(self):
         from fa.integrations import transformers as fat

@@ -49,11 +49,15 @@ def attention_forward(module, query, key, value, attention_mask,
     return out, None
 
 
-def _no_padding_mask(batch_size, cache_position, kv_length, kv_offset=0,
-                     mask_function=None, attention_mask=None, **kwargs):
+def _no_padding_mask(*args, **kwargs):
     """The mask transformers builds for "fa": None (causal is the kernel's)
     when no sequence is padded, else the 2-D padding mask, as
-    flash_attention_2's."""
+    flash_attention_2's. transformers' mask functions take (batch_size,
+    cache_position, kv_length, kv_offset, mask_function, attention_mask,
+    ...), by position or by name, and some models pass other names (gpt-oss
+    in transformers 5.17 no cache_position): only attention_mask matters."""
+    attention_mask = kwargs.get("attention_mask",
+                                args[5] if len(args) > 5 else None)
     if attention_mask is not None and not bool(attention_mask.all()):
         return attention_mask
     return None
