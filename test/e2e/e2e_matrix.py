@@ -39,6 +39,7 @@ usage: e2e_matrix.py FAC FA_RUN GOLDEN_DIR WORK_DIR
        e2e_matrix.py FAC FA_RUN GOLDEN_DIR WORK_DIR [--target T --device D]
                      --sections S[,S...] [--compile-only | --list]
        e2e_matrix.py FAC - GOLDEN_DIR WORK_DIR --target sm_90 --write-plan P
+                     [--sections S[,S...]]
        e2e_matrix.py --run-plan P FA_RUN --device cuda
 
 The second form compiles the suite for gfx906 and runs it on the gfx906
@@ -46,7 +47,8 @@ simulator (the AMDGPU backend's machine code, executed instruction by
 instruction; race checker and poisoned LDS on, as on the host). The third
 compiles the suite's kernels for a GPU target here (where LLVM is) and
 writes the cases to the plan P (paths relative to P's folder); the fourth
-runs a plan on a machine with the GPU and only the runtime. With
+runs a plan on a machine with the GPU and only the runtime (a plan of
+--sections' cases only, where given). With
 --sections (names in SECTIONS) only those sections run, in a work folder
 shared with the other section entries: ctest compiles every kernel once
 (the e2e-*-kernels fixtures, --compile-only) and keeps them while fac is
@@ -59,6 +61,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import zlib
 
 FACTORS = {
     "dtype": ["f16", "f32"],
@@ -730,9 +733,12 @@ def coverage_cases(kernels):
     layout (rows padded by one element: the K/V loop's scalar version, the
     unaligned copies), with independent strides for every tensor, and, if
     causal, with Lq > Lk (rows that see no key). Shapes follow each kernel's
-    own tiles: a ragged last Q block and several K/V blocks."""
-    for n, (name, (so, meta, dtype, causal)) in enumerate(
-            list(kernels.built.items())):
+    own tiles: a ragged last Q block and several K/V blocks. Each kernel's
+    seeds and input distributions follow from its name, not from its place
+    in the list, so that a section that adds kernels does not redraw the
+    inputs of every case after them."""
+    for name, (so, meta, dtype, causal) in list(kernels.built.items()):
+        n = zlib.crc32(name.encode()) % 100003
         bm, bn = meta["block_m"], meta["block_n"]
         what = f"{name} (block_m={bm} block_n={bn})"
         shapes = [("--row-pad 1", f"1,4,2,{bm + 5},{2 * bn + 3}",
@@ -815,6 +821,18 @@ def window_cases(kernels):
                            ["--shape", shape, "--seed", str(n),
                             "--dist", dist] + extra)
                 n += 1
+    # Scores far past the cap (scale 2: the uncapped row max is tens above
+    # it): a max taken before the cap sends the capped exponentials below
+    # f16's range (softcap-after-max), whatever the seed.
+    so, meta = kernels.get("f16", 64, False, scale=2.0, softcap=5.0)
+    what = "f16 D=64 causal=0 scale=2 softcap=5.0 (scores far past the cap)"
+    if so is None:
+        yield Case("window", what, None, meta)
+        return
+    for shape in ("1,4,2,37,200", "2,4,4,70,33"):
+        yield Case("window", f"{what} shape={shape}", so,
+                   ["--shape", shape, "--seed", str(n)])
+        n += 1
 
 
 # ALiBi and attention sinks (issue 32): (dtype, D, causal, window, softcap,
@@ -1036,11 +1054,15 @@ def first_failure(fac, fa_run, golden, work, plant_bug, target="host",
     return None
 
 
-def write_plan(fac, golden, work, target, plan_path):
-    """Compiles every kernel of the suite for `target`; writes the cases."""
+def write_plan(fac, golden, work, target, plan_path, sections=None):
+    """Compiles every kernel of the suite (or of `sections`) for `target`;
+    writes the cases."""
     base = os.path.dirname(os.path.abspath(plan_path))
     cases = []
-    for case in all_cases(Kernels(fac, work, target=target), golden):
+    kernels = Kernels(fac, work, target=target)
+    chosen = all_cases(kernels, golden) if not sections else \
+        (c for name in sections for c in section_cases(kernels, golden, name))
+    for case in chosen:
         rel = lambda p: os.path.relpath(p, base)
         args = [rel(a) if isinstance(a, str) and a.startswith(golden) else a
                 for a in case.args] if case.kernel else case.args
@@ -1089,7 +1111,10 @@ def main():
         else:
             shutil.rmtree(work, ignore_errors=True)
             os.makedirs(work)
-        return write_plan(fac, golden, work, target, plan)
+        # --sections a,b: a plan of those sections only.
+        only = sys.argv[sys.argv.index("--sections") + 1].split(",") \
+            if "--sections" in sys.argv else None
+        return write_plan(fac, golden, work, target, plan, only)
     # --target T --device D: compile for T here and run on D here (gfx906
     # on the gfx906-sim device); the large section needs a GPU's reference.
     device = sys.argv[sys.argv.index("--device") + 1] \
