@@ -759,6 +759,23 @@ def coverage_cases(kernels):
 # entries and --sections use (one generator may yield several Case
 # sections: matrix_cases gives "pairwise", extra_cases "tiles" and
 # "layouts").
+def layout_shapes(layout, bm, bn, paged_keys=0):
+    """The paged or varlen shapes of the feature sections (window,
+    alibi-sinks), (shape, fa-run options) from the kernel's tiles: paged,
+    decode rows over 300 keys in 16-row pages and 4 rows over `paged_keys`
+    with an empty sequence and one of two blocks and a bit; varlen, ragged
+    sequences, then an empty query sequence, one without keys and lengths
+    at the tiles' edges."""
+    if layout == "paged":
+        return [("3,8,2,1,300", ["--paged", "16"]),
+                (f"2,8,2,4,{paged_keys}", ["--paged", "64", "--cache-seqlens",
+                                           f"0,{2 * bn + 7}"])]
+    return [("3,8,2,{},{}".format(2 * bm + 3, 3 * bn + 1), ["--varlen"]),
+            ("4,4,4,{},{}".format(bm + 1, bn + 1),
+             ["--varlen", "--seqlens-q", f"0,1,{bm},{bm + 1}",
+              "--seqlens-k", f"{bn + 1},0,1,{bn}"])]
+
+
 # Sliding window and softcap (issue 32): (dtype, D, causal, window,
 # softcap, split-KV + packing, layout, tile) and the shapes each runs.
 WINDOW_KERNELS = [
@@ -794,16 +811,10 @@ def window_cases(kernels):
             continue
         bm, bn = meta["block_m"], meta["block_n"]
         if layout == "paged":
-            cases = [("3,8,2,1,300", ["--paged", "16"]),
-                     ("2,8,2,4,2000", ["--paged", "64", "--cache-seqlens",
-                                       f"0,{2 * bn + 7}"]),
-                     ("2,8,2,1,5000", ["--paged", "16", "--kv-splits", "64"])]
+            cases = layout_shapes(layout, bm, bn, 2000) + \
+                [("2,8,2,1,5000", ["--paged", "16", "--kv-splits", "64"])]
         elif layout == "varlen":
-            cases = [("3,8,2,{},{}".format(2 * bm + 3, 3 * bn + 1),
-                      ["--varlen"]),
-                     ("4,4,4,{},{}".format(bm + 1, bn + 1),
-                      ["--varlen", "--seqlens-q", f"0,1,{bm},{bm + 1}",
-                       "--seqlens-k", f"{bn + 1},0,1,{bn}"])]
+            cases = layout_shapes(layout, bm, bn)
         elif decode:
             cases = [("1,8,2,1,4000", []), ("2,8,2,4,1000", []),
                      ("1,8,2,1,3000", ["--kv-splits", "64"]),
@@ -871,16 +882,8 @@ def alibi_sinks_cases(kernels):
             yield Case("alibi-sinks", what, None, meta)
             continue
         bm, bn = meta["block_m"], meta["block_n"]
-        if layout == "paged":
-            cases = [("3,8,2,1,300", ["--paged", "16"]),
-                     ("2,8,2,4,1500", ["--paged", "64", "--cache-seqlens",
-                                       f"0,{2 * bn + 7}"])]
-        elif layout == "varlen":
-            cases = [("3,8,2,{},{}".format(2 * bm + 3, 3 * bn + 1),
-                      ["--varlen"]),
-                     ("4,4,4,{},{}".format(bm + 1, bn + 1),
-                      ["--varlen", "--seqlens-q", f"0,1,{bm},{bm + 1}",
-                       "--seqlens-k", f"{bn + 1},0,1,{bn}"])]
+        if layout in ("paged", "varlen"):
+            cases = layout_shapes(layout, bm, bn, 1500)
         elif decode:
             cases = [("1,8,2,1,3000", []), ("2,8,2,4,700", []),
                      ("2,8,2,3,2", [])]
