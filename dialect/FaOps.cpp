@@ -72,7 +72,6 @@ float AttentionOp::getEffectiveScale() {
   return 1.0f / std::sqrt(static_cast<float>(getHeadDim()));
 }
 
-/// The varlen form: packed [total, H, D] tensors cut by cu_seqlens.
 /// The window's sides (each >= -1, not both -1: that is no window) and the
 /// softcap (positive and finite), shared by fa.attention and fa.softmax.
 static LogicalResult verifyMaskOptions(Operation *op,
@@ -114,22 +113,64 @@ static LogicalResult verifyHeadParams(AttentionOp op, int64_t qHeads) {
   return success();
 }
 
+/// A paged cache: the block table [B, max_pages] and key lengths [B] i32
+/// (B: `batch`, the query's or, in a mixed batch, cu_seqlens_q's B + 1,
+/// named by `batchFrom`), K and V [num_pages, page_size, Hkv, D].
+static LogicalResult verifyPagedCache(AttentionOp op, int64_t batch,
+                                      StringRef batchFrom) {
+  auto table = cast<RankedTensorType>(op.getBlockTable().getType());
+  auto lens = cast<RankedTensorType>(op.getCacheSeqlens().getType());
+  if (table.getRank() != 2 || !table.getElementType().isInteger(32))
+    return op.emitOpError() << "block table must be [B, max_pages] i32, got "
+                            << table;
+  if (lens.getRank() != 1 || !lens.getElementType().isInteger(32))
+    return op.emitOpError() << "cache lengths must be [B] i32, got " << lens;
+  if (!dimsCompatible(batch, table.getShape()[0]) ||
+      !dimsCompatible(batch, lens.getShape()[0]))
+    return op.emitOpError()
+           << "batch mismatch: " << batchFrom << " B=" << dimStr(batch)
+           << ", block table B=" << dimStr(table.getShape()[0])
+           << ", cache lengths B=" << dimStr(lens.getShape()[0]);
+  ArrayRef<int64_t> ks = op.getKey().getType().getShape();
+  if (ks[1] == 0)
+    return op.emitOpError() << "page size must be positive, got 0";
+  if (ks[2] == 0)
+    return op.emitOpError() << "key/value head count must be positive, got 0";
+  return success();
+}
+
+/// The varlen form: packed [total, H, D] queries cut by cu_seqlens_q, and
+/// either packed K/V cut by cu_seqlens_k or (with `paged`: a mixed batch)
+/// a paged K/V cache whose lengths are the paged operand's.
 static LogicalResult verifyVarlen(AttentionOp op) {
   auto q = op.getQuery().getType(), k = op.getKey().getType(),
        v = op.getValue().getType();
-  if (op.isPaged())
-    return op.emitOpError() << "paged and varlen exclude each other";
-  if (static_cast<bool>(op.getCuSeqlensQ()) !=
-      static_cast<bool>(op.getCuSeqlensK()))
+  const bool paged = op.isPaged();
+  if (static_cast<bool>(op.getBlockTable()) !=
+      static_cast<bool>(op.getCacheSeqlens()))
+    return op.emitOpError() << "paged takes a block table and cache lengths";
+  if (!op.getCuSeqlensQ())
+    return op.emitOpError() << "varlen takes cu_seqlens_q";
+  if (paged && op.getCuSeqlensK())
+    return op.emitOpError()
+           << "varlen over a paged cache takes cu_seqlens_q only (the keys "
+              "of each sequence are paged's cache lengths)";
+  if (!paged && !op.getCuSeqlensK())
     return op.emitOpError() << "varlen takes cu_seqlens_q and cu_seqlens_k";
-  for (auto [name, value] :
-       {std::pair<StringRef, Value>{"query", op.getQuery()},
-        {"key", op.getKey()},
-        {"value", op.getValue()}})
-    if (failed(checkOperand(op,
-                            StringRef(name.str() + " (varlen: [total, "
-                                                   "H, D])"),
-                            value, 3)))
+  // K and V: packed [total_k, Hkv, D], or paged [num_pages, page_size, Hkv,
+  // D].
+  const int64_t kvRank = paged ? 4 : 3;
+  for (auto [name, value, rank] :
+       {std::tuple<StringRef, Value, int64_t>{"query", op.getQuery(), 3},
+        {"key", op.getKey(), kvRank},
+        {"value", op.getValue(), kvRank}})
+    if (failed(checkOperand(
+            op,
+            StringRef(name.str() + (rank == 3 ? " (varlen: [total, H, D])"
+                                              : " (varlen over a paged cache: "
+                                                "[num_pages, page_size, H, "
+                                                "D])")),
+            value, rank)))
       return failure();
   if (k.getElementType() != q.getElementType() ||
       v.getElementType() != q.getElementType())
@@ -138,42 +179,50 @@ static LogicalResult verifyVarlen(AttentionOp op) {
                             << q.getElementType() << ", " << k.getElementType()
                             << ", " << v.getElementType();
   ArrayRef<int64_t> qs = q.getShape(), ks = k.getShape(), vs = v.getShape();
-  if (ShapedType::isDynamic(qs[2]) || ShapedType::isDynamic(ks[2]) ||
-      ShapedType::isDynamic(vs[2]))
+  const int64_t qd = qs[2], kd = ks.back(), vd = vs.back();
+  if (ShapedType::isDynamic(qd) || ShapedType::isDynamic(kd) ||
+      ShapedType::isDynamic(vd))
     return op.emitOpError()
-           << "head dimension D must be static, got query D=" << dimStr(qs[2])
-           << ", key D=" << dimStr(ks[2]) << ", value D=" << dimStr(vs[2]);
-  if (qs[2] == 0)
+           << "head dimension D must be static, got query D=" << dimStr(qd)
+           << ", key D=" << dimStr(kd) << ", value D=" << dimStr(vd);
+  if (qd == 0)
     return op.emitOpError() << "query head dimension must be positive, got 0";
-  if (ks[2] != qs[2] || vs[2] != qs[2])
-    return op.emitOpError() << "head dimension mismatch: query D=" << qs[2]
-                            << ", key D=" << ks[2] << ", value D=" << vs[2];
-  for (int i = 0; i < 2; ++i)
+  if (kd != qd || vd != qd)
+    return op.emitOpError() << "head dimension mismatch: query D=" << qd
+                            << ", key D=" << kd << ", value D=" << vd;
+  for (int i = 0; i + 1 < kvRank; ++i)
     if (!dimsCompatible(ks[i], vs[i]))
       return op.emitOpError() << "key and value shapes differ: key is " << k
                               << ", value is " << v;
   auto cq = cast<RankedTensorType>(op.getCuSeqlensQ().getType());
-  auto ck = cast<RankedTensorType>(op.getCuSeqlensK().getType());
+  auto ck = paged ? RankedTensorType()
+                  : cast<RankedTensorType>(op.getCuSeqlensK().getType());
   for (auto [name, t] :
        {std::pair<StringRef, RankedTensorType>{"q", cq}, {"k", ck}})
-    if (t.getRank() != 1 || !t.getElementType().isInteger(32))
+    if (t && (t.getRank() != 1 || !t.getElementType().isInteger(32)))
       return op.emitOpError()
              << "cu_seqlens_" << name << " must be [B + 1] i32, got " << t;
-  if (!dimsCompatible(cq.getShape()[0], ck.getShape()[0]))
+  if (ck && !dimsCompatible(cq.getShape()[0], ck.getShape()[0]))
     return op.emitOpError()
            << "cu_seqlens_q and cu_seqlens_k must have one length (B + 1), "
               "got "
            << cq.getShape()[0] << " and " << ck.getShape()[0];
   for (auto [name, t] :
        {std::pair<StringRef, RankedTensorType>{"q", cq}, {"k", ck}})
-    if (t.getShape()[0] == 0)
+    if (t && t.getShape()[0] == 0)
       return op.emitOpError()
              << "cu_seqlens_" << name << " must have B + 1 >= 1 entries, got 0";
-  if (!ShapedType::isDynamic(qs[1]) && !ShapedType::isDynamic(ks[1]) &&
-      qs[1] % ks[1] != 0)
+  const int64_t batch = ShapedType::isDynamic(cq.getShape()[0])
+                            ? ShapedType::kDynamic
+                            : cq.getShape()[0] - 1;
+  if (paged && failed(verifyPagedCache(op, batch, "cu_seqlens_q")))
+    return failure();
+  const int64_t kvHeads = ks[kvRank - 2];
+  if (!ShapedType::isDynamic(qs[1]) && !ShapedType::isDynamic(kvHeads) &&
+      qs[1] % kvHeads != 0)
     return op.emitOpError()
            << "query heads (" << qs[1]
-           << ") must be a multiple of key/value heads (" << ks[1] << ")";
+           << ") must be a multiple of key/value heads (" << kvHeads << ")";
   auto o = op.getOutput().getType();
   if (o.getElementType() != q.getElementType() || o.getRank() != 3 ||
       !dimsCompatible(o.getShape()[0], qs[0]) ||
@@ -237,23 +286,8 @@ LogicalResult AttentionOp::verify() {
     return emitOpError() << "paged takes a block table and cache lengths";
   const int64_t kvHeads = paged ? ks[2] : ks[1];
   if (paged) {
-    auto table = cast<RankedTensorType>(getBlockTable().getType());
-    auto lens = cast<RankedTensorType>(getCacheSeqlens().getType());
-    if (table.getRank() != 2 || !table.getElementType().isInteger(32))
-      return emitOpError() << "block table must be [B, max_pages] i32, got "
-                           << table;
-    if (lens.getRank() != 1 || !lens.getElementType().isInteger(32))
-      return emitOpError() << "cache lengths must be [B] i32, got " << lens;
-    if (!dimsCompatible(qs[0], table.getShape()[0]) ||
-        !dimsCompatible(qs[0], lens.getShape()[0]))
-      return emitOpError() << "batch mismatch: query B=" << dimStr(qs[0])
-                           << ", block table B=" << dimStr(table.getShape()[0])
-                           << ", cache lengths B="
-                           << dimStr(lens.getShape()[0]);
-    if (ks[1] == 0)
-      return emitOpError() << "page size must be positive, got 0";
-    if (ks[2] == 0)
-      return emitOpError() << "key/value head count must be positive, got 0";
+    if (failed(verifyPagedCache(*this, qs[0], "query")))
+      return failure();
   } else if (!dimsCompatible(qs[0], ks[0])) {
     return emitOpError() << "batch mismatch: query B=" << qs[0]
                          << ", key/value B=" << ks[0];

@@ -43,8 +43,15 @@ def Fa_AttentionOp : Fa_Op<"attention", [Pure, AttrSizedOperandSegments]> {
     then each sequence's end): sequence `b` is rows `cu_seqlens_q[b] ..
     cu_seqlens_q[b+1] - 1` of Q and rows `cu_seqlens_k[b] .. cu_seqlens_k[b+1]
     - 1` of K and V, attended as a dense attention of its own lengths
-    (causal: bottom-right within them). `paged` and `varlen` exclude each
-    other.
+    (causal: bottom-right within them).
+
+    `paged` and `varlen(%cu_seqlens_q)` together are a mixed batch over a
+    paged cache (vLLM's, FlashAttention 2's `flash_attn_varlen_func` with
+    `block_table` and `seqused_k`): Q and O packed `[total_q, Hq, D]` as in
+    `varlen`, K and V the paged cache, and sequence `b`'s keys its
+    `cache_seqlens[b]`. Its queries are the last rows of the sequence
+    (causal bottom-right), so one launch serves prompt chunks of hundreds of
+    rows and decode tokens of one row together.
 
     `window(left, right)` is sliding-window (local) attention with
     FlashAttention 2's `window_size`: query `i` sees key `j` iff
@@ -85,6 +92,14 @@ def Fa_AttentionOp : Fa_Op<"attention", [Pure, AttrSizedOperandSegments]> {
     ```
 
     ```mlir
+    %o = fa.attention %q, %k_cache, %v_cache paged(%table, %seqused_k)
+        varlen(%cu_q : tensor<?xi32>) causal
+        : tensor<?x32x128xf16>, tensor<?x16x8x128xf16>,
+          tensor<?x16x8x128xf16>, tensor<?x?xi32>, tensor<?xi32>
+        -> tensor<?x32x128xf16>
+    ```
+
+    ```mlir
     %o = fa.attention %q, %k, %v causal scale(0.125)
         : tensor<2x8x?x64xf16>, tensor<2x2x?x64xf16>, tensor<2x2x?x64xf16>
         -> tensor<2x8x?x64xf16>
@@ -110,8 +125,8 @@ def Fa_AttentionOp : Fa_Op<"attention", [Pure, AttrSizedOperandSegments]> {
   let assemblyFormat = [{
     $query `,` $key `,` $value
     (`paged` `(` $block_table^ `,` $cache_seqlens `)`)?
-    (`varlen` `(` $cu_seqlens_q^ `,` $cu_seqlens_k `:` type($cu_seqlens_q)
-     `,` type($cu_seqlens_k) `)`)?
+    (`varlen` `(` $cu_seqlens_q^ (`,` $cu_seqlens_k^)? `:`
+     type($cu_seqlens_q) (`,` type($cu_seqlens_k)^)? `)`)?
     (`causal` $causal^)? (`scale` `(` $scale^ `)`)?
     (`window` `(` $window_left^ `,` $window_right `)`)?
     (`softcap` `(` $softcap^ `)`)?

@@ -1004,7 +1004,9 @@ mlir::fa::renderLauncher(llvm::StringRef codeObject,
         "--emit=launcher supports dense and split-KV kernels (ABI versions "
         "1 and 2); kernel '" +
         k.name + "' is " +
-        (k.paged ? "paged (ABI version 3)" : "varlen (ABI version 4)") +
+        (k.paged && k.varlen ? "a mixed batch (paged and varlen, ABI version 4)"
+         : k.paged           ? "paged (ABI version 3)"
+                             : "varlen (ABI version 4)") +
         ": launch it through the runtime (fa::Kernel::launch)");
   if (k.hasHeadParams())
     return launcherError(

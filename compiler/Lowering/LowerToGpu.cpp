@@ -242,10 +242,20 @@ static std::string checkGridShape(scf::ForallOp grid, ArrayRef<int64_t> roles) {
   };
   MLIRContext *ctx = grid.getContext();
   Type i32 = IntegerType::get(ctx, 32), f32 = Float32Type::get(ctx);
-  if (roles.size() == kNumVarlenRoles) {
-    if (roles[kTable] >= 0 || roles[kSeqLens] >= 0)
-      return "a varlen grid has no block table nor cache lengths (fa.args[7], "
-             "[8] must be -1)";
+  if (roles.size() == kNumVarlenRoles &&
+      (roles[kTable] >= 0 || roles[kSeqLens] >= 0)) {
+    // A mixed batch: varlen queries over a paged cache.
+    if (roles[kCuK] >= 0)
+      return "a mixed batch (varlen over a paged cache) has no cu_seqlens_k "
+             "(fa.args[10] must be -1)";
+    for (std::string why : {check(kTable, 2, i32, "the block table"),
+                            check(kSeqLens, 1, i32, "the cache lengths"),
+                            check(kCuQ, 1, i32, "cu_seqlens_q")})
+      if (!why.empty())
+        return why;
+    if (roles[kWsO] < 0 && roles[kWsLse] < 0)
+      return "";
+  } else if (roles.size() == kNumVarlenRoles) {
     for (std::string why : {check(kCuQ, 1, i32, "cu_seqlens_q"),
                             check(kCuK, 1, i32, "cu_seqlens_k")})
       if (!why.empty())

@@ -51,6 +51,9 @@ static const PlantedBugInfo kBugs[] = {
     {PlantedBug::SinkPerBlock, "sink-per-block", "fa-tile",
      "sinks: the sink's exponential is added to the row sum again with "
      "every K/V block instead of once per row"},
+    {PlantedBug::MixedQueryAtStart, "mixed-query-at-start", "fa-tile",
+     "mixed batch: each sequence's queries are aligned to the start of its "
+     "keys instead of the end (the causal diagonal at i, not i + Lk - Lq)"},
     {PlantedBug::NoRaggedMask, "no-ragged-mask", "fa-lower-to-gpu",
      "keys past Lk in the last KV block are not masked"},
     {PlantedBug::SwapKvStrides, "swap-kv-strides", "fa-lower-to-gpu",

@@ -49,6 +49,9 @@ enum class PlantedBug {
   SoftcapAfterMax,   ///< softcap: the row max taken over uncapped scores
   SinkPerBlock,      ///< sinks: the sink added to the row sum again with
                      ///< every K/V block
+  MixedQueryAtStart, ///< mixed batch (varlen over a paged cache): each
+                     ///< sequence's queries masked as its first rows, not
+                     ///< its last (causal diagonal at i, not i + Lk - Lq)
   // fa-lower-to-gpu (Level 2)
   NoRaggedMask,           ///< keys past Lk in the last KV block are not masked
   SwapKvStrides,          ///< K read with V's strides and V with K's

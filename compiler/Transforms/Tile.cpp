@@ -86,6 +86,9 @@ public:
     int64_t headDim;
     bool paged;
     bool varlen;
+    /// Paged: the block table and key lengths; varlen: cu_seqlens_q and
+    /// (unless paged too: a mixed batch) cu_seqlens_k; null otherwise.
+    Value table, seqlens, cuQ, cuK;
     /// ALiBi slopes and sinks ([Hq] f32 kernel arguments), or null.
     Value alibi, sinks;
   };
@@ -95,6 +98,10 @@ public:
             op.getHeadDim(),
             op.isPaged(),
             op.isVarlen(),
+            op.getBlockTable(),
+            op.getCacheSeqlens(),
+            op.getCuSeqlensQ(),
+            op.getCuSeqlensK(),
             op.getAlibiSlopes(),
             op.getSinks()};
   }
@@ -209,12 +216,11 @@ void TileBuilder::build(AttentionOp op, const OpFacts &facts, Value q, Value k,
   Value lq = memref::DimOp::create(b, loc, q, 2);
   // Paged: K and V are [num_pages, page_size, Hkv, D]; each sequence's
   // length is read in the grid.
-  Value table = facts.paged ? op->getOperand(3) : Value();
-  Value seqlens = table ? op->getOperand(4) : Value();
-  // Varlen: Q, K, V, O are [B, H, max_L, D] views of the packed rows;
-  // each sequence's rows and lengths are read in the grid.
-  Value cuQ = facts.varlen ? op->getOperand(3) : Value();
-  Value cuK = facts.varlen ? op->getOperand(4) : Value();
+  Value table = facts.table, seqlens = facts.seqlens;
+  // Varlen: Q and O (and K and V unless paged) are [B, H, max_L, D] views
+  // of the packed rows; each sequence's rows and lengths are read in the
+  // grid. Varlen and paged: a mixed batch (no cu_seqlens_k).
+  Value cuQ = facts.cuQ, cuK = facts.cuK;
   Value hkv = memref::DimOp::create(b, loc, k, table ? 2 : 1);
   Value lk = table ? Value() : Value(memref::DimOp::create(b, loc, k, 2));
   Value group = arith::DivUIOp::create(b, loc, hq, hkv);
@@ -278,18 +284,21 @@ void TileBuilder::build(AttentionOp op, const OpFacts &facts, Value q, Value k,
   Value rowGroup = pack ? group : Value();
 
   // Varlen: sequence b is rows [cu_q[b], cu_q[b+1]) of Q and O and rows
-  // [cu_k[b], cu_k[b+1]) of K and V; its lengths replace Lq and Lk.
+  // [cu_k[b], cu_k[b+1]) of K and V (a mixed batch: its pages); its
+  // lengths replace Lq and Lk.
   Value qStart, kStart;
   if (cuQ) {
     Value next = arith::AddIOp::create(b, loc, bIdx, c1);
     qStart = seqBound(cuQ, bIdx);
     lq = arith::SubIOp::create(b, loc, seqBound(cuQ, next), qStart);
-    kStart = seqBound(cuK, bIdx);
-    lk = arith::SubIOp::create(b, loc, seqBound(cuK, next), kStart);
-    // (The planted bug takes the end as inclusive: one key short.)
-    if (bug == PlantedBug::CuSeqlensOffByOne)
-      lk = arith::MaxSIOp::create(b, loc, arith::SubIOp::create(b, loc, lk, c1),
-                                  c0);
+    if (cuK) {
+      kStart = seqBound(cuK, bIdx);
+      lk = arith::SubIOp::create(b, loc, seqBound(cuK, next), kStart);
+      // (The planted bug takes the end as inclusive: one key short.)
+      if (bug == PlantedBug::CuSeqlensOffByOne)
+        lk = arith::MaxSIOp::create(
+            b, loc, arith::SubIOp::create(b, loc, lk, c1), c0);
+    }
     rows = pack ? Value(arith::MulIOp::create(b, loc, lq, group)) : lq;
   }
   // What packed rows are divided by to find their head: Lq, at least 1 (a
@@ -458,6 +467,11 @@ void TileBuilder::build(AttentionOp op, const OpFacts &facts, Value q, Value k,
     twos = splat(sType, 2.0);
   }
 
+  // (The planted bug masks a mixed batch's queries as the first rows of
+  // their sequence: Lk taken as Lq puts the diagonal at i.)
+  Value maskLk = lk;
+  if (bug == PlantedBug::MixedQueryAtStart && table && cuQ)
+    maskLk = pack ? lqDiv : lq;
   auto loop = scf::ForOp::create(
       b, loc, kvLo, kvHi, c1, ValueRange{mInit, lInit, accInit},
       [&](OpBuilder &nb, Location l, Value n, ValueRange iter) {
@@ -475,7 +489,7 @@ void TileBuilder::build(AttentionOp op, const OpFacts &facts, Value q, Value k,
         auto masked = [&](Value scores) -> Value {
           const bool window = winLeft >= 0 || winRight >= 0;
           return TileMaskOp::create(
-              nb, l, sType, scores, m0, rows, n0, lk,
+              nb, l, sType, scores, m0, rows, n0, maskLk,
               pack ? lqDiv : Value(), slopeRows, causal,
               window ? nb.getI64IntegerAttr(winLeft) : IntegerAttr(),
               window ? nb.getI64IntegerAttr(winRight) : IntegerAttr());
@@ -606,13 +620,13 @@ void TileBuilder::buildCombine(AttentionOp op, const OpFacts &facts, Value q,
       ValueRange{}, mapping);
   // The combine kernel takes the split kernel's arguments (one ABI).
   SmallVector<Value> roles{q, k, v, o, lse, wsO, wsLse};
-  Value cuQ;
-  if (facts.paged) {
-    roles.append({op->getOperand(3), op->getOperand(4)});
+  Value cuQ = facts.cuQ;
+  if (facts.paged || facts.varlen)
+    roles.append({facts.table, facts.seqlens});
+  if (facts.paged)
     grid->setAttr("fa.paged", b.getUnitAttr());
-  } else if (facts.varlen) {
-    cuQ = op->getOperand(3);
-    roles.append({Value(), Value(), cuQ, op->getOperand(4)});
+  if (facts.varlen) {
+    roles.append({cuQ, facts.cuK});
     grid->setAttr("fa.varlen", b.getUnitAttr());
   }
   annotate(grid, op, facts, roles);
@@ -1059,12 +1073,13 @@ LogicalResult FaTilePass::tileFunction(func::FuncOp func, const TargetDesc &t) {
   // From here on the ops' typed operand accessors (getQuery(), ...) no
   // longer hold: their operands are memrefs.
   // A varlen attention's Q, K, V, O and LSE become the kernel's views of
-  // the packed rows (varlenViewType).
+  // the packed rows (varlenViewType); a mixed batch's K and V stay the
+  // paged cache.
   Block &entry = func.getBody().front();
   llvm::SmallDenseSet<Value> viewed;
   for (AttentionOp op : ops)
     if (op.isVarlen()) {
-      for (Value v : op->getOperands().take_front(3))
+      for (Value v : op->getOperands().take_front(op.isPaged() ? 1 : 3))
         viewed.insert(v);
       for (Value v : op->getResults())
         viewed.insert(v);

@@ -546,9 +546,49 @@ func.func @varlen_lse(%q: tensor<?x8x64xf16>, %k: tensor<?x2x64xf16>, %c: tensor
 
 // -----
 
-func.func @varlen_and_paged(%q: tensor<?x8x64xf16>, %k: tensor<?x2x64xf16>, %t: tensor<2x4xi32>, %l: tensor<2xi32>, %c: tensor<3xi32>) {
-  // expected-error @+1 {{'fa.attention' op paged and varlen exclude each other}}
-  %o = fa.attention %q, %k, %k paged(%t, %l) varlen(%c, %c : tensor<3xi32>, tensor<3xi32>) : tensor<?x8x64xf16>, tensor<?x2x64xf16>, tensor<?x2x64xf16>, tensor<2x4xi32>, tensor<2xi32> -> tensor<?x8x64xf16>
+func.func @mixed_cu_k(%q: tensor<?x8x64xf16>, %k: tensor<?x16x2x64xf16>, %t: tensor<2x4xi32>, %l: tensor<2xi32>, %c: tensor<3xi32>) {
+  // expected-error @+1 {{'fa.attention' op varlen over a paged cache takes cu_seqlens_q only (the keys of each sequence are paged's cache lengths)}}
+  %o = fa.attention %q, %k, %k paged(%t, %l) varlen(%c, %c : tensor<3xi32>, tensor<3xi32>) : tensor<?x8x64xf16>, tensor<?x16x2x64xf16>, tensor<?x16x2x64xf16>, tensor<2x4xi32>, tensor<2xi32> -> tensor<?x8x64xf16>
+  return
+}
+
+// -----
+
+func.func @varlen_no_cu_k(%q: tensor<?x8x64xf16>, %k: tensor<?x2x64xf16>, %c: tensor<3xi32>) {
+  // expected-error @+1 {{'fa.attention' op varlen takes cu_seqlens_q and cu_seqlens_k}}
+  %o = fa.attention %q, %k, %k varlen(%c : tensor<3xi32>) : tensor<?x8x64xf16>, tensor<?x2x64xf16>, tensor<?x2x64xf16> -> tensor<?x8x64xf16>
+  return
+}
+
+// -----
+
+func.func @mixed_kv_rank(%q: tensor<?x8x64xf16>, %k: tensor<?x2x64xf16>, %t: tensor<2x4xi32>, %l: tensor<2xi32>, %c: tensor<3xi32>) {
+  // expected-error @+1 {{'fa.attention' op key (varlen over a paged cache: [num_pages, page_size, H, D]) must have rank 4, got 3}}
+  %o = fa.attention %q, %k, %k paged(%t, %l) varlen(%c : tensor<3xi32>) : tensor<?x8x64xf16>, tensor<?x2x64xf16>, tensor<?x2x64xf16>, tensor<2x4xi32>, tensor<2xi32> -> tensor<?x8x64xf16>
+  return
+}
+
+// -----
+
+func.func @mixed_batch(%q: tensor<?x8x64xf16>, %k: tensor<?x16x2x64xf16>, %t: tensor<2x4xi32>, %l: tensor<3xi32>, %c: tensor<3xi32>) {
+  // expected-error @+1 {{'fa.attention' op batch mismatch: cu_seqlens_q B=2, block table B=2, cache lengths B=3}}
+  %o = fa.attention %q, %k, %k paged(%t, %l) varlen(%c : tensor<3xi32>) : tensor<?x8x64xf16>, tensor<?x16x2x64xf16>, tensor<?x16x2x64xf16>, tensor<2x4xi32>, tensor<3xi32> -> tensor<?x8x64xf16>
+  return
+}
+
+// -----
+
+func.func @mixed_heads(%q: tensor<?x6x64xf16>, %k: tensor<?x16x4x64xf16>, %t: tensor<2x4xi32>, %l: tensor<2xi32>, %c: tensor<3xi32>) {
+  // expected-error @+1 {{'fa.attention' op query heads (6) must be a multiple of key/value heads (4)}}
+  %o = fa.attention %q, %k, %k paged(%t, %l) varlen(%c : tensor<3xi32>) : tensor<?x6x64xf16>, tensor<?x16x4x64xf16>, tensor<?x16x4x64xf16>, tensor<2x4xi32>, tensor<2xi32> -> tensor<?x6x64xf16>
+  return
+}
+
+// -----
+
+func.func @mixed_table_type(%q: tensor<?x8x64xf16>, %k: tensor<?x16x2x64xf16>, %t: tensor<2x4xi64>, %l: tensor<2xi32>, %c: tensor<3xi32>) {
+  // expected-error @+1 {{'fa.attention' op block table must be [B, max_pages] i32, got 'tensor<2x4xi64>'}}
+  %o = fa.attention %q, %k, %k paged(%t, %l) varlen(%c : tensor<3xi32>) : tensor<?x8x64xf16>, tensor<?x16x2x64xf16>, tensor<?x16x2x64xf16>, tensor<2x4xi64>, tensor<2xi32> -> tensor<?x8x64xf16>
   return
 }
 

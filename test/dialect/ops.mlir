@@ -149,6 +149,15 @@ func.func @varlen(%q: tensor<?x8x64xf16>, %k: tensor<?x2x64xf16>, %v: tensor<?x2
   return %o, %lse : tensor<?x8x64xf16>, tensor<8x?xf32>
 }
 
+// A mixed batch: varlen queries over a paged cache (one launch for prompt
+// chunks and decode tokens); the keys of each sequence are paged's lengths.
+// CHECK-LABEL: func.func @mixed
+// CHECK: fa.attention %{{.*}}, %{{.*}}, %{{.*}} paged(%{{.*}}, %{{.*}}) varlen(%{{.*}} : tensor<?xi32>) causal : tensor<?x8x64xf16>, tensor<?x16x2x64xf16>, tensor<?x16x2x64xf16>, tensor<?x?xi32>, tensor<?xi32> -> tensor<?x8x64xf16>, tensor<8x?xf32>
+func.func @mixed(%q: tensor<?x8x64xf16>, %k: tensor<?x16x2x64xf16>, %v: tensor<?x16x2x64xf16>, %t: tensor<?x?xi32>, %l: tensor<?xi32>, %cq: tensor<?xi32>) -> (tensor<?x8x64xf16>, tensor<8x?xf32>) {
+  %o, %lse = fa.attention %q, %k, %v paged(%t, %l) varlen(%cq : tensor<?xi32>) causal : tensor<?x8x64xf16>, tensor<?x16x2x64xf16>, tensor<?x16x2x64xf16>, tensor<?x?xi32>, tensor<?xi32> -> tensor<?x8x64xf16>, tensor<8x?xf32>
+  return %o, %lse : tensor<?x8x64xf16>, tensor<8x?xf32>
+}
+
 // CHECK-LABEL: func.func @varlen_tile
 // CHECK: fa.load_tile %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] group(%{{.*}}) seq(%{{.*}}, %{{.*}}) : memref<?x8x?x64xf16> -> tensor<32x64xf16>
 // CHECK: fa.store_tile %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] seq(%{{.*}}, %{{.*}}) : tensor<32x64xf16>, memref<?x8x?x64xf16>

@@ -160,14 +160,17 @@ static Status parseVersionedFields(const FieldReader &r, KernelInfo &k) {
   }
 
   const std::string version = std::to_string(k.abiVersion);
-  if (k.paged && k.abiVersion != 3)
+  if (k.paged && !k.varlen && k.abiVersion != 3)
     return r.error("paged", "a paged kernel takes the paged K/V ABI "
                             "(abi_version 3), this one says abi_version " +
                                 version);
   if (k.varlen && k.abiVersion != 4)
-    return r.error("varlen", "a varlen kernel takes the variable-length "
-                             "ABI (abi_version 4), this one says "
-                             "abi_version " +
+    return r.error("varlen", std::string(k.paged ? "a mixed-batch (paged "
+                                                   "and varlen)"
+                                                 : "a varlen") +
+                                 " kernel takes the variable-length "
+                                 "ABI (abi_version 4), this one says "
+                                 "abi_version " +
                                  version);
   // The trace words follow the dense ABI's (KernelAbi.h, "Trace").
   if (k.trace && (k.abiVersion != 1 || k.isCombine() || k.gqaPacked))
