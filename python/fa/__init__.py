@@ -24,7 +24,12 @@ from . import _capi, _interface, _jit
 from ._interface import identity_table as _identity_table
 from ._ops import ops_registered, eager as _eager, fwd_op, varlen_fwd_op, \
     kvcache_fwd_op
-from ._interface import _check_features, _prepare
+from ._interface import _check_features, _prepare, _NO_WINDOW, \
+    _dense_calls, _kvcache_calls
+from ._plan import dense_key as _dense_key, kvcache_key as _kvcache_key
+from ._ops import _compiling
+
+_Tensor = torch.Tensor
 
 __version__ = _jit.VERSION
 FaError = _capi.FaError
@@ -54,11 +59,28 @@ def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False,
     converted), exp(sinks[h]) joining each row's softmax denominator and
     LSE, never the output (a row that sees no key: out 0, LSE sinks[h]).
     `deterministic` is accepted (fa's forward is deterministic)."""
+    if not dropout_p and window_size == _NO_WINDOW and not softcap and \
+            alibi_slopes is None and sinks is None and type(q) is _Tensor \
+            and type(k) is _Tensor and type(v) is _Tensor and \
+            not _compiling():
+        # The hot path: a plain call keeps its plan (_plan.py).
+        key = _dense_key(q, k, v, softmax_scale, causal)
+        plan = _dense_calls.get(key)
+        if plan is not None:
+            out, lse = plan(q, k, v, want_lse=return_attn_probs)
+        else:
+            out, lse = _interface.dense(q, k, v, softmax_scale, bool(causal),
+                                        want_lse=return_attn_probs, key=key)
+        return (out, lse, None) if return_attn_probs else out
     (left, right), cap = _check_features(dropout_p, window_size, softcap,
                                          alibi_slopes, sinks)
-    op = _interface.fwd if _eager(q) else fwd_op
-    out, lse = op(q, k, v, softmax_scale, bool(causal), left, right, cap,
-                  alibi_slopes, sinks)
+    if _eager(q):
+        out, lse = _interface.dense(q, k, v, softmax_scale, bool(causal),
+                                    left, right, cap, alibi_slopes, sinks,
+                                    want_lse=return_attn_probs)
+    else:
+        out, lse = fwd_op(q, k, v, softmax_scale, bool(causal), left, right,
+                          cap, alibi_slopes, sinks)
     return (out, lse, None) if return_attn_probs else out
 
 
@@ -113,6 +135,24 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None,
     split-KV), 1 none. alibi_slopes and sinks as flash_attn_func's (ALiBi's
     distance from the sequence's last key). Returns out, or (out,
     softmax_lse (batch, nheads, seqlen_q)) with return_softmax_lse."""
+    if k is None and alibi_slopes is None and sinks is None and \
+            not softcap and window_size == _NO_WINDOW and \
+            rotary_cos is None and rotary_sin is None and \
+            cache_batch_idx is None and cache_leftpad is None and \
+            type(q) is _Tensor and type(k_cache) is _Tensor and \
+            type(v_cache) is _Tensor and type(cache_seqlens) is _Tensor and \
+            (block_table is None or type(block_table) is _Tensor) and \
+            not _compiling():
+        # The hot path: a plain decode call keeps its plan (_plan.py).
+        key = _kvcache_key(q, k_cache, v_cache, cache_seqlens, block_table,
+                           softmax_scale, causal, num_splits)
+        plan = _kvcache_calls.get(key)
+        if plan is not None:
+            out, lse = plan(q, k_cache, v_cache, block_table, cache_seqlens,
+                            return_softmax_lse)
+            return (out, lse) if return_softmax_lse else out
+    else:
+        key = None
     (left, right), cap = _check_features(0.0, window_size, softcap,
                                          alibi_slopes, sinks)
     if rotary_cos is not None or rotary_sin is not None or \
@@ -160,10 +200,20 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None,
         k_cache[page, row] = k
         v_cache[page, row] = v
         lens = (lens + new).to(torch.int32)
-    op = _interface.kvcache_fwd if _eager(q) else kvcache_fwd_op
-    out, lse = op(q, k_cache, v_cache, lens, table, softmax_scale,
-                  bool(causal), int(num_splits), left, right, cap,
-                  alibi_slopes, sinks)
+    if _eager(q):
+        # (A plain call keeps its plan under `key`, unless it appended new
+        # keys or its lengths were an int.)
+        plain = key is not None and lens is cache_seqlens
+        out, lse = _interface.paged(
+            q, k_cache, v_cache, lens, table, softmax_scale, bool(causal),
+            int(num_splits), left, right, cap, alibi_slopes, sinks,
+            want_lse=return_softmax_lse, key=key if plain else None,
+            identity=plain and block_table is None)
+    else:
+        out, lse = kvcache_fwd_op(q, k_cache, v_cache, lens, table,
+                                  softmax_scale, bool(causal),
+                                  int(num_splits), left, right, cap,
+                                  alibi_slopes, sinks)
     return (out, lse) if return_softmax_lse else out
 
 

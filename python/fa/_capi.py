@@ -45,16 +45,18 @@ class _Paged(ctypes.Structure):
                 ("cache_seqlens", ctypes.c_void_p),
                 ("page_size", ctypes.c_int64), ("max_pages", ctypes.c_int64),
                 ("num_pages", ctypes.c_int64),
-                ("host_block_table", ctypes.POINTER(ctypes.c_int32)),
-                ("host_cache_seqlens", ctypes.POINTER(ctypes.c_int32))]
+                # const int32_t *, set from data_ptr() (int32_pointer)
+                ("host_block_table", ctypes.c_void_p),
+                ("host_cache_seqlens", ctypes.c_void_p)]
 
 
 class _Varlen(ctypes.Structure):
     _fields_ = [("cu_seqlens_q", ctypes.c_void_p),
                 ("cu_seqlens_k", ctypes.c_void_p),
                 ("total_q", ctypes.c_int64), ("total_k", ctypes.c_int64),
-                ("host_cu_seqlens_q", ctypes.POINTER(ctypes.c_int32)),
-                ("host_cu_seqlens_k", ctypes.POINTER(ctypes.c_int32))]
+                # const int32_t *, set from data_ptr() (int32_pointer)
+                ("host_cu_seqlens_q", ctypes.c_void_p),
+                ("host_cu_seqlens_k", ctypes.c_void_p)]
 
 
 class _HeadParams(ctypes.Structure):
@@ -201,10 +203,9 @@ class Buffer:
 
 
 def int32_pointer(tensor):
-    """A host int32 tensor's data as const int32_t * (for the host copies
-    of paged and varlen metadata)."""
-    return ctypes.cast(ctypes.c_void_p(tensor.data_ptr()),
-                       ctypes.POINTER(ctypes.c_int32))
+    """A host int32 tensor's data as the const int32_t * fields of the host
+    copies of paged and varlen metadata take it (an address)."""
+    return tensor.data_ptr()
 
 
 def _handle(buffer):

@@ -24,7 +24,7 @@ import threading
 
 import torch
 
-from . import _capi, _jit
+from . import _capi, _jit, _plan
 
 _SUPPORTED = {torch.float16: "f16", torch.bfloat16: "bf16",
               torch.float32: "f32"}
@@ -285,6 +285,9 @@ def _decode(seqlen_q):
     return seqlen_q <= 4
 
 
+# Plans (_plan.Plan) by call signature: flash_attn_func's and the fwd op's
+# (_dense_calls), flash_attn_with_kvcache's and the kvcache_fwd op's
+# (_kvcache_calls).
 _dense_calls = {}
 
 
@@ -292,24 +295,34 @@ def fwd(q, k, v, softmax_scale=None, causal=False, window_left=-1,
         window_right=-1, softcap=0.0, alibi_slopes=None, sinks=None):
     """(out, softmax_lse) of dense attention over (B, L, H, D) tensors;
     alibi_slopes and sinks (nheads,) tensors or None."""
-    sig = None
-    if isinstance(q, torch.Tensor) and isinstance(k, torch.Tensor) and \
-            isinstance(v, torch.Tensor):
+    return dense(q, k, v, softmax_scale, causal, window_left, window_right,
+                 softcap, alibi_slopes, sinks)
+
+
+def dense(q, k, v, softmax_scale, causal, window_left=-1, window_right=-1,
+          softcap=0.0, alibi_slopes=None, sinks=None, want_lse=True,
+          key=None):
+    """fwd, with the LSE left out of the result (None) unless `want_lse`;
+    `key`: flash_attn_func's plan key (_plan.dense_key) of a plain call it
+    found no plan for, under which this call keeps its plan."""
+    sig = key
+    if key is None and isinstance(q, torch.Tensor) and \
+            isinstance(k, torch.Tensor) and isinstance(v, torch.Tensor):
         sig = (q.shape, q.stride(), q.dtype, q.device, k.shape, k.stride(),
                k.dtype, k.device, v.shape, v.stride(), v.dtype, v.device,
                softmax_scale, causal, window_left, window_right, softcap,
                threading.get_ident())
         if alibi_slopes is None and sinks is None:
-            launch = _dense_calls.get(sig)
-            if launch is not None:
-                return launch(q, k, v)
+            plan = _dense_calls.get(sig)
+            if plan is not None:
+                return plan(q, k, v, want_lse=want_lse)
         else:
             heads = _heads_signature(alibi_slopes, sinks)
             sig = None if heads is None else sig + heads
-            launch = _dense_calls.get(sig)
-            if launch is not None:
-                return launch(q, k, v, alibi_slopes=alibi_slopes,
-                              sinks=sinks)
+            plan = _dense_calls.get(sig)
+            if plan is not None:
+                return plan(q, k, v, want_lse=want_lse,
+                            alibi_slopes=alibi_slopes, sinks=sinks)
     originals = (q, k, v)
     q, k, v = (_prepare(n, t, 4) for n, t in (("q", q), ("k", k), ("v", v)))
     dtype = _dtype(q, ("k", k), ("v", v))
@@ -352,12 +365,12 @@ def fwd(q, k, v, softmax_scale=None, causal=False, window_left=-1,
                              strides)
     _enqueue(m, dev_name, stream, args, q, 0,
              heads=_heads(dev_name, alibi_slopes, sinks))
-    if sig is not None and all(x is y for x, y in zip((q, k, v), originals)):
-        _remember(_dense_calls, sig, m, dev_name, q, args, None, (b, hq, lq),
-                  (b, hq, hkv, lq, lk), 0,
-                  (q, k, v, None, None, out, lse),
-                  spec.alibi or spec.sinks)
-    return out, lse
+    if sig is not None and all(x is y for x, y in zip((q, k, v), originals)) \
+            and _plan.cacheable(softmax_scale, causal):
+        _remember(_dense_calls, sig, m, dev_name, q, strides, None,
+                  (b, hq, lq), (b, hq, hkv, lq, lk), 0,
+                  (q, k, v, None, None, out, lse), spec.alibi or spec.sinks)
+    return out, (lse if want_lse else None)
 
 
 def varlen_fwd(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
@@ -423,144 +436,28 @@ def varlen_fwd(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
 _identity_tables = {}
 
 
-# The decode call's hot path: what a call with the same shapes, strides,
-# dtypes, devices and options as an earlier one on the same thread needs
-# (_Launch), so that it only allocates its outputs, looks up its pointers'
-# handles and calls the C function.
 _kvcache_calls = {}
-
-
-def _kvcache_signature(q, k_cache, v_cache, cache_seqlens, block_table,
-                       softmax_scale, causal, num_splits, window_left,
-                       window_right, softcap):
-    # (A call with ALiBi slopes or sinks adds _heads_signature's.)
-    return (q.shape, q.stride(), q.dtype, q.device, k_cache.shape,
-            k_cache.stride(), v_cache.shape, v_cache.stride(), v_cache.dtype,
-            v_cache.device, k_cache.dtype, k_cache.device,
-            cache_seqlens.shape, cache_seqlens.stride(), cache_seqlens.dtype,
-            cache_seqlens.device, block_table.shape, block_table.stride(),
-            block_table.dtype, block_table.device, softmax_scale, causal,
-            num_splits, window_left, window_right, softcap,
-            threading.get_ident())
-
-
-class _Launch:
-    """A dense or paged launch kept for later calls of the same signature
-    on the same thread (_dense_calls, _kvcache_calls): the module, the
-    argument structs built once (each call sets their pointer fields), the
-    outputs' shapes and the bytes each operand spans. A call then only
-    allocates its outputs, looks its pointers' handles up and calls the C
-    function. A kernel with ALiBi slopes or sinks (hq set) checks those
-    per call (_head_tensor) and calls fa_module_enqueue_heads."""
-
-    def __init__(self, m, dev_name, index, args, paged, dtype, out_shape,
-                 lse_shape, ws_bytes, num_splits, spans, hq=None, batch=0):
-        self.enqueue = _capi.lib().fa_module_enqueue
-        self.module = m.handle
-        self.m, self.dev_name, self.index = m, dev_name, index
-        self.args, self.paged = args, paged
-        self.opts = _capi._EnqueueOptions(None, None, num_splits, 0)
-        self.refs = (ctypes.byref(args),
-                     ctypes.byref(paged) if paged is not None else None,
-                     ctypes.byref(self.opts))
-        self.dtype, self.out_shape, self.lse_shape = dtype, out_shape, \
-            lse_shape
-        self.ws_bytes = ws_bytes
-        # q, k_cache, v_cache, block_table, cache_seqlens, out, lse (the
-        # paged metadata's None when dense).
-        self.spans = spans
-        # The head parameters' (fa_head_params) length and batch, or None.
-        self.hq, self.batch = hq, batch
-        if hq is not None:
-            self.enqueue_heads = _capi.lib().fa_module_enqueue_heads
-            self.heads = _capi._HeadParams(None, None)
-            self.heads_ref = ctypes.byref(self.heads)
-
-    def __call__(self, q, k_cache, v_cache, block_table=None,
-                 cache_seqlens=None, alibi_slopes=None, sinks=None):
-        dev, device = self.dev_name, q.device
-        out = torch.empty(self.out_shape, dtype=self.dtype, device=device)
-        lse = torch.empty(self.lse_shape, dtype=torch.float32,
-                          device=device)
-        a, p, o, sp = self.args, self.paged, self.opts, self.spans
-        # The wrapped buffers (kept in locals until the call returns): a
-        # dict lookup each, wrapped on a miss.
-        w = _wrapped.get
-        bq = w((dev, q.data_ptr(), sp[0])) or _wrap(dev, q)
-        bk = w((dev, k_cache.data_ptr(), sp[1])) or _wrap(dev, k_cache)
-        bv = w((dev, v_cache.data_ptr(), sp[2])) or _wrap(dev, v_cache)
-        bo = w((dev, out.data_ptr(), sp[5])) or _wrap(dev, out)
-        bs = w((dev, lse.data_ptr(), sp[6])) or _wrap(dev, lse)
-        a.q, a.k, a.v, a.o, a.lse = bq.value, bk.value, bv.value, bo.value, \
-            bs.value
-        if p is not None:
-            bt = w((dev, block_table.data_ptr(), sp[3])) or \
-                _wrap(dev, block_table)
-            bl = w((dev, cache_seqlens.data_ptr(), sp[4])) or \
-                _wrap(dev, cache_seqlens)
-            p.block_table, p.cache_seqlens = bt.value, bl.value
-        workspace = bw = None
-        if self.ws_bytes:
-            # Alive until the call returns (the host emulator runs the
-            # kernel within it; on a GPU the allocator is stream-ordered).
-            workspace = torch.empty(self.ws_bytes, dtype=torch.uint8,
-                                    device=device)
-            bw = w((dev, workspace.data_ptr(), self.ws_bytes)) or \
-                _wrap(dev, workspace)
-            o.workspace = bw.value
-        index = self.index
-        if index is None:  # the CPU: host copies, checked
-            o.stream = None
-            if p is not None:
-                p.host_block_table = _capi.int32_pointer(block_table)
-                p.host_cache_seqlens = _capi.int32_pointer(cache_seqlens)
-        else:
-            o.stream = _raw_stream(index) if _raw_stream is not None else \
-                torch.cuda.current_stream(index).cuda_stream
-        r = self.refs
-        if self.hq is None:
-            status = self.enqueue(self.module, None, r[0], r[1], None, r[2])
-        else:
-            # Checked (and converted) as the first call's were; alive until
-            # the call returns.
-            alibi_slopes = _head_tensor("alibi_slopes", alibi_slopes,
-                                        self.hq, self.batch, device)
-            sinks = _head_tensor("sinks", sinks, self.hq, self.batch, device)
-            # (Locals of their own: `bs` keeps the LSE's buffer alive, and
-            # a wrap may clear _wrapped.)
-            b_slopes = None if alibi_slopes is None else \
-                _wrap(dev, alibi_slopes)
-            b_sinks = None if sinks is None else _wrap(dev, sinks)
-            h = self.heads
-            h.alibi_slopes = None if b_slopes is None else b_slopes.value
-            h.sinks = None if b_sinks is None else b_sinks.value
-            status = self.enqueue_heads(self.module, None, r[0], r[1], None,
-                                        self.heads_ref, r[2])
-        if status:
-            _capi.check(status)
-        return out, lse
 
 
 def clear_launches():
     _dense_calls.clear()
     _kvcache_calls.clear()
+    _plan.clear()
 
 
-def _remember(table, sig, m, dev_name, q, args, paged, lse_shape, shape,
-              num_splits, operands, heads=False):
-    """Keeps the launch just made for later calls of signature `sig`
-    (`heads`: the kernel takes ALiBi slopes and/or sinks)."""
+def _remember(table, sig, m, dev_name, q, strides, paged, lse_shape, shape,
+              num_splits, operands, heads=False, identity=None):
+    """Keeps the launch just made as the plan of signature `sig` (`heads`:
+    the kernel takes ALiBi slopes and/or sinks; `identity`: the dense
+    cache's block table, which the plan passes itself)."""
     if len(table) > 256:
         table.clear()
     ws_bytes = _workspace_sizes.get((id(m), *shape, num_splits))
-    launch = _Launch(
-        m, dev_name, _place(q.device)[2],
-        _capi._Args(None, None, None, None, None, *shape, args.strides, 0),
-        paged, q.dtype, tuple(q.shape), lse_shape, ws_bytes, num_splits,
+    table[sig] = _plan.Plan(
+        m, dev_name, q.device, _place(q.device)[2], shape, strides, paged,
+        q.dtype, tuple(q.shape), lse_shape, ws_bytes, num_splits,
         tuple(None if t is None else _span(t) for t in operands),
-        shape[1] if heads else None, shape[0])
-    launch.strides = args._keep  # the strides' storage
-    table[sig] = launch
+        shape[1] if heads else None, identity, q.is_contiguous())
 
 
 def kvcache_fwd(q, k_cache, v_cache, cache_seqlens, block_table,
@@ -570,27 +467,42 @@ def kvcache_fwd(q, k_cache, v_cache, cache_seqlens, block_table,
     page_size, Hkv, D) read through block_table (B, max_pages) with the
     sequences' lengths cache_seqlens (B,), int32 tensors on q's device;
     alibi_slopes and sinks (nheads,) tensors or None."""
-    sig = None
-    if isinstance(q, torch.Tensor) and isinstance(block_table, torch.Tensor) \
-            and isinstance(cache_seqlens, torch.Tensor) and \
+    return paged(q, k_cache, v_cache, cache_seqlens, block_table,
+                 softmax_scale, causal, num_splits, window_left, window_right,
+                 softcap, alibi_slopes, sinks)
+
+
+def paged(q, k_cache, v_cache, cache_seqlens, block_table, softmax_scale,
+          causal, num_splits, window_left=-1, window_right=-1, softcap=0.0,
+          alibi_slopes=None, sinks=None, want_lse=True, key=None,
+          identity=False):
+    """kvcache_fwd, with the LSE left out of the result (None) unless
+    `want_lse`; `key`: flash_attn_with_kvcache's plan key
+    (_plan.kvcache_key) of a plain call it found no plan for, under which
+    this call keeps its plan; `identity`: block_table is a dense cache's
+    identity table (the plan passes it itself)."""
+    sig = key
+    if key is None and isinstance(q, torch.Tensor) and \
+            isinstance(block_table, torch.Tensor) and \
+            isinstance(cache_seqlens, torch.Tensor) and \
             isinstance(k_cache, torch.Tensor) and \
             isinstance(v_cache, torch.Tensor):
-        sig = _kvcache_signature(q, k_cache, v_cache, cache_seqlens,
-                                 block_table, softmax_scale, causal,
-                                 num_splits, window_left, window_right,
-                                 softcap)
+        sig = _plan.kvcache_key(q, k_cache, v_cache, cache_seqlens,
+                                block_table, softmax_scale, causal,
+                                num_splits) + (window_left, window_right,
+                                               softcap)
         if alibi_slopes is None and sinks is None:
-            launch = _kvcache_calls.get(sig)
-            if launch is not None:
-                return launch(q, k_cache, v_cache, block_table,
-                              cache_seqlens)
+            plan = _kvcache_calls.get(sig)
+            if plan is not None:
+                return plan(q, k_cache, v_cache, block_table, cache_seqlens,
+                            want_lse)
         else:
             heads = _heads_signature(alibi_slopes, sinks)
             sig = None if heads is None else sig + heads
-            launch = _kvcache_calls.get(sig)
-            if launch is not None:
-                return launch(q, k_cache, v_cache, block_table,
-                              cache_seqlens, alibi_slopes, sinks)
+            plan = _kvcache_calls.get(sig)
+            if plan is not None:
+                return plan(q, k_cache, v_cache, block_table, cache_seqlens,
+                            want_lse, alibi_slopes, sinks)
     originals = (q, k_cache, v_cache)
     q = _prepare("q", q, 4)
     k_cache, v_cache = (_prepare(n, t, 4) for n, t in
@@ -640,25 +552,27 @@ def kvcache_fwd(q, k_cache, v_cache, cache_seqlens, block_table,
                              _wrap(dev_name, v_cache), _wrap(dev_name, out),
                              _wrap(dev_name, lse),
                              (b, hq, hkv, lq, max_pages * page_size), strides)
-    paged = _capi.Module.paged(_wrap(dev_name, table), _wrap(dev_name, lens),
-                               page_size, max_pages, num_pages)
+    metadata = _capi.Module.paged(_wrap(dev_name, table),
+                                  _wrap(dev_name, lens), page_size, max_pages,
+                                  num_pages)
     if q.device.type == "cpu":
-        paged.host_block_table = _capi.int32_pointer(table)
-        paged.host_cache_seqlens = _capi.int32_pointer(lens)
-    _enqueue(m, dev_name, stream, args, q, int(num_splits), paged=paged,
+        metadata.host_block_table = _capi.int32_pointer(table)
+        metadata.host_cache_seqlens = _capi.int32_pointer(lens)
+    _enqueue(m, dev_name, stream, args, q, int(num_splits), paged=metadata,
              heads=_heads(dev_name, alibi_slopes, sinks))
     # Remembered where nothing was copied: the hot path passes the tensors
     # as they come.
     if sig is not None and all(x is y for x, y in zip(
             (q, k_cache, v_cache), originals)) and \
-            table is block_table and lens is cache_seqlens:
-        _remember(_kvcache_calls, sig, m, dev_name, q, args,
+            table is block_table and lens is cache_seqlens and \
+            _plan.cacheable(softmax_scale, causal, num_splits):
+        _remember(_kvcache_calls, sig, m, dev_name, q, strides,
                   _capi._Paged(None, None, page_size, max_pages, num_pages,
                                None, None), (b, hq, lq),
                   (b, hq, hkv, lq, max_pages * page_size), int(num_splits),
                   (q, k_cache, v_cache, table, lens, out, lse),
-                  spec.alibi or spec.sinks)
-    return out, lse
+                  spec.alibi or spec.sinks, table if identity else None)
+    return out, (lse if want_lse else None)
 
 
 def identity_table(batch, device):

@@ -121,6 +121,12 @@ _compiler = getattr(torch, "compiler", None)
 _is_compiling = getattr(_compiler, "is_compiling", None)
 
 
+def _compiling():
+    """Whether torch.compile is tracing (False where torch has no
+    torch.compiler)."""
+    return _is_compiling is not None and _is_compiling()
+
+
 def eager(t):
     """Whether a call on tensor `t` may call the implementation directly: a
     plain torch.Tensor, not under torch.compile (where is_compiling() is
