@@ -105,6 +105,15 @@ def scratch(dev_name, device, stream, tid, lse_bytes, ws_bytes):
     return s
 
 
+def _unchecked(function):
+    """A function object of its own for C function `function`, without
+    argtypes (callers pass ctypes objects: c_void_p, byref, None), returning
+    an int status."""
+    f = type(function)(ctypes.cast(function, ctypes.c_void_p).value)
+    f.restype = ctypes.c_int
+    return f
+
+
 class Plan:
     """A dense or paged launch kept for later calls of one signature on one
     thread (_interface._dense_calls, _kvcache_calls). `table`: the block
@@ -149,12 +158,19 @@ class Plan:
             if index is None:
                 paged.host_block_table = table.data_ptr()
         self.hq, self.batch = hq, shape[0]
+        # The C function without argtypes, called with its arguments
+        # converted once (ctypes' per-call conversion costs more than the
+        # rest of the call's foreign-function work).
+        module, (args, paged_ref, opts) = ctypes.c_void_p(self.module), \
+            self.refs
         if hq is None:
-            self.enqueue = lib.fa_module_enqueue
+            self.enqueue = _unchecked(lib.fa_module_enqueue)
+            self.call = (module, None, args, paged_ref, None, opts)
         else:
-            self.enqueue = lib.fa_module_enqueue_heads
+            self.enqueue = _unchecked(lib.fa_module_enqueue_heads)
             self.heads = _capi._HeadParams(None, None)
-            self.heads_ref = ctypes.byref(self.heads)
+            self.call = (module, None, args, paged_ref, None,
+                         ctypes.byref(self.heads), opts)
 
     def _miss(self, operand, ptr):
         """The handle of operand `operand` at `ptr`, wrapped now (only this
@@ -225,9 +241,8 @@ class Plan:
                 a.lse = s.lse
             if self.ws_bytes:
                 o.workspace = s.ws
-        r = self.refs
         if self.hq is None:
-            status = self.enqueue(self.module, None, r[0], r[1], None, r[2])
+            status = self.enqueue(*self.call)
         else:
             # Checked (and converted) as the first call's were; alive until
             # the call returns, in locals of their own.
@@ -242,8 +257,7 @@ class Plan:
             hp = self.heads
             hp.alibi_slopes = None if b_slopes is None else b_slopes.value
             hp.sinks = None if b_sinks is None else b_sinks.value
-            status = self.enqueue(self.module, None, r[0], r[1], None,
-                                  self.heads_ref, r[2])
+            status = self.enqueue(*self.call)
         if status:
             _capi.check(status)
         return out, (lse if want_lse else None)
