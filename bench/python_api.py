@@ -17,7 +17,10 @@ GPU machine has no LLVM.
    dispatcher's path, what torch.compile's graphs call), the same kernel
    through fa's C call from Python (ctypes, arguments built once), the
    three torch.empty calls of the outputs and workspace alone, and SDPA
-   (enable_gqa).
+   (enable_gqa); also the call with return_softmax_lse and
+   flash_attn_func's decode call (as transformers makes it), and whether
+   issue 31's goal holds (the Python layer adds <= 10 us over the C call;
+   bench/python_overhead.py measures the same on any CPU, launch stubbed).
 3. transformers: attn_implementation="fa" registered; small random Llama
    (GQA 8:2) and Qwen2 (GQA 14:2) configurations, head_dim 64, fp32 and
    fp16: 32 greedy tokens with generate() against "eager", the same tokens
@@ -27,7 +30,11 @@ GPU machine has no LLVM.
    (attention sinks, s_aux, in every layer and a sliding window every other
    one; fp32, fp16 and bf16; transformers has no "sdpa" for it, so its
    token rate is against "eager"), printing SKIP where the installed
-   transformers lacks GptOssConfig.
+   transformers lacks GptOssConfig. Issue 31: Llama and Qwen2 (fp32, fp16)
+   once more with fa's StaticCache and the one-token decode step captured
+   in a CUDA graph (fa.integrations.transformers.greedy_generate): the
+   same 32 tokens as generate() with "eager", every step's logits within
+   tolerance.
 4. ALiBi slopes and sinks (issue 32): flash_attn_func (f32, causal, GQA,
    Lq < Lk) and a paged decode (f16, split-KV, an empty sequence: O = 0,
    LSE = the sink; then captured in a CUDA graph and replayed with new

@@ -101,6 +101,10 @@ def scratch(dev_name, device, stream, tid, lse_bytes, ws_bytes):
         if s is not None:
             lse_bytes = max(lse_bytes, s.lse_bytes)
             ws_bytes = max(ws_bytes, s.ws_bytes)
+        elif len(_scratches) >= 64:
+            # Streams and threads come and go: forget the others (a call
+            # still using one holds it until it returns).
+            _scratches.clear()
         s = _scratches[key] = _Scratch(dev_name, device, lse_bytes, ws_bytes)
     return s
 

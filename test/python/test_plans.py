@@ -298,6 +298,16 @@ class Streams(unittest.TestCase):
         self.assertNotEqual(self.call(want_lse=True)[2],
                             self.scratch(222).lse)
 
+    def test_scratch_of_many_streams_is_bounded(self):
+        # Streams made per request: the scratch of old ones is dropped
+        # (stream-ordered frees), and the plan gets fresh scratch.
+        for stream in range(1000, 1100):
+            self.stream = stream
+            got = self.call()
+            self.assertEqual(got[1:], (self.scratch(stream).ws,
+                                       self.scratch(stream).lse))
+        self.assertLessEqual(len(_plan._scratches), 64)
+
     def test_capture_allocates_its_own(self):
         self.call()
         scratch = self.scratch(111)
