@@ -26,7 +26,8 @@ from ._ops import ops_registered, eager as _eager, fwd_op, varlen_fwd_op, \
     kvcache_fwd_op
 from ._interface import _check_features, _prepare, _NO_WINDOW, \
     _dense_calls, _kvcache_calls
-from ._plan import dense_key as _dense_key, kvcache_key as _kvcache_key
+from ._plan import dense_key as _dense_key, kvcache_key as _kvcache_key, \
+    cacheable as _cacheable
 from ._ops import _compiling
 
 _Tensor = torch.Tensor
@@ -69,8 +70,11 @@ def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False,
         if plan is not None:
             out, lse = plan(q, k, v, want_lse=return_attn_probs)
         else:
-            out, lse = _interface.dense(q, k, v, softmax_scale, bool(causal),
-                                        want_lse=return_attn_probs, key=key)
+            # (Options that are not plain values key no plan.)
+            out, lse = _interface.dense(
+                q, k, v, softmax_scale, bool(causal),
+                want_lse=return_attn_probs,
+                key=key if _cacheable(softmax_scale, causal) else None)
         return (out, lse, None) if return_attn_probs else out
     (left, right), cap = _check_features(dropout_p, window_size, softcap,
                                          alibi_slopes, sinks)
@@ -203,7 +207,8 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None,
     if _eager(q):
         # (A plain call keeps its plan under `key`, unless it appended new
         # keys or its lengths were an int.)
-        plain = key is not None and lens is cache_seqlens
+        plain = key is not None and lens is cache_seqlens and \
+            _cacheable(softmax_scale, causal, num_splits)
         out, lse = _interface.paged(
             q, k_cache, v_cache, lens, table, softmax_scale, bool(causal),
             int(num_splits), left, right, cap, alibi_slopes, sinks,

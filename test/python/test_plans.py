@@ -100,6 +100,26 @@ class Signatures(unittest.TestCase):
                 with self.assertRaisesRegex(error, text):
                     fa.flash_attn_func(*args)
 
+    def test_options_that_are_tensors(self):
+        # A tensor's hash is its identity: a scale or causal flag given as
+        # a tensor and changed in place must not find the old plan.
+        torch.manual_seed(26)
+        q, k = torch.randn(1, 3, 4, 32), torch.randn(1, 9, 2, 32)
+        scale, causal = torch.tensor(0.5), torch.tensor(True)
+        for s, c in ((0.5, True), (0.25, True), (0.25, False)):
+            scale.fill_(s)
+            causal.fill_(c)
+            for _ in range(2):
+                out = fa.flash_attn_func(q, k, k, softmax_scale=scale,
+                                         causal=causal)
+                close(self, out, reference(q, k, k, c, s)[0], 1e-5)
+                kc = k.clone()
+                lens = torch.tensor([9], dtype=torch.int32)
+                out = fa.flash_attn_with_kvcache(
+                    q, kc, kc, cache_seqlens=lens, softmax_scale=scale,
+                    causal=causal, num_splits=torch.tensor(1))
+                close(self, out, reference(q, k, k, c, s)[0], 1e-5)
+
     def test_metadata_changed_in_place(self):
         # The same tensor objects, their shape or strides changed in place
         # (set_, transpose_): a plan keyed by identity would run stale.
