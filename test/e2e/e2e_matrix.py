@@ -183,6 +183,19 @@ def kernel_source(dtype, d, causal, scale=None, lse=True, paged=False,
     # ALiBi slopes and sinks: [Hq] f32 arguments after the others.
     heads = (f", %slopes: {h}" if alibi else "") + \
         (f", %sinks: {h}" if sinks else "")
+    if varlen and paged:
+        # A mixed batch: packed Q, O [total_q, Hq, D] and the LSE [Hq,
+        # total_q] cut by cu_seqlens_q [B + 1], over K and V caches read
+        # through the block table with the key lengths [B].
+        tq, tc = f"tensor<?x?x{d}x{dtype}>", t
+        l, c, m = "tensor<?x?xf32>", "tensor<?xi32>", "tensor<?x?xi32>"
+        return (f"func.func @attention(%q: {tq}, %k: {tc}, %v: {tc}, "
+                f"%table: {m}, %lens: {c}, %cu_q: {c}{heads}) -> "
+                f"({tq}, {l}) {{\n"
+                f"  %o, %lse = fa.attention %q, %k, %v paged(%table, %lens) "
+                f"varlen(%cu_q : {c}){attrs} : {tq}, {tc}, {tc}, {m}, {c} -> "
+                f"{tq}, {l}\n"
+                f"  return %o, %lse : {tq}, {l}\n}}\n")
     if varlen:
         # Packed Q, K, V, O [total, H, D], the LSE [Hq, total_q], cut by
         # cu_seqlens_q/k [B + 1].
@@ -239,7 +252,8 @@ class Kernels:
         default) or "on" / "off" (fac --share-rows). splits: split-KV
         (fac --kv-splits=runtime); pack: GQA packing (--gqa-pack=on);
         paged: K and V a paged cache (fa.attention paged); varlen: packed
-        variable-length sequences (fa.attention varlen)."""
+        variable-length sequences (fa.attention varlen); both: a mixed
+        batch, packed queries over a paged cache."""
         name = f"attn_{dtype}_d{d}_{'causal' if causal else 'full'}"
         options = []
         if paged:
@@ -691,6 +705,75 @@ def varlen_cases(kernels):
             n += 1
 
 
+# The mixed-batch kernels (varlen queries over a paged cache): (dtype, D,
+# causal, split-KV + GQA packing, tile, window, softcap, alibi + sinks).
+MIXED_KERNELS = [
+    ("f16", 64, True, False, None, None, None, False),  # prefill tiles
+    ("f16", 128, True, True, None, None, None, False),  # decode tiles
+    ("f32", 64, False, False, (32, 32, 4), None, None, False),
+    ("bf16", 128, True, True, (16, 64, 4), None, None, False),
+    ("f16", 64, True, False, None, (48, -1), 30.0, True),
+]
+
+
+def mixed_cases(kernels):
+    """Mixed prefill/decode batches (vLLM's; flash_attn_varlen_func with
+    block_table and seqused_k): packed queries of mixed lengths, each
+    sequence's the last rows of its paged K/V history (causal bottom-right
+    within its own lengths). Drawn batches (decode rows and prefill chunks
+    together, keys at least the queries), given lengths with an empty
+    query sequence, a decode row, a chunk as long as its keys and lengths
+    across the tiles' and pages' edges, shared and in-order pages, split-KV
+    with packing (automatic and forced), and the window, softcap, ALiBi and
+    sinks over it; shapes from each kernel's tiles (the shape's Lq and Lk
+    are the longest chunk and history)."""
+    n = 0
+    for (dtype, d, causal, decode, tile, window, cap,
+         head) in MIXED_KERNELS:
+        so, meta = kernels.get(dtype, d, causal, tile=tile, splits=decode,
+                               pack=decode, paged=True, varlen=True,
+                               window=window, softcap=cap, alibi=head,
+                               sinks=head)
+        what = (f"{dtype} D={d} causal={int(causal)} "
+                f"split-kv+pack={int(decode)} window={window} "
+                f"softcap={cap} alibi+sinks={int(head)}")
+        if so is None:
+            yield Case("mixed", what, None, meta)
+            continue
+        bm, bn = meta["block_m"], meta["block_n"]
+        cases = [("6,8,2,{},{}".format(2 * bm + 3, 4 * bn + 5),
+                  ["--paged", "16"]),
+                 ("4,4,4,{},{}".format(bm + 1, 3 * bn),
+                  ["--paged", "16", "--seqlens-q", f"0,1,{bm + 1},{bm}",
+                   "--cache-seqlens", f"{bn},{2 * bn + 1},{bm + 1},"
+                                      f"{3 * bn}"]),
+                 ("3,8,2,{},{}".format(bm, 2 * bn),
+                  ["--paged", "64", "--share-pages"]),
+                 ("2,16,2,{},{}".format(bm - 1, bm + 2 * bn),
+                  ["--paged", "32", "--no-shuffle-pages", "--seqlens-q",
+                   f"{bm - 1},1", "--cache-seqlens",
+                   f"{bm - 1 + 2 * bn},{bm}"])]
+        if decode:
+            cases += [("8,8,2,{},5000".format(bm), ["--paged", "16",
+                                                   "--kv-splits", "16"]),
+                      ("4,8,2,3,700", ["--paged", "16", "--kv-splits",
+                                       "5"])]
+        if causal and decode:
+            (lq1, lk1), (lq2, lk2) = packed_causal_lengths(bm, bn)
+            cases.append((f"2,{PACKED_CAUSAL_HEADS},{max(lq1, lq2)},"
+                          f"{max(lk1, lk2)}",
+                          ["--paged", "16", "--seqlens-q", f"{lq1},{lq2}",
+                           "--cache-seqlens", f"{lk1},{lk2}"]))
+        if head:
+            cases.append(("3,8,2,{},1500".format(bm), ["--paged", "16",
+                                                      "--alibi=bloom", "--sinks"]))
+        for shape, extra in cases:
+            yield Case("mixed", f"{what} shape={shape} {' '.join(extra)}",
+                       so, ["--shape", shape, "--seed", str(n), "--varlen"]
+                       + extra)
+            n += 1
+
+
 def golden_cases(kernels, golden):
     for case in sorted(os.listdir(golden)):
         meta_path = os.path.join(golden, case, "meta.json")
@@ -898,7 +981,7 @@ def alibi_sinks_cases(kernels):
             n += 1
 
 
-SECTIONS = ["decode", "paged", "varlen", "window", "alibi-sinks", "boundary",
+SECTIONS = ["decode", "paged", "varlen", "mixed", "window", "alibi-sinks", "boundary",
             "strides", "matrix", "extra", "head-dims", "buffering-double",
             "buffering-single", "share-rows", "golden", "coverage"]
 
@@ -912,7 +995,8 @@ def section_cases(kernels, golden, name):
                 pass
         return coverage_cases(kernels)
     generators = {"decode": decode_cases, "paged": paged_cases,
-                  "varlen": varlen_cases, "window": window_cases,
+                  "varlen": varlen_cases, "mixed": mixed_cases,
+                  "window": window_cases,
                   "alibi-sinks": alibi_sinks_cases,
                   "boundary": boundary_cases,
                   "strides": stride_cases, "matrix": matrix_cases,
@@ -937,6 +1021,7 @@ def all_cases(kernels, golden, large=True):
     yield from decode_cases(kernels)
     yield from paged_cases(kernels)
     yield from varlen_cases(kernels)
+    yield from mixed_cases(kernels)
     yield from window_cases(kernels)
     yield from alibi_sinks_cases(kernels)
     yield from boundary_cases(kernels)

@@ -401,6 +401,16 @@ HostBackend::loadCode(const Manifest &manifest,
   }
   if (Status s = checkElf(bytes); !s.ok())
     return s;
+#if defined(__x86_64__)
+  // fac compiles host code objects for x86-64-v3 (Codegen.cpp): the
+  // emulator's f16 conversions are then single instructions (F16C), not
+  // library calls.
+  if (!__builtin_cpu_supports("x86-64-v3"))
+    return Status::error(ErrorCode::Unsupported,
+                         "host code objects are compiled for x86-64-v3 "
+                         "(AVX2, FMA, F16C, BMI2: Haswell, Excavator or "
+                         "later) and this CPU lacks one of them");
+#endif
 
   std::string path;
   if (Status s = writeLoadableCopy(bytes, path); !s.ok())
