@@ -101,6 +101,10 @@ KERNELS += [("dense", dt, 64, True, 0.125, decode, window, 0.0, False, True)
 KERNELS += [("paged", dt, 64, True, 0.125, decode)
             for dt in ("f16", "f32") for decode in (False, True)]
 KERNELS += [("dense", "f16", 128, True, 128 ** -0.5, True)]
+# Mixed prefill/decode batches (issue 32; flash_attn_varlen_func with
+# block_table): the prefill build and the decode (split-KV + packing) one.
+KERNELS += [("mixed", "f16", 128, True, 128 ** -0.5, decode)
+            for decode in (False, True)]
 
 
 def check(name, ok, detail=""):
@@ -366,6 +370,58 @@ def api_checks():
         worst = max(worst, (out.double() - paged_ref()).abs().max().item())
     check("flash_attn_with_kvcache in a CUDA graph, 20 replays", worst <= 2e-2,
           f"worst {worst:.2g}")
+    # A mixed prefill/decode batch over the paged cache (one launch): two
+    # prompt chunks and four decode rows, each sequence's queries its last
+    # keys; then decode rows only (the split-KV build), in a CUDA graph.
+    lens_q = [300, 1, 1, 64]
+    used = torch.tensor([1000, 1, 777, 64], dtype=torch.int32, device=dev)
+    cu_q = torch.tensor([0] + torch.tensor(lens_q).cumsum(0).tolist(),
+                        dtype=torch.int32, device=dev)
+
+    def mixed_ref(qm, lq):
+        outs = []
+        for i in range(b):
+            n, rows = int(used[i]), slice(int(cu_q[i]), int(cu_q[i + 1]))
+            if lq[i] == 0:
+                continue
+            kk = kc[table[i].long()].reshape(-1, 8, 128)[:n][None]
+            vv = vc[table[i].long()].reshape(-1, 8, 128)[:n][None]
+            outs.append(reference(qm[rows][None], kk, vv, True,
+                                  128 ** -0.5)[0])
+        return torch.cat(outs)
+
+    qm = torch.randn(sum(lens_q), 32, 128, device=dev, dtype=torch.float16)
+    out = fa.flash_attn_varlen_func(qm, kc, vc, cu_q, None, max(lens_q),
+                                    1000, causal=True, block_table=table,
+                                    seqused_k=used)
+    err = (out.double() - mixed_ref(qm, lens_q)).abs().max().item()
+    check("flash_attn_varlen_func mixed batch (block_table)", err <= 2e-2,
+          f"err {err:.2g}")
+    lens_q = [1, 1, 1, 1]
+    cu_q = torch.arange(5, dtype=torch.int32, device=dev)
+    qm = torch.randn(4, 32, 128, device=dev, dtype=torch.float16)
+    g = torch.cuda.CUDAGraph()
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        fa.flash_attn_varlen_func(qm, kc, vc, cu_q, None, 1, 1024,
+                                  causal=True, block_table=table,
+                                  seqused_k=used)
+    torch.cuda.current_stream().wait_stream(side)
+    with torch.cuda.graph(g):
+        out = fa.flash_attn_varlen_func(qm, kc, vc, cu_q, None, 1, 1024,
+                                        causal=True, block_table=table,
+                                        seqused_k=used)
+    worst = 0.0
+    for r in range(10):
+        used.copy_(torch.randint(1, page * pages + 1, (b,), dtype=torch.int32))
+        qm.copy_(torch.randn_like(qm))
+        g.replay()
+        torch.cuda.synchronize()
+        worst = max(worst, (out.double() - mixed_ref(qm, lens_q)).abs()
+                    .max().item())
+    check("flash_attn_varlen_func mixed decode rows in a CUDA graph, 10 "
+          "replays", worst <= 2e-2, f"worst {worst:.2g}")
     # torch.compile through the torch.library op.
     try:
         f = torch.compile(lambda q, k, v: fa.flash_attn_func(q, k, v,

@@ -23,7 +23,7 @@ import torch
 from . import _capi, _interface, _jit
 from ._interface import identity_table as _identity_table
 from ._ops import ops_registered, eager as _eager, fwd_op, varlen_fwd_op, \
-    kvcache_fwd_op
+    kvcache_fwd_op, mixed_fwd_op
 from ._interface import _check_features, _prepare, _NO_WINDOW, \
     _dense_calls, _kvcache_calls
 from ._plan import dense_key as _dense_key, kvcache_key as _kvcache_key, \
@@ -93,7 +93,7 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
                            causal=False, window_size=(-1, -1), softcap=0.0,
                            alibi_slopes=None, deterministic=False,
                            return_attn_probs=False, block_table=None,
-                           sinks=None):
+                           sinks=None, seqused_k=None, num_splits=0):
     """Attention over packed sequences: q (total_q, nheads, headdim), k and
     v (total_k, nheads_k, headdim); sequence b is rows cu_seqlens_q[b] ..
     cu_seqlens_q[b+1]-1 of q (int32 tensors of batch + 1 entries on q's
@@ -102,15 +102,40 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
     (out, softmax_lse (nheads, total_q), None). On GPUs the kernel trusts
     cu_seqlens, as FlashAttention's does; CPU tensors are checked.
     alibi_slopes and sinks as flash_attn_func's (ALiBi's distance from
-    each sequence's end). block_table (paged varlen batches) comes with
-    issue 32."""
+    each sequence's end).
+
+    With block_table (batch, max_pages) int32, a mixed prefill/decode batch
+    (vLLM's): k and v are paged caches (num_pages, page_block_size,
+    nheads_k, headdim), sequence b's keys are the first cu_seqlens_k[b+1] -
+    cu_seqlens_k[b] rows of its pages (or seqused_k[b], vLLM's and
+    FlashAttention 3's (batch,) int32, where given; then cu_seqlens_k may
+    be None) and its queries are the last of them (causal bottom-right);
+    one launch for prompt chunks and decode rows. num_splits (0: the
+    runtime's choice) applies to batches of at most 4 query rows per
+    sequence."""
     (left, right), cap = _check_features(dropout_p, window_size, softcap,
                                          alibi_slopes, sinks)
-    if block_table is not None:
-        raise NotImplementedError(
-            "fa: block_table in flash_attn_varlen_func (a paged cache under "
-            "packed queries of mixed lengths) is not supported yet (issue "
-            "32); use flash_attn_with_kvcache for paged decode")
+    if block_table is not None or seqused_k is not None:
+        if block_table is None:
+            raise NotImplementedError(
+                "fa: seqused_k without block_table (packed K/V whose "
+                "sequences use fewer rows than cu_seqlens_k gives) is not "
+                "supported; pass the lengths through cu_seqlens_k")
+        if seqused_k is None:
+            if not isinstance(cu_seqlens_k, _Tensor) or \
+                    cu_seqlens_k.dim() != 1:
+                raise TypeError("fa: with block_table, cu_seqlens_k (or "
+                                "seqused_k) must be a 1-D int32 tensor")
+            seqused_k = (cu_seqlens_k[1:] - cu_seqlens_k[:-1]).to(
+                torch.int32)
+        op = _interface.mixed_fwd if _eager(q) else mixed_fwd_op
+        out, lse = op(q, k, v, cu_seqlens_q, seqused_k, block_table,
+                      int(max_seqlen_q), softmax_scale, bool(causal),
+                      int(num_splits), left, right, cap, alibi_slopes, sinks)
+        return (out, lse, None) if return_attn_probs else out
+    if num_splits not in (0, 1):
+        raise ValueError(f"fa: num_splits={num_splits}: a varlen batch "
+                         f"without block_table does not run split-KV")
     op = _interface.varlen_fwd if _eager(q) else varlen_fwd_op
     out, lse = op(q, k, v, cu_seqlens_q, cu_seqlens_k, int(max_seqlen_q),
                   int(max_seqlen_k), softmax_scale, bool(causal), left, right,
@@ -228,10 +253,14 @@ def compile(dtype, head_dim, target, causal=False, softmax_scale=None,
     """Compiles the kernel a call would use into the disk cache ahead of
     time (FA_CACHE_DIR) and returns its path: dtype "f16" / "bf16" / "f32"
     (or a torch dtype), target "gfx906", "sm_90" or "host", layout
-    "dense", "paged" or "varlen", decode the split-KV build that calls of
-    at most 4 query rows use, window_size and softcap as the calls'; alibi
-    and sinks: whether the calls pass alibi_slopes / sinks."""
+    "dense", "paged", "varlen" or "mixed" (flash_attn_varlen_func with
+    block_table), decode the split-KV build that calls of at most 4 query
+    rows use, window_size and softcap as the calls'; alibi and sinks:
+    whether the calls pass alibi_slopes / sinks."""
     import math
+    if layout not in ("dense", "paged", "varlen", "mixed"):
+        raise ValueError(f"fa: layout={layout!r}: expected 'dense', "
+                         f"'paged', 'varlen' or 'mixed'")
     names = {"float16": "f16", "bfloat16": "bf16", "float32": "f32"}
     dtype = names.get(str(dtype).replace("torch.", ""), str(dtype))
     scale = _jit.canonical_scale(1.0 / math.sqrt(head_dim)

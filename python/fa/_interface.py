@@ -433,6 +433,90 @@ def varlen_fwd(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
     return out, lse
 
 
+def mixed_fwd(q, k_cache, v_cache, cu_seqlens_q, seqused_k, block_table,
+              max_seqlen_q, softmax_scale=None, causal=False, num_splits=0,
+              window_left=-1, window_right=-1, softcap=0.0,
+              alibi_slopes=None, sinks=None):
+    """(out, softmax_lse [Hq, total_q]) of a mixed prefill/decode batch:
+    packed queries q (total_q, Hq, D) cut by cu_seqlens_q (B + 1,) over a
+    paged cache (num_pages, page_size, Hkv, D) read through block_table (B,
+    max_pages), sequence b's keys its seqused_k[b] (int32 tensors on q's
+    device); its queries are the last of its keys (causal bottom-right).
+    Batches whose every sequence has at most 4 query rows take the
+    split-KV + GQA-packing build, others the prefill build."""
+    q = _prepare("q", q, 3)
+    k_cache, v_cache = (_prepare(n, t, 4) for n, t in
+                        (("k_cache", k_cache), ("v_cache", v_cache)))
+    dtype = _dtype(q, ("k_cache", k_cache), ("v_cache", v_cache))
+    total_q, hq, d = q.shape
+    num_pages, page_size, hkv, dk = k_cache.shape
+    if tuple(v_cache.shape) != tuple(k_cache.shape) or dk != d or hq % hkv:
+        raise ValueError(f"fa: q {tuple(q.shape)}, k_cache "
+                         f"{tuple(k_cache.shape)}, v_cache "
+                         f"{tuple(v_cache.shape)}: the caches must match, "
+                         f"share q's head dim, and divide its heads")
+    for n, t, dim in (("cu_seqlens_q", cu_seqlens_q, 1),
+                      ("seqused_k", seqused_k, 1),
+                      ("block_table", block_table, 2)):
+        if not isinstance(t, torch.Tensor) or t.dtype != torch.int32 or \
+                t.dim() != dim or t.device != q.device:
+            raise TypeError(f"fa: {n} must be a {dim}-D int32 tensor on "
+                            f"{q.device}")
+    batch = cu_seqlens_q.numel() - 1
+    if batch < 1 or seqused_k.numel() != batch or \
+            block_table.shape[0] != batch:
+        raise ValueError(f"fa: cu_seqlens_q has {cu_seqlens_q.numel()} "
+                         f"entries, seqused_k {seqused_k.numel()}, "
+                         f"block_table {tuple(block_table.shape)}: expected "
+                         f"batch + 1 >= 2, batch and (batch, max_pages)")
+    cu_q, lens = cu_seqlens_q.contiguous(), seqused_k.contiguous()
+    table = block_table.contiguous()
+    max_pages = table.shape[1]
+    alibi_slopes = _head_tensor("alibi_slopes", alibi_slopes, hq, batch,
+                                q.device)
+    sinks = _head_tensor("sinks", sinks, hq, batch, q.device)
+    target, dev_name, stream = _where(q)
+    spec = _jit.Spec("mixed", dtype, d, bool(causal),
+                     _scale(softmax_scale, d), _decode(int(max_seqlen_q)),
+                     target, _window((window_left, window_right)),
+                     _softcap(softcap), alibi=alibi_slopes is not None,
+                     sinks=sinks is not None)
+    if num_splits not in (0, 1) and not spec.decode:
+        raise ValueError(f"fa: num_splits={num_splits}: only a batch of at "
+                         f"most 4 query rows per sequence runs split-KV")
+    out = torch.empty_like(q, memory_format=torch.contiguous_format)
+    lse = torch.empty(hq, total_q, dtype=torch.float32, device=q.device)
+    if total_q == 0:
+        return out, lse
+    m = _module(spec, dev_name, q.dtype)
+    st, sh, _ = q.stride()
+    strides = [0, sh, st]
+    for t in (k_cache, v_cache):
+        sp, sr, sh, _ = t.stride()
+        strides += [sp, sh, sr]
+    st, sh, _ = out.stride()
+    strides += [0, sh, st, 0, total_q]
+    # seq_k bounds seqused_k (the kernel trusts the device copy, as a paged
+    # launch does), so that a captured launch serves later lengths.
+    args = _capi.Module.args(_wrap(dev_name, q), _wrap(dev_name, k_cache),
+                             _wrap(dev_name, v_cache), _wrap(dev_name, out),
+                             _wrap(dev_name, lse),
+                             (batch, hq, hkv, int(max_seqlen_q),
+                              max_pages * page_size), strides)
+    paged_kv = _capi.Module.paged(_wrap(dev_name, table),
+                                  _wrap(dev_name, lens), page_size, max_pages,
+                                  num_pages)
+    varlen = _capi.Module.varlen(_wrap(dev_name, cu_q), None, total_q, 0)
+    if q.device.type == "cpu":
+        # Host tensors: the runtime checks them before the launch.
+        paged_kv.host_block_table = _capi.int32_pointer(table)
+        paged_kv.host_cache_seqlens = _capi.int32_pointer(lens)
+        varlen.host_cu_seqlens_q = _capi.int32_pointer(cu_q)
+    _enqueue(m, dev_name, stream, args, q, int(num_splits), paged=paged_kv,
+             varlen=varlen, heads=_heads(dev_name, alibi_slopes, sinks))
+    return out, lse
+
+
 _identity_tables = {}
 
 

@@ -33,7 +33,8 @@ _DTYPES = {"float16": "f16", "bfloat16": "bf16", "float32": "f32"}
 
 @dataclass(frozen=True)
 class Spec:
-    """What a kernel is compiled for. layout: "dense", "paged" or "varlen";
+    """What a kernel is compiled for. layout: "dense", "paged", "varlen" or
+    "mixed" (varlen queries over a paged cache);
     dtype: "f16", "bf16" or "f32"; decode: the split-KV + GQA packing build
     with the target's decode tiles (short query rows)."""
     layout: str
@@ -76,6 +77,16 @@ def source(spec):
     if spec.sinks:
         attrs += f" sinks(%sinks : {h})"
         heads += f", %sinks: {h}"
+    if spec.layout == "mixed":
+        t, l, c = f"tensor<?x?x{d}x{ty}>", "tensor<?x?xf32>", "tensor<?xi32>"
+        kv, m = f"tensor<?x?x?x{d}x{ty}>", "tensor<?x?xi32>"
+        return (f"func.func @attention(%q: {t}, %k: {kv}, %v: {kv}, "
+                f"%table: {m}, %lens: {c}, %cu_q: {c}{heads}) -> "
+                f"({t}, {l}) {{\n"
+                f"  %o, %lse = fa.attention %q, %k, %v paged(%table, %lens) "
+                f"varlen(%cu_q : {c}){attrs} : {t}, {kv}, {kv}, {m}, {c} -> "
+                f"{t}, {l}\n"
+                f"  return %o, %lse : {t}, {l}\n}}\n")
     if spec.layout == "varlen":
         t, l, c = f"tensor<?x?x{d}x{ty}>", "tensor<?x?xf32>", "tensor<?xi32>"
         return (f"func.func @attention(%q: {t}, %k: {t}, %v: {t}, "

@@ -1,5 +1,6 @@
 """The three functions as torch.library custom ops (torch.ops.fa.fwd,
-varlen_fwd, kvcache_fwd) where the installed PyTorch has
+varlen_fwd, kvcache_fwd, and mixed_fwd: flash_attn_varlen_func over a
+paged cache) where the installed PyTorch has
 torch.library.Library (1.13 and later): CPU and CUDA kernels (ROCm's
 PyTorch dispatches its GPU tensors as CUDA too) and Meta kernels that give
 the outputs' shapes, which is what torch.compile's fake tensors run. Where
@@ -26,6 +27,12 @@ _SCHEMAS = {
                   "bool causal, int window_left=-1, int window_right=-1, "
                   "float softcap=0.0, Tensor? alibi_slopes=None, "
                   "Tensor? sinks=None) -> (Tensor, Tensor)",
+    "mixed_fwd": "mixed_fwd(Tensor q, Tensor k_cache, Tensor v_cache, "
+                 "Tensor cu_seqlens_q, Tensor seqused_k, Tensor block_table, "
+                 "int max_seqlen_q, float? softmax_scale, bool causal, "
+                 "int num_splits=0, int window_left=-1, int window_right=-1, "
+                 "float softcap=0.0, Tensor? alibi_slopes=None, "
+                 "Tensor? sinks=None) -> (Tensor, Tensor)",
     "kvcache_fwd": "kvcache_fwd(Tensor q, Tensor k_cache, Tensor v_cache, "
                    "Tensor cache_seqlens, Tensor block_table, "
                    "float? softmax_scale, bool causal, int num_splits, "
@@ -60,6 +67,15 @@ def _meta_varlen(q, k, v, cu_q, cu_k, max_q, max_k, softmax_scale, causal,
             q.new_empty((hq, total_q), dtype=torch.float32))
 
 
+def _meta_mixed(q, k_cache, v_cache, cu_q, lens, table, max_q,
+                softmax_scale, causal, num_splits=0, window_left=-1,
+                window_right=-1, softcap=0.0, alibi_slopes=None, sinks=None):
+    total_q, hq, _ = q.shape
+    _meta_heads(q, cu_q.shape[0] - 1, hq, alibi_slopes, sinks)
+    return (torch.empty_like(q, memory_format=torch.contiguous_format),
+            q.new_empty((hq, total_q), dtype=torch.float32))
+
+
 def _meta_kvcache(q, k_cache, v_cache, lens, table, softmax_scale, causal,
                   num_splits, window_left=-1, window_right=-1, softcap=0.0,
                   alibi_slopes=None, sinks=None):
@@ -72,6 +88,7 @@ def _meta_kvcache(q, k_cache, v_cache, lens, table, softmax_scale, causal,
 _IMPLS = {
     "fwd": (_interface.fwd, _meta_fwd),
     "varlen_fwd": (_interface.varlen_fwd, _meta_varlen),
+    "mixed_fwd": (_interface.mixed_fwd, _meta_mixed),
     "kvcache_fwd": (_interface.kvcache_fwd, _meta_kvcache),
 }
 
@@ -111,10 +128,12 @@ if ops_registered:
     fwd_op = torch.ops.fa.fwd
     varlen_fwd_op = torch.ops.fa.varlen_fwd
     kvcache_fwd_op = torch.ops.fa.kvcache_fwd
+    mixed_fwd_op = torch.ops.fa.mixed_fwd
 else:
     fwd_op = _interface.fwd
     varlen_fwd_op = _interface.varlen_fwd
     kvcache_fwd_op = _interface.kvcache_fwd
+    mixed_fwd_op = _interface.mixed_fwd
 
 
 _compiler = getattr(torch, "compiler", None)

@@ -166,14 +166,107 @@ class VarlenFunc(unittest.TestCase):
     def test_bad_metadata_and_block_table(self):
         q = torch.randn(4, 2, 32)
         cu = torch.tensor([0, 4], dtype=torch.int32)
-        with self.assertRaisesRegex(NotImplementedError, "block_table"):
-            fa.flash_attn_varlen_func(q, q, q, cu, cu, 4, 4,
+        with self.assertRaisesRegex(TypeError, "block_table must be"):
+            fa.flash_attn_varlen_func(q, q[None], q[None], cu, cu, 4, 4,
                                       block_table=torch.zeros(1, 1))
+        with self.assertRaisesRegex(NotImplementedError, "seqused_k"):
+            fa.flash_attn_varlen_func(q, q, q, cu, cu, 4, 4,
+                                      seqused_k=cu[1:])
         with self.assertRaisesRegex(TypeError, "cu_seqlens_q must be"):
             fa.flash_attn_varlen_func(q, q, q, cu.long(), cu, 4, 4)
         # Host tensors are checked by the runtime before the launch.
         with self.assertRaisesRegex(fa.FaError, "max_seqlen_q = 3"):
             fa.flash_attn_varlen_func(q, q, q, cu, cu, 3, 4)
+
+
+class MixedBatch(unittest.TestCase):
+    """flash_attn_varlen_func with block_table: packed queries of mixed
+    lengths over a paged cache, each sequence's queries its last rows."""
+
+    def setUp(self):
+        torch.manual_seed(6)
+        self.hq, self.hkv, self.d, self.page = 4, 2, 32, 16
+        # A prompt chunk, two decode rows, an empty sequence, a chunk as
+        # long as its keys.
+        self.lens_q, self.lens_k = [7, 1, 1, 0, 20], [40, 17, 1, 5, 20]
+        b, max_pages = len(self.lens_q), 3
+        num_pages = b * max_pages + 2
+        self.k_cache = torch.randn(num_pages, self.page, self.hkv, self.d)
+        self.v_cache = torch.randn(num_pages, self.page, self.hkv, self.d)
+        self.table = torch.randperm(num_pages)[:b * max_pages].view(
+            b, max_pages).to(torch.int32)
+        self.cu_q = torch.tensor([0] + torch.tensor(self.lens_q).cumsum(0)
+                                 .tolist(), dtype=torch.int32)
+        self.cu_k = torch.tensor([0] + torch.tensor(self.lens_k).cumsum(0)
+                                 .tolist(), dtype=torch.int32)
+        self.q = torch.randn(sum(self.lens_q), self.hq, self.d)
+
+    def want(self, b, causal):
+        qs = slice(int(self.cu_q[b]), int(self.cu_q[b + 1]))
+        pages = self.table[b].tolist()
+        keys = torch.cat([self.k_cache[p] for p in pages])[:self.lens_k[b]]
+        vals = torch.cat([self.v_cache[p] for p in pages])[:self.lens_k[b]]
+        return qs, reference(self.q[qs][None], keys[None], vals[None],
+                             causal)
+
+    def test_matches_each_sequence(self):
+        for causal, lengths in ((True, "cu_seqlens_k"), (True, "seqused_k"),
+                                (False, "cu_seqlens_k")):
+            with self.subTest(causal=causal, lengths=lengths):
+                used = torch.tensor(self.lens_k, dtype=torch.int32)
+                out, lse, _ = fa.flash_attn_varlen_func(
+                    self.q, self.k_cache, self.v_cache, self.cu_q,
+                    self.cu_k if lengths == "cu_seqlens_k" else None,
+                    max(self.lens_q), max(self.lens_k), causal=causal,
+                    block_table=self.table, return_attn_probs=True,
+                    seqused_k=used if lengths == "seqused_k" else None)
+                self.assertEqual(lse.shape, (self.hq, sum(self.lens_q)))
+                for b in range(len(self.lens_q)):
+                    if self.lens_q[b] == 0:
+                        continue
+                    qs, (want, want_lse) = self.want(b, causal)
+                    close(self, out[qs], want[0], 1e-5)
+                    close(self, lse[:, qs], want_lse[0], 1e-5)
+
+    def test_decode_rows_split_kv(self):
+        # Every sequence at most 4 query rows: the split-KV + packing build.
+        lens_q = [1, 1, 1, 4, 0]
+        cu_q = torch.tensor([0] + torch.tensor(lens_q).cumsum(0).tolist(),
+                            dtype=torch.int32)
+        self.lens_q, self.cu_q = lens_q, cu_q
+        self.q = torch.randn(sum(lens_q), self.hq, self.d)
+        for splits in (0, 3):
+            out = fa.flash_attn_varlen_func(
+                self.q, self.k_cache, self.v_cache, cu_q, self.cu_k, 4,
+                max(self.lens_k), causal=True, block_table=self.table,
+                num_splits=splits)
+            for b in range(len(lens_q)):
+                if lens_q[b]:
+                    qs, (want, _) = self.want(b, True)
+                    close(self, out[qs], want[0], 1e-5)
+
+    def test_compile_ahead(self):
+        path = fa.compile("f32", self.d, "host", causal=True, layout="mixed")
+        self.assertTrue(os.path.exists(path))
+        with self.assertRaisesRegex(ValueError, "layout='packed'"):
+            fa.compile("f32", self.d, "host", layout="packed")
+
+    def test_errors(self):
+        # More queries than keys: a mixed batch's queries are its last keys.
+        bad = self.cu_k.clone()
+        bad[1:] -= torch.tensor([0, 0, 0, 0, 1], dtype=torch.int32)
+        with self.assertRaisesRegex(fa.FaError, "sequence 4 has 20 queries"):
+            fa.flash_attn_varlen_func(
+                self.q, self.k_cache, self.v_cache, self.cu_q, bad, 20, 40,
+                causal=True, block_table=self.table)
+        with self.assertRaisesRegex(ValueError, "block_table"):
+            fa.flash_attn_varlen_func(
+                self.q, self.k_cache, self.v_cache, self.cu_q, self.cu_k, 20,
+                40, block_table=self.table[:2])
+        with self.assertRaisesRegex(ValueError, "num_splits=3"):
+            fa.flash_attn_varlen_func(
+                self.q, self.k_cache, self.v_cache, self.cu_q, self.cu_k, 20,
+                40, block_table=self.table, num_splits=3)
 
 
 class WithKvCache(unittest.TestCase):
