@@ -261,8 +261,9 @@ static AttentionArgs toArgs(const fa_attention_args *a,
   return args;
 }
 
-/// Every blocking launch call: dense, paged or varlen (at most one of the
-/// two); the host copies of their metadata are required.
+/// Every blocking launch call: dense, paged, varlen or both (a mixed
+/// batch); the host copies of their metadata are required (a mixed batch
+/// has no cu_seqlens_k: packAttentionArgs refuses one).
 static fa_status launchAny(fa_module *module, const char *kernel,
                            const fa_attention_args *a, const fa_paged_kv *paged,
                            const fa_varlen *varlen, fa_launch_options *o,
@@ -270,7 +271,8 @@ static fa_status launchAny(fa_module *module, const char *kernel,
   return guarded([&]() -> fa_status {
     if (!module || !a)
       return nullArgument(!module ? "module" : "arguments");
-    if (varlen && (!varlen->host_cu_seqlens_q || !varlen->host_cu_seqlens_k))
+    if (varlen &&
+        (!varlen->host_cu_seqlens_q || (!paged && !varlen->host_cu_seqlens_k)))
       return nullArgument(!varlen->host_cu_seqlens_q ? "host_cu_seqlens_q"
                                                      : "host_cu_seqlens_k");
     if (paged && (!paged->host_block_table || !paged->host_cache_seqlens))
@@ -291,13 +293,6 @@ static fa_status launchAny(fa_module *module, const char *kernel,
   });
 }
 
-/// A paged and a varlen description at once: no kernel takes both.
-static fa_status bothLayouts() {
-  return report(Status::error(ErrorCode::InvalidArgument,
-                              "both a paged K/V cache and a varlen batch were "
-                              "given: a kernel takes at most one"));
-}
-
 fa_status fa_module_enqueue(fa_module *module, const char *kernel,
                             const fa_attention_args *a,
                             const fa_paged_kv *paged, const fa_varlen *varlen,
@@ -314,8 +309,6 @@ fa_status fa_module_enqueue_heads(fa_module *module, const char *kernel,
   return guarded([&]() -> fa_status {
     if (!module || !a)
       return nullArgument(!module ? "module" : "arguments");
-    if (paged && varlen)
-      return bothLayouts();
     Expected<Kernel> k = module->module.kernel(kernel ? kernel : "");
     if (!k)
       return report(k.status());
@@ -361,8 +354,6 @@ fa_status fa_module_check_metadata(fa_module *module, const char *kernel,
   return guarded([&]() -> fa_status {
     if (!module || !a)
       return nullArgument(!module ? "module" : "arguments");
-    if (paged && varlen)
-      return bothLayouts();
     Expected<Kernel> k = module->module.kernel(kernel ? kernel : "");
     if (!k)
       return report(k.status());
@@ -390,7 +381,17 @@ fa_status fa_module_launch_heads(fa_module *module, const char *kernel,
                                  const fa_varlen *varlen,
                                  const fa_head_params *heads,
                                  fa_launch_options *o) {
-  if (paged && varlen)
-    return guarded([&]() -> fa_status { return bothLayouts(); });
   return launchAny(module, kernel, a, paged, varlen, o, heads);
+}
+
+fa_status fa_module_launch_mixed(fa_module *module, const char *kernel,
+                                 const fa_attention_args *a,
+                                 const fa_paged_kv *paged,
+                                 const fa_varlen *varlen,
+                                 fa_launch_options *o) {
+  return guarded([&]() -> fa_status {
+    if (!paged || !varlen)
+      return nullArgument(!paged ? "paged" : "varlen");
+    return launchAny(module, kernel, a, paged, varlen, o);
+  });
 }

@@ -94,6 +94,26 @@ static const char *usage =
     "                          [0, Lk]; default: drawn from the seed in\n"
     "                          [0, Lk] apart from the query lengths, with a 0\n"
     "                          and a 1 as B allows\n"
+    "  --paged PAGE_SIZE --varlen\n"
+    "                          mixed prefill/decode kernels (manifest\n"
+    "                          \"paged\" and \"varlen\"; such a kernel needs\n"
+    "                          both): B sequences' queries packed into Q, O\n"
+    "                          [total_q, Hq, D], LSE [Hq, total_q] by\n"
+    "                          cu_seqlens_q, over K, V caches as with\n"
+    "                          --paged; sequence b's queries are the last of\n"
+    "                          its cache_seqlens[b] keys. The shape's Lq is\n"
+    "                          the longest query chunk (max_seqlen_q), its Lk\n"
+    "                          the longest history (the cache's capacity).\n"
+    "                          --seqlens-q gives the query lengths and\n"
+    "                          --cache-seqlens the key lengths (each key\n"
+    "                          length at least its query length); default:\n"
+    "                          drawn from the seed, decode rows (1) and\n"
+    "                          prefill chunks up to Lq over histories up to\n"
+    "                          Lk, with a sequence of no queries, one whose\n"
+    "                          queries are all its keys and one whose keys\n"
+    "                          fill whole pages as B allows. --shuffle-pages,\n"
+    "                          --no-shuffle-pages, --share-pages and\n"
+    "                          --kv-splits apply; --seqlens-k does not\n"
     "  --trace-row [B,H,]R     validation layer 2 (a kernel compiled with\n"
     "                          fac --trace): compare query row R's running\n"
     "                          max, sum and output after each K/V block with\n"
@@ -543,9 +563,19 @@ Expected<RunOptions> fa::parseRunOptions(int argc, const char *const *argv) {
     if (!o.golden.empty())
       return usageError("--varlen and --golden exclude each other (a golden "
                         "case is a dense problem)");
-    if (pageSize)
-      return usageError("--varlen and --paged exclude each other (a kernel "
-                        "is varlen or paged, never both)");
+    // Both: a mixed prefill/decode batch, whose key lengths are the cache's.
+    if (pageSize && seqlensK)
+      return usageError("--seqlens-k is for varlen kernels: a mixed batch's "
+                        "(--paged with --varlen) key lengths are "
+                        "--cache-seqlens");
+    if (pageSize && o.shape.seqQ > o.shape.seqK)
+      return usageError(
+          "a mixed batch (--paged with --varlen): the shape's Lq = " +
+          std::to_string(o.shape.seqQ) +
+          " (the longest query chunk) is above its Lk = " +
+          std::to_string(o.shape.seqK) +
+          " (the longest history): a sequence's queries are the last of its "
+          "keys");
     VarlenOptions vl;
     const struct {
       const char *flag, *which;
@@ -577,6 +607,17 @@ Expected<RunOptions> fa::parseRunOptions(int argc, const char *const *argv) {
               l.which + ")");
       *l.out = lengths;
     }
+    if (pageSize && !vl.seqlensQ.empty() && !o.paged->cacheSeqlens.empty())
+      for (size_t b = 0; b < vl.seqlensQ.size(); ++b)
+        if (o.paged->cacheSeqlens[b] < vl.seqlensQ[b])
+          return usageError(
+              "bad --cache-seqlens '" + seqlensText + "': cache_seqlens[" +
+              std::to_string(b) +
+              "] = " + std::to_string(o.paged->cacheSeqlens[b]) +
+              " is below seqlens_q[" + std::to_string(b) +
+              "] = " + std::to_string(vl.seqlensQ[b]) +
+              " (a mixed batch's queries are the last rows of their "
+              "sequence)");
     o.varlen = std::move(vl);
   }
   return o;

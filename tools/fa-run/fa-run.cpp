@@ -174,6 +174,26 @@ std::string varlenText(const VarlenProblem &p) {
          std::to_string(p.maxSeqlenK) + " (the kernel's Lq, Lk)";
 }
 
+/// A mixed batch: the query lengths and the cache. JSON: {"seqlens_q":
+/// [...], "total_q": N, "max_seqlen_q": N, "cache": <pagedJson>}.
+std::string mixedJson(const Options &o, const MixedProblem &p) {
+  return "{\"seqlens_q\": [" + lengthsText(p.cuSeqlensQ) +
+         "], \"total_q\": " + std::to_string(p.totalQ) +
+         ", \"max_seqlen_q\": " + std::to_string(p.cache.seqQ) +
+         ", \"cache\": " + pagedJson(o, p.cache) + "}";
+}
+
+/// "4 sequences: seqlens_q 0,1,3,7 (the last rows of cache_seqlens); total_q
+/// 11; max_seqlen_q 8 (the kernel's Lq); page size 16: ...".
+std::string mixedText(const Options &o, const MixedProblem &p) {
+  return std::to_string(p.cache.batch) + " sequences: seqlens_q " +
+         lengthsText(p.cuSeqlensQ) +
+         " (the last rows of cache_seqlens); total_q " +
+         std::to_string(p.totalQ) + "; max_seqlen_q " +
+         std::to_string(p.cache.seqQ) + " (the kernel's Lq); " +
+         pagedText(o, p.cache);
+}
+
 /// " window=[128, 0] softcap=30" as far as the kernel has them (FlashAttention
 /// 2's window_size and softcap; -1 is an unbounded side), else nothing.
 std::string windowText(const KernelInfo &k) {
@@ -266,6 +286,8 @@ void printJson(const Options &o, const Device &device, const KernelInfo &k,
     out += "  \"paged\": " + pagedJson(o, *r->paged) + ",\n";
   if (r && r->varlen)
     out += "  \"varlen\": " + varlenJson(*r->varlen) + ",\n";
+  if (r && r->mixed)
+    out += "  \"mixed\": " + mixedJson(o, *r->mixed) + ",\n";
   if (r && r->trace)
     out += "  \"trace\": " + traceJson(*r->trace) + ",\n";
   if (r) {
@@ -319,13 +341,17 @@ void printTable(const Options &o, const Device &device, const KernelInfo &k,
               k.hasLse ? "yes" : "no", (long long)k.blockM,
               (long long)k.threads);
   std::printf("  shape     %s%s\n", r.problem.shape.toString().c_str(),
-              r.paged    ? " (Lk: the cache's capacity per sequence)"
+              r.mixed    ? " (Lq: max_seqlen_q, Lk: the cache's capacity per "
+                           "sequence)"
+              : r.paged  ? " (Lk: the cache's capacity per sequence)"
               : r.varlen ? " (Lq, Lk: max_seqlen_q, max_seqlen_k)"
                          : "");
   if (r.paged)
     std::printf("  paged     %s\n", pagedText(o, *r.paged).c_str());
   if (r.varlen)
     std::printf("  varlen    %s\n", varlenText(*r.varlen).c_str());
+  if (r.mixed)
+    std::printf("  mixed     %s\n", mixedText(o, *r.mixed).c_str());
   if (r.problem.hasAlibi())
     std::printf("  alibi     slopes %s (%s)\n",
                 headValuesText(r.problem.alibiSlopes).c_str(),
@@ -421,8 +447,10 @@ Status writeProfile(const Options &o, const Device &device) {
 Status writeEstimate(const Options &o, const Device &device,
                      const KernelInfo &info, const AttentionShape &shape,
                      const PagedProblem *paged,
-                     const VarlenProblem *varlen = nullptr) {
-  double flops = paged    ? pagedAttentionFlops(*paged)
+                     const VarlenProblem *varlen = nullptr,
+                     const MixedProblem *mixed = nullptr) {
+  double flops = mixed    ? mixedAttentionFlops(*mixed)
+                 : paged  ? pagedAttentionFlops(*paged)
                  : varlen ? varlenAttentionFlops(*varlen)
                           : attentionFlops(kernelProblem(info, shape));
   std::string text = device.lastEstimate(false, flops);
@@ -457,9 +485,18 @@ int estimateOnly(const Options &o, const Device &device, const Kernel &kernel) {
     return fail(s.toString());
   if (kernel.info().splitKv && !o.json)
     printKvSplits(o, kernel.info(), launched.kvSplits);
-  // The paged problem launchOnInputs made (seed 0), for its FLOPs.
+  // The mixed, paged or varlen problem launchOnInputs made (seed 0), for
+  // its FLOPs.
+  std::optional<MixedProblem> batch;
+  if (paged && varlen) {
+    Expected<MixedProblem> made = mixedProblemFor(
+        kernelProblem(kernel.info(), o.shape), *paged, *varlen, 0);
+    if (!made)
+      return fail(made.status().toString());
+    batch = made.take();
+  }
   std::optional<PagedProblem> problem;
-  if (paged) {
+  if (paged && !batch) {
     const KernelInfo &k = kernel.info();
     Expected<PagedProblem> made =
         pagedProblemFor(kernelProblem(k, o.shape), *paged, 0);
@@ -469,7 +506,7 @@ int estimateOnly(const Options &o, const Device &device, const Kernel &kernel) {
   }
   // The varlen problem launchOnInputs made (seed 0), for its FLOPs.
   std::optional<VarlenProblem> sequences;
-  if (varlen) {
+  if (varlen && !batch) {
     const KernelInfo &k = kernel.info();
     Expected<VarlenProblem> made =
         varlenProblemFor(kernelProblem(k, o.shape), *varlen, 0);
@@ -477,9 +514,9 @@ int estimateOnly(const Options &o, const Device &device, const Kernel &kernel) {
       return fail(made.status().toString());
     sequences = made.take();
   }
-  if (Status s = writeEstimate(o, device, kernel.info(), o.shape,
-                               problem ? &*problem : nullptr,
-                               sequences ? &*sequences : nullptr);
+  if (Status s = writeEstimate(
+          o, device, kernel.info(), o.shape, problem ? &*problem : nullptr,
+          sequences ? &*sequences : nullptr, batch ? &*batch : nullptr);
       !s.ok())
     return fail(s.toString());
   return 0;
@@ -596,7 +633,8 @@ int run(const Options &o) {
     if (Status s =
             writeEstimate(o, *device, kernel->info(), report->problem.shape,
                           report->paged ? &*report->paged : nullptr,
-                          report->varlen ? &*report->varlen : nullptr);
+                          report->varlen ? &*report->varlen : nullptr,
+                          report->mixed ? &*report->mixed : nullptr);
         !s.ok())
       return fail(s.toString());
   if (vo.launch.profile) {

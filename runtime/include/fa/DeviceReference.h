@@ -129,6 +129,19 @@ deviceVarlenReferenceAttention(const Device &device,
                                const VarlenProblem &problem, DType dtype,
                                const AttentionData &data, bool naive = true);
 
+/// The references of a mixed problem on `device`: each sequence gathered on
+/// the host into a dense B = 1 problem of Lq_b queries and cache_seqlens[b]
+/// keys (gatherMixedSequences; the dense alignment puts the queries last),
+/// uploaded in `dtype` and run through deviceReferenceAttention; as the
+/// varlen form, a sequence without keys has O = 0, LSE = -inf and
+/// magnitude 0 without a launch, one without queries gives nothing. Results
+/// as referenceMixedAttentionF64's: o, magnitude [total_q, Hq, D], lse [Hq,
+/// total_q].
+Expected<DeviceReferenceResult>
+deviceMixedReferenceAttention(const Device &device, const MixedProblem &problem,
+                              DType dtype, const AttentionData &data,
+                              bool naive = true);
+
 } // namespace fa
 
 #endif // FA_DEVICEREFERENCE_H

@@ -91,6 +91,33 @@
 // lengths; a sequence of no keys gives O = 0 and LSE = -inf. The kernel
 // trusts cu_seqlens: the runtime checks them on the host before a launch.
 //
+// A mixed prefill/decode batch (fa.attention with `paged` and
+// `varlen(%cu_seqlens_q)`, manifest `"paged": true, "varlen": true`; vLLM
+// v1, flash_attn_varlen_func with block_table and seqused_k) takes version
+// 4's 77 words: Q and O packed [total_q, Hq, D] and LSE [Hq, total_q] cut
+// by cu_seqlens_q as a varlen kernel's, K and V the caches [num_pages,
+// page_size, Hkv, D] of a paged kernel:
+//
+//   word 55..66: block_table, cache_seqlens, page_size and the table's row
+//                stride, exactly as a paged kernel's
+//   word 67..71: cu_seqlens_q   i32 [B+1]
+//   word 72..76: cu_seqlens_k, a null descriptor (pointers, offset and size
+//                0, stride 1): the kernel never reads it
+//
+// The size words are B, Hq, Hkv, max_seqlen_q and Lk, a bound on
+// cache_seqlens (max(cache_seqlens) for a checked launch, as a paged
+// kernel's); the Q, O and LSE strides are a varlen launch's (batch 0, the
+// packed tensors' head and row strides), the K and V strides a paged
+// launch's (page, head, row within a page). Sequence b's keys are its
+// cache_seqlens[b] cache rows, and its Lq_b = cu_seqlens_q[b+1] -
+// cu_seqlens_q[b] queries are the LAST Lq_b rows of the sequence (Lq_b <=
+// cache_seqlens[b]): causal bottom-right with the sequence's own lengths
+// (query i sees key j iff j <= i + Lk_b - Lq_b), and the window, ALiBi and
+// the other position-dependent terms shifted by Lk_b - Lq_b likewise. A
+// split-KV mixed kernel's workspace is [S*B, Hq, max_seqlen_q, D], as a
+// varlen kernel's. The runtime checks the cache as a paged launch's and
+// cu_seqlens_q and Lq_b <= cache_seqlens[b] on the host before a launch.
+//
 // Trace (a dense kernel compiled with `fac --trace`, manifest `"trace":
 // true`; validation layer 2, docs/validation.md) appends 8 words to its
 // version's words, which keep their meaning (only ABI version 1 has them
@@ -159,7 +186,7 @@ extern "C" {
 
 /// The newest version; a kernel's own version (manifest `abi_version`,
 /// fa_host_info::abi_version) is 1 (dense), 2 (split-KV), 3 (paged K/V) or
-/// 4 (variable-length batches).
+/// 4 (variable-length batches, and mixed batches: paged and varlen).
 #define FA_ABI_VERSION 4
 
 enum {

@@ -16,9 +16,11 @@
 // not), whose block table and sequence lengths the runtime checks on the
 // host before the launch (PagedKvArgs); 77 for a variable-length batch
 // (version 4, split-KV or not), whose cu_seqlens the runtime checks on the
-// host before the launch (VarlenArgs). A RawKernel is code compiled at run
-// time (NVRTC, hiprtc) with no manifest, launched with a plain list of 8-byte
-// parameters.
+// host before the launch (VarlenArgs); 77 too for a mixed prefill/decode
+// batch (version 4 with both `paged` and `varlen`: packed queries over a
+// paged cache, AttentionArgs::paged and ::varlen together). A RawKernel is
+// code compiled at run time (NVRTC, hiprtc) with no manifest, launched with
+// a plain list of 8-byte parameters.
 //
 // Library: fa::runtime (libfa_runtime.so).
 //
@@ -100,18 +102,29 @@ struct PagedKvArgs {
 /// FlashAttention's kernels do; the runtime checks the host copies, which
 /// must hold what the device buffers hold (runtime/README.md,
 /// "Variable-length batches").
+///
+/// A mixed prefill/decode batch (a kernel whose manifest says both `paged`
+/// and `varlen`; vLLM v1, flash_attn_varlen_func with block_table and
+/// seqused_k) takes VarlenArgs and PagedKvArgs together: Q, O and LSE are
+/// packed by cu_seqlens_q as above, K and V are the paged caches, and
+/// sequence b's keys are its cache_seqlens[b] cache rows, of which its
+/// queries are the last Lq_b = cu_seqlens_q[b+1] - cu_seqlens_q[b] (Lq_b <=
+/// cache_seqlens[b]; causal bottom-right). There cuSeqlensK is null,
+/// hostCuSeqlensK empty and totalK unused: the kernel is passed a null
+/// cu_seqlens_k.
 struct VarlenArgs {
   /// int32 [B+1] row offsets of the sequences in packed Q, O and LSE, on the
   /// device.
   const Buffer *cuSeqlensQ = nullptr;
-  /// int32 [B+1] row offsets in packed K and V, on the device.
+  /// int32 [B+1] row offsets in packed K and V, on the device; null for a
+  /// mixed batch.
   const Buffer *cuSeqlensK = nullptr;
   /// Rows of packed Q (and O, and LSE's row length): cu_seqlens_q[B].
   int64_t totalQ = 0;
-  /// Rows of packed K and V: cu_seqlens_k[B].
+  /// Rows of packed K and V: cu_seqlens_k[B]; unused by a mixed batch.
   int64_t totalK = 0;
   /// Host copies of cu_seqlens_q and cu_seqlens_k (B + 1 entries each),
-  /// checked before the launch.
+  /// checked before the launch; hostCuSeqlensK empty for a mixed batch.
   Int32Span hostCuSeqlensQ;
   Int32Span hostCuSeqlensK;
 };
@@ -150,6 +163,12 @@ struct AttentionArgs {
   /// max_seqlen_q, max_seqlen_k) (max_seqlen_k may be 0: every sequence
   /// without keys), and the strides are (0, head, row) of the packed tensors,
   /// by default contiguous ones (varlenStrides).
+  /// Both `paged` and `varlen`, exactly for a kernel whose manifest says
+  /// both: a mixed prefill/decode batch (VarlenArgs). Then shape is (B, Hq,
+  /// Hkv, max_seqlen_q, max(cache_seqlens)), Q, O and LSE strides are the
+  /// packed tensors' (batch stride 0) and K and V strides the caches' (page,
+  /// head, row within a page); by default contiguous ones (varlenStrides,
+  /// pagedCacheStrides).
   std::optional<VarlenArgs> varlen;
   /// Only for a trace kernel (manifest `trace`): its trace buffer and
   /// traced row; absent, the kernel writes no trace.
@@ -195,6 +214,19 @@ Status checkVarlenMetadata(int64_t batch, int64_t totalQ, int64_t totalK,
                            int64_t maxSeqlenQ, int64_t maxSeqlenK,
                            Int32Span cuSeqlensQ, Int32Span cuSeqlensK,
                            bool entries = true);
+
+/// The host-side checks of a mixed prefill/decode batch's queries (paged
+/// and varlen together; its cache is checked by checkPagedKvMetadata
+/// first), in this order: batch in [1, 2^31 - 1]; cu_seqlens_q as
+/// checkVarlenMetadata checks it (against totalQ and maxSeqlenQ, the same
+/// messages); then, where `cacheSeqlens` has B entries, each sequence's
+/// queries at most its keys ("sequence 1 has 3 queries but only 2 keys: a
+/// mixed batch's queries are the last rows of their sequence"). With
+/// `entries` false, only B and total_q not negative (what a trusting
+/// enqueue checks without a host copy of cu_seqlens_q).
+Status checkMixedMetadata(int64_t batch, int64_t totalQ, int64_t maxSeqlenQ,
+                          Int32Span cuSeqlensQ, Int32Span cacheSeqlens,
+                          bool entries = true);
 
 /// The strides of contiguous packed tensors as the ABI passes them for a
 /// varlen launch: Q and O (0, D, Hq * D), K and V (0, D, Hkv * D), LSE
@@ -286,7 +318,12 @@ struct PackedLaunch {
 /// packed tensors' and cu_seqlens buffers' sizes too, and words 67-76
 /// packed; words 55-66 are null (descriptors of pointer, offset and size 0,
 /// stride 1; page size and table stride 0), and a varlen kernel that is not
-/// split-KV gets null workspace descriptors and S = 1. A combine kernel is
+/// split-KV gets null workspace descriptors and S = 1. For a mixed kernel
+/// (manifest paged and varlen) both are required (and refused for any
+/// other): the paged metadata is checked as above, cu_seqlens_q and each
+/// sequence's queries against its keys by checkMixedMetadata, words 55-66
+/// and 67-71 packed and words 72-76 a null cu_seqlens_k (VarlenArgs'
+/// cuSeqlensK and hostCuSeqlensK must be null and empty). A combine kernel is
 /// not packed on its own. A kernel with alibi or sinks gets the head words
 /// after its version's (KernelAbi.h, "Head parameters"): args.alibiSlopes
 /// and args.sinks, each required exactly when the manifest says so and of
@@ -431,7 +468,8 @@ public:
 
   /// Reads the device copies of a paged or varlen launch's metadata (this
   /// synchronises with the device) and checks them as the blocking launch
-  /// checks its host copies (checkPagedKvMetadata / checkVarlenMetadata;
+  /// checks its host copies (checkPagedKvMetadata / checkVarlenMetadata,
+  /// and for a mixed batch checkPagedKvMetadata then checkMixedMetadata;
   /// a paged shape.seqK must bound every cache_seqlens). What an engine
   /// calls once while debugging, or where it cannot vouch for its tables.
   /// Nothing to check for a dense launch.

@@ -23,6 +23,14 @@
 // [total_q, Hq, D], LSE [Hq, total_q] (FlashAttention 2's varlen layout).
 // max_seqlen_q / max_seqlen_k bound the lengths (the kernel's grid).
 //
+// Mixed prefill/decode batches (vLLM v1; flash_attn_varlen_func with
+// block_table and seqused_k): packed Q and O [total_q, Hq, D] and LSE [Hq,
+// total_q] cut by cu_seqlens_q as a varlen batch's, over the K and V
+// caches of a paged problem; sequence b has cache_seqlens[b] keys, and its
+// Lq_b = cu_seqlens_q[b+1] - cu_seqlens_q[b] queries (Lq_b <=
+// cache_seqlens[b]) are the LAST rows of the sequence: a decode row (Lq_b =
+// 1) or a chunk of a prompt whose earlier part is in the cache.
+//
 // Within each sequence everything is the dense reference's (Reference.h):
 // causal masking bottom-right within the sequence's own lengths (query i
 // sees key j iff j <= i + Lk_b - Lq_b), the sliding window aligned the same
@@ -36,14 +44,16 @@
 // result is bit-identical to the dense reference of that sequence gathered
 // into dense tensors (gatherPagedSequences, gatherVarlenSequences).
 //
-// The host checks (checkPagedProblem, checkVarlenProblem) validate all the
+// The host checks (checkPagedProblem, checkVarlenProblem, checkMixedProblem)
+// validate all the
 // host-visible metadata before anything is launched; a kernel trusts it, as
 // FlashAttention's do (runtime/README.md, "Paged KV cache and
 // variable-length batches").
 //
 // Element data uses AttentionData (Reference.h) with the layouts above: for
 // a paged problem q is [B, Hq, Lq, D] and k, v are the caches; for a varlen
-// problem q is [total_q, Hq, D] and k, v are [total_k, Hkv, D]. Results are
+// problem q is [total_q, Hq, D] and k, v are [total_k, Hkv, D]; for a mixed
+// problem q is [total_q, Hq, D] and k, v are the caches. Results are
 // AttentionResult with o (and magnitude) in Q's layout and lse as above.
 //
 // Library: fa::validate (libfa_validate.so, over fa::runtime).
@@ -127,6 +137,34 @@ struct VarlenProblem {
   size_t lseElements() const; ///< Hq*total_q
 };
 
+/// A mixed prefill/decode batch: packed queries over a paged cache.
+struct MixedProblem {
+  /// The cache and everything but the queries' layout: B, Hq, Hkv, D, the
+  /// pages, block_table, cache_seqlens (each sequence's keys), the mask and
+  /// scores. cache.seqQ is max_seqlen_q (at least every Lq_b, at least 1):
+  /// the kernel's grid.
+  PagedProblem cache;
+  std::vector<int32_t> cuSeqlensQ; ///< [B+1]
+  int64_t totalQ = 0;              ///< rows of packed Q and O
+
+  /// The problem of query lengths `lengthsQ` (B = cache.batch of them) over
+  /// `cache`: cu_seqlens_q their prefix sums (saturating at int32), total_q
+  /// their sum, cache.seqQ their maximum (at least 1). Not checked here
+  /// (checkMixedProblem does).
+  static MixedProblem fromLengths(PagedProblem cache,
+                                  const std::vector<int32_t> &lengthsQ);
+
+  /// Lq_b, the queries of sequence b.
+  int64_t queries(int64_t b) const {
+    return int64_t(cuSeqlensQ[size_t(b + 1)]) - cuSeqlensQ[size_t(b)];
+  }
+
+  // Element counts; SIZE_MAX when one overflows (checkMixedProblem refuses
+  // that).
+  size_t qElements() const;   ///< total_q*Hq*D (also O)
+  size_t lseElements() const; ///< Hq*total_q
+};
+
 // --- Host-side checks --------------------------------------------------------
 // Each returns InvalidArgument naming the first bad entry, in this order:
 // sizes, page size / array lengths, then sequence by sequence.
@@ -156,6 +194,19 @@ Status checkVarlenProblem(const VarlenProblem &problem);
 
 /// checkVarlenProblem, and the data has the sizes the problem implies.
 Status checkVarlenData(const VarlenProblem &problem, const AttentionData &data);
+
+/// checkPagedProblem of the cache (its Lq being max_seqlen_q), total_q*Hq*D
+/// fitting in int64 as fp64 bytes, then the runtime's checks of the
+/// queries before a mixed launch (checkMixedMetadata, fa/Module.h, with the
+/// same messages): cu_seqlens_q of B + 1 entries, from 0, non-decreasing,
+/// ending at total_q, no sequence above max_seqlen_q; each sequence's
+/// queries at most its keys ("sequence 1 has 3 queries but only 2 keys: a
+/// mixed batch's queries are the last rows of their sequence ...").
+Status checkMixedProblem(const MixedProblem &problem);
+
+/// checkMixedProblem, and the data has the sizes the problem implies (q
+/// packed [total_q, Hq, D], k and v the caches).
+Status checkMixedData(const MixedProblem &problem, const AttentionData &data);
 
 // --- Seeded generators -------------------------------------------------------
 
@@ -291,6 +342,69 @@ Expected<VarlenProblem> varlenProblemFor(const AttentionProblem &problem,
                                          const VarlenOptions &options,
                                          uint64_t seed);
 
+struct MixedGeneratorOptions {
+  int64_t batch = 6, headsQ = 8, headsKv = 2, headDim = 64;
+  int64_t pageSize = 16;
+  /// Drawn query lengths: about half the sequences a decode row (1), the
+  /// others a prefill chunk uniform in [1, maxSeqlenQ]. Drawn key lengths:
+  /// uniform in [Lq_b, maxSeqlenK] (the history and the chunk itself).
+  /// maxSeqlenQ is also max_seqlen_q (the grid's bound) and block_table has
+  /// ceil(maxSeqlenK / page_size) columns. 1 <= maxSeqlenQ <= maxSeqlenK.
+  int64_t maxSeqlenQ = 40, maxSeqlenK = 200;
+  /// Given lengths (B each, taken as they are, each at most its maximum);
+  /// empty: drawn (a query length at most its given key length; a key length
+  /// at least its given query length).
+  std::vector<int32_t> seqlensQ, seqlensK;
+  /// Drawn lengths: at random positions, as many as B allows, in this
+  /// order: a sequence of no queries (its keys drawn); one whose queries are
+  /// all its keys (Lq == Lk, a whole prompt); one whose key length is a
+  /// whole number of pages (the largest in [Lq_b, maxSeqlenK], where there
+  /// is one); a decode row over the longest history (1, maxSeqlenK).
+  bool edgeLengths = true;
+  /// As PagedGeneratorOptions' (an unused page pads the table).
+  int64_t sharedPrefixPages = 0;
+  int64_t unusedPages = 3;
+  bool shufflePages = true;
+  bool causal = false;
+  /// 0: 1 / sqrt(D).
+  double scale = 0;
+  int64_t windowLeft = -1, windowRight = -1;
+  double softcap = 0;
+  std::vector<float> alibiSlopes, sinks;
+};
+
+/// A random mixed batch: lengths as the options say, the cache as
+/// generatePagedProblem lays it out (shuffled and shared pages, unused
+/// pages, table entries past a sequence's pages naming an unused one).
+/// InvalidArgument for options no valid problem has.
+Expected<MixedProblem> generateMixedProblem(const MixedGeneratorOptions &opts,
+                                            uint64_t seed);
+
+/// The mixed problem validation gives a mixed kernel (fa-run --paged
+/// PAGE_SIZE --varlen) for the dense sizes of `problem` (B, Hq, Hkv, D,
+/// causal, scale, window, softcap, ALiBi, sinks): the shape's Lq is
+/// max_seqlen_q (the longest query chunk; the grid's bound, kept even when
+/// no sequence is that long) and its Lk the longest history (the cache's
+/// capacity per sequence: block_table has ceil(Lk / page_size) columns).
+/// The query lengths are varlen.seqlensQ and the key lengths
+/// cache.cacheSeqlens, each given or drawn from `seed`
+/// (generateMixedProblem, with the edge lengths); the pages as `cache`
+/// says. InvalidArgument for varlen.seqlensK (a mixed batch's keys are
+/// cache_seqlens), a maximum outside [1, 2^31 - 1] or Lq > Lk, a list of
+/// the wrong count, a negative length or one above its maximum
+/// ("seqlens_q[1] = 50 is above max_seqlen_q = 40 (the shape's Lq)"), a
+/// key length below its query length ("cache_seqlens[0] = 2 is below
+/// seqlens_q[0] = 3: ..."), or the checks' messages.
+Expected<MixedProblem> mixedProblemFor(const AttentionProblem &problem,
+                                       const PagedCacheOptions &cache,
+                                       const VarlenOptions &varlen,
+                                       uint64_t seed);
+
+/// Q (packed), then the K cache, then the V cache, drawn as
+/// generatePagedInputs draws them. Empty when the problem's check fails.
+AttentionData generateMixedInputs(const MixedProblem &problem, DType dtype,
+                                  Distribution dist, uint64_t seed);
+
 /// Q, then the K cache, then the V cache (paged) / Q, K, V (varlen), drawn
 /// from one generator seeded with `seed` with generateInputs' distributions,
 /// rounded to `dtype`. Empty when the problem's check fails.
@@ -303,8 +417,10 @@ AttentionData generateVarlenInputs(const VarlenProblem &problem, DType dtype,
 /// names, and the rows of each page past the longest length that reads it)
 /// to NaN in K and V, so that a kernel reading one, even to multiply it by a
 /// masked P of 0, gives NaN. Returns the number of [Hkv, D] rows set, or the
-/// data check's error.
+/// data check's error. The mixed form poisons a mixed problem's cache.
 Expected<int64_t> poisonUnreadCacheRows(const PagedProblem &problem,
+                                        AttentionData &data);
+Expected<int64_t> poisonUnreadCacheRows(const MixedProblem &problem,
                                         AttentionData &data);
 
 // --- References --------------------------------------------------------------
@@ -328,6 +444,15 @@ AttentionResult<float> naiveVarlenAttention(const VarlenProblem &problem,
                                             DType dtype,
                                             const AttentionData &data);
 
+/// The fp64 reference of a mixed problem: o, magnitude [total_q, Hq, D],
+/// lse [Hq, total_q] (sequence b's queries as the last Lq_b of its
+/// cache_seqlens[b] keys).
+AttentionResult<double> referenceMixedAttentionF64(const MixedProblem &problem,
+                                                   const AttentionData &data);
+AttentionResult<float> naiveMixedAttention(const MixedProblem &problem,
+                                           DType dtype,
+                                           const AttentionData &data);
+
 // --- Per-sequence dense problems ---------------------------------------------
 
 /// One sequence as a dense problem: B = 1, Hq, Hkv, Lq_b, Lk_b, D, and its
@@ -348,6 +473,13 @@ gatherPagedSequences(const PagedProblem &problem, const AttentionData &data);
 /// The sequences of a varlen problem, each cut out of the packed tensors.
 Expected<std::vector<DenseSequence>>
 gatherVarlenSequences(const VarlenProblem &problem, const AttentionData &data);
+
+/// The sequences of a mixed problem: Lq_b queries cut out of packed Q, the
+/// cache_seqlens[b] keys gathered page by page (Lq = Lq_b, Lk =
+/// cache_seqlens[b]: the dense bottom-right alignment puts the queries at
+/// the end).
+Expected<std::vector<DenseSequence>>
+gatherMixedSequences(const MixedProblem &problem, const AttentionData &data);
 
 } // namespace fa
 

@@ -71,6 +71,14 @@ struct ValidationOptions {
   /// LSE [Hq, total_q] with its padding; the references are the varlen ones
   /// (on a GPU, the dense device reference of each gathered sequence).
   std::optional<VarlenOptions> varlen;
+  /// Both `paged` and `varlen`, exactly for a mixed kernel (manifest paged
+  /// and varlen; fa-run --paged PAGE_SIZE --varlen): the batch
+  /// mixedProblemFor makes from `seed`, varlen->seqlensQ the query lengths,
+  /// paged->cacheSeqlens the key lengths (varlen->seqlensK refused); the
+  /// shape's Lq is max_seqlen_q, its Lk the cache's capacity per sequence.
+  /// Q, O and LSE are packed as a varlen kernel's, K and V the caches as a
+  /// paged kernel's (unread rows NaN); the references are the mixed ones
+  /// (on a GPU, the dense device reference of each gathered sequence).
   /// Validation layer 2 (a kernel compiled with `fac --trace`, refused for
   /// any other): the query row whose running max, sum and output the
   /// kernel writes after each K/V block, compared with the fp64
@@ -112,6 +120,10 @@ struct ValidationReport {
   std::optional<PagedProblem> paged;
   /// A varlen kernel: the problem it ran (cu_seqlens, totals, maxima).
   std::optional<VarlenProblem> varlen;
+  /// A mixed kernel: the batch it ran (cu_seqlens_q, totals, and the cache:
+  /// page size, pages, block table, cache_seqlens); paged and varlen are
+  /// then empty.
+  std::optional<MixedProblem> mixed;
   /// With ValidationOptions::trace: the per-block comparison (layer 2). A
   /// trace that parts from the reference fails the validation
   /// (verdict.pass false, check "trace").
@@ -138,13 +150,13 @@ struct ValidationMemory {
 /// What validateKernel allocates for `problem` (already checkShape'd) with
 /// `layout` (already checkLayout'd) in `dtype`, and with `paged` for its
 /// caches, block table and lengths in place of dense K and V (with
-/// `varlen`, its packed tensors and cu_seqlens);
+/// `varlen`, its packed tensors and cu_seqlens; with `mixed`, its packed
+/// queries, caches and metadata);
 /// InvalidArgument naming the tensor when a size overflows 64 bits.
-Expected<ValidationMemory>
-validationMemory(const AttentionProblem &problem, DType dtype, bool hasLse,
-                 const AttentionLayout &layout,
-                 const PagedProblem *paged = nullptr,
-                 const VarlenProblem *varlen = nullptr);
+Expected<ValidationMemory> validationMemory(
+    const AttentionProblem &problem, DType dtype, bool hasLse,
+    const AttentionLayout &layout, const PagedProblem *paged = nullptr,
+    const VarlenProblem *varlen = nullptr, const MixedProblem *mixed = nullptr);
 
 /// Bytes of memory the host has available: MemAvailable of /proc/meminfo,
 /// else physical memory (sysconf); 0 when neither is known.
@@ -185,13 +197,13 @@ Status setHeadParams(const KernelInfo &kernel, AttentionProblem &problem,
 Expected<ValidationReport> validateKernel(const Kernel &kernel,
                                           const ValidationOptions &options);
 
-/// InvalidArgument unless `paged` is given exactly for a paged kernel
-/// (naming fa-run's --paged).
+/// InvalidArgument unless `paged` is given exactly for a paged kernel (a
+/// mixed kernel is one; naming fa-run's --paged).
 Status checkPagedOptions(const KernelInfo &kernel,
                          const PagedCacheOptions *paged);
 
-/// InvalidArgument unless `varlen` is given exactly for a varlen kernel
-/// (naming fa-run's --varlen).
+/// InvalidArgument unless `varlen` is given exactly for a varlen kernel (a
+/// mixed kernel is one; naming fa-run's --varlen).
 Status checkVarlenOptions(const KernelInfo &kernel,
                           const VarlenOptions *varlen);
 
@@ -199,6 +211,11 @@ Status checkVarlenOptions(const KernelInfo &kernel,
 /// sequence sees within its own lengths (all Lq_b·Lk_b, or those the causal
 /// mask and the window leave, exactly).
 double varlenAttentionFlops(const VarlenProblem &problem);
+
+/// FLOPs of one mixed batch: 4·Hq·D times the (query, key) pairs each
+/// sequence's Lq_b queries see of its cache_seqlens[b] keys (exactly, with
+/// the causal mask and the window).
+double mixedAttentionFlops(const MixedProblem &problem);
 
 /// FLOPs of one attention: 4·B·Hq·Lq·Lk·D, halved when causal (the usual
 /// convention); with a window, 4·B·Hq·D times the (query, key) pairs the
@@ -226,7 +243,8 @@ struct BenchResult {
 /// if given, receives what ran (Kernel::launch). A paged kernel needs
 /// `paged` (its cache from seed 0, unpoisoned; the shape's Lk is the
 /// capacity). A varlen kernel needs `varlen` (its sequences from seed 0;
-/// the shape's Lq and Lk are the maxima).
+/// the shape's Lq and Lk are the maxima). A mixed kernel needs both (its
+/// batch from seed 0, as validateKernel's).
 Status launchOnInputs(const Kernel &kernel, const AttentionShape &shape,
                       const LaunchOptions &options = {},
                       LaunchInfo *launched = nullptr,

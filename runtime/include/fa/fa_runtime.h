@@ -174,6 +174,28 @@ fa_status fa_module_launch_varlen(fa_module *module, const char *kernel,
                                   const fa_varlen *varlen,
                                   fa_launch_options *options);
 
+/** Launches a mixed prefill/decode kernel (its manifest says both "paged"
+ * and "varlen": true; ABI version 4, KernelAbi.h; vLLM v1, FlashAttention
+ * 2's flash_attn_varlen_func with block_table and seqused_k) and waits for
+ * it: the Q and O buffers of fa_attention_args are packed [total_q,
+ * heads_q, D] and LSE [heads_q, total_q], cut by varlen->cu_seqlens_q, and
+ * K and V are the caches of `paged`; sequence b's keys are its
+ * cache_seqlens[b] cache rows and its queries are the last Lq_b =
+ * cu_seqlens_q[b+1] - cu_seqlens_q[b] of them (causal bottom-right; Lq_b at
+ * most cache_seqlens[b], checked). varlen->cu_seqlens_k and
+ * host_cu_seqlens_k must be NULL (total_k is unused). In `args`, batch is
+ * the number of sequences, seq_q max_seqlen_q and seq_k max(cache_seqlens);
+ * `strides`, if given, holds Q's, O's and LSE's packed (0, head, row) and
+ * K's and V's (page, head, row within a page). Passing both `paged` and
+ * `varlen` to fa_module_launch_heads, fa_module_enqueue(_heads) or
+ * fa_module_check_metadata is the same mixed launch; a kernel that is not
+ * mixed refuses both. */
+fa_status fa_module_launch_mixed(fa_module *module, const char *kernel,
+                                 const fa_attention_args *args,
+                                 const fa_paged_kv *paged,
+                                 const fa_varlen *varlen,
+                                 fa_launch_options *options);
+
 /** The head parameters of a kernel whose manifest says "alibi": true and/or
  * "sinks": true (KernelAbi.h, "Head parameters"; FlashAttention 2's ALiBi,
  * gpt-oss's attention sinks): f32 [heads_q] device buffers, each given
@@ -186,9 +208,10 @@ typedef struct fa_head_params {
 } fa_head_params;
 
 /** The blocking launch of any kernel with head parameters `heads` (NULL: none,
- * as the other launch calls): dense, or over `paged` or `varlen` (at most
- * one; their host copies required, as fa_module_launch_paged and
- * fa_module_launch_varlen). `options` may be NULL. A kernel with alibi or
+ * as the other launch calls): dense, or over `paged` or `varlen`, or both
+ * for a mixed kernel (fa_module_launch_mixed); their host copies required,
+ * as fa_module_launch_paged, fa_module_launch_varlen and
+ * fa_module_launch_mixed. `options` may be NULL. A kernel with alibi or
  * sinks refuses the launch calls without `heads`. */
 fa_status fa_module_launch_heads(fa_module *module, const char *kernel,
                                  const fa_attention_args *args,
@@ -224,13 +247,13 @@ typedef struct fa_enqueue_options {
  * reports at the launch are returned; a fault of the running kernel shows
  * where the caller synchronises (as with cuLaunchKernel).
  *
- * `paged` or `varlen` (at most one; NULL for a dense kernel) describe the
- * metadata as for the blocking calls, but their host copies are optional:
- * given, they are checked; NULL, the kernel trusts the device buffers, as
- * FlashAttention does (fa_module_check_metadata checks those). For a paged
- * kernel seq_k bounds cache_seqlens (at most max_pages * page_size), so one
- * captured launch serves later lengths. `options` may be NULL for a dense
- * kernel.
+ * `paged` or `varlen` (NULL for a dense kernel; both for a mixed kernel,
+ * fa_module_launch_mixed) describe the metadata as for the blocking calls, but
+ * their host copies are optional: given, they are checked; NULL, the kernel
+ * trusts the device buffers, as FlashAttention does (fa_module_check_metadata
+ * checks those). For a paged kernel seq_k bounds cache_seqlens (at most
+ * max_pages * page_size), so one captured launch serves later lengths.
+ * `options` may be NULL for a dense kernel.
  *
  * Threads: a module may be enqueued from several threads at once, each with
  * its own outputs and workspace; see runtime/README.md, "Threads". */
@@ -256,12 +279,13 @@ fa_status fa_module_workspace_size(fa_module *module, const char *kernel,
                                    const fa_attention_args *args,
                                    int64_t kv_splits, size_t *bytes);
 
-/** Reads the device copies of a paged or varlen launch's metadata (this
- * synchronises with the device) and checks them as the blocking calls check
- * their host copies: every table entry a sequence uses in [0, num_pages),
- * lengths within max_pages pages and at most seq_k; cu_seqlens from 0,
- * non-decreasing, ending at total_q / total_k, no sequence longer than
- * seq_q / seq_k. FA_OK for a dense kernel. */
+/** Reads the device copies of a paged, varlen or mixed launch's metadata
+ * (this synchronises with the device) and checks them as the blocking calls
+ * check their host copies: every table entry a sequence uses in [0,
+ * num_pages), lengths within max_pages pages and at most seq_k; cu_seqlens
+ * from 0, non-decreasing, ending at total_q / total_k, no sequence longer
+ * than seq_q / seq_k; for a mixed batch (both given) no sequence with more
+ * queries than keys. FA_OK for a dense kernel. */
 fa_status fa_module_check_metadata(fa_module *module, const char *kernel,
                                    const fa_attention_args *args,
                                    const fa_paged_kv *paged,

@@ -20,7 +20,12 @@
 // cu_seqlens_q and cu_seqlens_k descriptors (its words 55-66 null); its Q,
 // O are packed [total_q, Hq, D], K, V [total_k, Hkv, D], LSE [Hq, total_q],
 // its Lq and Lk are max_seqlen_q and max_seqlen_k, and its cu_seqlens are
-// checked on the host first (Varlen.cpp).
+// checked on the host first (Varlen.cpp). A mixed prefill/decode kernel
+// (version 4, manifest paged and varlen) takes both: its Q, O and LSE are
+// packed as a varlen kernel's, its K and V the caches of a paged one, words
+// 55-71 are packed and cu_seqlens_k (72-76) is null; its cache is checked
+// as a paged launch's and its cu_seqlens_q and queries per sequence
+// (Lq_b <= cache_seqlens[b]) by checkMixedMetadata.
 //
 // Inputs (Q, K, V) may alias and broadcast (zero strides) freely. Outputs may
 // not: O's and LSE's strides must map different elements to different
@@ -120,16 +125,16 @@ Expected<PackedLaunch> fa::packAttentionArgs(const KernelInfo &kernel,
                    "' is not a split-KV kernel: it has no combine kernel");
   const uint32_t numWords = fa_kernel_abi_words(
       uint32_t(kernel.abiVersion), kernel.trace, kernel.hasHeadParams());
-  const int64_t version = kernel.paged     ? 3
-                          : kernel.varlen  ? 4
+  const bool mixedKernel = kernel.paged && kernel.varlen;
+  const int64_t version = kernel.varlen    ? 4
+                          : kernel.paged   ? 3
                           : kernel.splitKv ? 2
                                            : 1;
-  if (numWords == 0 || kernel.abiVersion != version ||
-      (kernel.paged && kernel.varlen))
+  if (numWords == 0 || kernel.abiVersion != version)
     return invalid("kernel '" + kernel.name + "' has kernel ABI version " +
                    std::to_string(kernel.abiVersion) +
-                   (kernel.paged && kernel.varlen
-                        ? " and says both paged and varlen"
+                   (mixedKernel      ? ", not 4 (mixed batches: paged and "
+                                       "varlen)"
                     : kernel.paged   ? ", not 3 (paged K/V)"
                     : kernel.varlen  ? ", not 4 (variable-length batches)"
                     : kernel.splitKv ? ", not 2 (split-KV)"
@@ -154,6 +159,24 @@ Expected<PackedLaunch> fa::packAttentionArgs(const KernelInfo &kernel,
                      " (its manifest does not say " + what +
                      "): pass no AttentionArgs::" + field);
   }
+  // A mixed kernel takes both (VarlenArgs: cu_seqlens_q over the cache).
+  if (mixedKernel && (!args.paged || !args.varlen))
+    return invalid("kernel '" + kernel.name +
+                   "' takes a mixed prefill/decode batch (its manifest says "
+                   "\"paged\" and \"varlen\"): its launch needs both "
+                   "AttentionArgs::paged (the cache) and "
+                   "AttentionArgs::varlen (cu_seqlens_q)");
+  if (!mixedKernel && args.paged && args.varlen)
+    return invalid("kernel '" + kernel.name +
+                   "' does not take a mixed batch (AttentionArgs::paged and "
+                   "::varlen together): that needs a kernel whose manifest "
+                   "says both \"paged\" and \"varlen\"");
+  if (mixedKernel &&
+      (args.varlen->cuSeqlensK || args.varlen->hostCuSeqlensK.size != 0))
+    return invalid("kernel '" + kernel.name +
+                   "' takes a mixed batch, whose keys are cache_seqlens: it "
+                   "takes no cu_seqlens_k (pass VarlenArgs::cuSeqlensK null "
+                   "and hostCuSeqlensK empty)");
   if (kernel.paged && !args.paged)
     return invalid("kernel '" + kernel.name +
                    "' reads a paged K/V cache (ABI version 3): its launch "
@@ -175,6 +198,8 @@ Expected<PackedLaunch> fa::packAttentionArgs(const KernelInfo &kernel,
                    "(AttentionArgs::varlen)");
   const PagedKvArgs *pg = args.paged ? &*args.paged : nullptr;
   const VarlenArgs *vl = args.varlen ? &*args.varlen : nullptr;
+  // A mixed batch: packed queries (vl) over a paged cache (pg).
+  const bool mixed = pg && vl;
   const AttentionShape &sh = args.shape;
   const std::pair<const char *, int64_t> sizes[] = {{"B", sh.batch},
                                                     {"Hq", sh.headsQ},
@@ -239,7 +264,17 @@ Expected<PackedLaunch> fa::packAttentionArgs(const KernelInfo &kernel,
   }
   // A varlen launch's cu_seqlens, checked on the host before anything reads
   // them; its Lq and Lk are max_seqlen_q and max_seqlen_k.
-  if (vl) {
+  // A mixed batch's cu_seqlens_q, and each sequence's queries against its
+  // keys where the host has both.
+  if (mixed) {
+    const bool trusted = trustDeviceMetadata && vl->hostCuSeqlensQ.size == 0;
+    if (Status s = checkMixedMetadata(
+            sh.batch, vl->totalQ, sh.seqQ, vl->hostCuSeqlensQ,
+            pagedTrusted ? Int32Span() : pg->hostCacheSeqlens,
+            /*entries=*/!trusted);
+        !s.ok())
+      return s;
+  } else if (vl) {
     const bool trusted = trustDeviceMetadata &&
                          vl->hostCuSeqlensQ.size == 0 &&
                          vl->hostCuSeqlensK.size == 0;
@@ -263,10 +298,10 @@ Expected<PackedLaunch> fa::packAttentionArgs(const KernelInfo &kernel,
   AttentionStrides st = args.strides
                             ? *args.strides
                             : AttentionStrides::contiguous(sh, kernel.headDim);
-  if (pg && !args.strides)
-    st.k = st.v = pagedCacheStrides(pg->pageSize, sh.headsKv, kernel.headDim);
   if (vl && !args.strides)
     st = varlenStrides(sh, kernel.headDim, vl->totalQ);
+  if (pg && !args.strides)
+    st.k = st.v = pagedCacheStrides(pg->pageSize, sh.headsKv, kernel.headDim);
   const std::pair<const char *, int64_t> strides[] = {
       {"q.batch", st.q.batch},    {"q.head", st.q.head},   {"q.row", st.q.row},
       {"k.batch", st.k.batch},    {"k.head", st.k.head},   {"k.row", st.k.row},
@@ -278,10 +313,11 @@ Expected<PackedLaunch> fa::packAttentionArgs(const KernelInfo &kernel,
       return invalid(std::string("invalid stride ") + name + " = " +
                      std::to_string(value) + ": strides must be non-negative");
   // A varlen launch locates a sequence's rows through cu_seqlens: its
-  // tensors are packed, one "batch" of total rows.
+  // tensors are packed, one "batch" of total rows (a mixed batch's Q, O and
+  // LSE; its K and V are caches, whose batch stride is the page's).
   if (vl)
     for (int i : {0, 3, 6, 9, 12})
-      if (strides[i].second != 0)
+      if ((!mixed || i == 0 || i == 9 || i == 12) && strides[i].second != 0)
         return invalid(std::string("invalid stride ") + strides[i].first +
                        " = " + std::to_string(strides[i].second) +
                        ": a varlen launch's batch strides are 0 (its "
@@ -361,8 +397,10 @@ Expected<PackedLaunch> fa::packAttentionArgs(const KernelInfo &kernel,
         {"Q", vl ? packedOffset(vl->totalQ, sh.headsQ, st.q)
                  : (sh.batch - 1) * st.q.batch + (sh.headsQ - 1) * st.q.head +
                        (rounded(sh.seqQ) - 1) * st.q.row + d},
-        {"K", vl ? packedOffset(vl->totalK, sh.headsKv, st.k) : kvOffset(st.k)},
-        {"V", vl ? packedOffset(vl->totalK, sh.headsKv, st.v) : kvOffset(st.v)},
+        {"K", vl && !pg ? packedOffset(vl->totalK, sh.headsKv, st.k)
+                        : kvOffset(st.k)},
+        {"V", vl && !pg ? packedOffset(vl->totalK, sh.headsKv, st.v)
+                        : kvOffset(st.v)},
         {"block_table", pg ? sh.batch * pg->maxPages : 0},
         {"O", vl ? packedOffset(vl->totalQ, sh.headsQ, st.o)
                  : (sh.batch - 1) * st.o.batch + (sh.headsQ - 1) * st.o.head +
@@ -517,15 +555,20 @@ Expected<PackedLaunch> fa::packAttentionArgs(const KernelInfo &kernel,
 
   // A varlen launch: null block table and lengths (pointer, offset and size
   // 0, stride 1; page size and table stride 0), then cu_seqlens_q and
-  // cu_seqlens_k, int32 [B+1] each.
+  // cu_seqlens_k, int32 [B+1] each. A mixed launch: the paged words above,
+  // cu_seqlens_q, and a null cu_seqlens_k (the kernel never reads it).
   if (vl) {
-    w[FA_ABI_BLOCK_TABLE + 4] = w[FA_ABI_CACHE_SEQLENS + 4] = 1;
-    w[FA_ABI_PAGE_SIZE] = w[FA_ABI_BLOCK_TABLE_STRIDE] = 0;
+    if (!mixed) {
+      w[FA_ABI_BLOCK_TABLE + 4] = w[FA_ABI_CACHE_SEQLENS + 4] = 1;
+      w[FA_ABI_PAGE_SIZE] = w[FA_ABI_BLOCK_TABLE_STRIDE] = 0;
+    } else {
+      w[FA_ABI_CU_SEQLENS_K + 4] = 1;
+    }
     const std::pair<const char *, const Buffer *> metadata[] = {
         {"cu_seqlens_q", vl->cuSeqlensQ}, {"cu_seqlens_k", vl->cuSeqlensK}};
     const int firstWord[] = {FA_ABI_CU_SEQLENS_Q, FA_ABI_CU_SEQLENS_K};
     const uint64_t needed = uint64_t(sh.batch + 1) * sizeof(int32_t);
-    for (int m = 0; m < 2; ++m) {
+    for (int m = 0; m < (mixed ? 1 : 2); ++m) {
       const auto &[name, buffer] = metadata[m];
       if (!buffer)
         return invalid(std::string("buffer ") + name + " is missing (needs " +
@@ -997,17 +1040,18 @@ Status Kernel::checkMetadata(const AttentionArgs &args) const {
   const KernelInfo &k = info();
   KernelCall call{*state, index, k};
   const AttentionShape &sh = args.shape;
+  auto kind = [](bool paged, bool varlen) {
+    return paged && varlen ? "a mixed prefill/decode batch"
+           : paged         ? "a paged K/V cache"
+           : varlen        ? "a variable-length batch"
+                           : "a dense batch";
+  };
   if (k.paged != bool(args.paged) || k.varlen != bool(args.varlen))
-    return call.withContext(
-        invalid("kernel '" + k.name + "' takes " +
-                (k.paged    ? "a paged K/V cache"
-                 : k.varlen ? "a variable-length batch"
-                            : "a dense batch") +
-                ", the arguments describe " +
-                (args.paged    ? "a paged K/V cache"
-                 : args.varlen ? "a variable-length batch"
-                               : "a dense batch")),
-        k);
+    return call.withContext(invalid("kernel '" + k.name + "' takes " +
+                                    kind(k.paged, k.varlen) +
+                                    ", the arguments describe " +
+                                    kind(bool(args.paged), bool(args.varlen))),
+                            k);
   // Reads `entries` int32 of `buffer` (the device copy).
   auto read = [&](const char *name, const Buffer *buffer, int64_t entries,
                   std::vector<int32_t> &out) -> Status {
@@ -1045,6 +1089,19 @@ Status Kernel::checkMetadata(const AttentionArgs &args) const {
                     std::to_string(lengths[size_t(b)]) + " is more than Lk = " +
                     std::to_string(sh.seqK) +
                     ", the bound the launch passes");
+    // A mixed batch: cu_seqlens_q, and each sequence's queries against its
+    // keys.
+    std::vector<int32_t> cuQ;
+    if (s.ok() && args.varlen) {
+      const VarlenArgs &vl = *args.varlen;
+      s = checkMixedMetadata(sh.batch, vl.totalQ, sh.seqQ, {}, {},
+                             /*entries=*/false);
+      if (s.ok())
+        s = read("cu_seqlens_q", vl.cuSeqlensQ, sh.batch + 1, cuQ);
+      if (s.ok())
+        s = checkMixedMetadata(sh.batch, vl.totalQ, sh.seqQ, Int32Span(cuQ),
+                               Int32Span(lengths));
+    }
   } else if (args.varlen) {
     const VarlenArgs &vl = *args.varlen;
     std::vector<int32_t> cuQ, cuK;

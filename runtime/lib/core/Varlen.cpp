@@ -9,7 +9,8 @@
 // which a kernel reads from device memory without bounds checks, as
 // FlashAttention's do. Kernel::launch runs them on the host copies before
 // every varlen launch; fa::validate's checkVarlenProblem runs them too, so
-// the two share every message.
+// the two share every message. A mixed batch (paged and varlen together)
+// has cu_seqlens_q only: checkMixedMetadata.
 //
 //===----------------------------------------------------------------------===//
 
@@ -87,6 +88,41 @@ Status fa::checkVarlenMetadata(int64_t batch, int64_t totalQ, int64_t totalK,
     return s;
   return checkCuSeqlens("k", cuSeqlensK, batch, totalK, maxSeqlenK,
                         "packed K and V");
+}
+
+Status fa::checkMixedMetadata(int64_t batch, int64_t totalQ, int64_t maxSeqlenQ,
+                              Int32Span cuSeqlensQ, Int32Span cacheSeqlens,
+                              bool entries) {
+  if (batch < 1 || batch > INT32_MAX)
+    return invalid("a mixed batch of B = " + str(batch) +
+                   " sequences: B must be in [1, 2147483647]");
+  if (!entries) {
+    if (totalQ < 0)
+      return invalid("total_q = " + str(totalQ) + " is negative");
+    return Status::success();
+  }
+  if (Status s = checkCuSeqlens("q", cuSeqlensQ, batch, totalQ, maxSeqlenQ,
+                                "packed Q");
+      !s.ok())
+    return s;
+  // The queries are the last rows of their sequence: never more of them
+  // than keys.
+  if (int64_t(cacheSeqlens.size) != batch || !cacheSeqlens.data)
+    return Status::success();
+  for (int64_t b = 0; b < batch; ++b) {
+    const int64_t queries =
+        int64_t(cuSeqlensQ[size_t(b + 1)]) - cuSeqlensQ[size_t(b)];
+    const int64_t keys = cacheSeqlens[size_t(b)];
+    if (queries > keys)
+      return invalid("sequence " + str(b) + " has " + str(queries) +
+                     " queries but only " + str(keys) +
+                     " keys: a mixed batch's queries are the last rows of "
+                     "their sequence (cu_seqlens_q[" +
+                     str(b + 1) + "] - cu_seqlens_q[" + str(b) +
+                     "] = " + str(queries) + " > cache_seqlens[" + str(b) +
+                     "] = " + str(keys) + ")");
+  }
+  return Status::success();
 }
 
 AttentionStrides fa::varlenStrides(const AttentionShape &sh, int64_t headDim,

@@ -837,37 +837,40 @@ fa::devicePagedReferenceAttention(const Device &device, const PagedProblem &p,
   return r;
 }
 
-Expected<DeviceReferenceResult>
-fa::deviceVarlenReferenceAttention(const Device &device, const VarlenProblem &p,
-                                   DType dtype, const AttentionData &data,
-                                   bool naive) {
-  Expected<std::vector<DenseSequence>> sequences =
-      gatherVarlenSequences(p, data);
-  if (!sequences)
-    return sequences.takeStatus();
+/// The device references of packed sequences (varlen or mixed): each
+/// gathered sequence's dense reference, scattered into packed O, magnitude
+/// [total_q, Hq, D] and LSE [Hq, total_q] at rows cuSeqlensQ[b].. . A
+/// sequence without queries gives nothing; one without keys O = 0 and LSE
+/// = -inf (each head's sink, with sinks) without a launch.
+static Expected<DeviceReferenceResult>
+packedReferences(const Device &device, const std::vector<DenseSequence> &seqs,
+                 const std::vector<int32_t> &cuSeqlensQ, int64_t totalQ,
+                 int64_t Hq, int64_t D, const std::vector<float> &sinks,
+                 DType dtype, bool naive, const char *nothingRan) {
   const double inf = std::numeric_limits<double>::infinity();
+  const size_t qElements = size_t(totalQ * Hq * D),
+               lseElements = size_t(Hq * totalQ);
   DeviceReferenceResult r;
-  r.exact.o.assign(p.qElements(), 0.0);
-  r.exact.magnitude.assign(p.qElements(), 0.0);
-  r.exact.lse.assign(p.lseElements(), -inf);
+  r.exact.o.assign(qElements, 0.0);
+  r.exact.magnitude.assign(qElements, 0.0);
+  r.exact.lse.assign(lseElements, -inf);
   if (naive) {
-    r.naive.o.assign(p.qElements(), 0.f);
-    r.naive.lse.assign(p.lseElements(), -float(inf));
+    r.naive.o.assign(qElements, 0.f);
+    r.naive.lse.assign(lseElements, -float(inf));
   }
-  const int64_t Hq = p.headsQ, D = p.headDim;
-  for (size_t b = 0; b < sequences->size(); ++b) {
-    const DenseSequence &seq = (*sequences)[b];
+  for (size_t b = 0; b < seqs.size(); ++b) {
+    const DenseSequence &seq = seqs[b];
     if (seq.data.q.empty()) {
       // No queries: nothing; no keys: O = 0, LSE = -inf, or each head's
       // sink.
-      const int64_t q0 = p.cuSeqlensQ[b], lq = p.cuSeqlensQ[b + 1] - q0;
-      if (!p.sinks.empty())
+      const int64_t q0 = cuSeqlensQ[b], lq = cuSeqlensQ[b + 1] - q0;
+      if (!sinks.empty())
         for (int64_t h = 0; h < Hq; ++h)
           for (int64_t i = 0; i < lq; ++i) {
-            const size_t at = size_t(h * p.totalQ + q0 + i);
-            r.exact.lse[at] = p.sinks[size_t(h)];
+            const size_t at = size_t(h * totalQ + q0 + i);
+            r.exact.lse[at] = sinks[size_t(h)];
             if (naive)
-              r.naive.lse[at] = p.sinks[size_t(h)];
+              r.naive.lse[at] = sinks[size_t(h)];
           }
       continue;
     }
@@ -879,7 +882,7 @@ fa::deviceVarlenReferenceAttention(const Device &device, const VarlenProblem &p,
     r.description = one->description;
     // Dense [1, Hq, Lq_b, D] / [1, Hq, Lq_b] -> packed [total_q, Hq, D] /
     // [Hq, total_q].
-    const int64_t q0 = p.cuSeqlensQ[b], lq = s.seqQ;
+    const int64_t q0 = cuSeqlensQ[b], lq = s.seqQ;
     for (int64_t h = 0; h < Hq; ++h)
       for (int64_t i = 0; i < lq; ++i) {
         const size_t from = size_t((h * lq + i) * D),
@@ -888,7 +891,7 @@ fa::deviceVarlenReferenceAttention(const Device &device, const VarlenProblem &p,
         std::copy_n(one->exact.magnitude.begin() + from, D,
                     r.exact.magnitude.begin() + to);
         const size_t lseFrom = size_t(h * lq + i),
-                     lseTo = size_t(h * p.totalQ + q0 + i);
+                     lseTo = size_t(h * totalQ + q0 + i);
         r.exact.lse[lseTo] = one->exact.lse[lseFrom];
         if (naive) {
           std::copy_n(one->naive.o.begin() + from, D, r.naive.o.begin() + to);
@@ -897,7 +900,32 @@ fa::deviceVarlenReferenceAttention(const Device &device, const VarlenProblem &p,
       }
   }
   if (r.description.empty())
-    if (Status st = describeNothingRan(device, "queries and keys", r); !st.ok())
+    if (Status st = describeNothingRan(device, nothingRan, r); !st.ok())
       return st;
   return r;
+}
+
+Expected<DeviceReferenceResult>
+fa::deviceVarlenReferenceAttention(const Device &device, const VarlenProblem &p,
+                                   DType dtype, const AttentionData &data,
+                                   bool naive) {
+  Expected<std::vector<DenseSequence>> sequences =
+      gatherVarlenSequences(p, data);
+  if (!sequences)
+    return sequences.takeStatus();
+  return packedReferences(device, *sequences, p.cuSeqlensQ, p.totalQ, p.headsQ,
+                          p.headDim, p.sinks, dtype, naive, "queries and keys");
+}
+
+Expected<DeviceReferenceResult>
+fa::deviceMixedReferenceAttention(const Device &device, const MixedProblem &p,
+                                  DType dtype, const AttentionData &data,
+                                  bool naive) {
+  Expected<std::vector<DenseSequence>> sequences =
+      gatherMixedSequences(p, data);
+  if (!sequences)
+    return sequences.takeStatus();
+  return packedReferences(device, *sequences, p.cuSeqlensQ, p.totalQ,
+                          p.cache.headsQ, p.cache.headDim, p.cache.sinks, dtype,
+                          naive, "queries and keys");
 }

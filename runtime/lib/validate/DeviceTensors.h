@@ -11,7 +11,9 @@
 // seen, and for a paged kernel the K and V caches [num_pages, page_size,
 // Hkv, D] with the block table and the sequence lengths, and for a varlen
 // kernel Q, O packed [total_q, Hq, D], K, V [total_k, Hkv, D], LSE [Hq,
-// total_q] with cu_seqlens_q and cu_seqlens_k.
+// total_q] with cu_seqlens_q and cu_seqlens_k, and for a mixed kernel both:
+// Q, O and LSE packed with cu_seqlens_q, K and V the caches with the block
+// table and the sequence lengths.
 //
 //===----------------------------------------------------------------------===//
 
@@ -128,6 +130,9 @@ struct DeviceTensors {
   const PagedProblem *paged = nullptr;
   /// A varlen problem: the tensors are packed (its data's layout).
   const VarlenProblem *varlen = nullptr;
+  /// A mixed problem: Q, O and LSE packed, K and V its caches (`paged`
+  /// points at them).
+  const MixedProblem *mixed = nullptr;
 
   /// The strides and placements of `p`'s tensors in `layout`; with `paged`,
   /// K and V are its caches, [num_pages, page_size, Hkv, D] with the row
@@ -135,13 +140,33 @@ struct DeviceTensors {
   void place(const AttentionProblem &p, DType dtype,
              const AttentionLayout &layout,
              const PagedProblem *pagedProblem = nullptr,
-             const VarlenProblem *varlenProblem = nullptr) {
+             const VarlenProblem *varlenProblem = nullptr,
+             const MixedProblem *mixedProblem = nullptr) {
     const AttentionShape &sh = p.shape;
     size_t elem = dtypeBytes(dtype);
-    paged = pagedProblem;
+    mixed = mixedProblem;
+    paged = mixed ? &mixed->cache : pagedProblem;
     varlen = varlenProblem;
-    if (varlen) {
+    if (varlen || mixed) {
       placePacked(p, elem, layout);
+      if (mixed) {
+        strides.k = cacheStrides(*paged, layout.k.rowPad);
+        strides.v = cacheStrides(*paged, layout.v.rowPad);
+        kPlace = {paged->numPages,
+                  sh.headsKv,
+                  paged->pageSize,
+                  p.headDim,
+                  strides.k,
+                  elem,
+                  true};
+        vPlace = {paged->numPages,
+                  sh.headsKv,
+                  paged->pageSize,
+                  p.headDim,
+                  strides.v,
+                  elem,
+                  true};
+      }
       return;
     }
     strides = AttentionStrides::fromLayout(sh, p.headDim, layout);
@@ -195,10 +220,11 @@ struct DeviceTensors {
     strides.k = packed(sh.headsKv, layout.k.rowPad);
     strides.v = packed(sh.headsKv, layout.v.rowPad);
     strides.o = packed(sh.headsQ, layout.o.rowPad);
-    std::optional<int64_t> lseHead = checkedAdd(varlen->totalQ, layout.lsePad);
+    const int64_t tq = mixed ? mixed->totalQ : varlen->totalQ,
+                  tk = mixed ? 0 : varlen->totalK;
+    std::optional<int64_t> lseHead = checkedAdd(tq, layout.lsePad);
     strides.lseBatch = 0;
     strides.lseHead = lseHead ? *lseHead : INT64_MAX;
-    const int64_t tq = varlen->totalQ, tk = varlen->totalK;
     qPlace = {1, sh.headsQ, tq, p.headDim, strides.q, elem, true};
     kPlace = {1, sh.headsKv, tk, p.headDim, strides.k, elem, true};
     vPlace = {1, sh.headsKv, tk, p.headDim, strides.v, elem, true};
@@ -212,8 +238,9 @@ struct DeviceTensors {
                 const AttentionProblem &p, const AttentionData &data,
                 const AttentionLayout &layout,
                 const PagedProblem *pagedProblem = nullptr,
-                const VarlenProblem *varlenProblem = nullptr) {
-    place(p, kernel.dtype, layout, pagedProblem, varlenProblem);
+                const VarlenProblem *varlenProblem = nullptr,
+                const MixedProblem *mixedProblem = nullptr) {
+    place(p, kernel.dtype, layout, pagedProblem, varlenProblem, mixedProblem);
     auto upload = [&](std::optional<Buffer> &slot, const void *bytes,
                       size_t size) -> Status {
       // Guard zones on every device: a write past either end of a tensor
@@ -256,6 +283,11 @@ struct DeviceTensors {
           !(s = upload(cuSeqlensK, cuK.data(), cuK.size() * 4)).ok())
         return s;
     }
+    if (mixed) {
+      const std::vector<int32_t> &cuQ = mixed->cuSeqlensQ;
+      if (!(s = upload(cuSeqlensQ, cuQ.data(), cuQ.size() * 4)).ok())
+        return s;
+    }
     // The head parameters, f32 [Hq], as the problem has them (the kernel
     // must take exactly those: packAttentionArgs checks).
     if (!p.alibiSlopes.empty() &&
@@ -272,7 +304,8 @@ struct DeviceTensors {
     return Status::success();
   }
 
-  /// The launch's arguments; a paged launch's Lk is its longest sequence.
+  /// The launch's arguments; a paged or mixed launch's Lk is its longest
+  /// sequence.
   AttentionArgs args(const AttentionShape &shape) {
     AttentionArgs a;
     a.q = &*q;
@@ -307,6 +340,16 @@ struct DeviceTensors {
       a.varlen = vl;
       a.shape.seqQ = varlen->maxSeqlenQ;
       a.shape.seqK = varlen->maxSeqlenK;
+    }
+    // A mixed batch: the cache's arguments above, and cu_seqlens_q (no
+    // cu_seqlens_k); Lq is max_seqlen_q.
+    if (mixed) {
+      VarlenArgs vl;
+      vl.cuSeqlensQ = &*cuSeqlensQ;
+      vl.totalQ = mixed->totalQ;
+      vl.hostCuSeqlensQ = mixed->cuSeqlensQ;
+      a.varlen = vl;
+      a.shape.seqQ = mixed->cache.seqQ;
     }
     return a;
   }

@@ -549,10 +549,8 @@ AttentionData fa::generateVarlenInputs(const VarlenProblem &p, DType dtype,
   return d;
 }
 
-Expected<int64_t> fa::poisonUnreadCacheRows(const PagedProblem &p,
-                                            AttentionData &d) {
-  if (Status s = checkPagedData(p, d); !s.ok())
-    return s;
+/// poisonUnreadCacheRows of the caches `d.k`, `d.v` of `p` (checked).
+static int64_t poisonCache(const PagedProblem &p, AttentionData &d) {
   // Per page, how many of its rows some sequence reads.
   std::vector<int64_t> read(size_t(p.numPages), 0);
   for (int64_t b = 0; b < p.batch; ++b) {
@@ -573,6 +571,20 @@ Expected<int64_t> fa::poisonUnreadCacheRows(const PagedProblem &p,
       ++poisoned;
     }
   return poisoned;
+}
+
+Expected<int64_t> fa::poisonUnreadCacheRows(const PagedProblem &p,
+                                            AttentionData &d) {
+  if (Status s = checkPagedData(p, d); !s.ok())
+    return s;
+  return poisonCache(p, d);
+}
+
+Expected<int64_t> fa::poisonUnreadCacheRows(const MixedProblem &p,
+                                            AttentionData &d) {
+  if (Status s = checkMixedData(p, d); !s.ok())
+    return s;
+  return poisonCache(p.cache, d);
 }
 
 //===----------------------------------------------------------------------===//

@@ -169,11 +169,10 @@ static std::optional<int64_t> spanBytes(const Placement &place) {
   return span ? checkedMul(*span, int64_t(place.elem)) : std::nullopt;
 }
 
-Expected<ValidationMemory> fa::validationMemory(const AttentionProblem &p,
-                                                DType dtype, bool hasLse,
-                                                const AttentionLayout &layout,
-                                                const PagedProblem *paged,
-                                                const VarlenProblem *varlen) {
+Expected<ValidationMemory>
+fa::validationMemory(const AttentionProblem &p, DType dtype, bool hasLse,
+                     const AttentionLayout &layout, const PagedProblem *paged,
+                     const VarlenProblem *varlen, const MixedProblem *mixed) {
   auto overflow = [&](const std::string &what) {
     return Status::error(ErrorCode::InvalidArgument,
                          "invalid attention problem: " + p.shape.toString() +
@@ -189,16 +188,25 @@ Expected<ValidationMemory> fa::validationMemory(const AttentionProblem &p,
   if (varlen)
     if (Status s = checkVarlenProblem(*varlen); !s.ok())
       return s;
+  if (mixed) {
+    if (Status s = checkMixedProblem(*mixed); !s.ok())
+      return s;
+    paged = &mixed->cache;
+  }
   // checkShape (checkPagedProblem: the caches; checkVarlenProblem: the
   // packed tensors) bounds each element count by INT64_MAX / 8.
-  const int64_t q = int64_t(varlen ? varlen->qElements() : p.qElements()),
+  const int64_t q = int64_t(mixed    ? mixed->qElements()
+                            : varlen ? varlen->qElements()
+                                     : p.qElements()),
                 kv = int64_t(paged    ? paged->cacheElements()
                              : varlen ? varlen->kvElements()
                                       : p.kvElements()),
-                lse = int64_t(varlen ? varlen->lseElements() : p.lseElements());
+                lse = int64_t(mixed    ? mixed->lseElements()
+                              : varlen ? varlen->lseElements()
+                                       : p.lseElements());
   const int64_t elem = int64_t(dtypeBytes(dtype));
   DeviceTensors t;
-  t.place(p, dtype, layout, paged, varlen);
+  t.place(p, dtype, layout, mixed ? nullptr : paged, varlen, mixed);
   const std::pair<const char *, const Placement *> tensors[] = {
       {"Q", &t.qPlace},
       {"K", &t.kPlace},
@@ -243,10 +251,12 @@ Expected<ValidationMemory> fa::validationMemory(const AttentionProblem &p,
       return overflow("the device buffers of block_table and cache_seqlens");
     device = *sum;
   }
-  // A varlen problem's cu_seqlens_q and cu_seqlens_k (int32, B + 1 each).
-  if (varlen) {
-    metadata =
-        4 * int64_t(varlen->cuSeqlensQ.size() + varlen->cuSeqlensK.size());
+  // A varlen problem's cu_seqlens_q and cu_seqlens_k (int32, B + 1 each; a
+  // mixed problem's cu_seqlens_q).
+  if (varlen || mixed) {
+    metadata = 4 * int64_t(mixed ? mixed->cuSeqlensQ.size()
+                                 : varlen->cuSeqlensQ.size() +
+                                       varlen->cuSeqlensK.size());
     std::optional<int64_t> sum = checkedSum(
         {device, metadata, 512, 4 * int64_t(Buffer::kDefaultGuardBytes)});
     if (!sum)
@@ -346,7 +356,7 @@ static Expected<uint64_t> splitWorkspaceBytes(const Kernel &kernel,
 
 Status fa::checkPagedOptions(const KernelInfo &kernel,
                              const PagedCacheOptions *paged) {
-  if (kernel.varlen && paged)
+  if (kernel.varlen && !kernel.paged && paged)
     return Status::error(ErrorCode::InvalidArgument,
                          "kernel '" + kernel.name +
                              "' takes a variable-length batch (its manifest "
@@ -354,11 +364,13 @@ Status fa::checkPagedOptions(const KernelInfo &kernel,
                              "(fa-run --paged is for paged kernels)")
         .withKernel(kernel.name);
   if (kernel.paged && !paged)
-    return Status::error(ErrorCode::InvalidArgument,
-                         "kernel '" + kernel.name +
-                             "' reads a paged K/V cache (its manifest says "
-                             "\"paged\": true): its inputs need a page size "
-                             "(fa-run --paged PAGE_SIZE)")
+    return Status::error(
+               ErrorCode::InvalidArgument,
+               "kernel '" + kernel.name +
+                   "' reads a paged K/V cache (its manifest says "
+                   "\"paged\": true): its inputs need a page size "
+                   "(fa-run --paged PAGE_SIZE" +
+                   (kernel.varlen ? " --varlen, a mixed batch)" : ")"))
         .withKernel(kernel.name);
   if (!kernel.paged && paged)
     return Status::error(ErrorCode::InvalidArgument,
@@ -377,7 +389,10 @@ Status fa::checkVarlenOptions(const KernelInfo &kernel,
                          "kernel '" + kernel.name +
                              "' takes a variable-length batch (its manifest "
                              "says \"varlen\": true): its inputs need "
-                             "sequence lengths (fa-run --varlen)")
+                             "sequence lengths (fa-run --varlen" +
+                             (kernel.paged ? " with --paged PAGE_SIZE, a "
+                                             "mixed batch)"
+                                           : ")"))
         .withKernel(kernel.name);
   if (!kernel.varlen && varlen)
     return Status::error(ErrorCode::InvalidArgument,
@@ -410,6 +425,17 @@ static AttentionProblem longestDense(const AttentionProblem &p,
   return dense;
 }
 
+double fa::mixedAttentionFlops(const MixedProblem &p) {
+  const PagedProblem &c = p.cache;
+  double pairs = 0; // per query head
+  for (int64_t b = 0; b < c.batch && b + 1 < int64_t(p.cuSeqlensQ.size()) &&
+                      b < int64_t(c.cacheSeqlens.size());
+       ++b)
+    pairs += visiblePairs(p.queries(b), c.cacheSeqlens[size_t(b)], c.causal,
+                          c.windowLeft, c.windowRight);
+  return 4.0 * double(c.headsQ) * double(c.headDim) * pairs;
+}
+
 double fa::pagedAttentionFlops(const PagedProblem &p) {
   double pairs = 0; // (query, key) pairs seen, per query head
   for (int32_t len : p.cacheSeqlens)
@@ -435,8 +461,11 @@ Expected<ValidationReport> fa::validateKernel(const Kernel &kernel,
     return Status::error(ErrorCode::InvalidArgument,
                          "golden case '" + opts.golden->name +
                              "' is a dense problem: kernel '" + info.name +
-                             (pagedOptions ? "' reads a paged K/V cache"
-                                           : "' takes a variable-length batch"))
+                             (pagedOptions && varlenOptions
+                                  ? "' takes a mixed prefill/decode batch"
+                              : pagedOptions
+                                  ? "' reads a paged K/V cache"
+                                  : "' takes a variable-length batch"))
         .withKernel(info.name);
 
   AttentionData generated;
@@ -470,7 +499,19 @@ Expected<ValidationReport> fa::validateKernel(const Kernel &kernel,
   // the layout; the launch's Lk is the longest sequence.
   const PagedProblem *paged = nullptr;
   AttentionShape launchShape = r.problem.shape;
-  if (pagedOptions) {
+  // A mixed kernel: the query and key lengths for these sizes (the shape's
+  // Lq is max_seqlen_q, its Lk the cache's capacity), Q, O and LSE packed
+  // and K, V the caches; the launch's Lk is the longest sequence.
+  const MixedProblem *mixed = nullptr;
+  if (pagedOptions && varlenOptions) {
+    Expected<MixedProblem> made =
+        mixedProblemFor(r.problem, *pagedOptions, *varlenOptions, opts.seed);
+    if (!made)
+      return made.takeStatus();
+    r.mixed = made.take();
+    mixed = &*r.mixed;
+    launchShape.seqK = DeviceTensors::longestSequence(mixed->cache);
+  } else if (pagedOptions) {
     Expected<PagedProblem> made =
         pagedProblemFor(r.problem, *pagedOptions, opts.seed);
     if (!made)
@@ -483,7 +524,7 @@ Expected<ValidationReport> fa::validateKernel(const Kernel &kernel,
   // are max_seqlen_q and max_seqlen_k, the launch's too), its tensors
   // packed in the row padding of the layout.
   const VarlenProblem *varlen = nullptr;
-  if (varlenOptions) {
+  if (varlenOptions && !mixed) {
     Expected<VarlenProblem> made =
         varlenProblemFor(r.problem, *varlenOptions, opts.seed);
     if (!made)
@@ -494,7 +535,7 @@ Expected<ValidationReport> fa::validateKernel(const Kernel &kernel,
   // Sizes are checked for overflow, and the memory needed against what there
   // is, before anything large is allocated.
   Expected<ValidationMemory> memory = validationMemory(
-      r.problem, info.dtype, info.hasLse, opts.layout, paged, varlen);
+      r.problem, info.dtype, info.hasLse, opts.layout, paged, varlen, mixed);
   if (!memory)
     return memory.takeStatus();
   Expected<uint64_t> workspace =
@@ -506,7 +547,14 @@ Expected<ValidationReport> fa::validateKernel(const Kernel &kernel,
                              memory->deviceBytes + *workspace);
       !s.ok())
     return s;
-  if (paged) {
+  if (mixed) {
+    // Every cache row no sequence reads is NaN: reading one fails.
+    generated = generateMixedInputs(*mixed, info.dtype, opts.dist, opts.seed);
+    Expected<int64_t> poisoned = poisonUnreadCacheRows(*mixed, generated);
+    if (!poisoned)
+      return poisoned.takeStatus();
+    data = &generated;
+  } else if (paged) {
     // Every cache row no sequence reads is NaN: reading one fails.
     generated = generatePagedInputs(*paged, info.dtype, opts.dist, opts.seed);
     Expected<int64_t> poisoned = poisonUnreadCacheRows(*paged, generated);
@@ -520,20 +568,23 @@ Expected<ValidationReport> fa::validateKernel(const Kernel &kernel,
     generated = generateInputs(r.problem, info.dtype, opts.dist, opts.seed);
     data = &generated;
   }
-  if (Status s = paged    ? checkPagedData(*paged, *data)
+  if (Status s = mixed    ? checkMixedData(*mixed, *data)
+                 : paged  ? checkPagedData(*paged, *data)
                  : varlen ? checkVarlenData(*varlen, *data)
                           : checkProblem(r.problem, *data);
       !s.ok())
     return s;
 
   DeviceTensors t;
-  if (Status s =
-          t.create(device, info, r.problem, *data, opts.layout, paged, varlen);
+  if (Status s = t.create(device, info, r.problem, *data, opts.layout, paged,
+                          varlen, mixed);
       !s.ok())
     return s;
   r.layout = opts.layout;
-  if (paged) // the caches' order
+  if (paged || mixed) // the caches' order
     r.layout.k.order = r.layout.v.order = TensorLayout::Blhd;
+  if (mixed) // packed rows [total_q, Hq, D]
+    r.layout.q.order = r.layout.o.order = TensorLayout::Blhd;
   if (varlen) // packed rows [total, H, D]
     r.layout.q.order = r.layout.k.order = r.layout.v.order = r.layout.o.order =
         TensorLayout::Blhd;
@@ -543,9 +594,13 @@ Expected<ValidationReport> fa::validateKernel(const Kernel &kernel,
   // up gathered, one dense problem each.
   std::optional<DeviceReferenceResult> onDevice;
   if (useDeviceReference(opts.reference, device,
-                         paged ? longestDense(r.problem, *paged) : r.problem)) {
+                         mixed   ? longestDense(r.problem, mixed->cache)
+                         : paged ? longestDense(r.problem, *paged)
+                                 : r.problem)) {
     Expected<DeviceReferenceResult> d =
-        paged ? devicePagedReferenceAttention(device, *paged, info.dtype, *data)
+        mixed ? deviceMixedReferenceAttention(device, *mixed, info.dtype, *data)
+        : paged
+            ? devicePagedReferenceAttention(device, *paged, info.dtype, *data)
         : varlen
             ? deviceVarlenReferenceAttention(device, *varlen, info.dtype, *data)
             : deviceReferenceAttention(device, r.problem, info.dtype, *t.q,
@@ -587,9 +642,12 @@ Expected<ValidationReport> fa::validateKernel(const Kernel &kernel,
   size_t oPadding = 0, lsePadding = 0;
   if (Status s = DeviceTensors::read(*t.o, t.oPlace, oBytes, oPadding); !s.ok())
     return s;
-  const size_t qElements = varlen ? varlen->qElements() : r.problem.qElements();
-  const size_t lseElements =
-      varlen ? varlen->lseElements() : r.problem.lseElements();
+  const size_t qElements = mixed    ? mixed->qElements()
+                           : varlen ? varlen->qElements()
+                                    : r.problem.qElements();
+  const size_t lseElements = mixed    ? mixed->lseElements()
+                             : varlen ? varlen->lseElements()
+                                      : r.problem.lseElements();
   std::vector<float> out = decodeElements(info.dtype, oBytes.data(), qElements);
   std::vector<float> lse;
   if (t.lse) {
@@ -604,6 +662,7 @@ Expected<ValidationReport> fa::validateKernel(const Kernel &kernel,
   // magnitudes come from the fp64 reference in both cases.
   AttentionResult<double> ref =
       onDevice ? std::move(onDevice->exact)
+      : mixed  ? referenceMixedAttentionF64(*mixed, *data)
       : paged  ? referencePagedAttentionF64(*paged, *data)
       : varlen ? referenceVarlenAttentionF64(*varlen, *data)
                : referenceAttentionF64(r.problem, *data);
@@ -617,6 +676,7 @@ Expected<ValidationReport> fa::validateKernel(const Kernel &kernel,
   }
   AttentionResult<float> naive =
       onDevice ? std::move(onDevice->naive)
+      : mixed  ? naiveMixedAttention(*mixed, info.dtype, *data)
       : paged  ? naivePagedAttention(*paged, info.dtype, *data)
       : varlen ? naiveVarlenAttention(*varlen, info.dtype, *data)
                : naiveAttention(r.problem, info.dtype, *data);
@@ -672,6 +732,8 @@ struct LaunchInputs {
   std::optional<PagedProblem> paged;
   /// A varlen kernel's sequences (the tensors point at them).
   std::optional<VarlenProblem> varlen;
+  /// A mixed kernel's batch (the tensors point at it).
+  std::optional<MixedProblem> mixed;
   DeviceTensors tensors;
   AttentionShape launchShape;
 };
@@ -696,14 +758,21 @@ static Status makeLaunchInputs(const Kernel &kernel,
     return s;
   const AttentionProblem &p = in.problem;
   in.launchShape = shape;
-  if (pagedOptions) {
+  if (pagedOptions && varlenOptions) {
+    Expected<MixedProblem> made =
+        mixedProblemFor(p, *pagedOptions, *varlenOptions, 0);
+    if (!made)
+      return made.takeStatus();
+    in.mixed = made.take();
+    in.launchShape.seqK = DeviceTensors::longestSequence(in.mixed->cache);
+  } else if (pagedOptions) {
     Expected<PagedProblem> made = pagedProblemFor(p, *pagedOptions, 0);
     if (!made)
       return made.takeStatus();
     in.paged = made.take();
     in.launchShape.seqK = DeviceTensors::longestSequence(*in.paged);
   }
-  if (varlenOptions) {
+  if (varlenOptions && !in.mixed) {
     Expected<VarlenProblem> made = varlenProblemFor(p, *varlenOptions, 0);
     if (!made)
       return made.takeStatus();
@@ -711,8 +780,9 @@ static Status makeLaunchInputs(const Kernel &kernel,
   }
   const PagedProblem *paged = in.paged ? &*in.paged : nullptr;
   const VarlenProblem *varlen = in.varlen ? &*in.varlen : nullptr;
+  const MixedProblem *mixed = in.mixed ? &*in.mixed : nullptr;
   Expected<ValidationMemory> memory = validationMemory(
-      p, info.dtype, info.hasLse, AttentionLayout(), paged, varlen);
+      p, info.dtype, info.hasLse, AttentionLayout(), paged, varlen, mixed);
   if (!memory)
     return memory.takeStatus();
   Expected<uint64_t> workspace =
@@ -724,12 +794,13 @@ static Status makeLaunchInputs(const Kernel &kernel,
       !s.ok())
     return s;
   AttentionData data =
-      paged ? generatePagedInputs(*paged, info.dtype, Distribution::Normal, 0)
+      mixed   ? generateMixedInputs(*mixed, info.dtype, Distribution::Normal, 0)
+      : paged ? generatePagedInputs(*paged, info.dtype, Distribution::Normal, 0)
       : varlen
           ? generateVarlenInputs(*varlen, info.dtype, Distribution::Normal, 0)
           : generateInputs(p, info.dtype, Distribution::Normal, 0);
   return in.tensors.create(device, info, p, data, AttentionLayout(), paged,
-                           varlen);
+                           varlen, mixed);
 }
 
 Status fa::launchOnInputs(const Kernel &kernel, const AttentionShape &shape,
@@ -769,7 +840,8 @@ Expected<BenchResult> fa::benchmarkKernel(const Kernel &kernel,
   BenchResult r;
   r.repetitions = repetitions;
   r.hostEmulator = device.isHostEmulator();
-  r.flops = in.paged    ? pagedAttentionFlops(*in.paged)
+  r.flops = in.mixed    ? mixedAttentionFlops(*in.mixed)
+            : in.paged  ? pagedAttentionFlops(*in.paged)
             : in.varlen ? varlenAttentionFlops(*in.varlen)
                         : attentionFlops(p);
   double total = 0;

@@ -667,8 +667,8 @@ TEST(ManifestTest, ParsesVarlenKernels) {
   EXPECT_FALSE(quiet->kernels[1].varlen);
 }
 
-// `varlen` exactly on the attention kernels of version 4, never with
-// `paged`; a combine kernel takes its split kernel's version.
+// `varlen` exactly on the attention kernels of version 4 (with `paged`, a
+// mixed batch); a combine kernel takes its split kernel's version.
 TEST(ManifestTest, RejectsInconsistentVarlenFields) {
   const std::string doc = varlenExample;
   const std::string plainFields = "\"abi_version\": 4, \"varlen\": true,";
@@ -695,16 +695,18 @@ TEST(ManifestTest, RejectsInconsistentVarlenFields) {
   EXPECT_EQ(errorOf(plain("\"abi_version\": 5, \"varlen\": true,")),
             "manifest field 'kernels[2].varlen': a varlen kernel takes the "
             "variable-length ABI (abi_version 4), this one says abi_version 5");
-  // Paged and varlen never on one kernel: whichever version it says, one
-  // of the two is refused.
-  EXPECT_EQ(errorOf(plain("\"abi_version\": 4, \"varlen\": true, "
-                          "\"paged\": true,")),
-            "manifest field 'kernels[2].paged': a paged kernel takes the paged "
-            "K/V ABI (abi_version 3), this one says abi_version 4");
+  // Paged and varlen on one kernel: a mixed prefill/decode batch, of
+  // version 4 only.
+  Expected<Manifest> mixed = parseManifest(
+      plain("\"abi_version\": 4, \"varlen\": true, \"paged\": true,"));
+  FA_ASSERT_OK(mixed);
+  EXPECT_TRUE(mixed->kernels[2].paged && mixed->kernels[2].varlen);
+  EXPECT_NE(formatManifest(*mixed).find("\"paged\": true"), std::string::npos);
   EXPECT_EQ(errorOf(plain("\"abi_version\": 3, \"varlen\": true, "
                           "\"paged\": true,")),
-            "manifest field 'kernels[2].varlen': a varlen kernel takes the "
-            "variable-length ABI (abi_version 4), this one says abi_version 3");
+            "manifest field 'kernels[2].varlen': a mixed-batch (paged and "
+            "varlen) kernel takes the variable-length ABI (abi_version 4), "
+            "this one says abi_version 3");
   const std::string mergeFields =
       "\"abi_version\": 4,\n     \"role\": \"combine\", \"varlen\": true,";
   EXPECT_EQ(errorOf(replace(doc, mergeFields,

@@ -31,6 +31,14 @@
 // CombineSplits.h's. R, Hg = Lq, Hq, or with FA_GQA_PACKED Lq * Hq/Hkv,
 // Hkv (packed row p: query head y*G + p / Lq, position p mod Lq).
 //
+// FA_MIXED 1: a mixed prefill/decode kernel (ABI version 4, manifest paged
+// and varlen; KernelAbi.h): Q, O packed [total_q, Hq, D] and LSE [Hq,
+// total_q] cut by cu_seqlens_q (word 67), Lq the max_seqlen_q word;
+// sequence b's Lq_b = cu_seqlens_q[b+1] - cu_seqlens_q[b] queries are the
+// last rows of its len_b keys (causal: j <= i + len_b - Lq_b); rows past
+// Lq_b store nothing. It checks that cu_seqlens_k (words 72-76) is null
+// (else NaN).
+//
 // Compile-time configuration (the CMake function passes the same values to
 // the manifest): FA_KERNEL_NAME, FA_COMBINE_NAME, FA_SPLIT, FA_ELEM (0 f32,
 // 1 f16, 2 bf16), FA_HEAD_DIM, FA_CAUSAL, FA_HAS_LSE, FA_SCALE, FA_BLOCK_M,
@@ -40,7 +48,9 @@
 // whole last page of each sequence, masking the rows past its length with
 // p = 0 (the poisoned rows make O NaN); 2 reads block_table with a row
 // stride of ceil(Lk / page_size) entries instead of word 66; 3 aligns the
-// causal diagonal to the Lk word instead of the sequence's own length.
+// causal diagonal to the Lk word instead of the sequence's own length; 4
+// (mixed) aligns a sequence's queries to its first key instead of its last
+// (causal: j <= i).
 //
 //===----------------------------------------------------------------------===//
 
@@ -50,6 +60,10 @@
 
 #include <math.h>
 #include <stdint.h>
+
+#ifndef FA_MIXED
+#define FA_MIXED 0
+#endif
 
 #define FA_CAT2(a, b) a##b
 #define FA_CAT(a, b) FA_CAT2(a, b)
@@ -65,8 +79,9 @@ constexpr int64_t BLOCK_N = FA_BLOCK_N;
 constexpr uint32_t hostDtype = FA_ELEM == 0   ? FA_HOST_DTYPE_F32
                                : FA_ELEM == 1 ? FA_HOST_DTYPE_F16
                                               : FA_HOST_DTYPE_BF16;
-constexpr uint32_t hostWords =
-    FA_HOST_ABI_VERSION == 3 ? FA_ABI_V3_NUM_WORDS : FA_ABI_V2_NUM_WORDS;
+constexpr uint32_t hostWords = FA_HOST_ABI_VERSION == 4   ? FA_ABI_V4_NUM_WORDS
+                               : FA_HOST_ABI_VERSION == 3 ? FA_ABI_V3_NUM_WORDS
+                                                          : FA_ABI_V2_NUM_WORDS;
 
 /// The ABI words the kernel reads.
 struct Words {
@@ -76,6 +91,9 @@ struct Words {
   Elem *O;
   float *LSE, *wsO, *wsLse;
   const int32_t *table, *seqlens;
+  /// A mixed kernel: cu_seqlens_q, and whether cu_seqlens_k is null.
+  const int32_t *cuQ = nullptr;
+  bool cuKNull = true;
 
   explicit Words(const uint64_t *args) {
     const int64_t *sizes =
@@ -94,7 +112,17 @@ struct Words {
     wsLse = reinterpret_cast<float *>(args[FA_ABI_WS_LSE + 1]);
     table = reinterpret_cast<const int32_t *>(args[FA_ABI_BLOCK_TABLE + 1]);
     seqlens = reinterpret_cast<const int32_t *>(args[FA_ABI_CACHE_SEQLENS + 1]);
+    if (FA_MIXED) {
+      cuQ = reinterpret_cast<const int32_t *>(args[FA_ABI_CU_SEQLENS_Q + 1]);
+      const uint64_t *cuK = args + FA_ABI_CU_SEQLENS_K;
+      cuKNull = !cuK[0] && !cuK[1] && !cuK[2] && !cuK[3] && cuK[4] == 1;
+    }
   }
+  /// Sequence b's queries and its first packed row (mixed), or Lq and 0.
+  int64_t queries(int64_t b) const {
+    return FA_MIXED ? int64_t(cuQ[b + 1]) - cuQ[b] : Lq;
+  }
+  int64_t firstRow(int64_t b) const { return FA_MIXED ? cuQ[b] : 0; }
   /// Key row j of sequence b, KV head hk, of `cache` (K or V).
   const Elem *row(const Elem *cache, int64_t cs, int64_t b, int64_t hk,
                   int64_t j) const {
@@ -136,7 +164,9 @@ float attendRow(const Words &w, int64_t b, int64_t h, int64_t i, int64_t first,
   // diagonal.
   int64_t end = len < w.Lk ? len : w.Lk;
   if (FA_CAUSAL) {
-    const int64_t diagonal = i + (FA_BUG == 3 ? w.Lk : len) - w.Lq + 1;
+    int64_t diagonal = i + (FA_BUG == 3 ? w.Lk : len) - w.queries(b) + 1;
+    if (FA_BUG == 4)
+      diagonal = i + 1;
     end = diagonal < end ? diagonal : end;
   }
   // Bug 1 reads every row of the last page, past the sequence's length.
@@ -148,7 +178,8 @@ float attendRow(const Words &w, int64_t b, int64_t h, int64_t i, int64_t first,
 
   float q[D], acc[D] = {};
   for (int64_t d = 0; d < D; ++d)
-    q[d] = toFloat(w.Q[b * st[0] + h * st[1] + i * st[2] + d]);
+    q[d] =
+        toFloat(w.Q[b * st[0] + h * st[1] + (w.firstRow(b) + i) * st[2] + d]);
   float mx = -INFINITY, l = 0;
   for (int64_t j = first; j < last; ++j) {
     const Elem *k = w.row(w.K, 3, b, hk, j);
@@ -210,6 +241,9 @@ FA_ENTRY(const uint64_t *args, fa_host_env *env) {
   int64_t h, i;
   if (!rowOf(w, m, env->thread_id[0], hg, h, i))
     return;
+  // A mixed sequence's rows past its queries store nothing.
+  if (i >= w.queries(b))
+    return;
   float out[D];
 #if FA_SPLIT
   // Split s's key blocks, from the longest sequence's count.
@@ -224,14 +258,15 @@ FA_ENTRY(const uint64_t *args, fa_host_env *env) {
 #else
   float lse = attendRow(w, b, h, i, 0, w.Lk, out);
   // Not split: the runtime passes S = 1 and no workspace.
-  if (w.S != 1 || w.wsO || w.wsLse)
+  if (w.S != 1 || w.wsO || w.wsLse || !w.cuKNull)
     lse = out[0] = NAN;
   const int64_t *st = w.st;
-  Elem *o = w.O + b * st[9] + h * st[10] + i * st[11];
+  const int64_t r = w.firstRow(b) + i;
+  Elem *o = w.O + b * st[9] + h * st[10] + r * st[11];
   for (int64_t d = 0; d < D; ++d)
     o[d] = fromFloat(out[d]);
 #if FA_HAS_LSE
-  w.LSE[b * st[12] + h * st[13] + i] = lse;
+  w.LSE[b * st[12] + h * st[13] + r] = lse;
 #endif
 #endif
 }
@@ -244,6 +279,6 @@ const fa_host_info FA_COMBINE_INFO =
 
 extern "C" __attribute__((visibility("default"))) void
 FA_COMBINE_ENTRY(const uint64_t *args, fa_host_env *env) {
-  combineSplits<D>(args, env, FA_COMBINE_BLOCK_M);
+  combineSplits<D>(args, env, FA_COMBINE_BLOCK_M, FA_MIXED);
 }
 #endif

@@ -300,6 +300,79 @@ TEST(DeviceVarlenReferenceTest, GathersEachSequenceOnGfx906Sim) {
   checkVarlenDeviceReference(*sim, "fp64 on device (hiprtc gfx906)");
 }
 
+// A mixed batch on `device`: each sequence's packed queries and its keys
+// gathered from the cache, run through the dense device reference (queries
+// last), scattered back into the packed O and LSE; the sequence without
+// queries gives nothing. Against the CPU's mixed references.
+void checkMixedDeviceReference(const Device &device,
+                               const std::string &description) {
+  MixedGeneratorOptions o;
+  o.batch = 5;
+  o.headsQ = 4;
+  o.headsKv = 2;
+  o.headDim = 32;
+  o.pageSize = 8;
+  o.maxSeqlenQ = 9;
+  o.maxSeqlenK = 40;
+  o.causal = true;
+  o.scale = 0.2;
+  Expected<MixedProblem> p = generateMixedProblem(o, 4);
+  FA_ASSERT_OK(p);
+  AttentionData data =
+      generateMixedInputs(*p, DType::F16, Distribution::Outliers, 3);
+  FA_ASSERT_OK(poisonUnreadCacheRows(*p, data));
+  Expected<DeviceReferenceResult> r =
+      deviceMixedReferenceAttention(device, *p, DType::F16, data);
+  FA_ASSERT_OK(r);
+  EXPECT_EQ(r->description, description);
+  AttentionResult<double> cpu = referenceMixedAttentionF64(*p, data);
+  ASSERT_EQ(r->exact.o.size(), cpu.o.size());
+  ASSERT_EQ(r->exact.lse.size(), cpu.lse.size());
+  for (size_t i = 0; i < cpu.o.size(); ++i)
+    ASSERT_LE(std::fabs(r->exact.o[i] - cpu.o[i]),
+              1e-9 * cpu.magnitude[i] + 1e-300)
+        << "O " << i;
+  for (size_t i = 0; i < cpu.lse.size(); ++i)
+    ASSERT_LE(std::fabs(r->exact.lse[i] - cpu.lse[i]),
+              1e-9 * std::max(1.0, std::fabs(cpu.lse[i])))
+        << "LSE " << i;
+  // The host emulator is refused.
+  Expected<DeviceReferenceResult> host =
+      deviceMixedReferenceAttention(test::hostDevice(), *p, DType::F16, data);
+  ASSERT_FALSE(host.ok());
+  EXPECT_NE(host.status().message().find("needs a GPU device"),
+            std::string::npos);
+}
+
+// On the gfx906 simulator: hiprtc's hsaco.
+TEST(DeviceMixedReferenceTest, GathersEachSequenceOnGfx906Sim) {
+  Expected<DeviceReferenceCode> code =
+      compileDeviceReference("gfx906", DType::F16, 32, false);
+  SKIP_IF_UNAVAILABLE(code, "hiprtc");
+  Expected<Device> sim = Device::open("gfx906-sim");
+  FA_ASSERT_OK(sim);
+  checkMixedDeviceReference(*sim, "fp64 on device (hiprtc gfx906)");
+}
+
+// Where no GPU reference runs, the host emulator is refused all the same.
+TEST(DeviceMixedReferenceTest, HostDeviceIsRefused) {
+  MixedGeneratorOptions o;
+  o.batch = 2;
+  o.headDim = 8;
+  o.maxSeqlenQ = 2;
+  o.maxSeqlenK = 5;
+  Expected<MixedProblem> p = generateMixedProblem(o, 1);
+  FA_ASSERT_OK(p);
+  AttentionData data =
+      generateMixedInputs(*p, DType::F16, Distribution::Normal, 1);
+  Expected<DeviceReferenceResult> host =
+      deviceMixedReferenceAttention(test::hostDevice(), *p, DType::F16, data);
+  ASSERT_FALSE(host.ok());
+  EXPECT_NE(host.status().message().find("needs a GPU device"),
+            std::string::npos)
+      << host.status().toString();
+}
+
 //===----------------------------------------------------------------------===//
 // On a GPU
 //===----------------------------------------------------------------------===//
@@ -591,4 +664,17 @@ TEST(DeviceVarlenReferenceTest, GathersEachSequenceOnAGpu) {
   checkVarlenDeviceReference(*device, "fp64 on device (" + code->compiler +
                                           " " + device->targets().front() +
                                           ")");
+}
+
+// On a GPU (NVRTC or hiprtc for the device's own target).
+TEST(DeviceMixedReferenceTest, GathersEachSequenceOnAGpu) {
+  std::string why;
+  std::optional<Device> device = gpu(why);
+  if (!device)
+    GTEST_SKIP() << "no GPU: " << why;
+  Expected<DeviceReferenceCode> code =
+      compileDeviceReference(device->targets().front(), DType::F16, 32, false);
+  FA_ASSERT_OK(code);
+  checkMixedDeviceReference(*device, "fp64 on device (" + code->compiler + " " +
+                                         device->targets().front() + ")");
 }
