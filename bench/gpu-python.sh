@@ -7,6 +7,9 @@
 # the source, the target and the options): the kernels python_api.py's
 # KERNELS lists,
 #   PYTHONPATH=python /usr/bin/python3 bench/python_api.py --compile CACHE
+#   PYTHONPATH=python /usr/bin/python3 bench/mixed.py --compile CACHE
+# First the mixed-batch benchmark (bench/mixed.py) into RESULTS_DIR/mixed;
+# FA_ONLY_MIXED=1 runs only that.
 # usage: bench/gpu-python.sh CACHE_DIR RESULTS_DIR
 set -uo pipefail
 cache=$1 results=$2
@@ -22,5 +25,16 @@ if [ ! -f build-gpu/build.ninja ]; then
 fi
 ninja -C build-gpu fa_runtime > /tmp/fa-ninja.log 2>&1 || { tail -30 /tmp/fa-ninja.log; exit 1; }
 lib=$(find "$PWD/build-gpu" -name 'libfa_runtime.so' | head -1)
+status=0
+# The vLLM-like mixed batch (bench/mixed.py; its kernels: mixed.py
+# --compile CACHE), one mixed launch against separate ones.
 FA_RUNTIME_LIBRARY="$lib" FA_CACHE_DIR="$cache" PYTHONUNBUFFERED=1 \
-  python3 bench/python_api.py "$results" 2>&1 | tee "$results/python_api.log"
+  PYTHONPATH=python python3 bench/mixed.py "$results/mixed" 2>&1 \
+  | tee "$results/mixed.log"
+[ "${PIPESTATUS[0]}" = 0 ] || status=1
+if [ "${FA_ONLY_MIXED:-0}" != 1 ]; then
+  FA_RUNTIME_LIBRARY="$lib" FA_CACHE_DIR="$cache" PYTHONUNBUFFERED=1 \
+    python3 bench/python_api.py "$results" 2>&1 | tee "$results/python_api.log"
+  [ "${PIPESTATUS[0]}" = 0 ] || status=1
+fi
+exit $status
