@@ -53,10 +53,16 @@ BENCH_PYTHON ?= $(shell /usr/bin/python3 -c 'import matplotlib' 2>/dev/null && e
 bench-deps:
 	@bash scripts/install-deps.sh --bench
 
+# GGML=/path/to/ggml (or llama.cpp) adds, to this target and to
+# bench-decode-gfx906, llama.cpp's FlashAttention kernels estimated on fa's
+# shapes by the same models (bench/gfx906_vs_llama.py, docs/gfx906-timing.md).
 bench-gfx906: deps bench-deps $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS) --target fac fa-run
 	$(BENCH_PYTHON) bench/gfx906.py --build $(BUILD) --jobs 2 \
 	  --out bench/results/$$(date +%F)-gfx906-sim
+	$(if $(GGML),/usr/bin/python3 bench/gfx906_vs_llama.py --what prefill \
+	  --ggml $(GGML) --build $(BUILD) \
+	  --out bench/results/$$(date +%F)-gfx906-vs-llama)
 
 # The decode estimate on gfx906 (bench/decode_gfx906.py; never a test):
 # split-KV + GQA-packed kernels of several tiles, the split-only and dense
@@ -66,6 +72,9 @@ bench-decode-gfx906: deps bench-deps $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS) --target fac fa-run
 	$(BENCH_PYTHON) bench/decode_gfx906.py --build $(BUILD) --jobs 2 \
 	  --out bench/results/$$(date +%F)-gfx906-decode $(DECODE_GFX906_ARGS)
+	$(if $(GGML),/usr/bin/python3 bench/gfx906_vs_llama.py --what decode \
+	  --ggml $(GGML) --build $(BUILD) \
+	  --out bench/results/$$(date +%F)-gfx906-vs-llama)
 
 clean:
 	rm -rf $(BUILD)

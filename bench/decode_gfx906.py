@@ -2,7 +2,7 @@
 """fa decode on gfx906 (AMD MI50) by the MI50 timing model: ESTIMATES.
 
 No MI50 runs here. Every time and GB/s this script writes is an estimate of
-the timing model `fa-mi50-timing v1` in fa's gfx906 simulator (`fa-run
+the timing model `fa-mi50-timing v2` (docs/gfx906-timing.md) in fa's gfx906 simulator (`fa-run
 --device gfx906-sim --estimate-only`: sampled workgroups executed, their
 instruction streams replayed on one modelled CU, the grid dispatched over 60
 CUs; docs/mi50-timing-model.md), not a measurement. Never a timed test.
@@ -64,7 +64,7 @@ D, HQ, HKV, LQ = 128, 32, 8, 1
 HBM_READ = 850.0       # MI50 HBM2 read GB/s (the model's hbm_read_bytes_per_s)
 LLAMA_CPP = 369.0      # llama.cpp's decode kernel on a real MI50, K/V GB/s
 GOAL = 600.0           # issue 21's goal, K/V GB/s
-MODEL = "fa-mi50-timing v1"
+MODEL = "fa-mi50-timing v2"
 BATCHES = [1, 8, 32]
 LENGTHS = [1024, 8192, 32768]
 SWEEP_MAX = 65536      # B*Lk of the shapes every tile is estimated on

@@ -21,9 +21,9 @@ What it does (issue 20, the gfx906 benchmark):
   3. estimates the defaults on the shapes of the H200 benchmark
      (bench/bench.py) and GQA 32/8 shapes, all of which fit a 32 GB MI50,
      and the ablations on two GQA shapes; the defaults (and the ablations at
-     one shape) again with --estimate-param lds_bytes_per_cycle=128, the
-     LDS datapath's peak (the model is calibrated to 4.26 TB/s; a public
-     ds_read_b128 measurement says 9.5-11.2 TB/s);
+     one shape) again with --estimate-param version=1, the model before
+     its calibration on llama.cpp's real MI50 results
+     (docs/gfx906-timing.md; the default is v2);
   4. writes OUT/results.csv, OUT/summary.md and OUT/chart.png (matplotlib;
      without it, no chart and a note).
 
@@ -53,7 +53,7 @@ ROOT = os.path.dirname(HERE)
 
 PEAK = 26.8          # MI50 packed-fp16 peak, TFLOP/s
 LLAMA_CPP = 8.3      # llama.cpp tile FA prefill on a real MI50 (measured)
-SENSITIVITY = "lds_bytes_per_cycle=128"
+SENSITIVITY = "version=1"
 MI50_BYTES = 32 * 2 ** 30
 MODEL_PARAMS = {}    # "calibrated" / SENSITIVITY -> the estimate's params
 
@@ -504,10 +504,9 @@ def write_summary(out, rows, kernels, model, params, date, elapsed, samples):
         L.append(f"- parameters of the sensitivity rows: "
                  f"`{params[SENSITIVITY]}`")
     L.append(f"- sensitivity: the same kernels with `--estimate-param "
-             f"{SENSITIVITY}` (the LDS datapath's peak, 128 B/cycle = 14.1 "
-             "TB/s over 60 CUs at 1725 MHz; the model is calibrated to the "
-             "4.26 TB/s of a published ds_read_b128 figure, 41.2 B/cycle, "
-             "while another public gfx906 measurement gives 9.5-11.2 TB/s)")
+             f"{SENSITIVITY}` (`fa-mi50-timing v1`, calibrated on fa's own "
+             "microbenchmarks; v2 is calibrated on llama.cpp's real MI50 "
+             "results, docs/gfx906-timing.md)")
     L.append(f"- reference lines: llama.cpp's tile FlashAttention kernel, "
              f"{LLAMA_CPP} TFLOP/s measured on a real MI50 (head dim 256); "
              f"the packed-fp16 peak {PEAK} TFLOP/s")

@@ -19,6 +19,12 @@
 //                                     bytes, each OFFSET NAME pair the
 //                                     address of buffer NAME written at that
 //                                     byte offset
+//   timing SAMPLES MODELS             the next launches run only SAMPLES
+//                                     grid x indices (at y = z = 0; their
+//                                     results incomplete) and are timed by
+//                                     each of MODELS, "|"-separated
+//                                     TimingParams::apply lists ("-": the
+//                                     default); `timing 0 -` turns it off
 //   read NAME FILE                    a buffer's bytes to FILE
 //   audit                             the module's instructions that would
 //                                     stop a launch: `nosemantics MNEMONIC
@@ -30,13 +36,16 @@
 // and prints per launch a line
 //   launch SYMBOL instructions N lane_ops M seconds S
 // then one line `op MNEMONIC COUNT` per instruction mnemonic executed
-// (wave-instructions). The first error (a refused instruction names itself
+// (wave-instructions); with `timing`, per model a line
+//   estimate INDEX JSON
+// (TimingEstimate::json: an ESTIMATE of the named MI50 model). The first error (a refused instruction names itself
 // and its pc) is printed and exits 1.
 //
 //===----------------------------------------------------------------------===//
 
 #include "sim/Dispatch.h"
 #include "sim/Profile.h"
+#include "sim/Timing.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -90,6 +99,8 @@ std::vector<uint8_t> fromHex(const std::string &hex) {
 
 int main() {
   std::unique_ptr<SimModule> module;
+  unsigned timingSamples = 0;
+  std::vector<TimingParams> models;
   std::map<std::string, DeviceBuffer> buffers;
   std::string line;
   while (std::getline(std::cin, line)) {
@@ -160,8 +171,22 @@ int main() {
       d.stats = &stats;
       ProfileCounters counters;
       d.profile = &counters;
+      TimingRequest timing;
+      if (timingSamples) {
+        timing.samplesX = TimingRequest::spread(d.grid[0], timingSamples);
+        timing.onlyRecorded = true;
+        d.timing = &timing;
+      }
       if (Status s = dispatch(d); !s.ok())
         die("launch of " + symbol + ": " + s.toString());
+      for (size_t i = 0; timingSamples && i < models.size(); ++i) {
+        TimingEstimate est = estimateTiming(
+            module->program, d.kernel->kd, d.grid, d.block,
+            d.kernel->kd.groupSegmentFixedSize + d.dynamicLdsBytes,
+            timing.traces, models[i]);
+        est.kernel = symbol;
+        std::printf("estimate %zu %s\n", i, est.json().c_str());
+      }
       std::printf("launch %s instructions %llu lane_ops %llu seconds %.3f\n",
                   symbol.c_str(), (unsigned long long)stats.instructions,
                   (unsigned long long)stats.laneOps, stats.seconds);
@@ -192,6 +217,23 @@ int main() {
         std::printf("nosemantics %s %llu\n", mn.c_str(), (unsigned long long)n);
       std::printf("undecodable %llu %s\n", (unsigned long long)undecodable,
                   first.c_str());
+    } else if (cmd == "timing") {
+      std::string list;
+      in >> timingSamples >> list;
+      models.clear();
+      size_t at = 0;
+      while (at <= list.size()) {
+        size_t end = list.find('|', at);
+        if (end == std::string::npos)
+          end = list.size();
+        std::string one = list.substr(at, end - at);
+        TimingParams p;
+        if (one != "-")
+          if (std::string why = p.apply(one); !why.empty())
+            die("timing model '" + one + "': " + why);
+        models.push_back(p);
+        at = end + 1;
+      }
     } else if (cmd == "read") {
       std::string name, file;
       in >> name >> file;

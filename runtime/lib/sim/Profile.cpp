@@ -12,6 +12,8 @@
 
 #include "sim/Profile.h"
 #include "sim/Simulator.h"
+#include "sim/Exec.h"
+#include "sim/Timing.h"
 
 #include "fa/Json.h"
 
@@ -182,7 +184,7 @@ unsigned fa::sim::memoryBytesPerLane(const Instruction &in) {
 }
 
 int fa::sim::ldsConflictDegree(const Wave &w, const Instruction &in,
-                               unsigned *passes) {
+                               unsigned *passes, unsigned *dwords) {
   DsShape s = dsShape(in.op);
   if (!s.count)
     return -1;
@@ -192,6 +194,8 @@ int fa::sim::ldsConflictDegree(const Wave &w, const Instruction &in,
   int degree = 0;
   if (passes)
     *passes = 0;
+  if (dwords)
+    *dwords = 0;
   // At most 32 lanes x 2 elements x 5 dwords (an unaligned b128).
   uint32_t words[32 * 2 * 5];
   for (unsigned first = 0; first < kWaveLanes; first += lanesPerPhase) {
@@ -212,6 +216,8 @@ int fa::sim::ldsConflictDegree(const Wave &w, const Instruction &in,
       continue;
     std::sort(words, words + n);
     n = unsigned(std::unique(words, words + n) - words);
+    if (dwords)
+      *dwords += n;
     unsigned perBank[32] = {};
     unsigned phase = 0;
     for (unsigned i = 0; i < n; ++i)
@@ -221,6 +227,30 @@ int fa::sim::ldsConflictDegree(const Wave &w, const Instruction &in,
       *passes += phase;
   }
   return degree;
+}
+
+void fa::sim::traceMemoryAccess(TraceEntry &e, const Wave &w,
+                                const Instruction &in) {
+  if (in.enc == Encoding::DS) {
+    unsigned passes = 0, dwords = 0;
+    ldsConflictDegree(w, in, &passes, &dwords);
+    e.passes = uint16_t(passes);
+    e.extra = dwords;
+    return;
+  }
+  if ((in.enc != Encoding::GLOBAL && in.enc != Encoding::FLAT) ||
+      (in.info().flags & OF_NoDst) || !w.exec())
+    return;
+  const unsigned l = unsigned(__builtin_ctzll(w.exec()));
+  const Operand &vaddr = in.src[0], &saddr = in.src[2];
+  uint64_t a =
+      saddr.kind != OperandKind::None
+          ? scalar64(w, saddr) + w.vgpr(vaddr.index)[l]
+          : (w.vgpr(vaddr.index)[l] |
+             uint64_t(w.vgpr(vaddr.index + 1)[l]) << 32);
+  a += int64_t(in.offset);
+  // 0 reads as "no line"; a line 0 access is not shared data anyway.
+  e.extra = uint32_t(a >> 6);
 }
 
 /// The bytes `in` touches and its lanes' address pattern, into `r`.

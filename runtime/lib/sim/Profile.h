@@ -117,7 +117,14 @@ unsigned memoryBytesPerLane(const Instruction &in);
 /// With `passes`, also the bank cycles the access needs: the sum over its
 /// phases of each phase's degree (0 for one that touches no bank).
 int ldsConflictDegree(const Wave &w, const Instruction &in,
-                      unsigned *passes = nullptr);
+                      unsigned *passes = nullptr, unsigned *dwords = nullptr);
+
+/// What the timing model records of a memory instruction `in` as wave `w`
+/// issues it: `passes` (the bank passes) and `extra` (the distinct dwords
+/// of a DS access, the first active lane's 64-byte line of a global or flat
+/// load), in the TraceEntry `e` (sim/Timing.h).
+struct TraceEntry;
+void traceMemoryAccess(TraceEntry &e, const Wave &w, const Instruction &in);
 
 enum class ProfileClass : uint8_t {
   ValuDot2,   ///< v_dot2_f32_f16

@@ -310,11 +310,7 @@ bool fa::sim::runWave(Wave &w, const Program &p, ExecContext &ctx) {
       TraceEntry e;
       e.index = uint32_t(w.at);
       e.lanes = uint16_t(__builtin_popcountll(exec));
-      if (in.enc == Encoding::DS) {
-        unsigned passes = 0;
-        ldsConflictDegree(w, in, &passes);
-        e.passes = uint16_t(passes);
-      }
+      traceMemoryAccess(e, w, in);
       ctx.trace->push_back(e);
     }
     if (!fn(w, in, ctx))

@@ -35,8 +35,24 @@
 using namespace fa;
 using namespace fa::sim;
 
-std::string TimingParams::name() {
-  return std::string(kModel) + " v" + std::to_string(kVersion);
+TimingParams::TimingParams(unsigned v) {
+  version = v == 1 ? 1 : kLatestVersion;
+  if (version == 1)
+    return; // the member initialisers are version 1's
+  // Version 2 (docs/gfx906-timing.md has each value's source).
+  ldsBroadcast = 1;
+  ldsBytesPerCycle = 128;
+  hbmReadBytesPerSecond = 1024e9;
+  hbmWriteBytesPerSecond = 743e9;
+  hbmEfficiency = 0.83;
+  vmemInFlight = 64;
+  l2Bytes = 4 * 1024 * 1024;
+  l2BytesPerCycle = 1024;
+  l2Latency = 300;
+}
+
+std::string TimingParams::name() const {
+  return std::string(kModel) + " v" + std::to_string(version);
 }
 
 static std::string num(double x) {
@@ -47,6 +63,7 @@ static std::string num(double x) {
 
 /// Every parameter with its key, for describe() and apply().
 template <typename P, typename F> static void forEachParam(P &p, F f) {
+  f("version", p.version);
   f("cus", p.cus);
   f("clock_hz", p.clockHz);
   f("simds_per_cu", p.simdsPerCu);
@@ -61,10 +78,16 @@ template <typename P, typename F> static void forEachParam(P &p, F f) {
   f("lds_pass_cycles", p.ldsPassCycles);
   f("lds_latency", p.ldsLatency);
   f("smem_latency", p.smemLatency);
+  f("lds_broadcast", p.ldsBroadcast);
   f("hbm_read_bytes_per_s", p.hbmReadBytesPerSecond);
   f("hbm_write_bytes_per_s", p.hbmWriteBytesPerSecond);
+  f("hbm_efficiency", p.hbmEfficiency);
   f("global_latency", p.globalLatency);
   f("vmem_issue_cycles", p.vmemIssueCycles);
+  f("vmem_in_flight", p.vmemInFlight);
+  f("l2_bytes", p.l2Bytes);
+  f("l2_bytes_per_cycle", p.l2BytesPerCycle);
+  f("l2_latency", p.l2Latency);
   f("barrier_cycles", p.barrierCycles);
   f("taken_branch_cycles", p.takenBranchCycles);
 }
@@ -77,9 +100,28 @@ std::string TimingParams::describe() const {
   return s;
 }
 
+/// The keys whose value may be 0 (a v2 mechanism switched off).
+static bool mayBeZero(const std::string &key) {
+  return key == "lds_broadcast" || key == "vmem_in_flight" ||
+         key == "l2_bytes";
+}
+
 std::string TimingParams::apply(const std::string &assignments) {
   std::string text = assignments;
   std::replace(text.begin(), text.end(), ',', ' ');
+  // version=N resets to that calibration before any other key applies.
+  for (size_t at = 0; (at = text.find("version=", at)) != std::string::npos;
+       ++at) {
+    if (at && text[at - 1] != ' ')
+      continue;
+    size_t end = text.find(' ', at);
+    std::string value = text.substr(at + 8, end == std::string::npos
+                                                ? std::string::npos
+                                                : end - at - 8);
+    if (value != "1" && value != "2")
+      return "the value of 'version' is not 1 or 2: '" + value + "'";
+    *this = TimingParams(unsigned(value[0] - '0'));
+  }
   size_t at = 0;
   while (at < text.size()) {
     size_t end = text.find(' ', at);
@@ -95,7 +137,8 @@ std::string TimingParams::apply(const std::string &assignments) {
     std::string key = item.substr(0, eq), value = item.substr(eq + 1);
     char *rest = nullptr;
     double v = std::strtod(value.c_str(), &rest);
-    if (value.empty() || *rest || !(v > 0) || !std::isfinite(v))
+    if (value.empty() || *rest || !(v > 0 || (v == 0 && mayBeZero(key))) ||
+        !std::isfinite(v))
       return "the value of '" + key + "' is not a positive number: '" + value +
              "'";
     bool found = false;
@@ -163,6 +206,7 @@ struct InstTiming {
   double issue = 4;   ///< VALU cycles
   double latency = 4; ///< VGPR results, VALU
   bool store = false; ///< VMEM without a result
+  bool scratch = false; ///< VMEM to the private segment (SCRATCH, MUBUF)
   unsigned bytesPerLane = 0;
   unsigned nopCycles = 0;
   uint8_t vmcnt = 0, lgkmcnt = 0;
@@ -243,6 +287,9 @@ InstTiming classify(const Instruction &in, const TimingParams &p) {
     if (!t.bytesPerLane)
       t.bytesPerLane = 4;
     t.store = (info.flags & OF_NoDst) != 0;
+    // HIP code reaches global memory through GLOBAL/FLAT; its MUBUF and
+    // SCRATCH accesses are the private segment (register arrays in scratch).
+    t.scratch = in.enc == Encoding::SCRATCH || in.enc == Encoding::MUBUF;
     break;
   default:
     t.unit = Unit::Valu;
@@ -306,6 +353,11 @@ struct CuReplay {
   const std::vector<InstTiming> &classes;
   const TimingParams &p;
   double hbmReadPerCycle = 0, hbmWritePerCycle = 0;
+  /// v2: the CU's share of the L2 bandwidth; the share of the loads'
+  /// bytes that hit in L2.
+  double l2PerCycle = 0, l2Hit = 0;
+  /// v2: the launch's scratch fits in L2: private accesses hit there.
+  bool scratchInL2 = false;
 
   SampleTiming run(const WorkgroupTrace &wg, unsigned copies);
 };
@@ -328,6 +380,9 @@ SampleTiming CuReplay::run(const WorkgroupTrace &wg, unsigned copies) {
     out.instructions += wg.waves[i].size();
   std::vector<double> valuFree(p.simdsPerCu, 0);
   double ldsFree = 0, vmemFree = 0;
+  // v2: completion times of the CU's vector memory ops in flight.
+  std::priority_queue<double, std::vector<double>, std::greater<double>>
+      inFlight;
   const double turn = double(p.simdsPerCu);
   // Waves of each SIMD, oldest first.
   std::vector<std::vector<ModelWave *>> bySimd(p.simdsPerCu);
@@ -448,6 +503,15 @@ SampleTiming CuReplay::run(const WorkgroupTrace &wg, unsigned copies) {
             }
           }
       }
+      // v2: a vector memory op waits for a free request slot of the CU.
+      if (k.unit == Unit::Vmem && p.vmemInFlight) {
+        while (!inFlight.empty() && inFlight.top() <= t)
+          inFlight.pop();
+        if (inFlight.size() >= p.vmemInFlight && inFlight.top() > ready) {
+          ready = inFlight.top();
+          why = RVm;
+        }
+      }
       // The VALU takes an instruction in a turn before which it frees: a
       // 16/3-cycle v_dot2 issues 3 per 16 cycles.
       if (k.unit == Unit::Valu && valuFree[s] >= t + turn - 1e-9 &&
@@ -487,7 +551,10 @@ SampleTiming CuReplay::run(const WorkgroupTrace &wg, unsigned copies) {
         w.lgkm.push_back(t + p.smemLatency);
         break;
       case Unit::Lds: {
-        double bytes = double(e.lanes) * k.bytesPerLane;
+        // v2: lanes that read one dword share its bytes (broadcast).
+        double bytes = p.ldsBroadcast && e.extra
+                           ? 4.0 * e.extra
+                           : double(e.lanes) * k.bytesPerLane;
         double service = std::max(bytes / p.ldsBytesPerCycle,
                                   double(e.passes) * p.ldsPassCycles);
         double start = std::max(t, ldsFree);
@@ -501,11 +568,24 @@ SampleTiming CuReplay::run(const WorkgroupTrace &wg, unsigned copies) {
       case Unit::Vmem: {
         double bytes = double(e.lanes) * k.bytesPerLane;
         double xfer = bytes / (k.store ? hbmWritePerCycle : hbmReadPerCycle);
+        double latency = p.globalLatency;
+        if (k.scratch && scratchInL2) {
+          // v2: the private segment stays in L2 (write-back): L2 bandwidth
+          // and latency, no HBM.
+          xfer = bytes / l2PerCycle;
+          latency = p.l2Latency;
+        } else if (!k.store && l2PerCycle > 0) {
+          // v2: hits cost L2 bandwidth only, misses HBM's too.
+          xfer = std::max(xfer * (1 - l2Hit), bytes / l2PerCycle);
+          latency = l2Hit * p.l2Latency + (1 - l2Hit) * p.globalLatency;
+        }
         double start = std::max(t, vmemFree);
         double service = std::max(p.vmemIssueCycles, xfer);
         vmemFree = start + service;
         out.busy.vmem += service;
-        double done = std::max(vmemFree + p.globalLatency, w.lastVm);
+        double done = std::max(vmemFree + latency, w.lastVm);
+        if (p.vmemInFlight)
+          inFlight.push(done);
         w.lastVm = done;
         w.vm.push_back(done);
         break;
@@ -567,6 +647,67 @@ SampleTiming CuReplay::run(const WorkgroupTrace &wg, unsigned copies) {
 
 } // namespace
 
+/// v2's L2 model: the share of a launch's load bytes that hit in L2.
+/// Workgroups that differ in grid x read the same data where the sampled
+/// ones do (fa's and ggml's grids: x is the query tile, K/V shared): a
+/// load of sample s is shared when another sample issued the same
+/// instruction at the same first-lane line. Of the `n` = gridX workgroups
+/// reading a shared line, those resident together (`slots`, dispatched in
+/// x order) miss once and hit otherwise; a later group of them hits only
+/// if the shared footprint of the groups in flight fits in `l2Bytes`.
+/// Sharing along y and z (GQA heads of a kernel that does not pack them)
+/// is not seen: the samples are at y = z = 0.
+static double l2HitRate(const std::vector<InstTiming> &classes,
+                          const std::vector<WorkgroupTrace> &traces,
+                          uint32_t gridX, uint64_t slots, double l2Bytes) {
+  if (traces.size() < 2 || gridX < 2)
+    return 0;
+  // Per sample: its (instruction, line) keys of loads, and their bytes.
+  std::vector<std::vector<uint64_t>> keys(traces.size());
+  std::vector<double> bytes(traces.size(), 0);
+  for (size_t s = 0; s < traces.size(); ++s) {
+    for (const auto &wave : traces[s].waves)
+      for (const TraceEntry &e : wave) {
+        const InstTiming &k = classes[e.index];
+        if (k.unit != Unit::Vmem || k.store || k.scratch)
+          continue;
+        bytes[s] += double(e.lanes) * k.bytesPerLane;
+        if (e.extra)
+          keys[s].push_back(uint64_t(e.index) << 32 | e.extra);
+      }
+    std::sort(keys[s].begin(), keys[s].end());
+  }
+  double total = 0, shared = 0;
+  for (size_t s = 0; s < traces.size(); ++s) {
+    total += bytes[s];
+    for (const auto &wave : traces[s].waves)
+      for (const TraceEntry &e : wave) {
+        const InstTiming &k = classes[e.index];
+        if (k.unit != Unit::Vmem || k.store || k.scratch || !e.extra)
+          continue;
+        uint64_t key = uint64_t(e.index) << 32 | e.extra;
+        for (size_t o = 0; o < traces.size(); ++o)
+          if (o != s && std::binary_search(keys[o].begin(), keys[o].end(),
+                                           key)) {
+            shared += double(e.lanes) * k.bytesPerLane;
+            break;
+          }
+      }
+  }
+  if (total <= 0 || shared <= 0)
+    return 0;
+  const double n = gridX;
+  const double together = std::min<double>(n, std::max<uint64_t>(1, slots));
+  const double groups = std::ceil(n / together);
+  // Footprint in flight: each group's shared bytes, for as many (y, z)
+  // slices as the slots hold at once.
+  const double footprint =
+      shared / double(traces.size()) * std::max(1.0, double(slots) / n);
+  const double fits = std::min(1.0, l2Bytes / footprint);
+  const double hitShared = ((n - groups) + (groups - 1) * fits) / n;
+  return shared / total * hitShared;
+}
+
 //===----------------------------------------------------------------------===//
 // The launch
 //===----------------------------------------------------------------------===//
@@ -577,7 +718,7 @@ fa::sim::estimateTiming(const Program &program, const KernelDescriptor &kd,
                         uint32_t ldsBytes, std::vector<WorkgroupTrace> traces,
                         const TimingParams &p) {
   TimingEstimate est;
-  est.model = TimingParams::name();
+  est.model = p.name();
   est.params = p.describe();
   for (int i = 0; i < 3; ++i)
     est.grid[i] = grid[i];
@@ -612,8 +753,20 @@ fa::sim::estimateTiming(const Program &program, const KernelDescriptor &kd,
   for (const Instruction &in : program.insts)
     classes.push_back(classify(in, p));
   CuReplay cu{classes, p};
-  cu.hbmReadPerCycle = p.hbmReadBytesPerSecond / est.activeCus / p.clockHz;
-  cu.hbmWritePerCycle = p.hbmWriteBytesPerSecond / est.activeCus / p.clockHz;
+  cu.hbmReadPerCycle = p.hbmEfficiency * p.hbmReadBytesPerSecond /
+                       est.activeCus / p.clockHz;
+  cu.hbmWritePerCycle = p.hbmEfficiency * p.hbmWriteBytesPerSecond /
+                        est.activeCus / p.clockHz;
+  if (p.l2Bytes > 0) {
+    cu.l2PerCycle = p.l2BytesPerCycle / est.activeCus;
+    cu.l2Hit = l2HitRate(classes, traces, grid[0],
+                         uint64_t(est.activeCus) * k, p.l2Bytes);
+    est.l2Hit = cu.l2Hit;
+    // Scratch of every resident wave: private bytes per lane x 64 lanes.
+    const double scratch = double(kd.privateSegmentFixedSize) * 64 *
+                           est.wavesPerWorkgroup * k * est.activeCus;
+    cu.scratchInL2 = scratch <= p.l2Bytes;
+  }
 
   std::sort(traces.begin(), traces.end(),
             [](const WorkgroupTrace &a, const WorkgroupTrace &b) {
@@ -685,7 +838,7 @@ static std::string pct(double x) {
 
 std::string TimingEstimate::text() const {
   std::string o = "MI50 timing: an ESTIMATE of the model " + model +
-                  " (docs/mi50-timing-model.md), not a measurement\n";
+                  " (docs/gfx906-timing.md), not a measurement\n";
   o += "  kernel " + kernel + ", grid " + std::to_string(grid[0]) + "x" +
        std::to_string(grid[1]) + "x" + std::to_string(grid[2]) + ", " +
        std::to_string(wavesPerWorkgroup) + " waves per workgroup, " +
@@ -705,7 +858,8 @@ std::string TimingEstimate::text() const {
   }
   o += "\n  units (busy share over the replays): VALU " + pct(valuUse) +
        ", LDS " + pct(ldsUse) + ", HBM " + pct(vmemUse) + ": limited by " +
-       limitedBy + "\n";
+       limitedBy + (l2Hit > 0 ? "; L2 hits " + pct(l2Hit) + " of the loads" : "") +
+       "\n";
   for (const SampleTiming &s : samples) {
     double waves = double(s.resident) * wavesPerWorkgroup * s.cycles;
     std::snprintf(
@@ -747,8 +901,8 @@ std::string TimingEstimate::json() const {
       ", \"flops\": " + jnum(flops) + ", \"tflops\": " +
       jnum(flops > 0 && seconds > 0 ? flops / seconds / 1e12 : 0) +
       ", \"valu_use\": " + jnum(valuUse) + ", \"lds_use\": " + jnum(ldsUse) +
-      ", \"hbm_use\": " + jnum(vmemUse) + ", \"limited_by\": \"" + limitedBy +
-      "\", \"samples\": [";
+      ", \"hbm_use\": " + jnum(vmemUse) + ", \"l2_hit\": " + jnum(l2Hit) +
+      ", \"limited_by\": \"" + limitedBy + "\", \"samples\": [";
   for (size_t i = 0; i < samples.size(); ++i) {
     const SampleTiming &s = samples[i];
     o += std::string(i ? ", " : "") + "{\"x\": " + std::to_string(s.x) +

@@ -56,13 +56,20 @@ namespace sim {
 class Program;
 struct KernelDescriptor;
 
-/// The model's parameters. The defaults are the calibration of version 1
-/// (docs/mi50-timing-model.md: which published figure each comes from, or
-/// that it is an assumption).
+/// The model's parameters. Two calibrations (docs/gfx906-timing.md has
+/// every value's source): version 1 (docs/mi50-timing-model.md: fa's own
+/// microbenchmark targets) and version 2, the default (version 1's
+/// instruction costs plus LDS broadcast, the LDS datapath width fit to
+/// llama.cpp's real MI50 results, HBM efficiency, a cap on the vector
+/// memory requests in flight per CU and L2 hits of re-read data).
 struct TimingParams {
   static constexpr const char *kModel = "fa-mi50-timing";
-  static constexpr unsigned kVersion = 1;
+  static constexpr unsigned kLatestVersion = 2;
 
+  /// The calibration `version` (1 or 2; anything else: the latest).
+  explicit TimingParams(unsigned version = kLatestVersion);
+
+  unsigned version = kLatestVersion;
   unsigned cus = 60;
   double clockHz = 1.725e9;
   unsigned simdsPerCu = 4;
@@ -77,26 +84,43 @@ struct TimingParams {
   double dot2Latency = 16;        ///< v_dot2 result (3.35 T MAC/s chain)
   double transLatency = 16;
 
-  double ldsBytesPerCycle = 41.2; ///< per CU (4.26 TB/s ds_read_b128)
+  double ldsBytesPerCycle = 41.2; ///< per CU (v1: 4.26 TB/s ds_read_b128)
   double ldsPassCycles = 0.886;   ///< per bank pass (1.87 TB/s at 32-way)
   double ldsLatency = 64;         ///< assumption
   double smemLatency = 150;       ///< assumption
+  /// v2: 1 = a DS access is charged the distinct dwords it touches (lanes
+  /// reading one dword are served together), 0 = every lane's bytes.
+  unsigned ldsBroadcast = 0;
 
   double hbmReadBytesPerSecond = 850e9;  ///< 800-890 GB/s measured
   double hbmWriteBytesPerSecond = 617e9; ///< fit to the 715 GB/s copy
+  /// v2: the share of the HBM rates above that a kernel's access stream
+  /// gets (1: all of it).
+  double hbmEfficiency = 1;
   double globalLatency = 500;            ///< assumption
   double vmemIssueCycles = 4;            ///< address cycles per vector op
+  /// v2: vector memory instructions in flight per CU (issued, data not yet
+  /// back); a wave's next one waits for one to return. 0: no limit.
+  unsigned vmemInFlight = 0;
+  /// v2: L2 capacity (0: no L2 model), its bandwidth (whole chip) and hit
+  /// latency. Loads of data other workgroups of the launch also read hit
+  /// in L2 (Timing.cpp, l2HitRate).
+  double l2Bytes = 0;
+  double l2BytesPerCycle = 1024;
+  double l2Latency = 300;
 
   double barrierCycles = 4;     ///< release after the last arrival
   double takenBranchCycles = 4; ///< assumption: one turn to refetch
 
-  /// "fa-mi50-timing v1".
-  static std::string name();
+  /// "fa-mi50-timing v2" (the version's).
+  std::string name() const;
   /// The parameters, one "key=value" list (printed with every estimate).
   std::string describe() const;
   /// Applies "key=value[ key=value...]" (describe()'s keys; spaces or
   /// commas between); why not, if a key is unknown or a value is not a
-  /// positive number.
+  /// positive number (0 is allowed for the v2 switches that take it).
+  /// `version=N` first resets every parameter to version N's calibration,
+  /// wherever it stands in the list.
   std::string apply(const std::string &assignments);
 };
 
@@ -105,7 +129,13 @@ struct TraceEntry {
   uint32_t index = 0;  ///< in the Program
   uint16_t lanes = 0;  ///< EXEC lanes when it issued
   uint16_t passes = 0; ///< LDS bank passes (ldsConflictDegree); else 0
+  /// DS with a bank access: the distinct dwords it touched, summed over its
+  /// phases (ldsConflictDegree); global/flat loads: the 64-byte line of the
+  /// first active lane's address, truncated to 32 bits (which data it is,
+  /// for the L2 model); else 0.
+  uint32_t extra = 0;
 };
+
 
 struct WorkgroupTrace {
   uint32_t wg[3] = {0, 0, 0};
@@ -154,6 +184,7 @@ struct SampleTiming {
 
 struct TimingEstimate {
   std::string model;  ///< TimingParams::name()
+  double l2Hit = 0;   ///< share of the loads' bytes that hit in L2 (v2)
   std::string params; ///< TimingParams::describe()
   std::string kernel;
   uint32_t grid[3] = {1, 1, 1};

@@ -23,6 +23,8 @@
 
 #include "sim/Timing.h"
 #include "sim/Dispatch.h"
+#include "sim/CodeObject.h"
+#include "sim/Decoder.h"
 
 #include <gtest/gtest.h>
 
@@ -141,9 +143,14 @@ struct Result {
 
 /// Runs `kernel` of `file` on the simulator, recording `samples` workgroups
 /// (only those run), and estimates the launch.
+/// Version 1's calibration: the figures and rules below that do not name a
+/// version are version 1's (docs/mi50-timing-model.md).
+const TimingParams kParams(1);
+
 Result estimate(const std::string &file, const std::string &kernel,
                 uint32_t gridX, uint32_t blockX, const Kernarg &args,
-                std::vector<Region> memory = {}, unsigned samples = 3) {
+                std::vector<Region> memory = {}, unsigned samples = 3,
+                const TimingParams &params = kParams) {
   const SimModule &m = module(file);
   const CodeObjectKernel *k = m.co.find(kernel);
   Result r;
@@ -177,13 +184,12 @@ Result estimate(const std::string &file, const std::string &kernel,
     for (const TraceEntry &e : wave)
       ++r.counts[m.program.insts[e.index].info().mnemonic];
   r.est = estimateTiming(m.program, k->kd, d.grid, d.block,
-                         k->kd.groupSegmentFixedSize, std::move(req.traces));
+                         k->kd.groupSegmentFixedSize, std::move(req.traces),
+                         params);
   r.est.kernel = kernel;
   std::printf("%s\n", r.est.text().c_str());
   return r;
 }
-
-const TimingParams kParams;
 
 // --- Published MI50 figures ------------------------------------------------
 
@@ -421,6 +427,162 @@ TEST(ModelRules, GlobalLatencyExposedByWait) {
        wait.est.cycles - nowait.est.cycles, wait.est.limitedBy);
 }
 
+// --- Version 2's mechanisms (docs/gfx906-timing.md), hand-worked ---------
+
+/// Version 2 with `changes` applied.
+TimingParams v2(const char *changes = "") {
+  TimingParams p(2);
+  std::string why = p.apply(changes);
+  EXPECT_EQ(why, "");
+  return p;
+}
+
+TEST(TimingV2, VersionsAndKeys) {
+  EXPECT_EQ(TimingParams().name(), "fa-mi50-timing v2");
+  EXPECT_EQ(TimingParams(1).name(), "fa-mi50-timing v1");
+  TimingParams p;
+  // version=1 resets to v1 first, wherever it stands.
+  EXPECT_EQ(p.apply("lds_pass_cycles=1 version=1"), "");
+  EXPECT_EQ(p.version, 1u);
+  EXPECT_EQ(p.ldsPassCycles, 1.0);
+  EXPECT_EQ(p.ldsBroadcast, 0u);
+  EXPECT_EQ(p.ldsBytesPerCycle, 41.2);
+  EXPECT_EQ(p.apply("version=2"), "");
+  EXPECT_EQ(p.ldsBroadcast, 1u);
+  EXPECT_EQ(p.apply("l2_bytes=0 vmem_in_flight=0"), "");
+  EXPECT_NE(p.apply("lds_pass_cycles=0"), "");
+  EXPECT_NE(p.apply("version=3"), "");
+  EXPECT_NE(p.describe().find("version=2 "), std::string::npos);
+}
+
+/// The LDS's busy cycles of sample 0 per ds_read_b128 executed there.
+double ldsCyclesPerRead(const Result &r, uint32_t trips) {
+  const SampleTiming &s = r.est.samples.at(0);
+  double reads = double(s.resident) * r.waves * 8 * trips;
+  EXPECT_EQ(r.counts.at("ds_read_b128"), uint64_t(8) * trips * r.waves);
+  return s.busy.lds / reads;
+}
+
+TEST(TimingV2, LdsBroadcastChargesDistinctDwords) {
+  // ds_read_b128 with every lane at one address (stride 0): 8 phases of 8
+  // lanes, each phase touching the same 4 dwords in 4 banks: 32 distinct
+  // dwords (128 bytes), 8 bank passes. With lds_pass_cycles=0.1 the byte
+  // term decides: 128 / 128 = 1 cycle per read (without broadcast, 64
+  // lanes x 16 bytes = 1024 bytes: 8 cycles).
+  const uint32_t trips = 16;
+  TimingParams p = v2("lds_pass_cycles=0.1");
+  Result r = estimate("lds.hsaco", "lds_read_b128", 60, 256,
+                      Kernarg().u32(trips).u32(0), {}, 1, p);
+  rule("v2: broadcast ds_read_b128 (stride 0)", "lds_read_b128, LDS cycles",
+       std::max(128 / p.ldsBytesPerCycle, 8 * p.ldsPassCycles),
+       ldsCyclesPerRead(r, trips), r.est.limitedBy);
+  // Contiguous (stride 16): 256 distinct dwords, 1024 bytes: 8 cycles.
+  Result c = estimate("lds.hsaco", "lds_read_b128", 60, 256,
+                      Kernarg().u32(trips).u32(16), {}, 1, p);
+  rule("v2: contiguous ds_read_b128", "lds_read_b128, LDS cycles",
+       1024 / p.ldsBytesPerCycle, ldsCyclesPerRead(c, trips),
+       c.est.limitedBy);
+  // v1 charges every lane: 1024 / 41.2 for either.
+  Result one = estimate("lds.hsaco", "lds_read_b128", 60, 256,
+                        Kernarg().u32(trips).u32(0), {}, 1, kParams);
+  rule("v1: broadcast ds_read_b128 (stride 0)", "lds_read_b128, LDS cycles",
+       1024 / kParams.ldsBytesPerCycle, ldsCyclesPerRead(one, trips),
+       one.est.limitedBy);
+}
+
+TEST(TimingV2, RequestsInFlightCapTheCu) {
+  // hbm_read, one workgroup of 4 waves per CU, 8 trips: 128 loads of 1 KiB
+  // per CU. With one request in flight each waits for the previous one's
+  // data: its transfer (1024 bytes at the CU's share of the HBM) plus
+  // globalLatency; the L2 model off. The kernarg load and the first
+  // instructions add a few hundred cycles: within the 5%.
+  const uint32_t trips = 8, grid = 60;
+  Buffer src(size_t(grid) * trips * 16384);
+  TimingParams p = v2("vmem_in_flight=1 l2_bytes=0");
+  Result r = estimate("hbm.hsaco", "hbm_read", grid, 256,
+                      Kernarg().u64(src.addr()).u32(trips),
+                      {src.region(false, "src")}, 3, p);
+  const double share =
+      p.hbmEfficiency * p.hbmReadBytesPerSecond / grid / p.clockHz;
+  const double perLoad =
+      std::max(p.vmemIssueCycles, 1024 / share) + p.globalLatency;
+  rule("v2: 1 request in flight, 128 loads of 1 KiB", "hbm_read, 60x256",
+       128 * perLoad, r.est.cycles, r.est.limitedBy);
+}
+
+TEST(TimingV2, L2HitsOfSharedData) {
+  // 240 workgroups of 4 waves, 4 per CU: all 240 resident at once. With
+  // hbm_read_shared every workgroup reads the same lines: the first reader
+  // misses, the 239 others hit (one group, the footprint fits). With
+  // hbm_read nothing is shared.
+  const uint32_t trips = 4, grid = 240;
+  Buffer src(size_t(grid) * trips * 16384);
+  auto args = [&] { return Kernarg().u64(src.addr()).u32(trips); };
+  Result shared = estimate("hbm.hsaco", "hbm_read_shared", grid, 256, args(),
+                           {src.region(false, "src")}, 3, v2());
+  EXPECT_EQ(shared.est.workgroupsPerCu, 4u);
+  EXPECT_NEAR(shared.est.l2Hit, 239.0 / 240.0, 1e-9);
+  Result own = estimate("hbm.hsaco", "hbm_read", grid, 256, args(),
+                        {src.region(false, "src")}, 3, v2());
+  EXPECT_EQ(own.est.l2Hit, 0.0);
+  // A footprint 4x the L2 (as if it held 1/4 of the 64 KiB read): one
+  // group still, so the hits stay; the capacity only matters across
+  // groups (more workgroups than slots).
+  Result small = estimate("hbm.hsaco", "hbm_read_shared", grid, 256, args(),
+                          {src.region(false, "src")}, 3,
+                          v2("l2_bytes=16384"));
+  EXPECT_NEAR(small.est.l2Hit, 239.0 / 240.0, 1e-9);
+  // 1200 workgroups, 600 slots (24 VGPRs: 10 waves per SIMD, 10
+  // workgroups per CU): two groups; the second hits only as far as the
+  // footprint (64 KiB) fits in the L2 (16 KiB): (1200 - 2 + 0.25) / 1200.
+  Buffer big(size_t(trips) * 16384);
+  Result two = estimate("hbm.hsaco", "hbm_read_shared", 1200, 256,
+                        Kernarg().u64(big.addr()).u32(trips),
+                        {big.region(false, "src")}, 3, v2("l2_bytes=16384"));
+  EXPECT_EQ(two.est.workgroupsPerCu, 10u);
+  EXPECT_NEAR(two.est.l2Hit, (1200 - 2 + 0.25) / 1200.0, 1e-9);
+}
+
+TEST(TimingV2, ScratchHitsInL2WhenItFits) {
+  // scratch_probe's stream by hand: one wave issues buffer_load_dword (64
+  // lanes) at cycle 0, s_waitcnt at 4, s_endpgm once the data is back.
+  // With the private segment of every resident wave inside the L2 the
+  // load's data comes back after l2Latency, else after globalLatency (one
+  // CU: its HBM share is all of it; the transfer is under
+  // vmemIssueCycles). The difference is the two latencies' (to a turn).
+  const SimModule &m = module("model.hsaco");
+  const CodeObjectKernel *k = m.co.find("scratch_probe");
+  ASSERT_TRUE(k);
+  const int64_t start = m.program.indexOf(k->entry);
+  ASSERT_GE(start, 0);
+  auto indexOf = [&](const char *mnemonic) {
+    for (size_t i = size_t(start); i < m.program.insts.size(); ++i)
+      if (!std::strcmp(m.program.insts[i].info().mnemonic, mnemonic))
+        return uint32_t(i);
+    ADD_FAILURE() << "no " << mnemonic;
+    return uint32_t(0);
+  };
+  WorkgroupTrace wg;
+  wg.waves.resize(1);
+  for (const char *mn : {"buffer_load_dword", "s_waitcnt", "s_endpgm"}) {
+    TraceEntry e;
+    e.index = indexOf(mn);
+    e.lanes = 64;
+    wg.waves[0].push_back(e);
+  }
+  auto cycles = [&](uint32_t scratchPerLane) {
+    KernelDescriptor kd = k->kd;
+    kd.privateSegmentFixedSize = scratchPerLane;
+    const uint32_t grid[3] = {1, 1, 1}, block[3] = {64, 1, 1};
+    return estimateTiming(m.program, kd, grid, block, 0, {wg}, v2()).cycles;
+  };
+  const TimingParams p = v2();
+  // 4 KiB per lane x 64 lanes fits the 4 MiB L2; 128 KiB per lane does not.
+  rule("v2: scratch load in L2 vs HBM: added cycles", "scratch_probe",
+       p.globalLatency - p.l2Latency, cycles(128 * 1024) - cycles(4096),
+       "latency");
+}
+
 // A split-KV attention's estimate: each launch, then the total, which is
 // what a user compares; one launch reads as before.
 TEST(EstimateOutput, SplitKvLaunchesAddUp) {
@@ -474,9 +636,10 @@ void writeTable(const std::string &path) {
     return;
   }
   std::fprintf(f,
-               "Estimates of %s (test/runtime/sim/timing, "
-               "fa-sim-timing-tests); not measurements.\n\n",
-               TimingParams::name().c_str());
+               "Estimates of %s, and of %s in the rows that start "
+               "\"v2:\" (test/runtime/sim/timing, fa-sim-timing-tests); "
+               "not measurements.\n\n",
+               kParams.name().c_str(), TimingParams(2).name().c_str());
   std::fprintf(f,
                "| figure | kernel | unit | %s | model | error | limited "
                "by |\n|---|---|---|---:|---:|---:|---|\n",
@@ -492,6 +655,14 @@ void writeTable(const std::string &path) {
 } // namespace
 
 int main(int argc, char **argv) {
+  // --describe-model N: version N's parameters (check_calibration.py
+  // compares them with those of the committed calibration).
+  if (argc == 3 && !std::strcmp(argv[1], "--describe-model")) {
+    std::printf("%s\n", TimingParams(unsigned(std::atoi(argv[2])))
+                             .describe()
+                             .c_str());
+    return 0;
+  }
   ::testing::InitGoogleTest(&argc, argv);
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--table") && i + 1 < argc)
@@ -499,7 +670,7 @@ int main(int argc, char **argv) {
     else if (!std::strncmp(argv[i], "--table=", 8))
       tablePath() = argv[i] + 8;
   }
-  std::printf("[timing] model %s: %s\n", TimingParams::name().c_str(),
+  std::printf("[timing] model %s: %s\n", kParams.name().c_str(),
               kParams.describe().c_str());
   int rc = RUN_ALL_TESTS();
   if (!tablePath().empty())

@@ -69,3 +69,28 @@ KERNEL hbm_copy
   s_waitcnt vmcnt(0)
   s_endpgm
 KD hbm_copy, 24, 16, 0
+
+// hbm_read_shared: hbm_read without the per-workgroup chunk: every
+// workgroup streams the same trips * 16 KiB from src (v2's L2 model: all
+// but the first reader of each line hit). Kernarg as hbm_read's.
+KERNEL hbm_read_shared
+  s_load_dwordx2 s[4:5], s[0:1], 0x0
+  s_load_dword s6, s[0:1], 0x8
+  v_lshlrev_b32 v1, 4, v0            // 16 * lane
+  v_add_u32 v2, 0x1000, v1
+  v_add_u32 v3, 0x2000, v1
+  v_add_u32 v4, 0x3000, v1
+  s_waitcnt lgkmcnt(0)
+.Lhbm_read_shared_loop:
+  global_load_dwordx4 v[8:11], v1, s[4:5]
+  global_load_dwordx4 v[12:15], v2, s[4:5]
+  global_load_dwordx4 v[16:19], v3, s[4:5]
+  global_load_dwordx4 v[20:23], v4, s[4:5]
+  s_add_u32 s4, s4, 0x4000
+  s_addc_u32 s5, s5, 0
+  s_sub_u32 s6, s6, 1
+  s_cmp_lg_u32 s6, 0
+  s_waitcnt vmcnt(0)
+  s_cbranch_scc1 .Lhbm_read_shared_loop
+  s_endpgm
+KD hbm_read_shared, 24, 8, 0

@@ -115,3 +115,13 @@ KERNEL global_nowait
   s_waitcnt vmcnt(0)
   s_endpgm
 KD global_nowait, 8, 8, 0
+
+// scratch_probe: one private-segment load, waited for. Never launched: the
+// tests build its instruction stream by hand (v2's scratch rule depends on
+// the launch's scratch footprint, which the descriptor's private segment
+// size sets).
+KERNEL scratch_probe
+  buffer_load_dword v1, off, s[0:3], 0
+  s_waitcnt vmcnt(0)
+  s_endpgm
+KD scratch_probe, 8, 8, 0
