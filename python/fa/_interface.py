@@ -433,6 +433,22 @@ def varlen_fwd(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
     return out, lse
 
 
+def _caches(q, k_cache, v_cache):
+    """The paged caches (num_pages, page_size, Hkv, D) of query q (its last
+    two dimensions Hq, D), prepared, and the element type."""
+    k_cache, v_cache = (_prepare(n, t, 4) for n, t in
+                        (("k_cache", k_cache), ("v_cache", v_cache)))
+    dtype = _dtype(q, ("k_cache", k_cache), ("v_cache", v_cache))
+    hq, d = q.shape[-2:]
+    hkv, dk = k_cache.shape[2:]
+    if tuple(v_cache.shape) != tuple(k_cache.shape) or dk != d or hq % hkv:
+        raise ValueError(f"fa: q {tuple(q.shape)}, k_cache "
+                         f"{tuple(k_cache.shape)}, v_cache "
+                         f"{tuple(v_cache.shape)}: the caches must match, "
+                         f"share q's head dim, and divide its heads")
+    return k_cache, v_cache, dtype
+
+
 def mixed_fwd(q, k_cache, v_cache, cu_seqlens_q, seqused_k, block_table,
               max_seqlen_q, softmax_scale=None, causal=False, num_splits=0,
               window_left=-1, window_right=-1, softcap=0.0,
@@ -445,16 +461,9 @@ def mixed_fwd(q, k_cache, v_cache, cu_seqlens_q, seqused_k, block_table,
     Batches whose every sequence has at most 4 query rows take the
     split-KV + GQA-packing build, others the prefill build."""
     q = _prepare("q", q, 3)
-    k_cache, v_cache = (_prepare(n, t, 4) for n, t in
-                        (("k_cache", k_cache), ("v_cache", v_cache)))
-    dtype = _dtype(q, ("k_cache", k_cache), ("v_cache", v_cache))
+    k_cache, v_cache, dtype = _caches(q, k_cache, v_cache)
     total_q, hq, d = q.shape
-    num_pages, page_size, hkv, dk = k_cache.shape
-    if tuple(v_cache.shape) != tuple(k_cache.shape) or dk != d or hq % hkv:
-        raise ValueError(f"fa: q {tuple(q.shape)}, k_cache "
-                         f"{tuple(k_cache.shape)}, v_cache "
-                         f"{tuple(v_cache.shape)}: the caches must match, "
-                         f"share q's head dim, and divide its heads")
+    num_pages, page_size, hkv, _ = k_cache.shape
     for n, t, dim in (("cu_seqlens_q", cu_seqlens_q, 1),
                       ("seqused_k", seqused_k, 1),
                       ("block_table", block_table, 2)):
@@ -589,16 +598,9 @@ def paged(q, k_cache, v_cache, cache_seqlens, block_table, softmax_scale,
                             want_lse, alibi_slopes, sinks)
     originals = (q, k_cache, v_cache)
     q = _prepare("q", q, 4)
-    k_cache, v_cache = (_prepare(n, t, 4) for n, t in
-                        (("k_cache", k_cache), ("v_cache", v_cache)))
-    dtype = _dtype(q, ("k_cache", k_cache), ("v_cache", v_cache))
+    k_cache, v_cache, dtype = _caches(q, k_cache, v_cache)
     b, lq, hq, d = q.shape
-    num_pages, page_size, hkv, dk = k_cache.shape
-    if tuple(v_cache.shape) != tuple(k_cache.shape) or dk != d or hq % hkv:
-        raise ValueError(f"fa: q {tuple(q.shape)}, k_cache "
-                         f"{tuple(k_cache.shape)}, v_cache "
-                         f"{tuple(v_cache.shape)}: the caches must match, "
-                         f"share q's head dim, and divide its heads")
+    num_pages, page_size, hkv, _ = k_cache.shape
     for n, t, shape in (("cache_seqlens", cache_seqlens, (b,)),
                         ("block_table", block_table, None)):
         if t.dtype != torch.int32 or t.device != q.device or \
