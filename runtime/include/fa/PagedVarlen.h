@@ -357,7 +357,8 @@ struct MixedGeneratorOptions {
   std::vector<int32_t> seqlensQ, seqlensK;
   /// Drawn lengths: at random positions, as many as B allows, in this
   /// order: a sequence of no queries (its keys drawn); one whose queries are
-  /// all its keys (Lq == Lk, a whole prompt); one whose key length is a
+  /// all its keys (Lq == Lk, a whole prompt of 2 to maxSeqlenQ rows where
+  /// maxSeqlenQ allows); one whose key length is a
   /// whole number of pages (the largest in [Lq_b, maxSeqlenK], where there
   /// is one); a decode row over the longest history (1, maxSeqlenK).
   bool edgeLengths = true;
