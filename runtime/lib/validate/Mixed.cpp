@@ -155,8 +155,8 @@ Expected<MixedProblem> fa::generateMixedProblem(const MixedGeneratorOptions &o,
       if (e == 0) { // no queries
         lq[b] = 0;
       } else if (e == 1) { // a whole prompt: Lq == Lk, a chunk
-        lq[b] = int32_t(sampler.integer(std::min<int64_t>(2, o.maxSeqlenQ),
-                                        o.maxSeqlenQ));
+        lq[b] = int32_t(
+            sampler.integer(std::min<int64_t>(2, o.maxSeqlenQ), o.maxSeqlenQ));
         lk[b] = lq[b];
       } else if (e == 2) { // keys filling whole pages
         const int64_t whole = o.maxSeqlenK / ps * ps;
