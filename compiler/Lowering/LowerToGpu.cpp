@@ -434,14 +434,18 @@ static LogicalResult lowerGrid(scf::ForallOp grid, gpu::GPUModuleOp gpuModule,
     kernel->setAttr("fa.sinks", mb.getUnitAttr());
   kernel->setAttr("fa.head_dim", mb.getI64IntegerAttr(headDim));
   // Sizes fixed at compile time (-1: dynamic); the runtime checks them.
+  // A paged cache is [num_pages, page_size, Hkv, D]: Hkv is its dimension
+  // 2, and Lk (the longest sequence) is known only at launch.
   auto kType = cast<MemRefType>(func.getArgument(roles[kK]).getType());
   auto staticDim = [](int64_t d) { return ShapedType::isDynamic(d) ? -1 : d; };
-  kernel->setAttr("fa.static_sizes",
-                  mb.getDenseI64ArrayAttr({staticDim(qType.getShape()[0]),
-                                           staticDim(qType.getShape()[1]),
-                                           staticDim(kType.getShape()[1]),
-                                           staticDim(qType.getShape()[2]),
-                                           staticDim(kType.getShape()[2])}));
+  const bool pagedCache = paged && roles[kTable] >= 0;
+  kernel->setAttr(
+      "fa.static_sizes",
+      mb.getDenseI64ArrayAttr(
+          {staticDim(qType.getShape()[0]), staticDim(qType.getShape()[1]),
+           staticDim(kType.getShape()[pagedCache ? 2 : 1]),
+           staticDim(qType.getShape()[2]),
+           pagedCache ? -1 : staticDim(kType.getShape()[2])}));
 
   const bool share =
       shareRows == "on" || (shareRows == "auto" && target->shareRows);

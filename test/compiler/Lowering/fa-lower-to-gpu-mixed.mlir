@@ -26,3 +26,12 @@ func.func @mixed(%q: tensor<?x?x64xf16>, %k: tensor<?x?x?x64xf16>, %v: tensor<?x
   %o = fa.attention %q, %k, %v paged(%t, %l) varlen(%cq : tensor<?xi32>) causal : tensor<?x?x64xf16>, tensor<?x?x?x64xf16>, tensor<?x?x?x64xf16>, tensor<?x?xi32>, tensor<?xi32> -> tensor<?x?x64xf16>
   return %o : tensor<?x?x64xf16>
 }
+
+// Static sizes of a paged cache [num_pages, page_size, Hkv, D]: Hkv is its
+// dimension 2 and Lk is known only at launch (not the page size).
+// CHECK: gpu.func @mixed_static_kernel(
+// CHECK-SAME: fa.static_sizes = array<i64: -1, 8, 2, -1, -1>
+func.func @mixed_static(%q: tensor<?x8x64xf16>, %k: tensor<?x16x2x64xf16>, %v: tensor<?x16x2x64xf16>, %t: tensor<?x?xi32>, %l: tensor<?xi32>, %cq: tensor<?xi32>) -> tensor<?x8x64xf16> {
+  %o = fa.attention %q, %k, %v paged(%t, %l) varlen(%cq : tensor<?xi32>) causal : tensor<?x8x64xf16>, tensor<?x16x2x64xf16>, tensor<?x16x2x64xf16>, tensor<?x?xi32>, tensor<?xi32> -> tensor<?x8x64xf16>
+  return %o : tensor<?x8x64xf16>
+}
