@@ -38,8 +38,8 @@
 // then one line `op MNEMONIC COUNT` per instruction mnemonic executed
 // (wave-instructions); with `timing`, per model a line
 //   estimate INDEX JSON
-// (TimingEstimate::json: an ESTIMATE of the named MI50 model). The first error (a refused instruction names itself
-// and its pc) is printed and exits 1.
+// (TimingEstimate::json: an ESTIMATE of the named MI50 model). The first error
+// (a refused instruction names itself and its pc) is printed and exits 1.
 //
 //===----------------------------------------------------------------------===//
 

@@ -11,8 +11,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "sim/Profile.h"
-#include "sim/Simulator.h"
 #include "sim/Exec.h"
+#include "sim/Simulator.h"
 #include "sim/Timing.h"
 
 #include "fa/Json.h"
@@ -243,11 +243,10 @@ void fa::sim::traceMemoryAccess(TraceEntry &e, const Wave &w,
     return;
   const unsigned l = unsigned(__builtin_ctzll(w.exec()));
   const Operand &vaddr = in.src[0], &saddr = in.src[2];
-  uint64_t a =
-      saddr.kind != OperandKind::None
-          ? scalar64(w, saddr) + w.vgpr(vaddr.index)[l]
-          : (w.vgpr(vaddr.index)[l] |
-             uint64_t(w.vgpr(vaddr.index + 1)[l]) << 32);
+  uint64_t a = saddr.kind != OperandKind::None
+                   ? scalar64(w, saddr) + w.vgpr(vaddr.index)[l]
+                   : (w.vgpr(vaddr.index)[l] |
+                      uint64_t(w.vgpr(vaddr.index + 1)[l]) << 32);
   a += int64_t(in.offset);
   // 0 reads as "no line"; a line 0 access is not shared data anyway.
   e.extra = uint32_t(a >> 6);

@@ -102,8 +102,7 @@ std::string TimingParams::describe() const {
 
 /// The keys whose value may be 0 (a v2 mechanism switched off).
 static bool mayBeZero(const std::string &key) {
-  return key == "lds_broadcast" || key == "vmem_in_flight" ||
-         key == "l2_bytes";
+  return key == "lds_broadcast" || key == "vmem_in_flight" || key == "l2_bytes";
 }
 
 std::string TimingParams::apply(const std::string &assignments) {
@@ -115,9 +114,8 @@ std::string TimingParams::apply(const std::string &assignments) {
     if (at && text[at - 1] != ' ')
       continue;
     size_t end = text.find(' ', at);
-    std::string value = text.substr(at + 8, end == std::string::npos
-                                                ? std::string::npos
-                                                : end - at - 8);
+    std::string value = text.substr(
+        at + 8, end == std::string::npos ? std::string::npos : end - at - 8);
     if (value != "1" && value != "2")
       return "the value of 'version' is not 1 or 2: '" + value + "'";
     *this = TimingParams(unsigned(value[0] - '0'));
@@ -203,9 +201,9 @@ struct RegRange {
 
 struct InstTiming {
   Unit unit = Unit::Internal;
-  double issue = 4;   ///< VALU cycles
-  double latency = 4; ///< VGPR results, VALU
-  bool store = false; ///< VMEM without a result
+  double issue = 4;     ///< VALU cycles
+  double latency = 4;   ///< VGPR results, VALU
+  bool store = false;   ///< VMEM without a result
   bool scratch = false; ///< VMEM to the private segment (SCRATCH, MUBUF)
   unsigned bytesPerLane = 0;
   unsigned nopCycles = 0;
@@ -658,8 +656,8 @@ SampleTiming CuReplay::run(const WorkgroupTrace &wg, unsigned copies) {
 /// Sharing along y and z (GQA heads of a kernel that does not pack them)
 /// is not seen: the samples are at y = z = 0.
 static double l2HitRate(const std::vector<InstTiming> &classes,
-                          const std::vector<WorkgroupTrace> &traces,
-                          uint32_t gridX, uint64_t slots, double l2Bytes) {
+                        const std::vector<WorkgroupTrace> &traces,
+                        uint32_t gridX, uint64_t slots, double l2Bytes) {
   if (traces.size() < 2 || gridX < 2)
     return 0;
   // Per sample: its (instruction, line) keys of loads, and their bytes.
@@ -687,8 +685,8 @@ static double l2HitRate(const std::vector<InstTiming> &classes,
           continue;
         uint64_t key = uint64_t(e.index) << 32 | e.extra;
         for (size_t o = 0; o < traces.size(); ++o)
-          if (o != s && std::binary_search(keys[o].begin(), keys[o].end(),
-                                           key)) {
+          if (o != s &&
+              std::binary_search(keys[o].begin(), keys[o].end(), key)) {
             shared += double(e.lanes) * k.bytesPerLane;
             break;
           }
@@ -753,14 +751,14 @@ fa::sim::estimateTiming(const Program &program, const KernelDescriptor &kd,
   for (const Instruction &in : program.insts)
     classes.push_back(classify(in, p));
   CuReplay cu{classes, p};
-  cu.hbmReadPerCycle = p.hbmEfficiency * p.hbmReadBytesPerSecond /
-                       est.activeCus / p.clockHz;
-  cu.hbmWritePerCycle = p.hbmEfficiency * p.hbmWriteBytesPerSecond /
-                        est.activeCus / p.clockHz;
+  cu.hbmReadPerCycle =
+      p.hbmEfficiency * p.hbmReadBytesPerSecond / est.activeCus / p.clockHz;
+  cu.hbmWritePerCycle =
+      p.hbmEfficiency * p.hbmWriteBytesPerSecond / est.activeCus / p.clockHz;
   if (p.l2Bytes > 0) {
     cu.l2PerCycle = p.l2BytesPerCycle / est.activeCus;
-    cu.l2Hit = l2HitRate(classes, traces, grid[0],
-                         uint64_t(est.activeCus) * k, p.l2Bytes);
+    cu.l2Hit = l2HitRate(classes, traces, grid[0], uint64_t(est.activeCus) * k,
+                         p.l2Bytes);
     est.l2Hit = cu.l2Hit;
     // Scratch of every resident wave: private bytes per lane x 64 lanes.
     const double scratch = double(kd.privateSegmentFixedSize) * 64 *
@@ -858,8 +856,8 @@ std::string TimingEstimate::text() const {
   }
   o += "\n  units (busy share over the replays): VALU " + pct(valuUse) +
        ", LDS " + pct(ldsUse) + ", HBM " + pct(vmemUse) + ": limited by " +
-       limitedBy + (l2Hit > 0 ? "; L2 hits " + pct(l2Hit) + " of the loads" : "") +
-       "\n";
+       limitedBy +
+       (l2Hit > 0 ? "; L2 hits " + pct(l2Hit) + " of the loads" : "") + "\n";
   for (const SampleTiming &s : samples) {
     double waves = double(s.resident) * wavesPerWorkgroup * s.cycles;
     std::snprintf(

@@ -97,8 +97,8 @@ struct TimingParams {
   /// v2: the share of the HBM rates above that a kernel's access stream
   /// gets (1: all of it).
   double hbmEfficiency = 1;
-  double globalLatency = 500;            ///< assumption
-  double vmemIssueCycles = 4;            ///< address cycles per vector op
+  double globalLatency = 500; ///< assumption
+  double vmemIssueCycles = 4; ///< address cycles per vector op
   /// v2: vector memory instructions in flight per CU (issued, data not yet
   /// back); a wave's next one waits for one to return. 0: no limit.
   unsigned vmemInFlight = 0;
@@ -135,7 +135,6 @@ struct TraceEntry {
   /// for the L2 model); else 0.
   uint32_t extra = 0;
 };
-
 
 struct WorkgroupTrace {
   uint32_t wg[3] = {0, 0, 0};

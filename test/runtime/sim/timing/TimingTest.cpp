@@ -22,9 +22,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "sim/Timing.h"
-#include "sim/Dispatch.h"
 #include "sim/CodeObject.h"
 #include "sim/Decoder.h"
+#include "sim/Dispatch.h"
 
 #include <gtest/gtest.h>
 
@@ -480,8 +480,7 @@ TEST(TimingV2, LdsBroadcastChargesDistinctDwords) {
   Result c = estimate("lds.hsaco", "lds_read_b128", 60, 256,
                       Kernarg().u32(trips).u32(16), {}, 1, p);
   rule("v2: contiguous ds_read_b128", "lds_read_b128, LDS cycles",
-       1024 / p.ldsBytesPerCycle, ldsCyclesPerRead(c, trips),
-       c.est.limitedBy);
+       1024 / p.ldsBytesPerCycle, ldsCyclesPerRead(c, trips), c.est.limitedBy);
   // v1 charges every lane: 1024 / 41.2 for either.
   Result one = estimate("lds.hsaco", "lds_read_b128", 60, 256,
                         Kernarg().u32(trips).u32(0), {}, 1, kParams);
@@ -529,8 +528,7 @@ TEST(TimingV2, L2HitsOfSharedData) {
   // group still, so the hits stay; the capacity only matters across
   // groups (more workgroups than slots).
   Result small = estimate("hbm.hsaco", "hbm_read_shared", grid, 256, args(),
-                          {src.region(false, "src")}, 3,
-                          v2("l2_bytes=16384"));
+                          {src.region(false, "src")}, 3, v2("l2_bytes=16384"));
   EXPECT_NEAR(small.est.l2Hit, 239.0 / 240.0, 1e-9);
   // 1200 workgroups, 600 slots (24 VGPRs: 10 waves per SIMD, 10
   // workgroups per CU): two groups; the second hits only as far as the
@@ -658,9 +656,8 @@ int main(int argc, char **argv) {
   // --describe-model N: version N's parameters (check_calibration.py
   // compares them with those of the committed calibration).
   if (argc == 3 && !std::strcmp(argv[1], "--describe-model")) {
-    std::printf("%s\n", TimingParams(unsigned(std::atoi(argv[2])))
-                             .describe()
-                             .c_str());
+    std::printf("%s\n",
+                TimingParams(unsigned(std::atoi(argv[2]))).describe().c_str());
     return 0;
   }
   ::testing::InitGoogleTest(&argc, argv);
