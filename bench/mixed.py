@@ -53,6 +53,10 @@ CHUNK = 512
 DECODE_ROWS = 60
 DECODE_RANGE = (4096, 32768)
 SCALE = D ** -0.5
+# Split-KV + GQA-packing builds of the mixed kernel with prefill-sized
+# tiles (block_m, block_n, waves): decode rows fill a tile's rows with the
+# heads of one KV head and split their keys, chunks keep large tiles.
+TILES = [(64, 64, 4), (128, 64, 8)]
 
 
 def decode_keys():
@@ -74,6 +78,11 @@ def compile_kernels(cache):
             print(fa.compile("f16", D, "sm_90", causal=True,
                              softmax_scale=SCALE, layout=layout,
                              decode=decode), flush=True)
+    from fa import _jit
+    for tiles in TILES:
+        print(_jit.compile_to_cache(_jit.Spec(
+            "mixed", "f16", D, True, _jit.canonical_scale(SCALE), True,
+            "sm_90", tiles=tiles)), flush=True)
 
 
 def run(out_dir, reps, smoke=False):
@@ -109,6 +118,13 @@ def run(out_dir, reps, smoke=False):
                                          softmax_scale=SCALE,
                                          block_table=tab, seqused_k=u)
 
+    def mixed_build(qq, cu, u, tab, max_q, decode, tiles=()):
+        # The other build than the API's choice (fa._interface.mixed_fwd's
+        # `decode`, `tiles`): where the mixed launch's time goes with each.
+        from fa import _interface
+        return _interface.mixed_fwd(qq, kc, vc, cu, u, tab, max_q, SCALE,
+                                    True, decode=decode, tiles=tiles)[0]
+
     nb = len(PREFILL_KEYS)
     q_pre = q[:n_pre].view(nb, CHUNK, HQ, D)
     q_dec = q[n_pre:].view(DECODE_ROWS, 1, HQ, D)
@@ -119,6 +135,15 @@ def run(out_dir, reps, smoke=False):
                                             table[:nb], CHUNK),
         "mixed, decode rows only": lambda: mixed(q[n_pre:], cu_dec,
                                                  used[nb:], table[nb:], 1),
+        "mixed, decode build (split-KV + packing)": lambda: mixed_build(
+            q, cu_q, used, table, CHUNK, True),
+        "mixed, chunks only, decode build": lambda: mixed_build(
+            q[:n_pre], cu_pre, used[:nb], table[:nb], CHUNK, True),
+        "mixed, decode rows only, prefill build": lambda: mixed_build(
+            q[n_pre:], cu_dec, used[nb:], table[nb:], 1, False),
+        **{f"mixed, split-KV + packing, {t[0]}x{t[1]} tiles":
+           (lambda t=t: mixed_build(q, cu_q, used, table, CHUNK, True, t))
+           for t in (() if smoke else TILES)},
         "separate: chunks": lambda: fa.flash_attn_with_kvcache(
             q_pre, kc, vc, cache_seqlens=used[:nb], block_table=table[:nb],
             causal=True, softmax_scale=SCALE),
@@ -169,6 +194,13 @@ def run(out_dir, reps, smoke=False):
     halves = torch.cat([calls["mixed, chunks only"](),
                         calls["mixed, decode rows only"]()])
     err_halves = (out.float() - halves.float()).abs().max().item()
+    other = calls["mixed, decode build (split-KV + packing)"]()
+    checks["mixed, decode build vs prefill build"] = (
+        (out.float() - other.float()).abs().max().item() <= 2e-2,
+        (out.float() - other.float()).abs().max().item())
+    for name in [n for n in calls if n.startswith("mixed, split-KV")]:
+        e = (out.float() - calls[name]().float()).abs().max().item()
+        checks[f"{name} vs the prefill build"] = (e <= 2e-2, e)
     checks["mixed vs fp32 SDPA per sequence"] = (worst <= 2e-2, worst)
     checks["mixed vs separate launches"] = (err_sep <= 2e-2, err_sep)
     checks["mixed vs its halves"] = (err_halves <= 2e-2, err_halves)
@@ -208,6 +240,11 @@ def run(out_dir, reps, smoke=False):
     total = kv_bytes(keys)
     nbytes = {"mixed": total, "mixed, chunks only": kv_bytes(PREFILL_KEYS),
               "mixed, decode rows only": kv_bytes(dk),
+              "mixed, decode build (split-KV + packing)": total,
+              "mixed, chunks only, decode build": kv_bytes(PREFILL_KEYS),
+              "mixed, decode rows only, prefill build": kv_bytes(dk),
+              **{f"mixed, split-KV + packing, {t[0]}x{t[1]} tiles": total
+                 for t in TILES},
               "separate: chunks": kv_bytes(PREFILL_KEYS),
               "separate: decode rows": kv_bytes(dk),
               "separate (chunks + decode rows)": total,

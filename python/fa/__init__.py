@@ -266,8 +266,13 @@ def compile(dtype, head_dim, target, causal=False, softmax_scale=None,
     scale = _jit.canonical_scale(1.0 / math.sqrt(head_dim)
                                  if softmax_scale is None
                                  else float(softmax_scale))
+    tiles = ()
+    if layout == "mixed" and target == "sm_90" and not decode:
+        # What a mixed batch with prompt chunks runs there
+        # (_interface.mixed_fwd): split-KV + GQA packing on 64 x 64 tiles.
+        decode, tiles = True, (64, 64, 4)
     spec = _jit.Spec(layout, dtype, int(head_dim), bool(causal), scale,
                      bool(decode), target, _interface._window(window_size),
                      _interface._softcap(softcap), alibi=bool(alibi),
-                     sinks=bool(sinks))
+                     sinks=bool(sinks), tiles=tiles)
     return _jit.compile_to_cache(spec)

@@ -52,6 +52,9 @@ class Spec:
     # [Hq] argument for each (after the others, slopes first).
     alibi: bool = False
     sinks: bool = False
+    # Explicit tiles (block_m, block_n, waves) instead of the target's
+    # (benchmarks: bench/mixed.py); () the default.
+    tiles: tuple = ()
 
 
 def canonical_scale(scale):
@@ -116,6 +119,9 @@ def options(spec):
         o["gqa-pack"] = "on"
     if spec.dtype == "bf16":
         o["allow-bf16"] = "true"
+    if spec.tiles:
+        o["block-m"], o["block-n"], o["waves"] = (str(x) for x in
+                                                  spec.tiles)
     return o
 
 
