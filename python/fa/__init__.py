@@ -267,10 +267,9 @@ def compile(dtype, head_dim, target, causal=False, softmax_scale=None,
                                  if softmax_scale is None
                                  else float(softmax_scale))
     tiles = ()
-    if layout == "mixed" and target == "sm_90" and not decode:
-        # What a mixed batch with prompt chunks runs there
-        # (_interface.mixed_fwd): split-KV + GQA packing on 64 x 64 tiles.
-        decode, tiles = True, (64, 64, 4)
+    if layout == "mixed" and not decode:
+        # What a mixed batch with prompt chunks runs there.
+        decode, tiles = _jit.mixed_chunks_build(target)
     spec = _jit.Spec(layout, dtype, int(head_dim), bool(causal), scale,
                      bool(decode), target, _interface._window(window_size),
                      _interface._softcap(softcap), alibi=bool(alibi),

@@ -488,18 +488,12 @@ def mixed_fwd(q, k_cache, v_cache, cu_seqlens_q, seqused_k, block_table,
                                 q.device)
     sinks = _head_tensor("sinks", sinks, hq, batch, q.device)
     target, dev_name, stream = _where(q)
-    if decode is None and not _decode(int(max_seqlen_q)) and \
-            target == "sm_90":
-        # Prompt chunks with decode rows: split-KV + GQA packing on 64 x 64
-        # tiles (4 warps). On the H200 a vLLM-like batch (4 chunks of 512
-        # rows, 60 decode rows, 4k-32k keys) takes 27.4 ms so, 37.7 ms on
-        # the prefill tiles with the same splitting and packing, 53.8 ms on
-        # the decode tiles and 90.7 ms on the plain prefill build
-        # (bench/results/2026-12-03-h200-mixed); other targets are not
-        # measured yet and keep the prefill build.
-        decode, tiles = True, tiles or (64, 64, 4)
-    if decode is None:
-        decode = _decode(int(max_seqlen_q))
+    if decode is None and _decode(int(max_seqlen_q)):
+        decode = True
+    elif decode is None:
+        # Prompt chunks with decode rows: the target's measured build.
+        decode, chunk_tiles = _jit.mixed_chunks_build(target)
+        tiles = tiles or chunk_tiles
     spec = _jit.Spec("mixed", dtype, d, bool(causal),
                      _scale(softmax_scale, d), bool(decode),
                      target, _window((window_left, window_right)),

@@ -57,6 +57,17 @@ class Spec:
     tiles: tuple = ()
 
 
+def mixed_chunks_build(target):
+    """(decode, tiles) of the mixed kernel for batches with prompt chunks
+    on `target`. sm_90: split-KV + GQA packing on 64 x 64 tiles (4 warps):
+    on the H200 a vLLM-like batch (4 chunks of 512 rows, 60 decode rows,
+    4k-32k keys) takes 27.4 ms so, 37.7 on the prefill tiles with the same
+    splitting and packing, 53.8 on the decode tiles and 90.7 on the plain
+    prefill build (bench/results/2026-12-03-h200-mixed). Other targets are
+    not measured yet and keep the prefill build."""
+    return (True, (64, 64, 4)) if target == "sm_90" else (False, ())
+
+
 def canonical_scale(scale):
     """`scale` rounded to f32, the precision the kernels use it in: 1 /
     sqrt(128) and 128 ** -0.5 differ in the last bit of a double and must

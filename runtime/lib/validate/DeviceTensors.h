@@ -147,25 +147,19 @@ struct DeviceTensors {
     mixed = mixedProblem;
     paged = mixed ? &mixed->cache : pagedProblem;
     varlen = varlenProblem;
+    // K and V as the paged caches [num_pages, page_size, Hkv, D].
+    auto placeCaches = [&] {
+      strides.k = cacheStrides(*paged, layout.k.rowPad);
+      strides.v = cacheStrides(*paged, layout.v.rowPad);
+      kPlace = {paged->numPages, sh.headsKv, paged->pageSize, p.headDim,
+                strides.k,       elem,       true};
+      vPlace = {paged->numPages, sh.headsKv, paged->pageSize, p.headDim,
+                strides.v,       elem,       true};
+    };
     if (varlen || mixed) {
       placePacked(p, elem, layout);
       if (mixed) {
-        strides.k = cacheStrides(*paged, layout.k.rowPad);
-        strides.v = cacheStrides(*paged, layout.v.rowPad);
-        kPlace = {paged->numPages,
-                  sh.headsKv,
-                  paged->pageSize,
-                  p.headDim,
-                  strides.k,
-                  elem,
-                  true};
-        vPlace = {paged->numPages,
-                  sh.headsKv,
-                  paged->pageSize,
-                  p.headDim,
-                  strides.v,
-                  elem,
-                  true};
+        placeCaches();
       }
       return;
     }
@@ -174,22 +168,7 @@ struct DeviceTensors {
     kPlace = {sh.batch, sh.headsKv, sh.seqK, p.headDim, strides.k, elem};
     vPlace = {sh.batch, sh.headsKv, sh.seqK, p.headDim, strides.v, elem};
     if (paged) {
-      strides.k = cacheStrides(*paged, layout.k.rowPad);
-      strides.v = cacheStrides(*paged, layout.v.rowPad);
-      kPlace = {paged->numPages,
-                sh.headsKv,
-                paged->pageSize,
-                p.headDim,
-                strides.k,
-                elem,
-                true};
-      vPlace = {paged->numPages,
-                sh.headsKv,
-                paged->pageSize,
-                p.headDim,
-                strides.v,
-                elem,
-                true};
+      placeCaches();
     }
     oPlace = {sh.batch, sh.headsQ, sh.seqQ, p.headDim, strides.o, elem};
     // LSE as a [B, Hq, 1, Lq] tensor: one "row" of Lq values per head.
