@@ -35,7 +35,7 @@ static const TargetDesc kTargets[] = {
      /*widenLds=*/false,
      /*asyncCopy=*/false,
      /*defaultStages=*/2,
-     /*shareRows=*/true},
+     /*shareRows=*/false},
     {"sm_90",
      "NVIDIA H100/H200 (sm_90)",
      /*waveSize=*/32,
@@ -107,7 +107,7 @@ static const TargetDesc kTargets[] = {
      /*widenLds=*/false,
      /*asyncCopy=*/false,
      /*defaultStages=*/2,
-     /*shareRows=*/true},
+     /*shareRows=*/false},
 };
 
 const TargetDesc *mlir::fa::lookupTarget(llvm::StringRef name) {

@@ -63,13 +63,14 @@ struct TargetDesc {
   /// at D=128, slower at D=64): its L2 hides the K/V loads that the seed's
   /// gfx906 does not, and the fetch costs registers or shared memory.
   int64_t defaultStages = 2;
-  /// fa-lower-to-gpu's share-rows=auto: the lhs rows of each LDS product
-  /// (Q in Q·Kᵀ, P in P·V), which the 16 lanes of a thread row all need,
-  /// are read from LDS once per row (a sixteenth per lane) and passed
-  /// around the row by lane rotations (gfx906: DPP row_ror, VALU work),
-  /// instead of each lane reading them all. On gfx906, where the MI50
-  /// timing model finds the default kernels LDS-bound (docs/mi50-timing-
-  /// model.md), and on the host emulation of its kernel.
+  /// fa-lower-to-gpu's share-rows=auto: the lhs rows of P·V (P), which the
+  /// 16 lanes of a thread row all need, are read from LDS once per row (a
+  /// sixteenth per lane) and passed around the row by lane rotations
+  /// (gfx906: DPP row_ror, VALU work), instead of each lane reading them
+  /// all: fewer registers live per step, more VALU. Off on every target:
+  /// the calibrated MI50 timing model v2 finds gfx906's K/V loop VALU-bound
+  /// and LDS broadcasts cheap (docs/gfx906-timing.md); fac turns it on for
+  /// gfx906 where the backend spills without it (retryOnGfx906).
   bool shareRows = false;
   /// fa-tile's automatic tiles for a split-KV kernel (kv-splits=runtime,
   /// decode): a Q tile of a few rows (GQA packing puts the Hq/Hkv query

@@ -443,6 +443,26 @@ void Compilation::retryOnGfx906(ModuleOp source, fa::PipelineOptions pipeline,
            "; the input is past fa-tile, so its tiles and K/V schedule are "
            "fixed and no smaller configuration can be tried (compile the "
            "fa.attention source to let fac search)");
+  // share-rows=auto is off on gfx906 (TargetDesc::shareRows): every lane
+  // reads the lhs rows of both products, an LDS broadcast, no VALU spent
+  // moving them. Where that spills, P's rows rotated first.
+  if (!tilesFixed && options.shareRows == "auto" && spills(result)) {
+    // share-rows holds one pair of each P row per lane instead of every
+    // pair the step needs: fewer registers, for a DPP move per 8 MACs.
+    remark(describeSpillAt(result) +
+           " with every lane reading P's rows; trying share-rows (P's rows "
+           "rotated along each 16-lane row)");
+    fa::PipelineOptions rotated = pipeline;
+    rotated.shareRows = "on";
+    rotated.report = false;
+    Build retry;
+    if (build(source, rotated, tm, retry)) {
+      result.llvmModule.reset();
+      result = std::move(retry);
+      rotated.report = pipeline.report;
+      chosen = pipeline = rotated;
+    }
+  }
   if (!tilesFixed && options.fetchAhead == "auto" && spills(result) &&
       result.kernels.front().stages == 2) {
     // Double buffering's registers first: only V fetched ahead (in-block)

@@ -48,9 +48,18 @@ static Value f16Source(Value v) {
   return ext.getIn();
 }
 
-/// The f16 sources of every element of `v` = vector.from_elements(extf ...),
-/// or false.
+/// The f16 sources of every element of `v` = vector.from_elements(extf ...)
+/// or vector.broadcast(extf x) (what canonicalisation makes of
+/// from_elements(x, x, ...): one rhs column per thread), or false.
 static bool f16Elements(Value v, SmallVectorImpl<Value> &out) {
+  if (auto bc = v.getDefiningOp<vector::BroadcastOp>()) {
+    Value src = f16Source(bc.getSource());
+    auto vt = dyn_cast<VectorType>(v.getType());
+    if (!src || !vt || vt.getRank() != 1)
+      return false;
+    out.append(vt.getNumElements(), src);
+    return true;
+  }
   auto fe = v.getDefiningOp<vector::FromElementsOp>();
   if (!fe)
     return false;
