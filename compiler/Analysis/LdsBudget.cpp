@@ -138,7 +138,7 @@ mlir::fa::chooseTileConfig(const TargetDesc &target, int64_t headDim,
   if (waves == 0)
     waves = std::max<int64_t>(1, 256 / target.waveSize);
   std::optional<TileConfig> best;
-  std::tuple<int64_t, int64_t, bool, int64_t, int64_t> bestKey;
+  std::tuple<bool, int64_t, int64_t, bool, int64_t, int64_t> bestKey;
   for (int64_t bm : {128, 64, 32, 16}) {
     for (int64_t bn : {128, 64, 32, 16}) {
       if ((target.maxBlockM && bm > target.maxBlockM) ||
@@ -153,7 +153,15 @@ mlir::fa::chooseTileConfig(const TargetDesc &target, int64_t headDim,
         if (!b.fitsLds || !b.mappable ||
             (!b.fitsRegs && target.registerEstimateBinds))
           continue;
-        auto key = std::make_tuple(creditedOccupancy(target, b), bm * bn,
+        // Where the register estimate binds (gfx906, its host emulation):
+        // a thread with one S column reads a K pair per MAC pair plus its
+        // Q pairs (1.5 LDS dwords per v_dot2 at 2 rows), which leaves
+        // Q·Kᵀ LDS-bound; two or more columns first, then occupancy (the
+        // MI50 timing model v2, D=256 1,8,8,512,4096: 32x16 at 2 waves/SIMD
+        // 3.61 ms, 32x32 at 1 wave 2.83 ms).
+        const bool columns = !target.registerEstimateBinds || b.mapping.rn > 1;
+        auto key = std::make_tuple(columns, creditedOccupancy(target, b),
+                                   bm * bn,
                                    !shared, -std::abs(bm - bn), bm);
         if (!best || key > bestKey) {
           best = c;

@@ -886,13 +886,19 @@ FailureOr<TileConfig> FaTilePass::configFor(AttentionOp op, const TargetDesc &t,
     if (kvShared == "on") {
       config.kvShared = true;
     } else if (kvShared == "auto") {
-      // Share when that is what lets LDS reach the occupancy goal.
+      // Share when that is what lets LDS reach the occupancy goal, or what
+      // lets the tiles fit at all (the automatic D=256 64x32 tile given
+      // back explicitly: 69632 bytes with K and V apart).
       TileConfig shared = config;
       shared.kvShared = true;
       config.ldsPad = shared.ldsPad = reservedLdsPad(eltBytes);
-      int64_t apart = computeBudget(t, config, d, eltBytes).ldsWavesPerSimd;
-      int64_t together = computeBudget(t, shared, d, eltBytes).ldsWavesPerSimd;
-      config.kvShared = apart && apart < t.occupancyGoal && together > apart;
+      Budget apartBudget = computeBudget(t, config, d, eltBytes);
+      Budget sharedBudget = computeBudget(t, shared, d, eltBytes);
+      int64_t apart = apartBudget.ldsWavesPerSimd;
+      int64_t together = sharedBudget.ldsWavesPerSimd;
+      config.kvShared =
+          (apart && apart < t.occupancyGoal && together > apart) ||
+          (!apartBudget.fitsLds && sharedBudget.fitsLds);
       config.ldsPad = 0;
     }
   }

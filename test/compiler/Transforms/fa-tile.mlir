@@ -16,6 +16,26 @@
 // RUN: fa-opt %t/choice.mlir --fa-tile="target=sm_90 report=true" 2>/dev/null | FileCheck %s --check-prefix=SM90
 // RUN: fa-opt %t/choice.mlir --fa-tile="target=sm_90 report=true" 2>&1 >/dev/null | FileCheck %s --check-prefix=SM90-REPORT
 
+// D=256 on gfx906 (and its host emulation): a thread of the 32x16 tile has
+// one S column (1.5 LDS dwords per v_dot2 in Q·Kᵀ), so the chooser ranks
+// tiles with two or more columns first, then occupancy: 64x32 at 1 wave
+// per SIMD (4x2 of S per thread). sm_90 (the register estimate does not
+// bind) keeps its own choice. Explicit 64x32 with kv-shared=auto shares
+// the K/V slot because apart it does not fit; explicit 32x32 fits apart
+// and stays apart.
+// RUN: fa-opt %t/d256.mlir --fa-tile="target=gfx906 report=true" 2>&1 | FileCheck %s --check-prefix=D256
+// RUN: fa-opt %t/d256.mlir --fa-tile="target=host" | FileCheck %s --check-prefix=D256-HOST
+// RUN: fa-opt %t/d256.mlir --fa-tile="target=gfx906 block-m=64 block-n=32" | FileCheck %s --check-prefix=D256-EXPLICIT
+// RUN: fa-opt %t/d256.mlir --fa-tile="target=gfx906 block-m=32 block-n=32" | FileCheck %s --check-prefix=D256-APART
+// RUN: fa-opt %t/d256.mlir --fa-tile="target=sm_90" | FileCheck %s --check-prefix=D256-SM90
+// D256: remark: tile config for gfx906: D=256 f16 BLOCK_M=64 BLOCK_N=32 waves=4 (256 threads) stages=2 (register-staged) lds_pad=0 (K and V share one LDS slot)
+// D256-NEXT: thread grid 16x16, per thread 4x2 of S and 4x16 of O
+// D256: fa.tile = #fa.tile<target = "gfx906", block_m = 64, block_n = 32, waves = 4, wave_size = 64, stages = 2, lds_pad = 0, kv_shared = true>
+// D256-HOST: fa.tile = #fa.tile<target = "host", block_m = 64, block_n = 32, {{.*}}, kv_shared = true>
+// D256-EXPLICIT: fa.tile = #fa.tile<target = "gfx906", block_m = 64, block_n = 32, {{.*}}, kv_shared = true>
+// D256-APART: fa.tile = #fa.tile<target = "gfx906", block_m = 32, block_n = 32, waves = 4, wave_size = 64, stages = {{[12]}}, lds_pad = 0>
+// D256-SM90: fa.tile = #fa.tile<target = "sm_90", block_m = 64, block_n = 64, waves = 8, wave_size = 32, stages = 1, lds_pad = 0, kv_shared = true>
+
 // bf16: refused where it is only emulated, unless allowed; native on sm_90.
 // RUN: fa-opt %t/bf16-gfx906.mlir --fa-tile -verify-diagnostics
 // RUN: fa-opt %t/bf16.mlir --fa-tile="allow-bf16=true" | FileCheck %s --check-prefix=BF16
@@ -312,6 +332,12 @@ func.func @d64(%q: tensor<?x?x?x64xf16>, %k: tensor<?x?x?x64xf16>, %v: tensor<?x
 func.func @d128(%q: tensor<?x?x?x128xf16>, %k: tensor<?x?x?x128xf16>, %v: tensor<?x?x?x128xf16>) -> tensor<?x?x?x128xf16> {
   %o = fa.attention %q, %k, %v : tensor<?x?x?x128xf16>, tensor<?x?x?x128xf16>, tensor<?x?x?x128xf16> -> tensor<?x?x?x128xf16>
   return %o : tensor<?x?x?x128xf16>
+}
+
+//--- d256.mlir
+func.func @d256(%q: tensor<?x?x?x256xf16>, %k: tensor<?x?x?x256xf16>, %v: tensor<?x?x?x256xf16>) -> tensor<?x?x?x256xf16> {
+  %o = fa.attention %q, %k, %v causal : tensor<?x?x?x256xf16>, tensor<?x?x?x256xf16>, tensor<?x?x?x256xf16> -> tensor<?x?x?x256xf16>
+  return %o : tensor<?x?x?x256xf16>
 }
 
 //--- bf16-gfx906.mlir
