@@ -22,9 +22,11 @@ the keys). Every figure is an ESTIMATE of the named model
 The table cell is fa's speed over llama.cpp's (llama.cpp's time / fa's).
 
 usage: bench/gfx906_vs_llama.py --ggml CHECKOUT --build DIR [--fac FAC
-       --fa-run FA_RUN] [--what prefill|decode|both] [--models M1|M2...]
+       --fa-run FA_RUN] [--what prefill|prefill-split|decode|both]
+       [--models M1|M2...]
        [--samples N] [--out DIR] [--work DIR] [--quick]
-writes OUT/vs_llama[_prefill|_decode].json and .md.
+writes OUT/vs_llama[_prefill|_prefill-split|_decode].json and .md (both:
+every section).
 """
 import argparse
 import datetime
@@ -86,9 +88,9 @@ def compile_fa(fac, work, d, causal, extra, name):
 
 def fa_estimate(fa_run, hsaco, shape, model, samples, work, tag):
     b, hq, hkv, lq, lk = shape
-    out = os.path.join(work, "%s_%s_%s.json" % (
+    out = os.path.join(work, "%s_%s_%s_s%d.json" % (
         tag, "x".join(map(str, shape)), model.replace("=", "-")
-        .replace(",", "_")))
+        .replace(",", "_"), samples))
     if not os.path.exists(out):
         cmd = [fa_run, hsaco, "--device", "gfx906-sim", "--shape",
                "%d,%d,%d,%d,%d" % shape, "--estimate-only",
@@ -107,9 +109,15 @@ def main():
     ap.add_argument("--build", default=os.path.join(gfx906.ROOT, "build"))
     ap.add_argument("--fac")
     ap.add_argument("--fa-run")
-    ap.add_argument("--what", default="both")
+    ap.add_argument("--what", default="both",
+                    choices=["both", "prefill", "prefill-split", "decode"],
+                    help="both: every section")
     ap.add_argument("--models", default="|".join(MODELS))
-    ap.add_argument("--samples", type=int, default=4)
+    # Sampled grid columns per launch: causal prefill needs more (its
+    # workgroups' work differs by row block and, split, by split) than
+    # decode, whose workgroups do the same work.
+    ap.add_argument("--samples", type=int,
+                    help="default: 16 for prefill, 4 for decode")
     ap.add_argument("--out")
     ap.add_argument("--work")
     ap.add_argument("--quick", action="store_true")
@@ -130,11 +138,12 @@ def main():
     def add(section, shape, d, causal, fa_kernel, fa_hsaco, fa_err):
         b, hq, hkv, lq, lk = shape
         t0 = time.time()
+        samples = a.samples or (4 if section == "decode" else 16)
         lres, about = llama.estimate(d, b, hq, hkv, lq, lk, causal, models,
-                                     a.samples)
+                                     samples)
         for m, model in enumerate(models):
             fa_est, err = (None, fa_err) if fa_err else fa_estimate(
-                fa_run, fa_hsaco, shape, model, a.samples, work, fa_kernel)
+                fa_run, fa_hsaco, shape, model, samples, work, fa_kernel)
             l_s, l_ests = lres[m]
             row = dict(section=section, d=d, causal=causal,
                        shape=list(shape), model=model,
@@ -167,6 +176,23 @@ def main():
             h, err = compile_fa(fac, work, d, True, [], name)
             for shape in (shapes[:2] if a.quick else shapes):
                 add("prefill", shape, d, True, name, h, err)
+    if a.what in ("prefill-split", "both"):
+        # The same default tiles compiled split-KV (ABI version 2: the
+        # runtime chooses the split count S, a combine kernel merges): what
+        # a user builds for prefill chunks whose grid leaves CUs idle.
+        for d, shapes in PREFILL_SHAPES.items():
+            base = "d%d_causal_default" % d
+            h, err = compile_fa(fac, work, d, True, [], base)
+            name, extra = "d%d_causal_split" % d, ["--kv-splits=runtime"]
+            if not err:
+                with open(h + ".json") as f:
+                    k = json.load(f)["kernels"][0]
+                extra += ["--block-m=%d" % k["block_m"],
+                          "--block-n=%d" % k["block_n"],
+                          "--waves=%d" % (k["threads"] // 64)]
+                h, err = compile_fa(fac, work, d, True, extra, name)
+            for shape in (shapes[:2] if a.quick else shapes):
+                add("prefill-split", shape, d, True, name, h, err)
     if a.what in ("decode", "both"):
         name = "decode_d%d_m4n32w1" % DECODE_D
         h, err = compile_fa(fac, work, DECODE_D, False,
@@ -180,7 +206,8 @@ def main():
                 machine=platform.platform(), processor=platform.processor(),
                 fa_commit=gfx906.git("rev-parse", "--short", "HEAD"),
                 ggml=os.path.abspath(a.ggml), models=models,
-                samples=a.samples, seconds=time.time() - t_start)
+                samples=a.samples or "16 prefill, 4 decode",
+                seconds=time.time() - t_start)
     stem = "vs_llama" + ("" if a.what == "both" else "_" + a.what)
     with open(os.path.join(out, stem + ".json"), "w") as f:
         json.dump(dict(meta=meta, rows=rows), f, indent=1)
@@ -194,11 +221,15 @@ def write_tables(rows, models, path):
          "estimated time / fa's), both timed by the same model from the "
          "instruction streams the gfx906 simulator executed. Not "
          "measurements.", ""]
-    for section in ("prefill", "decode"):
+    titles = {"prefill": "prefill (fa's default build)",
+              "prefill-split": "prefill (fa's default tiles, split-KV "
+              "build: fac --kv-splits=runtime --block-m --block-n --waves)",
+              "decode": "decode"}
+    for section in ("prefill", "prefill-split", "decode"):
         sec = [r for r in rows if r["section"] == section]
         if not sec:
             continue
-        L.append("## %s" % section)
+        L.append("## %s" % titles[section])
         L.append("")
         keys = []
         for r in sec:
