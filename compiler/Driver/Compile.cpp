@@ -365,6 +365,20 @@ static bool spills(const Build &b) {
   return false;
 }
 
+/// Whether a kernel other than a split-KV combine kernel spills: the
+/// retries that change only the attention kernel's K/V loop (share-rows,
+/// fetch-ahead) cannot help a combine kernel that spills.
+static bool attentionSpills(const Build &b) {
+  for (const fa::AmdgpuResources &r : b.resources) {
+    bool combine = false;
+    for (const fa::KernelInfo &k : b.kernels)
+      combine = combine || (k.name == r.kernel && k.isCombine);
+    if (!combine && (r.vgprSpills > 0 || fa::scratchAccesses(r) > 0))
+      return true;
+  }
+  return false;
+}
+
 static bool usesDot2(const Build &b) {
   for (const fa::AmdgpuResources &r : b.resources)
     if (r.mix.count("v_dot2") && r.mix.at("v_dot2") > 0)
@@ -443,10 +457,23 @@ void Compilation::retryOnGfx906(ModuleOp source, fa::PipelineOptions pipeline,
            "; the input is past fa-tile, so its tiles and K/V schedule are "
            "fixed and no smaller configuration can be tried (compile the "
            "fa.attention source to let fac search)");
+  // A rebuild with `changed` (its report kept for the build that stays)
+  // replaces the result where it compiles.
+  auto keepIfBuilt = [&](fa::PipelineOptions changed) {
+    const bool report = changed.report;
+    changed.report = false;
+    Build retry;
+    if (!build(source, changed, tm, retry))
+      return;
+    result.llvmModule.reset();
+    result = std::move(retry);
+    changed.report = report;
+    chosen = pipeline = changed;
+  };
   // share-rows=auto is off on gfx906 (TargetDesc::shareRows): every lane
   // reads the lhs rows of both products, an LDS broadcast, no VALU spent
   // moving them. Where that spills, P's rows rotated first.
-  if (!tilesFixed && options.shareRows == "auto" && spills(result)) {
+  if (!tilesFixed && options.shareRows == "auto" && attentionSpills(result)) {
     // share-rows holds one pair of each P row per lane instead of every
     // pair the step needs: fewer registers, for a DPP move per 8 MACs.
     remark(describeSpillAt(result) +
@@ -454,16 +481,9 @@ void Compilation::retryOnGfx906(ModuleOp source, fa::PipelineOptions pipeline,
            "rotated along each 16-lane row)");
     fa::PipelineOptions rotated = pipeline;
     rotated.shareRows = "on";
-    rotated.report = false;
-    Build retry;
-    if (build(source, rotated, tm, retry)) {
-      result.llvmModule.reset();
-      result = std::move(retry);
-      rotated.report = pipeline.report;
-      chosen = pipeline = rotated;
-    }
+    keepIfBuilt(rotated);
   }
-  if (!tilesFixed && options.fetchAhead == "auto" && spills(result) &&
+  if (!tilesFixed && options.fetchAhead == "auto" && attentionSpills(result) &&
       result.kernels.front().stages == 2) {
     // Double buffering's registers first: only V fetched ahead (in-block)
     // keeps fewer of them live across P·V.
@@ -474,14 +494,7 @@ void Compilation::retryOnGfx906(ModuleOp source, fa::PipelineOptions pipeline,
            "in place)");
     fa::PipelineOptions inBlock = pipeline;
     inBlock.fetchAhead = "in-block";
-    inBlock.report = false;
-    Build retry;
-    if (build(source, inBlock, tm, retry)) {
-      result.llvmModule.reset();
-      result = std::move(retry);
-      inBlock.report = pipeline.report;
-      chosen = pipeline = inBlock;
-    }
+    keepIfBuilt(inBlock);
   }
   // Where fa-tile chose the tiles and the backend spills: halve BLOCK_M
   // (then BLOCK_N) and recompile, keeping the first configuration that

@@ -20,6 +20,7 @@
 #include "compiler/Analysis/KernelInfo.h"
 #include "compiler/Analysis/LdsBudget.h"
 #include "compiler/Targets/DeviceModule.h"
+#include "dialect/FaOps.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -198,8 +199,19 @@ fa::lowerToRocdl(ModuleOp module, unsigned indexBits, bool dot2) {
       bool ldsAllows =
           lds == 0 || ldsWavesPerSimd(*lookupTarget("gfx906"), lds,
                                       threads ? (*threads)[0] : 256) >= 2;
+      // A split-KV combine kernel holds BLOCK_M x D f32 of O over its
+      // threads, twice (the sum and a split's partial): above 32 per
+      // thread (D=256 at 64 rows) 128 VGPRs spill, so the backend chooses.
+      bool combineFits = true;
+      if (f->hasAttr("fa.combine")) {
+        auto tile = f->getAttrOfType<TileConfigAttr>("fa.tile");
+        auto headDim = f->getAttrOfType<IntegerAttr>("fa.head_dim");
+        combineFits = tile && headDim && tile.getThreads() > 0 &&
+                      tile.getBlockM() * headDim.getInt() <=
+                          32 * tile.getThreads();
+      }
       if (f.isKernel() && first && first.getElementTypeBitWidth() == 16 &&
-          ldsAllows)
+          ldsAllows && combineFits)
         f->setAttr("rocdl.waves_per_eu",
                    IntegerAttr::get(IntegerType::get(f.getContext(), 32), 2));
     });
