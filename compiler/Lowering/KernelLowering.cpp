@@ -375,19 +375,19 @@ Value KernelLowering::ldsDot(LdsDotOp op) {
     return acc;
   };
   // share-rows (P·V only): the 16 lanes of a thread row (TC = 16: one DPP
-  // row of a wave) all need the same lhs rows. Lane c reads only the pairs 16m + c
-  // of its rows from LDS and passes them one lane down its row per step
-  // (gpu.shuffle idx from in-row lane c + 1, marked fa.row_rotate = 1:
-  // DPP row_ror:15 on gfx906), so that in step r it holds lane
-  // (c + r) mod 16's pairs and multiplies them with the rhs at that pair's
-  // index. A lane's sum runs over the pairs in its own order; every
-  // product is one the plain loop does. Both loops stay rolled (unrolled,
-  // the backend hoists every step's rhs loads and spills). Not in Q·Kᵀ
-  // (transposed rhs): there a thread has CC = BLOCK_N / 16 columns, so a
-  // rotation serves CC MACs (2 at BLOCK_N = 32) where P·V's serve D / 16;
-  // every lane reading Q's pairs is an LDS broadcast instead (4 row
-  // addresses per wave), and the K/V loop is VALU-bound (MI50 timing
-  // model v2: D=128 causal 1,8,2,512,4096 1468 -> 1292 us).
+  // row of a wave) all need the same lhs rows. Lane c reads only the
+  // pairs 16m + c of its rows from LDS and passes them one lane down its
+  // row per step (gpu.shuffle idx from in-row lane c + 1, marked
+  // fa.row_rotate = 1: DPP row_ror:15 on gfx906), so that in step r it
+  // holds lane (c + r) mod 16's pairs and multiplies them with the rhs at
+  // that pair's index. A lane's sum runs over the pairs in its own order;
+  // every product is one the plain loop does. Both loops stay rolled
+  // (unrolled, the backend hoists every step's rhs loads and spills).
+  // Not in Q·Kᵀ (transposed rhs): there a thread has CC = BLOCK_N / 16
+  // columns, so a rotation serves CC MACs (2 at BLOCK_N = 32) where P·V's
+  // serve D / 16; every lane reading Q's pairs is an LDS broadcast instead
+  // (4 row addresses per wave), and the K/V loop is VALU-bound (MI50
+  // timing model v2: D=128 causal 1,8,2,512,4096 1468 -> 1292 us).
   const bool sharedRows =
       shareRows && !transpose && mapping.tc == 16 &&
       target.waveSize % 16 == 0 && step == 2 &&
