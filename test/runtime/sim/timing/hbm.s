@@ -9,19 +9,18 @@
 //     same data to dst. Bytes read = bytes written = 16 KiB * trips.
 .include "common.inc"
 
-KERNEL hbm_read
-  s_load_dwordx2 s[4:5], s[0:1], 0x0
-  s_load_dword s6, s[0:1], 0x8
+// v1..v4: lane l's offsets 16 * l + 4096 * k of one 16 KiB trip.
+.macro LANE_OFFSETS
   v_lshlrev_b32 v1, 4, v0            // 16 * lane
   v_add_u32 v2, 0x1000, v1
   v_add_u32 v3, 0x2000, v1
   v_add_u32 v4, 0x3000, v1
-  s_waitcnt lgkmcnt(0)
-  s_lshl_b32 s7, s6, 14              // chunk = trips * 16 KiB
-  s_mul_i32 s7, s7, s2               // this workgroup's chunk
-  s_add_u32 s4, s4, s7
-  s_addc_u32 s5, s5, 0
-.Lhbm_read_loop:
+.endm
+
+// s6 trips of four global_load_dwordx4 from s[4:5], which advances by
+// 16 KiB per trip.
+.macro READ_TRIPS
+1:
   global_load_dwordx4 v[8:11], v1, s[4:5]
   global_load_dwordx4 v[12:15], v2, s[4:5]
   global_load_dwordx4 v[16:19], v3, s[4:5]
@@ -31,17 +30,26 @@ KERNEL hbm_read
   s_sub_u32 s6, s6, 1
   s_cmp_lg_u32 s6, 0
   s_waitcnt vmcnt(0)
-  s_cbranch_scc1 .Lhbm_read_loop
+  s_cbranch_scc1 1b
+.endm
+
+KERNEL hbm_read
+  s_load_dwordx2 s[4:5], s[0:1], 0x0
+  s_load_dword s6, s[0:1], 0x8
+  LANE_OFFSETS
+  s_waitcnt lgkmcnt(0)
+  s_lshl_b32 s7, s6, 14              // chunk = trips * 16 KiB
+  s_mul_i32 s7, s7, s2               // this workgroup's chunk
+  s_add_u32 s4, s4, s7
+  s_addc_u32 s5, s5, 0
+  READ_TRIPS
   s_endpgm
 KD hbm_read, 24, 8, 0
 
 KERNEL hbm_copy
   s_load_dwordx4 s[4:7], s[0:1], 0x0 // src, dst
   s_load_dword s8, s[0:1], 0x10
-  v_lshlrev_b32 v1, 4, v0
-  v_add_u32 v2, 0x1000, v1
-  v_add_u32 v3, 0x2000, v1
-  v_add_u32 v4, 0x3000, v1
+  LANE_OFFSETS
   s_waitcnt lgkmcnt(0)
   s_lshl_b32 s9, s8, 14
   s_mul_i32 s9, s9, s2
@@ -76,21 +84,8 @@ KD hbm_copy, 24, 16, 0
 KERNEL hbm_read_shared
   s_load_dwordx2 s[4:5], s[0:1], 0x0
   s_load_dword s6, s[0:1], 0x8
-  v_lshlrev_b32 v1, 4, v0            // 16 * lane
-  v_add_u32 v2, 0x1000, v1
-  v_add_u32 v3, 0x2000, v1
-  v_add_u32 v4, 0x3000, v1
+  LANE_OFFSETS
   s_waitcnt lgkmcnt(0)
-.Lhbm_read_shared_loop:
-  global_load_dwordx4 v[8:11], v1, s[4:5]
-  global_load_dwordx4 v[12:15], v2, s[4:5]
-  global_load_dwordx4 v[16:19], v3, s[4:5]
-  global_load_dwordx4 v[20:23], v4, s[4:5]
-  s_add_u32 s4, s4, 0x4000
-  s_addc_u32 s5, s5, 0
-  s_sub_u32 s6, s6, 1
-  s_cmp_lg_u32 s6, 0
-  s_waitcnt vmcnt(0)
-  s_cbranch_scc1 .Lhbm_read_shared_loop
+  READ_TRIPS
   s_endpgm
 KD hbm_read_shared, 24, 8, 0
