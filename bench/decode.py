@@ -316,9 +316,11 @@ class FaKernel:
             keep += [ws_o, ws_lse]
             split = dict(split_kv=True, ws_o=buf(ws_o), ws_lse=buf(ws_lse),
                          splits=splits)
-            launches.append((self.cfn,
-                             (math.ceil(lq / self.cinfo["block_m"]), hq, b),
-                             self.cinfo["threads"], self.cshared))
+            # split_direct at S = 1: the split kernel writes O itself.
+            if splits > 1 or not self.info.get("split_direct"):
+                launches.append(
+                    (self.cfn, (math.ceil(lq / self.cinfo["block_m"]), hq, b),
+                     self.cinfo["threads"], self.cshared))
         elif splits != 1:
             raise ValueError(f"{self.file} is not split-KV: S must be 1")
         words = fa_abi.pack(self.abi, buf(q), buf(k), buf(v), buf(o),

@@ -128,6 +128,7 @@ FailureOr<std::vector<KernelInfo>> mlir::fa::collectKernels(ModuleOp module) {
     if (auto abi = f->getAttrOfType<IntegerAttr>("fa.abi_version"))
       k.abiVersion = abi.getInt();
     k.splitKv = f->hasAttr("fa.kv_splits");
+    k.splitDirect = f->hasAttr("fa.split_direct");
     k.gqaPacked = f->hasAttr("fa.gqa_packed");
     k.paged = f->hasAttr("fa.paged");
     k.varlen = f->hasAttr("fa.varlen");

@@ -72,6 +72,9 @@ struct KernelInfo {
   /// combine kernel has `isCombine`.
   bool splitKv = false, isCombine = false, gqaPacked = false, paged = false,
        varlen = false;
+  /// Split-KV: at S = 1 the split kernel writes O and LSE itself and the
+  /// combine kernel does nothing.
+  bool splitDirect = false;
   /// Validation layer 2: the trace words follow the version's
   /// (KernelAbi.h, "Trace").
   bool trace = false;

@@ -449,7 +449,8 @@ int64_t ${p}_kv_splits(const ${p}_module *m,
  * f32 O [S*B, Hq, Lq, D], then, at its size rounded up to 256 bytes, f32
  * LSE [S*B, Hq, Lq]. kv_splits = 0: enough for any count the automatic
  * rule may choose for this shape on any device. 0 for a kernel that is
- * not split-KV, and for arguments a launch refuses. */
+ * not split-KV, at S = 1 (the split kernel writes O itself), and for
+ * arguments a launch refuses. */
 uint64_t ${p}_workspace_size(
     int64_t B, int64_t Hq, int64_t Hkv, int64_t Lq, int64_t Lk,
     int64_t kv_splits);
@@ -460,10 +461,11 @@ uint64_t ${p}_workspace_size(
  * null for a kernel without LSE output. `strides`: the 14 strides in
  * elements in the kernel ABI's order (q, k, v, o: batch, head, row; lse:
  * batch, head; the innermost stride is 1), or null for contiguous
- * tensors. The workspace (split-KV; ignored otherwise) holds
+ * tensors. The workspace (split-KV at S > 1; ignored otherwise) holds
  * workspace_bytes; a launch may use it until the launches before it on
  * its stream are done, so concurrent streams need one each. kv_splits: 0
- * for the automatic count, or 1 to MAX_KV_SPLITS. */
+ * for the automatic count (one split without a workspace: the split
+ * kernel writes O itself), or 1 to MAX_KV_SPLITS. */
 int ${p}_launch(const ${p}_module *m, ${stream_type} stream,
     ${in}q, ${in}k, ${in}v,
     ${out}o, ${out}lse,
@@ -815,6 +817,8 @@ static const char *const kSplitWorkspaceSize =
     kv_splits = blocks < FA_MAX_AUTO_KV_SPLITS ? (int64_t)blocks
                                                : FA_MAX_AUTO_KV_SPLITS;
   }
+  if (kv_splits == 1) /* the split kernel writes O itself */
+    return 0;
   if (!fa_workspace(kv_splits, B, Hq, Lq, &o_bytes, &lse_offset, &lse_bytes))
     return 0;
   return lse_offset + lse_bytes;
@@ -828,14 +832,17 @@ static const char *const kDenseWorkspaceSize =
 static const char *const kSplitTail = R"C(
   /* Split-KV: S, the workspace (f32 O, then f32 LSE at 256 bytes past
    * it), the split kernel's grid (ceil(R / block_m) * S, Hg, B) and the
-   * combine kernel's (ceil(Lq / its block_m), Hq, B). */
+   * combine kernel's (ceil(Lq / its block_m), Hq, B), launched at S > 1
+   * only: at S = 1 the split kernel writes O and LSE itself. */
   {
     uint64_t o_bytes, lse_offset, lse_bytes, combine_grid[3];
     int64_t S;
     if (kv_splits < 0 || kv_splits > ${P}_MAX_KV_SPLITS)
       return ${P}_ERROR_INVALID_KV_SPLITS;
-    S = kv_splits ? kv_splits
-                  : fa_auto_kv_splits(m->compute_units, B, Hq, Hkv, Lq, Lk);
+    /* Without a workspace the automatic count is one split. */
+    S = kv_splits   ? kv_splits
+        : workspace ? fa_auto_kv_splits(m->compute_units, B, Hq, Hkv, Lq, Lk)
+                    : 1;
     if (!fa_workspace(S, B, Hq, Lq, &o_bytes, &lse_offset, &lse_bytes))
       return ${P}_ERROR_INVALID_SHAPE;${workspace_index_check}
     grid[0] = fa_mul(fa_tiles(Hq, Hkv, Lq), (uint64_t)S);
@@ -855,25 +862,32 @@ static const char *const kSplitTail = R"C(
       plan->grid[i] = (unsigned)grid[i];
       plan->combine_grid[i] = (unsigned)combine_grid[i];
     }
-    /* One caller buffer, as Kernel::enqueue binds it: O over
-     * [0, lse_offset), LSE over the rest. */
-    if (!workspace || FA_ADDRESS(workspace) % 16 != 0 ||
-        workspace_bytes < lse_offset + lse_bytes ||
-        FA_ADDRESS(workspace) == FA_ADDRESS(q) ||
-        FA_ADDRESS(workspace) == FA_ADDRESS(k) ||
-        FA_ADDRESS(workspace) == FA_ADDRESS(v) ||
-        FA_ADDRESS(workspace) == FA_ADDRESS(o) ||
-        FA_ADDRESS(workspace) == FA_ADDRESS(lse))
-      return ${P}_ERROR_WORKSPACE;
-    w[44] = w[45] = FA_ADDRESS(workspace);
-    w[46] = 0;
-    w[47] = lse_offset / 4;
-    w[48] = 1;
-    w[49] = w[50] = FA_ADDRESS(workspace) + lse_offset;
-    w[51] = 0;
-    w[52] = (workspace_bytes - lse_offset) / 4;
-    w[53] = 1;
-    w[54] = (uint64_t)S;${clamp_workspace}
+    /* At S = 1 the split kernel writes O and LSE itself: null workspace
+     * descriptors. Else one caller buffer, as Kernel::enqueue binds it: O
+     * over [0, lse_offset), LSE over the rest. */
+    w[54] = (uint64_t)S;
+    if (S == 1) {
+      for (i = 44; i < 54; ++i)
+        w[i] = 0;
+      w[48] = w[53] = 1;
+    } else {
+      if (!workspace || FA_ADDRESS(workspace) % 16 != 0 ||
+          workspace_bytes < lse_offset + lse_bytes ||
+          FA_ADDRESS(workspace) == FA_ADDRESS(q) ||
+          FA_ADDRESS(workspace) == FA_ADDRESS(k) ||
+          FA_ADDRESS(workspace) == FA_ADDRESS(v) ||
+          FA_ADDRESS(workspace) == FA_ADDRESS(o) ||
+          FA_ADDRESS(workspace) == FA_ADDRESS(lse))
+        return ${P}_ERROR_WORKSPACE;
+      w[44] = w[45] = FA_ADDRESS(workspace);
+      w[46] = 0;
+      w[47] = lse_offset / 4;
+      w[48] = 1;
+      w[49] = w[50] = FA_ADDRESS(workspace) + lse_offset;
+      w[51] = 0;
+      w[52] = (workspace_bytes - lse_offset) / 4;
+      w[53] = 1;${clamp_workspace}
+    }
   }
 )C";
 
@@ -1165,10 +1179,10 @@ mlir::fa::renderLauncher(llvm::StringRef codeObject,
                    v)
           : "";
   v["clamp_workspace"] = split && k.indexBits == 32
-                             ? "\n    if (w[47] > INT32_MAX)\n"
-                               "      w[47] = INT32_MAX;\n"
-                               "    if (w[52] > INT32_MAX)\n"
-                               "      w[52] = INT32_MAX;"
+                             ? "\n      if (w[47] > INT32_MAX)\n"
+                               "        w[47] = INT32_MAX;\n"
+                               "      if (w[52] > INT32_MAX)\n"
+                               "        w[52] = INT32_MAX;"
                              : "";
   v["split_functions"] = split ? expand(kSplitFunctions, v) : "";
   v["kv_splits_body"] =
@@ -1225,7 +1239,7 @@ mlir::fa::renderLauncher(llvm::StringRef codeObject,
                   setShared("combine", combine->dynamicLdsBytes)
             : "";
   v["launch_combine_hip"] =
-      split ? expand("\n    if (rc == 0)\n"
+      split ? expand("\n    if (rc == 0 && plan.words[54] > 1)\n"
                      "      rc = (int)hipModuleLaunchKernel(\n"
                      "          m->combine, plan.combine_grid[0], "
                      "plan.combine_grid[1],\n"
@@ -1236,7 +1250,7 @@ mlir::fa::renderLauncher(llvm::StringRef codeObject,
                      v)
             : "";
   v["launch_combine_cuda"] =
-      split ? expand("\n    if (rc == 0)\n"
+      split ? expand("\n    if (rc == 0 && plan.words[54] > 1)\n"
                      "      rc = (int)cuLaunchKernel(\n"
                      "          m->combine, plan.combine_grid[0], "
                      "plan.combine_grid[1],\n"

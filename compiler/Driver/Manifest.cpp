@@ -45,6 +45,7 @@ llvm::Expected<std::string> mlir::fa::renderManifest(
     entry.symbol = k.name + symbolSuffix.str();
     entry.abiVersion = k.abiVersion;
     entry.splitKv = k.splitKv;
+    entry.splitDirect = k.splitDirect;
     entry.combine = k.combine;
     entry.gqaPacked = k.gqaPacked;
     entry.paged = k.paged;

@@ -910,6 +910,8 @@ LogicalResult KernelLowering::lowerOp(Operation *op) {
   }
   if (auto loop = dyn_cast<scf::ForOp>(op))
     return lowerFor(loop);
+  if (auto branch = dyn_cast<scf::IfOp>(op))
+    return lowerIf(branch);
   bool tensorResults =
       llvm::any_of(op->getResultTypes(), llvm::IsaPred<RankedTensorType>);
   // Tensor constants are materialised as fragments where they are used;
@@ -927,6 +929,29 @@ LogicalResult KernelLowering::lowerOp(Operation *op) {
     return success();
   }
   return op->emitOpError() << "is not supported in tile IR by fa-lower-to-gpu";
+}
+
+LogicalResult KernelLowering::lowerIf(scf::IfOp op) {
+  // A branch of the epilogue (a split kernel's direct write at S = 1, the
+  // combine kernel's nothing-to-do): stores only, no values out.
+  if (op.getNumResults() != 0)
+    return op.emitOpError()
+           << "cannot lower: an scf.if with results in tile IR";
+  FailureOr<Value> cond = scalar(op.getCondition());
+  if (mlir::failed(cond))
+    return op.emitOpError() << "cannot lower: " << failure;
+  const bool hasElse = !op.getElseRegion().empty();
+  auto lowered = scf::IfOp::create(b, loc, TypeRange{}, *cond, hasElse);
+  OpBuilder::InsertionGuard guard(b);
+  for (auto [from, to] : {std::pair{op.thenBlock(), lowered.thenBlock()},
+                          std::pair{op.elseBlock(), lowered.elseBlock()}}) {
+    if (!from)
+      continue;
+    b.setInsertionPoint(to->getTerminator());
+    if (mlir::failed(lowerBlock(*from)))
+      return mlir::failure();
+  }
+  return success();
 }
 
 LogicalResult KernelLowering::lowerBlock(Block &block) {

@@ -89,6 +89,8 @@ private:
   LogicalResult lowerBlock(Block &block);
   LogicalResult lowerOp(Operation *op);
   LogicalResult lowerFor(scf::ForOp op);
+  /// An scf.if without results (a branch of the epilogue).
+  LogicalResult lowerIf(scf::IfOp op);
   FailureOr<scf::ForOp> lowerLoop(scf::ForOp op, ValueRange inits);
   LogicalResult lowerElementwise(Operation *op);
   /// The kernel-side values (fragment or scalar) of tile-IR values.

@@ -417,8 +417,8 @@ static LogicalResult lowerGrid(scf::ForallOp grid, gpu::GPUModuleOp gpuModule,
   kernel->setAttr("fa.tile", config);
   for (StringRef attr :
        {"fa.scale", "fa.causal", "fa.window", "fa.softcap", "fa.fetch_ahead",
-        "fa.kv_splits", "fa.gqa_packed", "fa.combine", "fa.paged",
-        "fa.varlen"})
+        "fa.kv_splits", "fa.split_direct", "fa.gqa_packed", "fa.combine",
+        "fa.paged", "fa.varlen"})
     if (Attribute a = grid->getAttr(attr))
       kernel->setAttr(attr, a);
   kernel->setAttr("fa.abi_version", mb.getI64IntegerAttr(varlen  ? 4

@@ -36,6 +36,9 @@ static const PlantedBugInfo kBugs[] = {
     {PlantedBug::SplitOverlap, "split-overlap", "fa-tile",
      "split-KV: each split after the first also visits the block before its "
      "range (its predecessor's last)"},
+    {PlantedBug::SplitNoDirect, "split-no-direct", "fa-tile",
+     "split-KV: at S = 1 the split kernel writes its workspace instead of O "
+     "and LSE (the runtime runs no combine kernel there)"},
     {PlantedBug::CuSeqlensOffByOne, "cu-seqlens-off-by-one", "fa-tile",
      "varlen: each sequence's keys end one row early, cu_seqlens_k[b+1] - 1 "
      "taken as its end"},

@@ -38,6 +38,9 @@ enum class PlantedBug {
   SplitShort,        ///< split-KV: each split stops one K/V block short
   SplitOverlap,      ///< split-KV: each split after the first starts one
                      ///< K/V block early (visits its predecessor's last)
+  SplitNoDirect,     ///< split-KV: at S = 1 the split writes the workspace
+                     ///< instead of O and LSE (which the runtime, skipping
+                     ///< the combine kernel there, never fills)
   CuSeqlensOffByOne, ///< varlen: each sequence's keys end one early
                      ///< (cu_seqlens_k[b+1] - 1 taken as its end)
   PackedCausalLastRow, ///< GQA packing, causal: the K/V bound from the

@@ -253,8 +253,11 @@ void TileBuilder::build(AttentionOp op, const OpFacts &facts, Value q, Value k,
   if (cuQ)
     roles.append({cuQ, cuK});
   annotate(grid, op, facts, roles);
-  if (split)
+  if (split) {
     grid->setAttr("fa.kv_splits", b.getStringAttr("runtime"));
+    // At S = 1 it writes O and LSE itself (the epilogue below).
+    grid->setAttr("fa.split_direct", b.getUnitAttr());
+  }
   if (pack)
     grid->setAttr("fa.gqa_packed", b.getUnitAttr());
   if (table)
@@ -565,36 +568,70 @@ void TileBuilder::build(AttentionOp op, const OpFacts &facts, Value q, Value k,
 
   // Epilogue: O = acc / l (0 where no key was visible), LSE = ln(2)·(m +
   // log2 l) (-inf there). A split writes both, in f32, to the workspace
-  // at batch s * B + b.
+  // at batch s * B + b; at S = 1 it is the whole K/V range and writes O
+  // and LSE as a dense kernel does (no combine kernel runs then).
   Value mFinal = loop.getResult(0), lFinal = loop.getResult(1),
         accFinal = loop.getResult(2);
-  auto [out, empty] = normalize(accFinal, lFinal);
-  Value outBatch = bIdx;
-  // Varlen: the sequence's rows of O and LSE; of a split's workspace, whose
-  // batches are dense, rows from 0.
-  Value outStart = qStart;
-  if (split) {
-    outBatch = arith::AddIOp::create(
-        b, loc, arith::MulIOp::create(b, loc, sIdx, batch), bIdx);
-    o = wsO;
-    lse = wsLse;
-    if (qStart)
-      outStart = c0;
-  } else if (!elt.isF32()) {
-    out = arith::TruncFOp::create(b, loc, qTileType, out);
-  }
-  Value outRows = outStart ? lq : Value();
-  StoreTileOp::create(b, loc, out, o, outBatch, h, m0, rowGroup, outStart,
-                      outRows);
-  if (lse) {
-    Value logL = math::Log2Op::create(b, loc, lFinal);
+  Value outRows = qStart ? lq : Value();
+  auto store = [&](Value acc, Value m, Value l, Value dest, Value destLse,
+                   Value batchIdx, Value start, bool wide) {
+    auto [out, empty] = normalize(acc, l);
+    if (!wide && !elt.isF32())
+      out = arith::TruncFOp::create(b, loc, qTileType, out);
+    StoreTileOp::create(b, loc, out, dest, batchIdx, h, m0, rowGroup, start,
+                        outRows);
+    if (!destLse)
+      return;
+    Value logL = math::Log2Op::create(b, loc, l);
     Value val = arith::MulFOp::create(
-        b, loc, arith::AddFOp::create(b, loc, mFinal, logL),
+        b, loc, arith::AddFOp::create(b, loc, m, logL),
         splat(rowsType, std::log(2.0)));
     val = arith::SelectOp::create(b, loc, empty, negInfRows, val);
-    StoreTileOp::create(b, loc, val, lse, outBatch, h, m0, rowGroup, outStart,
-                        outRows);
+    StoreTileOp::create(b, loc, val, destLse, batchIdx, h, m0, rowGroup,
+                        start, outRows);
+  };
+  if (!split) {
+    store(accFinal, mFinal, lFinal, o, lse, bIdx, qStart, /*wide=*/false);
+    return;
   }
+  Value direct = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                       splits, c1);
+  // (The planted bug writes the workspace at S = 1 too: O is never
+  // written.)
+  if (bug == PlantedBug::SplitNoDirect)
+    direct = arith::ConstantIntOp::create(b, loc, 0, 1);
+  auto branch = scf::IfOp::create(b, loc, TypeRange{}, direct,
+                                  /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPointToStart(branch.thenBlock());
+    Value m = mFinal, l = lFinal, acc = accFinal;
+    // The sinks, which the split loop leaves out: m' = max(m, sink), l' =
+    // l·2^(m - m') + 2^(sink - m'), acc' = acc·2^(m - m') (log2 units;
+    // m' = -inf only with a -inf sink and no key: reference 0 then).
+    if (facts.sinks) {
+      Value sink = arith::MulFOp::create(b, loc, headRows(facts.sinks),
+                                         splat(rowsType, log2e));
+      m = arith::MaximumFOp::create(b, loc, mFinal, sink);
+      Value none = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                         m, negInfRows);
+      Value ref = arith::SelectOp::create(b, loc, none, zeroRows, m);
+      Value alpha = math::Exp2Op::create(
+          b, loc, arith::SubFOp::create(b, loc, mFinal, ref));
+      l = arith::AddFOp::create(
+          b, loc, arith::MulFOp::create(b, loc, lFinal, alpha),
+          math::Exp2Op::create(b, loc,
+                               arith::SubFOp::create(b, loc, sink, ref)));
+      acc = arith::MulFOp::create(b, loc, accFinal, rowBroadcast(alpha, d));
+    }
+    store(acc, m, l, o, lse, bIdx, qStart, /*wide=*/false);
+  }
+  b.setInsertionPointToStart(branch.elseBlock());
+  // Varlen: a split's workspace batches are dense, rows from 0.
+  Value wsBatch = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, sIdx, batch), bIdx);
+  store(accFinal, mFinal, lFinal, wsO, wsLse, wsBatch, qStart ? c0 : Value(),
+        /*wide=*/true);
 }
 
 void TileBuilder::buildCombine(AttentionOp op, const OpFacts &facts, Value q,
@@ -636,6 +673,12 @@ void TileBuilder::buildCombine(AttentionOp op, const OpFacts &facts, Value q,
   b.setInsertionPointToStart(grid.getBody());
   Value mb = grid.getInductionVar(0), h = grid.getInductionVar(1),
         bIdx = grid.getInductionVar(2);
+  // At S = 1 the split kernel wrote O and LSE itself: nothing to do.
+  Value many =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, splits, c1);
+  auto work = scf::IfOp::create(b, loc, TypeRange{}, many,
+                                /*withElseRegion=*/false);
+  b.setInsertionPointToStart(work.thenBlock());
   Value m0 = arith::MulIOp::create(b, loc, mb, idx(bm));
   // Varlen: the sequence's rows of the workspace (from 0) and of O and LSE
   // (from cu_q[b]).

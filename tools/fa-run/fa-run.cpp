@@ -320,10 +320,13 @@ void printJson(const Options &o, const Device &device, const KernelInfo &k,
 
 /// The split count a split-KV launch used, and its combine kernel.
 void printKvSplits(const Options &o, const KernelInfo &k, int64_t splits) {
-  std::printf("  kv splits %lld (%s; then kernel %s combines them)\n",
-              (long long)splits,
+  const std::string then =
+      k.splitDirect && splits == 1
+          ? "it writes O itself: kernel " + k.combine + " is not launched"
+          : "then kernel " + k.combine + " combines them";
+  std::printf("  kv splits %lld (%s; %s)\n", (long long)splits,
               o.kvSplits ? "--kv-splits" : "chosen by the runtime",
-              k.combine.c_str());
+              then.c_str());
 }
 
 void printTable(const Options &o, const Device &device, const KernelInfo &k,

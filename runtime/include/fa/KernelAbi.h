@@ -43,7 +43,11 @@
 // (n: the Q block's K/V blocks) and writes O_s = acc / l and lse_s (-inf for
 // a split that saw no key) to the workspace; the combine kernel, grid
 // (ceil(Lq / combine block_m), Hq, B), merges the splits as online softmax
-// does and writes O and LSE. R and Hg are Lq and Hq, or, for a kernel whose
+// does and writes O and LSE. A split kernel whose manifest says
+// `split_direct` writes O and LSE itself at S = 1 (its one split is the
+// whole K/V range) and its combine kernel returns at once there: the
+// runtime launches it alone, with null workspace descriptors. R and Hg are
+// Lq and Hq, or, for a kernel whose
 // manifest says `gqa_packed`, Lq * Hq/Hkv and Hkv: the Hq/Hkv query heads of
 // one KV head are rows of one Q tile (packed row p is query head
 // h*Hq/Hkv + p / Lq, position p mod Lq). Versions only ever append words.

@@ -92,6 +92,12 @@ struct KernelInfo {
   /// `kv_splits`, optional: "runtime" (the only value) for a split-KV kernel
   /// of ABI version 2, whose split count S the runtime chooses per launch.
   bool splitKv = false;
+  /// `split_direct`, optional [false], split-KV kernels only: at S = 1 the
+  /// split kernel writes O and LSE itself and its combine kernel returns at
+  /// once, so the runtime launches the split kernel alone, without a
+  /// workspace (kernels from fac before 2026-12-03 lack it: the combine
+  /// kernel runs at every S).
+  bool splitDirect = false;
   /// `combine`: the name of a split-KV kernel's combine kernel, another
   /// entry of the manifest with role "combine" (required with kv_splits).
   std::string combine;

@@ -274,8 +274,9 @@ struct KvSplitPlan {
 /// reads each row's S partials one after another), the smallest on a tie;
 /// R, Hg = Lq, Hq, or Lq * Hq/Hkv, Hkv for a gqa_packed kernel, and CUs =
 /// limits.computeUnits (at least 1). A dense kernel takes `requested`
-/// 0 or 1. InvalidArgument for another count or a workspace whose size
-/// overflows 64 bits.
+/// 0 or 1. A split_direct kernel at S = 1 needs no workspace (its sizes 0).
+/// InvalidArgument for another count or a workspace whose size overflows 64
+/// bits.
 /// Workgroups of `kernel` one compute unit holds at a time, from the
 /// manifest's `resources`: sm_90's `blocks_per_sm_estimate`, gfx906's
 /// `workgroups_per_cu_estimate`, or (an older gfx906 manifest) 4 *
@@ -446,7 +447,9 @@ public:
   /// and HIP's own launches do. A split-KV kernel needs `workspace`, at
   /// least workspaceSize() bytes of this device (it may be a wrapped
   /// buffer) that no other launch in flight uses; a dense kernel ignores it.
-  /// The metadata of a paged or varlen launch is trusted where its host
+  /// A split_direct kernel (KernelInfo::splitDirect) given no workspace and
+  /// kvSplits 0 runs one split, which writes O itself, without the combine
+  /// kernel. The metadata of a paged or varlen launch is trusted where its host
   /// copies are not given (packAttentionArgs' trustDeviceMetadata;
   /// checkMetadata() checks the device copies). LaunchOptions::kvSplits
   /// applies; checkGuards does not (it reads device memory), nor do the
@@ -461,8 +464,8 @@ public:
 
   /// Bytes of the workspace an enqueue of this kernel on `shape` with
   /// `kvSplits` (0: the runtime's choice on this device) needs: 0 for a
-  /// dense kernel (workspaceBytes; for a paged kernel shape.seqK is the
-  /// bound the enqueue will pass). InvalidArgument as planKvSplits.
+  /// dense kernel and a split_direct kernel at S = 1 (workspaceBytes; for a
+  /// paged kernel shape.seqK is the bound the enqueue will pass). InvalidArgument as planKvSplits.
   Expected<uint64_t> workspaceSize(const AttentionShape &shape,
                                    int64_t kvSplits = 0) const;
 

@@ -92,7 +92,8 @@ typedef struct fa_attention_args {
 
 /** Launches kernel `kernel` (NULL: the first that is not a combine kernel)
  * and waits for it. A split-KV kernel runs with its combine kernel over a
- * workspace the module keeps; the runtime chooses the number of splits. */
+ * workspace the module keeps (at one split, a kernel whose manifest says
+ * split_direct runs alone); the runtime chooses the number of splits. */
 fa_status fa_module_launch(fa_module *module, const char *kernel,
                            const fa_attention_args *args);
 
@@ -231,7 +232,9 @@ typedef struct fa_enqueue_options {
   void *stream;
   /** Split-KV kernels: at least fa_module_workspace_size bytes of this
    * device (a wrapped buffer is fine) that no launch still in flight uses.
-   * Dense kernels ignore it. */
+   * Dense kernels ignore it. NULL with kv_splits 0 on a kernel whose
+   * manifest says split_direct: one split, which writes O itself (no
+   * workspace, no combine kernel). */
   fa_buffer *workspace;
   /** As fa_launch_options: 0 lets the runtime choose. */
   int64_t kv_splits;
@@ -274,7 +277,8 @@ fa_status fa_module_enqueue_heads(fa_module *module, const char *kernel,
 /** Bytes of the workspace fa_module_enqueue needs for kernel `kernel` on the
  * shape of `args` (only its sizes are read; seq_k of a paged kernel is the
  * bound the enqueue will pass) with `kv_splits` (0: the runtime's choice on
- * this device, as the enqueue makes it): 0 for a dense kernel. */
+ * this device, as the enqueue makes it): 0 for a dense kernel, and for a
+ * split_direct kernel at one split. */
 fa_status fa_module_workspace_size(fa_module *module, const char *kernel,
                                    const fa_attention_args *args,
                                    int64_t kv_splits, size_t *bytes);

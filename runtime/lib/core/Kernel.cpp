@@ -710,9 +710,10 @@ Expected<PackedLaunch> fa::packAttentionArgs(const KernelInfo &kernel,
   packed.numWords = numWords;
   packed.split = *plan;
   const int64_t S = plan->kvSplits;
-  // A paged or varlen kernel that is not split-KV: null workspace
-  // descriptors, S = 1.
-  if ((pg || vl) && !kernel.splitKv) {
+  // A paged or varlen kernel that is not split-KV, and a split kernel that
+  // writes O itself at S = 1: null workspace descriptors, S = 1.
+  const bool combined = kernel.splitKv && !(kernel.splitDirect && S == 1);
+  if (((pg || vl) && !kernel.splitKv) || (kernel.splitKv && !combined)) {
     w[FA_ABI_WS_O + 4] = w[FA_ABI_WS_LSE + 4] = 1;
     w[FA_ABI_SPLITS] = 1;
   }
@@ -746,7 +747,7 @@ Expected<PackedLaunch> fa::packAttentionArgs(const KernelInfo &kernel,
              &packed.geometry},
       Launch{}};
   size_t numLaunches = 1;
-  if (kernel.splitKv) {
+  if (combined) {
     packed.combineGeometry.emplace();
     launches[numLaunches++] = {
         combine,
@@ -909,7 +910,7 @@ Status Kernel::launch(const AttentionArgs &args, const LaunchOptions &options,
     launched->geometry = packed->geometry;
     launched->combineGeometry = packed->combineGeometry;
   }
-  if (!combine) {
+  if (!packed->combineGeometry) {
     Status s = state->code->launch(index, packed->geometry,
                                    packed->words.data(), options, {0, 1}, {});
     if (!s.ok())
@@ -961,13 +962,18 @@ Status Kernel::enqueue(const AttentionArgs &args, void *stream,
                        LaunchInfo *launched) const {
   KernelCall call{*state, index, info()};
   const KernelInfo &k = call.k;
+  // Without a workspace a kernel that writes O itself at S = 1 runs there.
+  const int64_t kvSplits =
+      !workspace && options.kvSplits == 0 && k.splitDirect ? 1
+                                                           : options.kvSplits;
   Expected<PackedLaunch> packed =
-      call.pack(args, options.kvSplits, /*trustDeviceMetadata=*/true);
+      call.pack(args, kvSplits, /*trustDeviceMetadata=*/true);
   if (!packed)
     return packed.takeStatus();
   if (Status s = state->backend->checkStream(stream); !s.ok())
     return call.withContext(std::move(s), k);
-  if (call.combine) {
+  const bool combined = packed->combineGeometry.has_value();
+  if (combined) {
     const uint64_t needed = workspaceBytes(packed->split);
     if (!workspace)
       return call.withContext(
@@ -999,13 +1005,13 @@ Status Kernel::enqueue(const AttentionArgs &args, void *stream,
   LaunchOptions noGuards = options;
   noGuards.checkGuards = false;
   const LaunchQueue queue{stream, /*wait=*/false};
-  const unsigned steps = call.combine ? 2 : 1;
+  const unsigned steps = combined ? 2 : 1;
   if (Status s = state->code->launch(index, packed->geometry,
                                      packed->words.data(), noGuards,
                                      {0, steps}, queue);
       !s.ok())
     return call.withContext(std::move(s), k);
-  if (call.combine)
+  if (combined)
     if (Status s = state->code->launch(size_t(call.combineIndex),
                                        *packed->combineGeometry,
                                        packed->words.data(), noGuards, {1, 2},

@@ -133,6 +133,7 @@ static Status parseVersionedFields(const FieldReader &r, KernelInfo &k) {
       !(s = r.get("kv_splits", splits, "", false)).ok() ||
       !(s = r.get("combine", combine, "", false)).ok() ||
       !(s = r.getBool("gqa_packed", k.gqaPacked, false)).ok() ||
+      !(s = r.getBool("split_direct", k.splitDirect, false)).ok() ||
       !(s = r.getBool("paged", k.paged, false)).ok() ||
       !(s = r.getBool("varlen", k.varlen, false)).ok() ||
       !(s = r.getBool("trace", k.trace, false)).ok() ||
@@ -192,7 +193,8 @@ static Status parseVersionedFields(const FieldReader &r, KernelInfo &k) {
     for (const auto &[field, set] :
          {std::pair<const char *, bool>{"kv_splits", k.splitKv},
           {"combine", hasCombine},
-          {"gqa_packed", k.gqaPacked}})
+          {"gqa_packed", k.gqaPacked},
+          {"split_direct", k.splitDirect}})
       if (set)
         return r.error(field, "a combine kernel has no " + std::string(field) +
                                   " (it runs on grid (ceil(Lq / block_m), "
@@ -219,6 +221,9 @@ static Status parseVersionedFields(const FieldReader &r, KernelInfo &k) {
   if (k.splitKv && !hasCombine)
     return r.error("combine", "missing: a split-KV kernel names the kernel "
                               "that combines its splits");
+  if (!k.splitKv && k.splitDirect)
+    return r.error("split_direct", "only a split-KV kernel (\"kv_splits\": "
+                                   "\"runtime\") writes O directly at S = 1");
   if (!k.splitKv && hasCombine)
     return r.error("combine", "only a split-KV kernel (\"kv_splits\": "
                               "\"runtime\") has a combine kernel");
@@ -492,6 +497,8 @@ std::string fa::formatManifest(const Manifest &m) {
       entry["role"] = kernelRoleName(k.role);
     if (k.splitKv)
       entry["kv_splits"] = "runtime";
+    if (k.splitDirect)
+      entry["split_direct"] = true;
     if (!k.combine.empty())
       entry["combine"] = k.combine;
     if (k.gqaPacked)

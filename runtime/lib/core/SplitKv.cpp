@@ -123,6 +123,9 @@ Expected<KvSplitPlan> fa::planKvSplits(const KernelInfo &kernel,
       }
     }
   }
+  // At S = 1 such a kernel writes O itself: no workspace.
+  if (kernel.splitDirect && plan.kvSplits == 1)
+    return plan;
   U128 lse = U128(plan.kvSplits) * uint64_t(sh.batch) * uint64_t(sh.headsQ) *
              uint64_t(sh.seqQ);
   U128 lseBytes = lse * sizeof(float);
@@ -155,6 +158,10 @@ static void writeWorkspaceDescriptor(PackedLaunch &packed,
 }
 
 static Status notSplitKv(const KernelInfo &kernel) {
+  if (kernel.splitKv) // split_direct at S = 1
+    return invalid("kernel '" + kernel.name +
+                   "' writes O itself at one K/V split: its launch has no "
+                   "workspace");
   return invalid("kernel '" + kernel.name +
                  "' is not a split-KV kernel: its launch has no workspace");
 }

@@ -13,6 +13,10 @@
 // fa-lower-to-gpu straight after fa-promote (constants still inside the grid).
 // RUN: fa-opt %t/attention.mlir --fa-tile="target=gfx906 block-m=64 block-n=32" --fa-promote --fa-lower-to-gpu=share-rows=off | FileCheck %s --check-prefix=RAW
 
+// A branch of stores (the split kernel's direct write at S = 1): an scf.if
+// on the same condition, each side's stores lowered inside it.
+// RUN: fa-opt %t/branch.mlir --fa-lower-to-gpu | FileCheck %s --check-prefix=BRANCH
+
 // Hand-written Level 1b IR: each LDS buffer with its own row padding.
 // RUN: fa-opt %t/lds-pad.mlir --fa-lower-to-gpu=share-rows=off --canonicalize --cse | FileCheck %s --check-prefix=PAD
 
@@ -424,6 +428,31 @@ module {
   }
 }
 
+//--- branch.mlir
+// BRANCH-LABEL: gpu.func @branch_kernel
+// BRANCH: %[[FIRST:[^ ]+]] = arith.cmpi eq, %block_id_y, %{{[^ ]+}} : index
+// BRANCH-NEXT: scf.if %[[FIRST]] {
+// BRANCH: memref.store %{{[^,]+}}, %arg3[
+// BRANCH: } else {
+// BRANCH: memref.store %{{[^,]+}}, %arg3[
+// BRANCH: gpu.return
+#tile = #fa.tile<target = "gfx906", block_m = 16, block_n = 16, waves = 1, wave_size = 64, stages = 1, lds_pad = 0>
+!qkv = memref<1x1x16x32xf16, strided<[?, ?, ?, 1], offset: ?>>
+func.func @branch(%q: !qkv, %k: !qkv, %v: !qkv, %o: !qkv) {
+  scf.forall (%mb, %h, %b) in (1, 1, 1) {
+    %c0 = arith.constant 0 : index
+    %c8 = arith.constant 8 : index
+    %x = fa.load_tile %q[%b, %h, %c0] : !qkv -> tensor<16x32xf16>
+    %first = arith.cmpi eq, %h, %c0 : index
+    scf.if %first {
+      fa.store_tile %x, %o[%b, %h, %c0] : tensor<16x32xf16>, !qkv
+    } else {
+      fa.store_tile %x, %o[%b, %h, %c8] : tensor<16x32xf16>, !qkv
+    }
+  } {fa.args = array<i64: 0, 1, 2, 3, -1>, fa.tile = #tile}
+  return
+}
+
 //--- invalid.mlir
 
 #tile = #fa.tile<target = "gfx906", block_m = 16, block_n = 16, waves = 1, wave_size = 64, stages = 1, lds_pad = 0>
@@ -558,6 +587,28 @@ func.func @slot_types(%q: !qkv, %k: !qkv, %v: !qkv, %o: !qkv) {
     %kb = fa.lds_buffer "k" slot("kv") : !lds
     // expected-error @+1 {{'fa.lds_buffer' op shares slot 'kv' with a buffer of another element type}}
     %vb = fa.lds_buffer "v" slot("kv") : memref<16x32xf32, strided<[32, 1]>, #gpu.address_space<workgroup>>
+  } {fa.args = array<i64: 0, 1, 2, 3, -1>, fa.tile = #tile}
+  return
+}
+
+// -----
+
+// A branch that yields a value: the lowering takes branches of stores only
+// (a split kernel's direct write at S = 1, the combine's nothing-to-do).
+#tile = #fa.tile<target = "gfx906", block_m = 16, block_n = 16, waves = 1, wave_size = 64, stages = 1, lds_pad = 0>
+!qkv = memref<1x1x16x32xf16, strided<[?, ?, ?, 1], offset: ?>>
+func.func @if_with_results(%q: !qkv, %k: !qkv, %v: !qkv, %o: !qkv, %t: tensor<16x32xf16>) {
+  scf.forall (%mb, %h, %b) in (1, 1, 1) {
+    %c0 = arith.constant 0 : index
+    %x = fa.load_tile %q[%b, %h, %c0] : !qkv -> tensor<16x32xf16>
+    %first = arith.cmpi eq, %h, %c0 : index
+    // expected-error @+1 {{'scf.if' op cannot lower: an scf.if with results in tile IR}}
+    %y = scf.if %first -> (tensor<16x32xf16>) {
+      scf.yield %x : tensor<16x32xf16>
+    } else {
+      scf.yield %x : tensor<16x32xf16>
+    }
+    fa.store_tile %y, %o[%b, %h, %c0] : tensor<16x32xf16>, !qkv
   } {fa.args = array<i64: 0, 1, 2, 3, -1>, fa.tile = #tile}
   return
 }

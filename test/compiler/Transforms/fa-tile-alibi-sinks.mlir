@@ -42,9 +42,29 @@
 // CHECK-NOT: math.exp2
 // CHECK: scf.yield
 // CHECK: fa.head_params = array<i64: 3, 4>
-// The split kernel: slopes, no sink; the combine kernel starts from the
-// sink (natural-log units, as the splits' LSE) with L = 1.
+// The split kernel: slopes, no sink in its loop; at S = 1 (it writes O
+// itself) the sink joins after the loop: m' = max(m, sink), l' = l·2^(m -
+// m') + 2^(sink - m'), acc' = acc·2^(m - m'). At S > 1 the combine kernel
+// starts from the sink (natural-log units, as the splits' LSE) with L = 1.
 // SPLIT: fa.load_tile %arg3
+// SPLIT-NOT: fa.load_tile %arg4
+// SPLIT: %[[RES:[^:]+]]:3 = scf.for
+// SPLIT-NOT: fa.load_tile %arg4
+// SPLIT: scf.if %{{[^ ]+}} {
+// SPLIT: %[[SINK1:[^ ]+]] = fa.load_tile %arg4
+// SPLIT: %[[SINK2:[^ ]+]] = arith.mulf %[[SINK1]], %{{[^ ]+}}
+// SPLIT: %[[MX:[^ ]+]] = arith.maximumf %[[RES]]#0, %[[SINK2]]
+// SPLIT: %[[REF:[^ ]+]] = arith.select %{{[^,]+}}, %{{[^,]+}}, %[[MX]]
+// SPLIT: %[[D1:[^ ]+]] = arith.subf %[[RES]]#0, %[[REF]]
+// SPLIT: %[[ALPHA:[^ ]+]] = math.exp2 %[[D1]]
+// SPLIT: %[[D2:[^ ]+]] = arith.subf %[[SINK2]], %[[REF]]
+// SPLIT: %[[ES:[^ ]+]] = math.exp2 %[[D2]]
+// SPLIT: %[[LA:[^ ]+]] = arith.mulf %[[RES]]#1, %[[ALPHA]]
+// SPLIT: arith.addf %[[LA]], %[[ES]]
+// SPLIT: %[[AB:[^ ]+]] = fa.row_broadcast %[[ALPHA]]
+// SPLIT: arith.mulf %[[RES]]#2, %[[AB]]
+// SPLIT: fa.store_tile %{{[^,]+}}, %arg5
+// SPLIT: } else {
 // SPLIT-NOT: fa.load_tile %arg4
 // SPLIT: fa.kv_splits = "runtime"
 // SPLIT: %[[SINK:[^ ]+]] = fa.load_tile %arg4[{{.*}}] : memref<8xf32, strided<[1], offset: ?>> -> tensor<[[R:[0-9]+]]xf32>

@@ -51,6 +51,7 @@
 // RUN: fa-opt %t/decode.mlir --fa-tile="block-m=16 block-n=64 kv-splits=runtime test-plant-bug=split-short" | FileCheck %s --check-prefix=SHORT
 // RUN: fa-opt %t/decode.mlir --fa-tile="block-m=16 block-n=64 kv-splits=runtime test-plant-bug=split-overlap" | FileCheck %s --check-prefix=OVERLAP
 // RUN: fa-opt %t/decode.mlir --fa-tile="block-m=16 block-n=64 kv-splits=runtime test-plant-bug=combine-no-rescale" | FileCheck %s --check-prefix=NO-RESCALE
+// RUN: fa-opt %t/decode.mlir --fa-tile="block-m=16 block-n=64 kv-splits=runtime test-plant-bug=split-no-direct" | FileCheck %s --check-prefix=NO-DIRECT
 
 // Bad values and shapes.
 // RUN: fa-opt %t/bad-value.mlir --fa-tile="kv-splits=always" -verify-diagnostics
@@ -85,16 +86,27 @@
 // CHECK: %[[END2:[^ ]+]] = arith.minsi %[[END]], %[[NUM_N]]
 // CHECK: %[[HI:[^ ]+]] = arith.maxsi %[[END2]], %[[LO]]
 // CHECK: scf.for %{{[^ ]+}} = %[[LO]] to %[[HI]] step
-// The split's O (f32, not rounded) and LSE go to workspace batch s*B + b.
+// At S = 1 the split is the whole K/V range: it writes O (rounded) and LSE
+// at batch b as a dense kernel does (the runtime launches no combine).
+// CHECK: %[[ONE:[^ ]+]] = arith.cmpi eq, %[[S]], %c1
+// CHECK: scf.if %[[ONE]] {
+// CHECK: arith.truncf %{{.+}} : tensor<16x128xf32> to tensor<16x128xf16>
+// CHECK: fa.store_tile %{{[^,]+}}, %[[O]][%[[BI]], %[[H]], %{{[^]]+}}] : tensor<16x128xf16>
+// CHECK: fa.store_tile %{{[^,]+}}, %[[LSE]][%[[BI]], %[[H]], %{{[^]]+}}] : tensor<16xf32>
+// CHECK: } else {
+// Else the split's O (f32, not rounded) and LSE go to workspace batch s*B + b.
 // CHECK: %[[SB:[^ ]+]] = arith.muli %[[SI]], %[[B]]
 // CHECK: %[[AT:[^ ]+]] = arith.addi %[[SB]], %[[BI]]
 // CHECK-NOT: arith.truncf
 // CHECK: fa.store_tile %{{[^,]+}}, %[[WSO]][%[[AT]], %[[H]], %{{[^]]+}}] : tensor<16x128xf32>
 // CHECK: fa.store_tile %{{[^,]+}}, %[[WSL]][%[[AT]], %[[H]], %{{[^]]+}}] : tensor<16xf32>
-// CHECK: } {fa.args = array<i64: 0, 1, 2, 3, 4, 5, 6>, fa.causal, fa.kv_splits = "runtime"
+// CHECK: } {fa.args = array<i64: 0, 1, 2, 3, 4, 5, 6>, fa.causal, fa.kv_splits = "runtime", {{.*}}fa.split_direct
 //
-// The combine grid: (ceil(Lq / 16), Hq, B), online softmax over the splits.
+// The combine grid: (ceil(Lq / 16), Hq, B), online softmax over the splits;
+// at S = 1 it does nothing.
 // CHECK: scf.forall (%{{[^,]+}}, %[[CH:[^,]+]], %[[CB:[^)]+]]) in
+// CHECK: %[[MANY:[^ ]+]] = arith.cmpi ne, %{{[^,]+}}, %c1
+// CHECK-NEXT: scf.if %[[MANY]] {
 // CHECK: scf.for %[[SPLIT:[^ ]+]] = %{{[^ ]+}} to %{{[^ ]+}} step %{{[^ ]+}} iter_args(%[[MOLD:[^ ]+]] = %{{[^,]+}}, %[[LOLD:[^ ]+]] = %{{[^,]+}}, %[[ACC:[^ ]+]] = %{{[^)]+}})
 // CHECK: %[[LSES:[^ ]+]] = fa.load_tile %[[WSL]][%{{[^,]+}}, %[[CH]], %{{[^]]+}}] : {{.*}} -> tensor<16xf32>
 // CHECK: %[[OS:[^ ]+]] = fa.load_tile %[[WSO]][%{{[^,]+}}, %[[CH]], %{{[^]]+}}] : {{.*}} -> tensor<16x128xf32>
@@ -154,6 +166,8 @@
 // NO-RESCALE: fa.load_tile %{{.*}} -> tensor<16xf32>
 // NO-RESCALE-NOT: math.exp2
 // NO-RESCALE: scf.yield
+// NO-DIRECT: %[[NEVER:[^ ]+]] = arith.constant false
+// NO-DIRECT-NEXT: scf.if %[[NEVER]] {
 func.func @decode(%q: tensor<?x8x?x128xf16>, %k: tensor<?x2x?x128xf16>, %v: tensor<?x2x?x128xf16>) -> (tensor<?x8x?x128xf16>, tensor<?x8x?xf32>) {
   %o, %lse = fa.attention %q, %k, %v causal : tensor<?x8x?x128xf16>, tensor<?x2x?x128xf16>, tensor<?x2x?x128xf16> -> tensor<?x8x?x128xf16>, tensor<?x8x?xf32>
   return %o, %lse : tensor<?x8x?x128xf16>, tensor<?x8x?xf32>

@@ -448,6 +448,26 @@ TEST(ManifestTest, RejectsInconsistentSplitKvFields) {
                           "\"combine\": \"split\",")),
             "manifest field 'kernels[0].combine': kernel 'split' is not a "
             "combine kernel (its role is \"attention\")");
+  // split_direct: a split kernel's (it writes O itself at S = 1).
+  Expected<Manifest> direct =
+      parseManifest(split("\"abi_version\": 2, \"kv_splits\": \"runtime\", "
+                          "\"split_direct\": true, \"combine\": \"merge\","));
+  FA_ASSERT_OK(direct);
+  EXPECT_TRUE(direct->kernels[0].splitDirect);
+  EXPECT_FALSE(parseManifest(doc)->kernels[0].splitDirect);
+  std::string directText = formatManifest(*direct);
+  EXPECT_NE(directText.find("\"kv_splits\": \"runtime\",\n      "
+                            "\"split_direct\": true,\n      \"combine\""),
+            std::string::npos)
+      << directText;
+  expectSameManifest(*parseManifest(directText), *direct);
+  EXPECT_EQ(errorOf(split("\"abi_version\": 1, \"split_direct\": true,")),
+            "manifest field 'kernels[0].split_direct': only a split-KV kernel "
+            "(\"kv_splits\": \"runtime\") writes O directly at S = 1");
+  EXPECT_EQ(errorOf(split("\"abi_version\": 2, \"kv_splits\": \"runtime\", "
+                          "\"split_direct\": 1, \"combine\": \"merge\",")),
+            "manifest field 'kernels[0].split_direct': expected a boolean, "
+            "got a number");
   EXPECT_EQ(errorOf(split("\"abi_version\": 2, \"kv_splits\": \"runtime\", "
                           "\"combine\": \"merge\", \"gqa_packed\": 1,")),
             "manifest field 'kernels[0].gqa_packed': expected a boolean, got "
@@ -474,6 +494,11 @@ TEST(ManifestTest, RejectsInconsistentSplitKvFields) {
             "manifest field 'kernels[1].gqa_packed': a combine kernel has no "
             "gqa_packed (it runs on grid (ceil(Lq / block_m), Hq, B) after "
             "its split kernel)");
+  EXPECT_EQ(errorOf(merge("\"abi_version\": 2, \"role\": \"combine\", "
+                          "\"split_direct\": true,")),
+            "manifest field 'kernels[1].split_direct': a combine kernel has "
+            "no split_direct (it runs on grid (ceil(Lq / block_m), Hq, B) "
+            "after its split kernel)");
   EXPECT_EQ(errorOf(merge("\"abi_version\": 2, \"role\": \"combine\", "
                           "\"combine\": \"split\",")),
             "manifest field 'kernels[1].combine': a combine kernel has no "

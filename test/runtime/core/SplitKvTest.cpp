@@ -397,6 +397,49 @@ TEST(SplitKvTest, PacksVersionTwoWordsAndBothGrids) {
   EXPECT_EQ(p->combineGeometry->grid[2], 3u);
 }
 
+// A split_direct kernel at S = 1 writes O itself: one launch, no workspace
+// (null descriptors, S = 1); at S > 1 it packs as any split kernel.
+TEST(SplitKvTest, DirectKernelAtOneSplit) {
+  Device d = test::hostDevice();
+  KernelInfo split = splitInfo("split_f32"),
+             combine = splitInfo("split_f32", 1);
+  split.splitDirect = true;
+  const AttentionShape shape{3, 4, 2, 33, 70};
+  Buffers b = allocate(d, shape, split.headDim);
+  Expected<PackedLaunch> one =
+      packAttentionArgs(split, b.args(shape), d.limits(), &combine, 1);
+  FA_ASSERT_OK(one);
+  EXPECT_EQ(one->numWords, 55u);
+  EXPECT_EQ(one->split.kvSplits, 1);
+  EXPECT_EQ(one->split.workspaceOBytes, 0u);
+  EXPECT_EQ(one->split.workspaceLseBytes, 0u);
+  EXPECT_EQ(workspaceBytes(one->split), 0u);
+  EXPECT_FALSE(one->combineGeometry);
+  EXPECT_EQ(one->geometry.grid[0], 3u); // ceil(33 / 16) * 1
+  const uint64_t nullDescriptor[5] = {0, 0, 0, 0, 1};
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_EQ(one->words[FA_ABI_WS_O + i], nullDescriptor[i]) << i;
+    EXPECT_EQ(one->words[FA_ABI_WS_LSE + i], nullDescriptor[i]) << i;
+  }
+  EXPECT_EQ(one->words[FA_ABI_SPLITS], 1u);
+  Buffer ws = d.allocate(1024).take();
+  EXPECT_EQ(bindWorkspace(*one, split, ws).message(),
+            "kernel 'split_f32' writes O itself at one K/V split: its launch "
+            "has no workspace");
+
+  Expected<PackedLaunch> two =
+      packAttentionArgs(split, b.args(shape), d.limits(), &combine, 2);
+  FA_ASSERT_OK(two);
+  EXPECT_TRUE(two->combineGeometry);
+  EXPECT_EQ(two->split.workspaceLseBytes, uint64_t(2 * 3 * 4 * 33 * 4));
+  // Without split_direct S = 1 still runs the combine over a workspace.
+  split.splitDirect = false;
+  one = packAttentionArgs(split, b.args(shape), d.limits(), &combine, 1);
+  FA_ASSERT_OK(one);
+  EXPECT_TRUE(one->combineGeometry);
+  EXPECT_EQ(one->split.workspaceLseBytes, uint64_t(3 * 4 * 33 * 4));
+}
+
 TEST(SplitKvTest, PackingErrors) {
   Device d = test::hostDevice();
   KernelInfo split = splitInfo("split_f32"),

@@ -309,10 +309,13 @@ protected:
     args.strides = s;
     LaunchOptions options;
     options.kvSplits = kvSplits;
-    Status status = ws ? kernel.enqueue(args, stream, &*ws, options, info)
-                       : kernel.launch(args, options, info);
+    // On a stream: an enqueue (with the workspace given, or none); else
+    // the blocking launch.
+    Status status = stream ? kernel.enqueue(args, stream, ws ? &*ws : nullptr,
+                                            options, info)
+                           : kernel.launch(args, options, info);
     ASSERT_TRUE(status.ok()) << status.toString();
-    if (ws)
+    if (stream)
       ASSERT_EQ(hipStreamSynchronize(stream), hipSuccess);
   }
 
@@ -398,8 +401,11 @@ TEST_F(Launcher, SplitKvMatchesReferenceAndRuntime) {
                {{3, 3, 1, 5, 300}, true, 5},
                {{1, 6, 2, 1, 700}, false, 0},
                {{2, 4, 2, 5, 90}, true, 0},
-               // Causal with Lq > Lk: the first rows see no key.
+               // Causal with Lq > Lk: the first rows see no key; one
+               // split, which writes O itself (no workspace, no combine).
                {{1, 2, 1, 40, 33}, false, 1},
+               // No workspace and kv_splits 0: one split.
+               {{2, 4, 2, 5, 90}, true, -1},
                {{1, 3, 3, 7, 130}, true, 3}};
   unsigned seed = 11;
   for (const auto &c : cases) {
@@ -407,47 +413,63 @@ TEST_F(Launcher, SplitKvMatchesReferenceAndRuntime) {
                  std::to_string(c.kvSplits));
     const AttentionShape &sh = c.shape;
     Problem p(sh, kSplit, c.distinct, seed++);
-    const int64_t S = c.kvSplits
-                          ? c.kvSplits
-                          : split_kv_splits(&m, sh.batch, sh.headsQ, sh.headsKv,
-                                            sh.seqQ, sh.seqK);
+    const int64_t S = c.kvSplits > 0 ? c.kvSplits
+                      : c.kvSplits < 0
+                          ? 1
+                          : split_kv_splits(&m, sh.batch, sh.headsQ,
+                                            sh.headsKv, sh.seqQ, sh.seqK);
     ASSERT_GE(S, 1);
-    // The workspace: exactly what workspace_size says, in an allocation of
-    // its own (16 bytes more, so a launch past it would show).
+    // The workspace: exactly what workspace_size says (none at S = 1), in
+    // an allocation of its own.
     const uint64_t wsBytes = split_workspace_size(
         sh.batch, sh.headsQ, sh.headsKv, sh.seqQ, sh.seqK, S);
     const uint64_t oBytes =
         uint64_t(S * sh.batch * sh.headsQ * sh.seqQ) * SPLIT_HEAD_DIM * 4;
-    EXPECT_EQ(wsBytes, (oBytes + 255) / 256 * 256 +
-                           uint64_t(S * sh.batch * sh.headsQ * sh.seqQ) * 4);
+    EXPECT_EQ(wsBytes, S == 1 ? 0
+                              : (oBytes + 255) / 256 * 256 +
+                                    uint64_t(S * sh.batch * sh.headsQ *
+                                             sh.seqQ) *
+                                        4);
     EXPECT_GE(split_workspace_size(sh.batch, sh.headsQ, sh.headsKv, sh.seqQ,
                                    sh.seqK, 0),
               wsBytes)
         << "kv_splits 0 covers the automatic count";
-    DeviceMemory ws(wsBytes);
+    DeviceMemory ws(std::max<uint64_t>(wsBytes, 16));
     hipStream_t caller = stream();
     fake_hip_reset();
+    // kv_splits -1 here: 0 without a workspace.
+    const bool noWorkspace = c.kvSplits < 0;
     ASSERT_EQ(split_launch(&m, caller, p.dq->ptr, p.dk->ptr, p.dv->ptr,
                            p.dout->ptr, p.lse(), sh.batch, sh.headsQ,
                            sh.headsKv, sh.seqQ, sh.seqK,
-                           c.distinct ? p.st.data() : nullptr, ws.ptr, wsBytes,
-                           c.kvSplits),
-              0);
-    // The two kernels on the caller's stream, and no other HIP call.
+                           c.distinct ? p.st.data() : nullptr,
+                           noWorkspace ? nullptr : ws.ptr, wsBytes,
+                           std::max<int64_t>(c.kvSplits, 0)),
+              0)
+        << fake_hip_last_launch()->problem;
+    // The kernels on the caller's stream (at S = 1 the split kernel
+    // alone), and no other HIP call.
+    const bool direct = S == 1;
     EXPECT_EQ(std::string(fake_hip_stream_log()),
-              "launch attention_kernel on stream 1\n"
-              "launch attention_kernel1 on stream 1\n");
+              direct ? "launch attention_kernel on stream 1\n"
+                     : "launch attention_kernel on stream 1\n"
+                       "launch attention_kernel1 on stream 1\n");
     EXPECT_EQ(std::string(fake_hip_calls()),
-              "hipModuleLaunchKernel\nhipModuleLaunchKernel\n");
+              direct ? "hipModuleLaunchKernel\n"
+                     : "hipModuleLaunchKernel\nhipModuleLaunchKernel\n");
     ASSERT_EQ(hipStreamSynchronize(stream()), hipSuccess);
-    fake_hip_launch ourSplit = previousLaunch(), ourCombine = lastLaunch();
+    fake_hip_launch ourSplit = direct ? lastLaunch() : previousLaunch(),
+                    ourCombine = lastLaunch();
     expectRan(ourSplit);
     expectRan(ourCombine);
     EXPECT_EQ(ourSplit.num_args, 55);
     EXPECT_EQ(int64_t(ourSplit.args[54].value), S);
-    EXPECT_EQ(ourSplit.args[44].value, uint64_t(uintptr_t(ws.ptr)));
+    EXPECT_EQ(ourSplit.args[44].value,
+              direct ? 0 : uint64_t(uintptr_t(ws.ptr)));
     EXPECT_EQ(ourSplit.args[49].value,
-              uint64_t(uintptr_t(ws.ptr)) + (oBytes + 255) / 256 * 256);
+              direct ? 0
+                     : uint64_t(uintptr_t(ws.ptr)) +
+                           (oBytes + 255) / 256 * 256);
     p.checkOutputs();
 
     // The runtime's enqueue over the same workspace on the same stream:
@@ -455,22 +477,32 @@ TEST_F(Launcher, SplitKvMatchesReferenceAndRuntime) {
     Kernel kernel = runtimeKernel(split_code_object, split_code_object_size,
                                   split_manifest);
     LaunchInfo info;
-    runtimeLaunch(kernel, p, c.kvSplits, &info, stream(), ws.ptr, ws.bytes);
+    runtimeLaunch(kernel, p, std::max<int64_t>(c.kvSplits, 0), &info,
+                  stream(), noWorkspace ? nullptr : ws.ptr, ws.bytes);
     EXPECT_EQ(info.kvSplits, S);
-    fake_hip_launch theirSplit = previousLaunch(), theirCombine = lastLaunch();
+    EXPECT_EQ(info.combineGeometry.has_value(), !direct);
+    fake_hip_launch theirSplit = direct ? lastLaunch() : previousLaunch(),
+                    theirCombine = lastLaunch();
     expectRan(theirSplit);
     expectRan(theirCombine);
-    EXPECT_STRNE(theirSplit.kernel, theirCombine.kernel);
     expectSameLaunch(ourSplit, theirSplit, /*exceptWorkspace=*/false);
-    expectSameLaunch(ourCombine, theirCombine, /*exceptWorkspace=*/false);
-    // The combine kernel reads what the split kernel wrote: same words.
-    for (int i = 0; i < ourSplit.num_args; ++i)
-      EXPECT_EQ(ourSplit.args[i].value, ourCombine.args[i].value) << i;
+    if (!direct) {
+      EXPECT_STRNE(theirSplit.kernel, theirCombine.kernel);
+      expectSameLaunch(ourCombine, theirCombine, /*exceptWorkspace=*/false);
+      // The combine kernel reads what the split kernel wrote: same words.
+      for (int i = 0; i < ourSplit.num_args; ++i)
+        EXPECT_EQ(ourSplit.args[i].value, ourCombine.args[i].value) << i;
+    }
 
-    // The blocking launch, over a workspace of its own: the rest the same.
+    // The blocking launch, over a workspace of its own: the rest the same
+    // (without a workspace argument it chooses S itself: not compared).
+    if (noWorkspace)
+      continue;
     runtimeLaunch(kernel, p, c.kvSplits, &info);
-    expectSameLaunch(ourSplit, previousLaunch(), /*exceptWorkspace=*/true);
-    expectSameLaunch(ourCombine, lastLaunch(), /*exceptWorkspace=*/true);
+    expectSameLaunch(ourSplit, direct ? lastLaunch() : previousLaunch(),
+                     /*exceptWorkspace=*/true);
+    if (!direct)
+      expectSameLaunch(ourCombine, lastLaunch(), /*exceptWorkspace=*/true);
   }
   EXPECT_EQ(split_unload(&m), 0);
 }
@@ -608,12 +640,14 @@ TEST_F(Launcher, RefusalsLaunchNothing) {
   EXPECT_EQ(split(ws.ptr, ws.bytes, -1), SPLIT_ERROR_INVALID_KV_SPLITS);
   EXPECT_EQ(split(ws.ptr, ws.bytes, SPLIT_MAX_KV_SPLITS + 1),
             SPLIT_ERROR_INVALID_KV_SPLITS);
-  EXPECT_EQ(split(nullptr, ws.bytes, 0), SPLIT_ERROR_WORKSPACE);
-  EXPECT_EQ(split(ps.dout->ptr, ws.bytes, 0), SPLIT_ERROR_WORKSPACE)
+  EXPECT_EQ(split(nullptr, ws.bytes, 3), SPLIT_ERROR_WORKSPACE);
+  EXPECT_EQ(split(ps.dout->ptr, ws.bytes, 3), SPLIT_ERROR_WORKSPACE)
       << "the workspace is also O";
-  EXPECT_EQ(split(static_cast<char *>(ws.ptr) + 4, ws.bytes - 4, 0),
+  EXPECT_EQ(split(static_cast<char *>(ws.ptr) + 4, ws.bytes - 4, 3),
             SPLIT_ERROR_WORKSPACE)
       << "misaligned";
+  EXPECT_EQ(split_workspace_size(1, 8, 2, 3, 40, 1), 0u)
+      << "one split writes O itself";
   EXPECT_EQ(split(ws.ptr, split_workspace_size(1, 8, 2, 3, 40, 3) - 1, 3),
             SPLIT_ERROR_WORKSPACE);
   EXPECT_EQ(split_workspace_size(1, 8, 3, 3, 40, 0), 0u);
