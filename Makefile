@@ -64,7 +64,7 @@ bench-gfx906: deps bench-deps $(BUILD)/build.ninja
 	  --ggml $(GGML) --build $(BUILD) \
 	  --out bench/results/$$(date +%F)-gfx906-vs-llama)
 	$(if $(GGML),/usr/bin/python3 bench/gfx906_vs_llama.py \
-	  --what prefill-split --ggml $(GGML) --build $(BUILD) \
+	  --what prefill-dense --ggml $(GGML) --build $(BUILD) \
 	  --out bench/results/$$(date +%F)-gfx906-vs-llama)
 
 # The decode estimate on gfx906 (bench/decode_gfx906.py; never a test):

@@ -169,7 +169,9 @@ class Kernel:
         prof = os.path.join(work, self.name + ".profile.json")
         p = subprocess.run([fa_run, self.path, "--device", "gfx906-sim",
                             "--shape", f"{b},{hq},{hkv},{lq},{lk}",
-                            "--profile-json", prof],
+                            # one K/V split: a split-KV build reads and
+                            # writes what the dense kernel does
+                            "--kv-splits", "1", "--profile-json", prof],
                            capture_output=True, text=True)
         if p.returncode != 0 or not os.path.exists(prof):
             self.profile_error = ("validated run failed: " +
@@ -243,6 +245,14 @@ def estimate(fa_run, kernel, shape, params, samples, work):
                       (p.stdout + p.stderr).strip()[-200:])
     with open(out) as f:
         est = json.load(f)
+    # A split-KV build (gfx906's default) at S > 1 is two launches: the
+    # time, TFLOP/s and bound of both; occupancy and stalls of the
+    # attention kernel's.
+    if "launches" in est:
+        first = est["launches"][0]
+        for k in ("waves_per_workgroup", "workgroups_per_cu",
+                  "resident_limit", "samples"):
+            est[k] = first[k]
     MODEL_PARAMS[params or "calibrated"] = est.get("params", "")
     return est, None
 

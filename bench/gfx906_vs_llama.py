@@ -13,7 +13,10 @@ the keys). Every figure is an ESTIMATE of the named model
   prefill  causal (bottom-right), f16, D 64/128/256, (B, Hq, Hkv, Lq, Lk)
            in PREFILL_SHAPES: Lq = Lk = 4096 and a 512-row chunk against
            4096 keys (how llama.cpp and chunked prefill run a prompt), with
-           and without GQA; fa's default kernel (`fac --target=gfx906`)
+           and without GQA; fa's default kernel (`fac --target=gfx906`:
+           split-KV with the dense tiles, S chosen by the runtime; at S = 1
+           one launch)
+  prefill-dense  the same shapes, fa's dense build (`--kv-splits=off`)
   decode   Lq = 1, D=128, GQA 32/8 and 8/8, B 1/8/32, Lk 1k-32k; fa's
            split-KV + GQA-packed decode build (`--kv-splits=runtime
            --gqa-pack=on`, the decode bench's best tile) with the runtime's
@@ -22,10 +25,10 @@ the keys). Every figure is an ESTIMATE of the named model
 The table cell is fa's speed over llama.cpp's (llama.cpp's time / fa's).
 
 usage: bench/gfx906_vs_llama.py --ggml CHECKOUT --build DIR [--fac FAC
-       --fa-run FA_RUN] [--what prefill|prefill-split|decode|both]
+       --fa-run FA_RUN] [--what prefill|prefill-dense|decode|both]
        [--models M1|M2...]
        [--samples N] [--out DIR] [--work DIR] [--quick]
-writes OUT/vs_llama[_prefill|_prefill-split|_decode].json and .md (both:
+writes OUT/vs_llama[_prefill|_prefill-dense|_decode].json and .md (both:
 every section).
 """
 import argparse
@@ -110,7 +113,7 @@ def main():
     ap.add_argument("--fac")
     ap.add_argument("--fa-run")
     ap.add_argument("--what", default="both",
-                    choices=["both", "prefill", "prefill-split", "decode"],
+                    choices=["both", "prefill", "prefill-dense", "decode"],
                     help="both: every section")
     ap.add_argument("--models", default="|".join(MODELS))
     # Sampled grid columns per launch: causal prefill needs more (its
@@ -176,23 +179,15 @@ def main():
             h, err = compile_fa(fac, work, d, True, [], name)
             for shape in (shapes[:2] if a.quick else shapes):
                 add("prefill", shape, d, True, name, h, err)
-    if a.what in ("prefill-split", "both"):
-        # The same default tiles compiled split-KV (ABI version 2: the
-        # runtime chooses the split count S, a combine kernel merges): what
-        # a user builds for prefill chunks whose grid leaves CUs idle.
+    if a.what in ("prefill-dense", "both"):
+        # The dense build of the same tiles (`--kv-splits=off`, ABI version
+        # 1; fac's gfx906 default before 2026-12-03): what the default
+        # split-KV build gains where the grid is small.
         for d, shapes in PREFILL_SHAPES.items():
-            base = "d%d_causal_default" % d
-            h, err = compile_fa(fac, work, d, True, [], base)
-            name, extra = "d%d_causal_split" % d, ["--kv-splits=runtime"]
-            if not err:
-                with open(h + ".json") as f:
-                    k = json.load(f)["kernels"][0]
-                extra += ["--block-m=%d" % k["block_m"],
-                          "--block-n=%d" % k["block_n"],
-                          "--waves=%d" % (k["threads"] // 64)]
-                h, err = compile_fa(fac, work, d, True, extra, name)
+            name = "d%d_causal_dense" % d
+            h, err = compile_fa(fac, work, d, True, ["--kv-splits=off"], name)
             for shape in (shapes[:2] if a.quick else shapes):
-                add("prefill-split", shape, d, True, name, h, err)
+                add("prefill-dense", shape, d, True, name, h, err)
     if a.what in ("decode", "both"):
         name = "decode_d%d_m4n32w1" % DECODE_D
         h, err = compile_fa(fac, work, DECODE_D, False,
@@ -221,11 +216,12 @@ def write_tables(rows, models, path):
          "estimated time / fa's), both timed by the same model from the "
          "instruction streams the gfx906 simulator executed. Not "
          "measurements.", ""]
-    titles = {"prefill": "prefill (fa's default build)",
-              "prefill-split": "prefill (fa's default tiles, split-KV "
-              "build: fac --kv-splits=runtime --block-m --block-n --waves)",
+    titles = {"prefill": "prefill (fa's default build: split-KV with the "
+              "dense tiles, the runtime's split count)",
+              "prefill-dense": "prefill (fa's dense build: fac "
+              "--kv-splits=off)",
               "decode": "decode"}
-    for section in ("prefill", "prefill-split", "decode"):
+    for section in ("prefill", "prefill-dense", "decode"):
         sec = [r for r in rows if r["section"] == section]
         if not sec:
             continue

@@ -87,6 +87,15 @@ struct TargetDesc {
   /// double-buffered, fastest for decode (bench/results, decode.py).
   int64_t decodeStages = 2;
   bool decodeWidenLds = false;
+  /// fa-tile's kv-splits=auto (fac's default): split-KV with the dense
+  /// (prefill) tiles, for a dense attention (not paged, varlen or traced).
+  /// At S = 1 such a kernel writes O itself, so a full grid costs nothing
+  /// more, and a small one (a 512-row chunk over a long history: a few
+  /// dozen workgroups for 60 CUs) splits its keys. gfx906: the MI50 timing
+  /// model v2 gives D=128 causal +11% at 1,8,8,4096,4096 (S = 3) and +53%
+  /// at 1,8,8,512,4096 (S = 13) over the dense build
+  /// (bench/results/2026-12-03-gfx906-split-default). Off elsewhere.
+  bool prefillKvSplits = false;
 };
 
 /// Returns the description of `name`, or null when unknown.

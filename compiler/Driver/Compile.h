@@ -58,7 +58,7 @@ struct CompileOptions {
   /// (fa-lower-to-gpu share-rows): auto, on, off.
   std::string shareRows = "auto";
   /// Split-KV (flash-decoding; fa-tile kv-splits): off or runtime.
-  std::string kvSplits = "off";
+  std::string kvSplits = "auto";
   /// GQA packing (fa-tile gqa-pack): off or on.
   std::string gqaPack = "off";
   /// Validation layer 2 (fa-tile trace): the kernel writes one query row's

@@ -50,8 +50,8 @@ llvm::Error fa::validateCompileOptions(const CompileOptions &o) {
   if (o.shareRows != "auto" && o.shareRows != "on" && o.shareRows != "off")
     return optionError("--share-rows must be auto, on or off, got '" +
                        o.shareRows + "'");
-  if (o.kvSplits != "off" && o.kvSplits != "runtime")
-    return optionError("--kv-splits must be off or runtime, got '" +
+  if (o.kvSplits != "off" && o.kvSplits != "runtime" && o.kvSplits != "auto")
+    return optionError("--kv-splits must be off, runtime or auto, got '" +
                        o.kvSplits + "'");
   if (o.gqaPack != "off" && o.gqaPack != "on")
     return optionError("--gqa-pack must be off or on, got '" + o.gqaPack + "'");

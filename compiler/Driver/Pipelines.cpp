@@ -141,8 +141,9 @@ struct FaPipelineCLOptions : public PassPipelineOptions<FaPipelineCLOptions> {
                      "row: auto, on or off"),
       llvm::cl::init("auto")};
   Option<std::string> kvSplits{
-      *this, "kv-splits", llvm::cl::desc("fa-tile: split-KV, off or runtime"),
-      llvm::cl::init("off")};
+      *this, "kv-splits",
+      llvm::cl::desc("fa-tile: split-KV, off, runtime or auto"),
+      llvm::cl::init("auto")};
   Option<std::string> gqaPack{*this, "gqa-pack",
                               llvm::cl::desc("fa-tile: GQA packing, off or on"),
                               llvm::cl::init("off")};

@@ -36,7 +36,7 @@ struct PipelineOptions {
   std::string fetchAhead = "next-block";
   /// fa-lower-to-gpu's share-rows: auto, on, off.
   std::string shareRows = "auto";
-  std::string kvSplits = "off"; ///< fa-tile kv-splits
+  std::string kvSplits = "auto"; ///< fa-tile kv-splits
   std::string gqaPack = "off";  ///< fa-tile gqa-pack
   bool trace = false;           ///< fa-tile trace
   /// Test only: a bug to plant (PlantedBugs.h), routed to its pass.

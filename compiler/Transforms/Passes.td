@@ -76,9 +76,12 @@ def FaTilePass : Pass<"fa-tile", "::mlir::ModuleOp"> {
     Option<"allowBf16", "allow-bf16", "bool", /*default=*/"false",
            "Accept bf16 on targets that only emulate it">,
     Option<"kvSplits", "kv-splits", "std::string", /*default=*/"\"off\"",
-           "Split-KV (flash-decoding): off, or runtime (the K/V range of each "
+           "Split-KV (flash-decoding): off; runtime (the K/V range of each "
            "Q block is split over S workgroups, S a launch argument, and a "
-           "combine grid merges the parts; kernel ABI version 2)">,
+           "combine grid merges the parts; kernel ABI version 2; the "
+           "target's decode tiles unless given); or auto (fac's default: "
+           "runtime with the dense tiles where the target says so, gfx906, "
+           "for a dense attention that is not traced; else off)">,
     Option<"gqaPack", "gqa-pack", "std::string", /*default=*/"\"off\"",
            "GQA packing: off, or on (the Hq/Hkv query heads of one KV head "
            "are rows of one Q tile; the grid's y is over KV heads)">,

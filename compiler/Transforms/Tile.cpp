@@ -837,8 +837,8 @@ FailureOr<TileConfig> FaTilePass::configFor(AttentionOp op, const TargetDesc &t,
   if (stages < 0 || stages > 2)
     return op.emitOpError()
            << "stages must be 0 (auto), 1 or 2, got " << stages.getValue();
-  if (kvSplits != "off" && kvSplits != "runtime")
-    return op.emitOpError() << "kv-splits must be off or runtime, got '"
+  if (kvSplits != "off" && kvSplits != "runtime" && kvSplits != "auto")
+    return op.emitOpError() << "kv-splits must be off, runtime or auto, got '"
                             << kvSplits.getValue() << "'";
   if (gqaPack != "off" && gqaPack != "on")
     return op.emitOpError()
@@ -1067,7 +1067,13 @@ LogicalResult FaTilePass::tileFunction(func::FuncOp func, const TargetDesc &t) {
     if (!returned.contains(op.getOutput()))
       return op.emitOpError() << "output is not returned";
 
-  const bool split = kvSplits == "runtime";
+  // kv-splits=auto: split-KV with the dense tiles where the target says so
+  // (TargetDesc::prefillKvSplits), for one dense attention that is not
+  // traced (the trace words follow the dense ABI).
+  const bool split =
+      kvSplits == "runtime" ||
+      (kvSplits == "auto" && t.prefillKvSplits && !trace && ops.size() == 1 &&
+       !ops[0].isPaged() && !ops[0].isVarlen());
   if (split && ops.size() != 1)
     return ops[1].emitOpError()
            << "kv-splits=runtime takes one fa.attention per kernel function "

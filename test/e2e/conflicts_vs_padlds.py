@@ -196,8 +196,10 @@ def compile_kernel(fac, work, d, causal, pad):
 
 
 def run_profile(fa_run, hsaco, shape, out):
+    # One K/V split (gfx906's default kernels are split-KV builds): one
+    # launch, the attention kernel's profile.
     p = subprocess.run([fa_run, hsaco, "--device", "gfx906-sim", "--shape",
-                        shape, "--profile-json", out],
+                        shape, "--kv-splits", "1", "--profile-json", out],
                        capture_output=True, text=True)
     if p.returncode != 0:
         raise RuntimeError((p.stderr or p.stdout).strip()[-500:])

@@ -250,7 +250,9 @@ class Kernels:
         fetch_ahead: None (auto) or in-block / next-block. lse: whether the
         kernel also returns the LSE. share_rows: None (the target's
         default) or "on" / "off" (fac --share-rows). splits: split-KV
-        (fac --kv-splits=runtime); pack: GQA packing (--gqa-pack=on);
+        (fac --kv-splits=runtime), False: fac's default (gfx906: split-KV
+        with the dense tiles; host and sm_90: dense), "off": dense
+        (--kv-splits=off); pack: GQA packing (--gqa-pack=on);
         paged: K and V a paged cache (fa.attention paged); varlen: packed
         variable-length sequences (fa.attention varlen); both: a mixed
         batch, packed queries over a paged cache."""
@@ -260,7 +262,10 @@ class Kernels:
             name += "_paged"
         if varlen:
             name += "_varlen"
-        if splits:
+        if splits == "off":
+            name += "_dense"
+            options.append("--kv-splits=off")
+        elif splits:
             name += "_splitkv"
             options.append("--kv-splits=runtime")
         if pack:
@@ -341,12 +346,17 @@ class Case:
 
 def boundary_cases(kernels):
     """Shapes at the edges of the tiling, from each kernel's tile sizes."""
-    kinds = [("f16", 64, True), ("f32", 128, True), ("f16", 64, False),
-             ("f32", 64, False)]
-    for n, (dtype, d, causal) in enumerate(kinds):
-        so, meta = kernels.get(dtype, d, causal)
+    kinds = [("f16", 64, True, False), ("f32", 128, True, False),
+             ("f16", 64, False, False), ("f32", 64, False, False)]
+    # gfx906's default is split-KV (the dense tiles, S chosen at launch):
+    # its dense build (--kv-splits=off) at the tiling's edges too.
+    if kernels.target == "gfx906":
+        kinds.append(("f16", 64, True, "off"))
+    for n, (dtype, d, causal, splits) in enumerate(kinds):
+        so, meta = kernels.get(dtype, d, causal, splits=splits)
+        dense = " dense" if splits == "off" else ""
         if so is None:
-            yield Case("boundary", f"{dtype} D={d}", None, meta)
+            yield Case("boundary", f"{dtype} D={d}{dense}", None, meta)
             continue
         bm, bn = meta["block_m"], meta["block_n"]
         shapes = [
@@ -363,8 +373,8 @@ def boundary_cases(kernels):
             for dist in ("normal", "outliers"):
                 shape = f"1,4,2,{lq},{lk}"
                 yield Case("boundary",
-                           f"{dtype} D={d} causal={int(causal)} {what} "
-                           f"shape={shape} dist={dist}", so,
+                           f"{dtype} D={d}{dense} causal={int(causal)} "
+                           f"{what} shape={shape} dist={dist}", so,
                            ["--shape", shape, "--dist", dist,
                             "--seed", str(100 * n + k)])
 

@@ -2,7 +2,8 @@
 """HBM traffic by count (the seed's section 4.2): S and P never leave the chip.
 
 Compiles the default f16 kernels for gfx906 (D 64 and 128, causal off and
-on), runs each on the gfx906 simulator with --profile-json and compares the
+on; split-KV builds, run at one split, where the split kernel writes O
+itself), runs each on the gfx906 simulator with --profile-json and compares the
 global bytes its machine code actually read and wrote with
 
   fa's own traffic, counted from the tiling: Q once, K and V once per
@@ -56,8 +57,11 @@ def main():
             for b, hq, hkv, lq, lk in SHAPES:
                 shape = f"{b},{hq},{hkv},{lq},{lk}"
                 prof = os.path.join(work, f"d{d}_{causal}_{lq}_{lk}.json")
+                # One K/V split: the default kernels are split-KV builds,
+                # and a split's workspace round trip is not this count's.
                 p = subprocess.run([fa_run, path, "--device", "gfx906-sim",
-                                    "--shape", shape, "--profile-json", prof],
+                                    "--shape", shape, "--kv-splits", "1",
+                                    "--profile-json", prof],
                                    capture_output=True, text=True)
                 if p.returncode != 0:
                     print(f"hbm: FAIL D={d} causal={causal} {shape}: "

@@ -107,16 +107,18 @@ static cl::opt<std::string> shareRows(
     "share-rows",
     cl::desc("The lhs rows of the LDS products (Q, P) read once per thread "
              "row and rotated around its 16 lanes (DPP row_ror on gfx906) "
-             "instead of read by every lane: auto (default: on for gfx906 "
-             "and host), on, off"),
+             "instead of read by every lane: auto (default: off, and on for "
+             "gfx906 where the backend spills without it), on, off"),
     cl::init("auto"));
 static cl::opt<std::string> kvSplits(
     "kv-splits",
-    cl::desc("Split-KV (flash-decoding): off (default), or runtime: the K/V "
-             "range of each Q block is split over S workgroups, S chosen at "
-             "launch, and a second kernel combines the parts (kernel ABI "
-             "version 2)"),
-    cl::init("off"));
+    cl::desc("Split-KV (flash-decoding): off; runtime: the K/V range of each "
+             "Q block is split over S workgroups, S chosen at launch, and a "
+             "second kernel combines the parts (kernel ABI version 2; the "
+             "target's decode tiles unless given); auto (default): runtime "
+             "with the dense tiles on gfx906 for a dense attention that is "
+             "not traced (at S = 1 it writes O itself), off elsewhere"),
+    cl::init("auto"));
 static cl::opt<std::string> gqaPack(
     "gqa-pack",
     cl::desc("GQA packing: off (default), or on: the Hq/Hkv query heads of "

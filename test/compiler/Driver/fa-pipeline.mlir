@@ -3,7 +3,17 @@
 // The pipeline fac runs (fa-fuse, fa-tile, fa-promote, fa-pad-lds,
 // fa-lower-to-gpu): attention spelled as matmul -> softmax -> matmul becomes
 // one fused kernel.
-// RUN: fa-opt %t/unfused.mlir --fa-pipeline="target=gfx906" | FileCheck %s --check-prefixes=CHECK,GFX906
+// RUN: fa-opt %t/unfused.mlir --fa-pipeline="target=gfx906 kv-splits=off" | FileCheck %s --check-prefixes=CHECK,GFX906
+// gfx906's default (kv-splits=auto): the same tiles, split-KV (ABI version
+// 2, a combine kernel; at S = 1 the split kernel writes O itself). sm_90's
+// stays dense (the CHECK-NOT above).
+// RUN: fa-opt %t/unfused.mlir --fa-pipeline="target=gfx906" | FileCheck %s --check-prefix=SPLIT
+// SPLIT: gpu.launch_func @fa_kernels::@attention_kernel blocks
+// SPLIT: gpu.launch_func @fa_kernels::@attention_kernel1 blocks
+// SPLIT: gpu.func @attention_kernel(
+// SPLIT-SAME: fa.abi_version = 2 : i64, fa.causal, {{.*}}fa.kv_splits = "runtime", {{.*}}fa.split_direct, {{.*}}fa.tile = #fa.tile<target = "gfx906", block_m = 64, block_n = 64,
+// SPLIT: gpu.func @attention_kernel1(
+// SPLIT-SAME: fa.combine
 // RUN: fa-opt %t/unfused.mlir --fa-pipeline="target=sm_90" | FileCheck %s --check-prefixes=CHECK,SM90
 // Tile options reach fa-tile.
 // RUN: fa-opt %t/unfused.mlir --fa-pipeline="target=gfx906 block-m=64 block-n=32" | FileCheck %s --check-prefix=TILES

@@ -175,7 +175,7 @@ func.func @decode(%q: tensor<?x8x?x128xf16>, %k: tensor<?x2x?x128xf16>, %v: tens
 
 //--- bad-value.mlir
 func.func @bad(%q: tensor<1x1x1x64xf16>, %k: tensor<1x1x8x64xf16>, %v: tensor<1x1x8x64xf16>) -> tensor<1x1x1x64xf16> {
-  // expected-error @+1 {{kv-splits must be off or runtime, got 'always'}}
+  // expected-error @+1 {{kv-splits must be off, runtime or auto, got 'always'}}
   %o = fa.attention %q, %k, %v : tensor<1x1x1x64xf16>, tensor<1x1x8x64xf16>, tensor<1x1x8x64xf16> -> tensor<1x1x1x64xf16>
   return %o : tensor<1x1x1x64xf16>
 }
