@@ -8,7 +8,10 @@ instruction streams replayed on one modelled CU, the grid dispatched over
 60 CUs; docs/mi50-timing-model.md), not a measurement. Never a timed test.
 
 What it does (issue 20, the gfx906 benchmark):
-  1. compiles the default f16 kernels (D 64 and 128, causal off and on) and
+  1. compiles the default f16 kernels (D 64 and 128, causal off and on;
+     split-KV builds with the dense tiles since 2026-12-03: an estimate
+     at S > 1 is both launches, its occupancy and stalls the attention
+     kernel's) and
      the ablations, each one change against the default: padding off,
      double buffering off (--stages=1), --dot2=off, K and V in two LDS
      slots (--kv-shared=off), the other fetch-ahead, 8 waves, share-rows
