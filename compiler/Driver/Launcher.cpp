@@ -854,7 +854,7 @@ static const char *const kSplitTail = R"C(
     combine_grid[0] = fa_ceil_div((uint64_t)Lq, FA_COMBINE_BLOCK_M);
     combine_grid[1] = (uint64_t)Hq;
     combine_grid[2] = (uint64_t)B;
-    for (i = 0; i < 3; ++i)
+    for (i = 0; i < 3 && S > 1; ++i) /* launched at S > 1 only */
       if (combine_grid[i] > (uint64_t)m->max_grid[i] ||
           combine_grid[i] > UINT32_MAX)
         return ${P}_ERROR_GRID;

@@ -75,7 +75,9 @@ LogicalResult FaPromotePass::promote(scf::ForallOp grid,
                      << widen << "'";
     return failure();
   }
-  // A split-KV (decode) grid follows the target's decode choice.
+  // A split-KV (decode) grid follows the target's decode choice. (A
+  // split grid with the dense tiles, kv-splits=auto, does too: gfx906,
+  // the one target that builds those, widens neither.)
   const bool decode = grid->hasAttr("fa.kv_splits");
   const bool widenTiles =
       widen == "on" || (widen == "auto" && target &&

@@ -713,7 +713,7 @@ Expected<PackedLaunch> fa::packAttentionArgs(const KernelInfo &kernel,
   // A paged or varlen kernel that is not split-KV, and a split kernel that
   // writes O itself at S = 1: null workspace descriptors, S = 1.
   const bool combined = kernel.splitKv && !(kernel.splitDirect && S == 1);
-  if (((pg || vl) && !kernel.splitKv) || (kernel.splitKv && !combined)) {
+  if (!combined && (pg || vl || kernel.splitKv)) {
     w[FA_ABI_WS_O + 4] = w[FA_ABI_WS_LSE + 4] = 1;
     w[FA_ABI_SPLITS] = 1;
   }
