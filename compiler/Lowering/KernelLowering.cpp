@@ -507,14 +507,19 @@ Value KernelLowering::rowReduce(RowReduceOp op) {
                                           isMax ? vector::CombiningKind::MAXNUMF
                                                 : vector::CombiningKind::ADD,
                                           slice);
-    // The TC lanes of a row are consecutive lanes of one wave.
-    for (int64_t offset = mapping.tc / 2; offset >= 1; offset /= 2) {
-      Value other =
+    // The TC lanes of a row are consecutive lanes of one wave: a butterfly
+    // over xor 1, 2, 4, ... After the steps below `offset`, r is the same
+    // (bit for bit: the combine commutes) on each aligned group of `offset`
+    // lanes, which the shuffle says as fa.row_xor: gfx906 may then read any
+    // lane of the partner group (DPP row_half_mirror / row_mirror for 4 and
+    // 8, compiler/Targets/Gfx906/LowerToRocdl.cpp).
+    for (int64_t offset = 1; offset < mapping.tc; offset *= 2) {
+      auto shuffle =
           gpu::ShuffleOp::create(b, loc, r, static_cast<int32_t>(offset),
                                  static_cast<int32_t>(target.waveSize),
-                                 gpu::ShuffleMode::XOR)
-              .getShuffleResult();
-      r = combine(r, other);
+                                 gpu::ShuffleMode::XOR);
+      shuffle->setAttr("fa.row_xor", b.getUnitAttr());
+      r = combine(r, shuffle.getShuffleResult());
     }
     results.push_back(r);
   }
@@ -531,9 +536,79 @@ Value KernelLowering::rowBroadcast(RowBroadcastOp op) {
   return vector::ShuffleOp::create(b, loc, rows, rows, mask);
 }
 
+Value KernelLowering::tileMaskNeeded(TileMaskOp op) {
+  auto type = cast<RankedTensorType>(op.getInput().getType());
+  // ALiBi changes every entry; packed rows (a period) may straddle heads.
+  if (op.getAlibi() || op.getPeriod() || !type.hasStaticShape() ||
+      type.getRank() != 2)
+    return Value();
+  const int64_t bm = type.getDimSize(0), bn = type.getDimSize(1);
+  auto cmp = [&](arith::CmpIPredicate p, Value x, Value y) -> Value {
+    return arith::CmpIOp::create(b, loc, p, x, y);
+  };
+  auto add = [&](Value x, int64_t c) -> Value {
+    return arith::AddIOp::create(b, loc, x, idx(c));
+  };
+  Value row = *scalar(op.getRow()), col = *scalar(op.getCol());
+  Value cols = *scalar(op.getCols());
+  Value lastCol = add(col, bn - 1);
+  // Keys past the end (the planted no-ragged-mask bug hides none).
+  Value needed = bug == PlantedBug::NoRaggedMask
+                     ? Value(arith::ConstantIntOp::create(b, loc, 0, 1))
+                     : cmp(arith::CmpIPredicate::sge, lastCol, cols);
+  const bool causal = op.getCausal();
+  const int64_t left = op.getWindowLeft() ? int64_t(*op.getWindowLeft()) : -1;
+  const int64_t right =
+      op.getWindowRight() ? int64_t(*op.getWindowRight()) : -1;
+  if (causal || left >= 0 || right >= 0) {
+    Value shift = arith::SubIOp::create(b, loc, cols, *scalar(op.getRows()));
+    // The first row's diagonal bounds the block's rightmost visible column
+    // (the planted bug takes the last row's: the diagonal block unmasked).
+    Value firstDiag = arith::AddIOp::create(b, loc, row, shift);
+    Value lastDiag = add(firstDiag, bm - 1);
+    Value rightBound =
+        bug == PlantedBug::MaskSkipsDiagonal ? lastDiag : firstDiag;
+    auto orWith = [&](Value c) {
+      needed = arith::OrIOp::create(b, loc, needed, c);
+    };
+    if (causal)
+      orWith(cmp(arith::CmpIPredicate::sgt, lastCol, rightBound));
+    // (The window's planted bugs hide one more column: so does this test.)
+    if (right >= 0)
+      orWith(cmp(arith::CmpIPredicate::sgt, lastCol,
+                 add(rightBound, bug == PlantedBug::WindowRightOffByOne
+                                     ? right - 1
+                                     : right)));
+    // The last row's window starts furthest right.
+    if (left >= 0)
+      orWith(cmp(arith::CmpIPredicate::slt, col,
+                 add(lastDiag, bug == PlantedBug::WindowLeftOffByOne
+                                   ? 1 - left
+                                   : -left)));
+  }
+  return needed;
+}
+
 Value KernelLowering::tileMask(TileMaskOp op) {
-  auto type = op.getInput().getType();
+  // Only a block that has an entry to hide is masked: a uniform branch
+  // (blocks left of every diagonal and inside Lk, the most of a long causal
+  // or full attention, skip the compares and selects).
   Value frag = *fragment(op.getInput());
+  Value needed = tileMaskNeeded(op);
+  if (!needed)
+    return maskEntries(op, frag);
+  auto branch = scf::IfOp::create(b, loc, TypeRange{frag.getType()}, needed,
+                                  /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&branch.getThenRegion().front());
+  scf::YieldOp::create(b, loc, maskEntries(op, frag));
+  b.setInsertionPointToStart(&branch.getElseRegion().front());
+  scf::YieldOp::create(b, loc, frag);
+  return branch.getResult(0);
+}
+
+Value KernelLowering::maskEntries(TileMaskOp op, Value frag) {
+  auto type = op.getInput().getType();
   const int64_t cc = colsPerThread(type), n = mapping.rm * cc;
   auto indexVec = VectorType::get({n}, b.getIndexType());
   SmallVector<int64_t> rowOff, colOff;
@@ -559,12 +634,16 @@ Value KernelLowering::tileMask(TileMaskOp op) {
   Value rowsV = arith::AddIOp::create(b, loc, splat(rowBase), constVec(rowOff));
   Value colsV = arith::AddIOp::create(b, loc, splat(colBase), constVec(colOff));
   Value numCols = *scalar(op.getCols());
+  // Each entry is hidden where its column is right of its row's last
+  // visible column `hi` (the last key, the diagonal, the window's right
+  // end: their minimum) or, with a left window, left of `lo`: one compare
+  // per entry against per-row bounds (gfx906: one lane mask each, not one
+  // per condition).
   // Planted bug: no column is past the end (keys >= Lk stay visible).
-  Value colEnd = bug == PlantedBug::NoRaggedMask
-                     ? idx(std::numeric_limits<int64_t>::max())
-                     : numCols;
-  Value masked = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, colsV,
-                                       splat(colEnd));
+  Value hi = splat(bug == PlantedBug::NoRaggedMask
+                       ? idx(std::numeric_limits<int64_t>::max())
+                       : arith::SubIOp::create(b, loc, numCols, idx(1)));
+  Value lo;
   const int64_t left = op.getWindowLeft() ? int64_t(*op.getWindowLeft()) : -1;
   const int64_t right =
       op.getWindowRight() ? int64_t(*op.getWindowRight()) : -1;
@@ -600,24 +679,29 @@ Value KernelLowering::tileMask(TileMaskOp op) {
       frag = arith::SubFOp::create(
           b, loc, frag, arith::MulFOp::create(b, loc, slopeAt, distF));
     }
-    auto hide = [&](arith::CmpIPredicate pred, Value bound) {
-      Value out = arith::CmpIOp::create(b, loc, pred, colsV, bound);
-      masked = arith::OrIOp::create(b, loc, masked, out);
+    auto offset = [&](Value v, int64_t c) -> Value {
+      return arith::AddIOp::create(b, loc, v, splat(idx(c)));
     };
     // Causal: columns past the diagonal.
     if (op.getCausal())
-      hide(arith::CmpIPredicate::sgt, diag);
-    // The window: columns before diag - left and past diag + right (the
+      hi = arith::MinSIOp::create(b, loc, hi, diag);
+    // The window: columns past diag + right and before diag - left (the
     // planted bugs also hide the window's outermost column on that side).
-    if (left >= 0)
-      hide(bug == PlantedBug::WindowLeftOffByOne ? arith::CmpIPredicate::sle
-                                                 : arith::CmpIPredicate::slt,
-           arith::SubIOp::create(b, loc, diag, splat(idx(left))));
     if (right >= 0)
-      hide(bug == PlantedBug::WindowRightOffByOne ? arith::CmpIPredicate::sge
-                                                  : arith::CmpIPredicate::sgt,
-           arith::AddIOp::create(b, loc, diag, splat(idx(right))));
+      hi = arith::MinSIOp::create(
+          b, loc, hi,
+          offset(diag, bug == PlantedBug::WindowRightOffByOne ? right - 1
+                                                               : right));
+    if (left >= 0)
+      lo = offset(diag, bug == PlantedBug::WindowLeftOffByOne ? 1 - left
+                                                              : -left);
   }
+  Value masked =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, colsV, hi);
+  if (lo)
+    masked = arith::OrIOp::create(
+        b, loc, masked,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, colsV, lo));
   Value negInf = arith::ConstantOp::create(
       b, loc,
       DenseElementsAttr::get(

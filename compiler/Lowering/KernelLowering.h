@@ -163,7 +163,16 @@ private:
   Value ldsDot(LdsDotOp op);
   Value rowReduce(RowReduceOp op);
   Value rowBroadcast(RowBroadcastOp op);
+  /// fa.tile_mask: the masked fragment, under a branch on tileMaskNeeded
+  /// where there is one.
   Value tileMask(TileMaskOp op);
+  /// Whether the tile has an entry to hide (i1, the same in every thread):
+  /// a key past the end, right of the first row's diagonal (causal, window
+  /// right) or left of the last row's window; null where every block is
+  /// masked (ALiBi, packed rows).
+  Value tileMaskNeeded(TileMaskOp op);
+  /// The fragment `frag` with every hidden entry -inf (ALiBi applied).
+  Value maskEntries(TileMaskOp op, Value frag);
   /// fa.trace_row: the thread(s) holding the traced row store its m, l
   /// and outputs to row `block` of the trace.
   void traceRow(TraceRowOp op);

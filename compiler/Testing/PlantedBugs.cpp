@@ -59,6 +59,9 @@ static const PlantedBugInfo kBugs[] = {
      "keys instead of the end (the causal diagonal at i, not i + Lk - Lq)"},
     {PlantedBug::NoRaggedMask, "no-ragged-mask", "fa-lower-to-gpu",
      "keys past Lk in the last KV block are not masked"},
+    {PlantedBug::MaskSkipsDiagonal, "mask-skips-diagonal", "fa-lower-to-gpu",
+     "a K/V block is masked only where the last row's diagonal (not the "
+     "first row's) hides one of its keys: causal diagonal blocks unmasked"},
     {PlantedBug::SwapKvStrides, "swap-kv-strides", "fa-lower-to-gpu",
      "K is read with V's strides and V with K's"},
     {PlantedBug::OWithQStrides, "o-with-q-strides", "fa-lower-to-gpu",

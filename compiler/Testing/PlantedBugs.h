@@ -57,6 +57,9 @@ enum class PlantedBug {
                      ///< its last (causal diagonal at i, not i + Lk - Lq)
   // fa-lower-to-gpu (Level 2)
   NoRaggedMask,           ///< keys past Lk in the last KV block are not masked
+  MaskSkipsDiagonal,      ///< a block is masked only where its last row's
+                          ///< diagonal (not its first's) hides a key: the
+                          ///< diagonal blocks of causal attention unmasked
   SwapKvStrides,          ///< K read with V's strides and V with K's
   OWithQStrides,          ///< O written with Q's strides
   LseStridesIgnored,      ///< LSE written as if contiguous [B, Hq, Lq]

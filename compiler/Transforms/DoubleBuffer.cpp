@@ -123,6 +123,35 @@ static void sinkCopies(Block &body) {
   }
 }
 
+/// Moves each register-staged fetch of `grid` past the barriers that
+/// follow it before anything else touches memory or uses the fetched tile:
+/// only pure ops and other fetches lie between. gfx906 has no back-off
+/// barrier, so the backend drains every outstanding load (s_waitcnt
+/// vmcnt(0)) before an s_barrier: a fetch left before the barrier that
+/// guards the next LDS reads (the stage before P·V, where the next block's
+/// first group is fetched) waits for its global loads there instead of
+/// overlapping them with the products that follow.
+static void fetchAfterBarriers(scf::ForallOp grid) {
+  SmallVector<FetchTileOp> fetches;
+  grid.walk([&](FetchTileOp op) { fetches.push_back(op); });
+  for (FetchTileOp fetch : llvm::reverse(fetches)) {
+    Operation *lastBarrier = nullptr;
+    for (Operation *at = fetch->getNextNode();
+         at && !at->hasTrait<OpTrait::IsTerminator>(); at = at->getNextNode()) {
+      if (llvm::is_contained(at->getOperands(), fetch.getResult()))
+        break;
+      if (isa<gpu::BarrierOp>(at)) {
+        lastBarrier = at;
+        continue;
+      }
+      if (!isa<FetchTileOp>(at) && !(isPure(at) && at->getNumRegions() == 0))
+        break;
+    }
+    if (lastBarrier)
+      fetch->moveAfter(lastBarrier);
+  }
+}
+
 static std::string bufferName(Value buffer) {
   auto def = buffer.getDefiningOp<LdsBufferOp>();
   return def ? def.getName().str() : "?";
@@ -313,6 +342,9 @@ void FaDoubleBufferPass::processGrid(scf::ForallOp grid,
   }
   grid->setAttr("fa.fetch_ahead", StringAttr::get(grid.getContext(), ahead));
   int64_t barriers = placeLdsBarriers(*grid.getBody());
+  const TargetDesc *target = lookupTarget(config.getTarget().getValue());
+  if (!(target && target->asyncCopy))
+    fetchAfterBarriers(grid);
   if (plantedBug == PlantedBug::PipelineNoBarrier) {
     StageTileOp stage;
     grid.walk([&](StageTileOp op) {

@@ -521,7 +521,9 @@ void TileBuilder::build(AttentionOp op, const OpFacts &facts, Value q, Value k,
         // m = -inf and uses 0 as its reference so exp2 yields 0, not NaN.
         Value rowMax =
             RowReduceOp::create(nb, l, rowsType, ReduceKind::max, sForMax);
-        Value mNew = arith::MaximumFOp::create(nb, l, mOld, rowMax);
+        // (maxnumf: one v_max_f32 on gfx906, where maximumf adds a NaN test
+        // and a select per row; a NaN score still reaches O through P.)
+        Value mNew = arith::MaxNumFOp::create(nb, l, mOld, rowMax);
         Value noKey = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ,
                                             mNew, negInfRows);
         Value mRef = arith::SelectOp::create(nb, l, noKey, zeroRows, mNew);

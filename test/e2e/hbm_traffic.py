@@ -43,7 +43,8 @@ def main():
     if "--shared" in sys.argv:
         e2e_matrix.prepare_shared_work(fac, work)
     else:
-        os.makedirs(work, exist_ok=True)
+        # Kernels compiled by another fac must not be reused (emptied then).
+        e2e_matrix.prepare_shared_work(fac, work)
     kernels = e2e_matrix.Kernels(fac, work, target="gfx906")
     rows, failures = [], 0
     for d in (64, 128):

@@ -29,6 +29,7 @@
 #include "mlir/Dialect/LLVMIR/ROCDLDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/TypeUtilities.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
@@ -151,25 +152,60 @@ static void useDot2(Operation *root) {
 /// lane i the value of lane (i - n) mod 16 of its row (AMD's Vega ISA,
 /// "DPP"). One v_mov_b32_dpp on the VALU instead of a ds_bpermute_b32
 /// through the LDS. Every lane of the row is valid: `valid` is true.
+///
+/// fa-lower-to-gpu's row reductions: a gpu.shuffle xor k (k = 1, 2, 4, 8)
+/// marked fa.row_xor, whose value is the same on each aligned group of k
+/// lanes. Lane i then needs any lane of the partner group i ^ k, which DPP
+/// reads within a 16-lane row: quad_perm [1,0,3,2] (i ^ 1) and [2,3,0,1]
+/// (i ^ 2) exactly, row_half_mirror (8-lane group base + 7 - i%8: the other
+/// 4-lane half) for 4, row_mirror (row base + 15 - i%16: the other 8-lane
+/// half) for 8. Every source lane is valid, so bound_ctrl changes nothing;
+/// it is set because the backend folds a v_mov_b32_dpp into the VALU
+/// instruction that uses it (v_add_f32_dpp, v_max_f32_dpp) only with it
+/// (GCNDPPCombine). Offsets of 16 and up stay shuffles (ds_swizzle).
+static int32_t rowXorDpp(int64_t k) {
+  switch (k) {
+  case 1:
+    return 1 | 0 << 2 | 3 << 4 | 2 << 6; // quad_perm:[1,0,3,2]
+  case 2:
+    return 2 | 3 << 2 | 0 << 4 | 1 << 6; // quad_perm:[2,3,0,1]
+  case 4:
+    return 0x141; // row_half_mirror
+  case 8:
+    return 0x140; // row_mirror
+  default:
+    return -1;
+  }
+}
+
 static void useDpp(Operation *root) {
-  SmallVector<gpu::ShuffleOp> rotations;
+  SmallVector<std::pair<gpu::ShuffleOp, int32_t>> moves;
   root->walk([&](gpu::ShuffleOp op) {
-    if (op->hasAttr("fa.row_rotate") && op.getMode() == gpu::ShuffleMode::IDX &&
-        op.getValue().getType().isInteger(32))
-      rotations.push_back(op);
+    if (!op.getValue().getType().isIntOrFloat() ||
+        op.getValue().getType().getIntOrFloatBitWidth() != 32)
+      return;
+    if (op->hasAttr("fa.row_rotate") && op.getMode() == gpu::ShuffleMode::IDX) {
+      int64_t r = op->getAttrOfType<IntegerAttr>("fa.row_rotate").getInt();
+      if (r > 0 && r < 16)
+        moves.push_back({op, 0x120 + int32_t(16 - r)});
+      return;
+    }
+    if (op->hasAttr("fa.row_xor") && op.getMode() == gpu::ShuffleMode::XOR) {
+      IntegerAttr k;
+      if (!matchPattern(op.getOffset(), m_Constant(&k)))
+        return;
+      if (int32_t ctrl = rowXorDpp(k.getInt()); ctrl >= 0)
+        moves.push_back({op, ctrl});
+    }
   });
-  for (gpu::ShuffleOp op : rotations) {
-    int64_t r = op->getAttrOfType<IntegerAttr>("fa.row_rotate").getInt();
-    if (r <= 0 || r >= 16)
-      continue;
+  for (auto [op, ctrl] : moves) {
     OpBuilder b(op);
     Location loc = op.getLoc();
-    const int32_t rowRor = 0x120 + int32_t(16 - r);
     Value v = op.getValue();
     Value moved = ROCDL::DPPUpdateOp::create(
-        b, loc, v.getType(), v, v, b.getI32IntegerAttr(rowRor),
+        b, loc, v.getType(), v, v, b.getI32IntegerAttr(ctrl),
         b.getI32IntegerAttr(0xf), b.getI32IntegerAttr(0xf),
-        b.getBoolAttr(false));
+        b.getBoolAttr(op->hasAttr("fa.row_xor")));
     op.getShuffleResult().replaceAllUsesWith(moved);
     op.getValid().replaceAllUsesWith(
         arith::ConstantIntOp::create(b, loc, 1, 1).getResult());
@@ -232,6 +268,22 @@ fa::lowerToRocdl(ModuleOp module, unsigned indexBits, bool dot2) {
   gpu.addPass(createReconcileUnrealizedCastsPass());
   if (failed(pm.run(*work)))
     return failure();
+  // IEEE mode off (the kernel descriptor's IEEE_MODE bit): v_max_f32 then
+  // takes a NaN operand as missing (llvm.maxnum's semantics) without
+  // quieting it first, so the backend no longer canonicalises (v_max_f32
+  // x, x, x) every value that did not come from a float instruction: each
+  // shuffled partial of a row max (gfx906: 16 VALU per K/V block of the
+  // D=128 default). fa's kernels raise no FP exceptions and read no
+  // signalling NaNs on purpose; nothing else in them depends on the mode.
+  work->walk([&](LLVM::LLVMFuncOp f) {
+    SmallVector<Attribute> pass;
+    if (ArrayAttr old = f.getPassthroughAttr())
+      pass.append(old.begin(), old.end());
+    pass.push_back(ArrayAttr::get(
+        f.getContext(), {StringAttr::get(f.getContext(), "amdgpu-ieee"),
+                         StringAttr::get(f.getContext(), "false")}));
+    f.setPassthroughAttr(ArrayAttr::get(f.getContext(), pass));
+  });
 
   return extractDeviceModule(*work, module, "gfx906");
 }

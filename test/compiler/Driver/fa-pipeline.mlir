@@ -46,10 +46,10 @@
 // GFX906-SAME: fa.tile = #fa.tile<target = "gfx906", block_m = 64, block_n = 64, {{.*}}wave_size = 64{{.*}}, kv_shared = true>
 // GFX906-DAG: %[[WAVE:.+]] = arith.constant 64 : i32
 // GFX906: vector.interleave
-// GFX906: gpu.shuffle xor %{{.+}}, %{{.+}}, %[[WAVE]] : f32
+// GFX906: gpu.shuffle xor %{{.+}}, %{{.+}}, %[[WAVE]] {fa.row_xor} : f32
 // SM90-SAME: fa.tile = #fa.tile<target = "sm_90", {{.*}}wave_size = 32
 // SM90-DAG: %[[WAVE:.+]] = arith.constant 32 : i32
-// SM90: gpu.shuffle xor %{{.+}}, %{{.+}}, %[[WAVE]] : f32
+// SM90: gpu.shuffle xor %{{.+}}, %{{.+}}, %[[WAVE]] {fa.row_xor} : f32
 // CHECK: gpu.return
 // CHECK-NOT: gpu.func
 

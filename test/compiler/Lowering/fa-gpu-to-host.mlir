@@ -115,7 +115,7 @@
 // CHECK: %[[SH_P:[^ ]+]] = llvm.getelementptr %[[ENV]][24] : (!llvm.ptr) -> !llvm.ptr, i8
 // CHECK-NEXT: %[[SH:[^ ]+]] = llvm.load %[[SH_P]] : !llvm.ptr -> !llvm.ptr
 // CHECK-NEXT: %[[EMU3:[^ ]+]] = llvm.load %[[ENV]] : !llvm.ptr -> !llvm.ptr
-// CHECK-NEXT: %[[BITS:[^ ]+]] = llvm.call %[[SH]](%[[EMU3]], %{{[^,]+}}, %[[C8_I32]], %[[C64_I32]], %[[C0_I32]]) : !llvm.ptr, (!llvm.ptr, i32, i32, i32, i32) -> i32
+// CHECK-NEXT: %[[BITS:[^ ]+]] = llvm.call %[[SH]](%[[EMU3]], %{{[^,]+}}, %[[C1_I32]], %[[C64_I32]], %[[C0_I32]]) : !llvm.ptr, (!llvm.ptr, i32, i32, i32, i32) -> i32
 // CHECK-NEXT: llvm.bitcast %[[BITS]] : i32 to f32
 //
 // P is written to LDS (2-byte reported writes), the second barrier, then

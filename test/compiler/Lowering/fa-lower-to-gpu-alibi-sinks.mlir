@@ -15,7 +15,8 @@
 // PLAIN-SAME: %arg23: i64) workgroup(
 // PLAIN-NOT: fa.alibi
 // PLAIN-NOT: fa.sinks
-// PLAIN: %[[PAST:[^ ]+]] = arith.cmpi sge, %[[COLS:[^,]+]], %{{[^ ]+}} : vector<16xindex>
+// PLAIN: scf.if %{{[^ ]+}} -> (vector<16xf32>)
+// PLAIN: %[[PAST:[^ ]+]] = arith.cmpi sgt, %[[COLS:[^,]+]], %{{[^ ]+}} : vector<16xindex>
 // PLAIN-NEXT: arith.select %[[PAST]]
 
 // The launch passes the slopes and sinks as flat [Hq] views.
@@ -28,8 +29,14 @@
 // Each row's slope and sink: element h of the vector.
 // CHECK: memref.load %arg24[
 // CHECK: memref.load %arg25[
-// CHECK: %[[PAST:[^ ]+]] = arith.cmpi sge, %[[COLS:[^,]+]], %{{[^ ]+}} : vector<16xindex>
-// CHECK: %[[DIAG:[^ ]+]] = arith.addi %{{[^,]+}}, %{{[^ ]+}} : vector<16xindex>
+// ALiBi changes every entry: every block is masked, no branch.
+// CHECK-NOT: scf.if %{{[^ ]+}} -> (vector<16xf32>)
+// CHECK: %[[ROWS:[^ ]+]] = arith.addi %{{[^,]+}}, %{{[^ ]+}} : vector<16xindex>
+// CHECK-NEXT: vector.broadcast
+// CHECK-NEXT: %[[COLS:[^ ]+]] = arith.addi %{{[^,]+}}, %{{[^ ]+}} : vector<16xindex>
+// CHECK-NEXT: %[[LKM1:[^ ]+]] = arith.subi %{{[^,]+}}, %c1 : index
+// CHECK-NEXT: %[[LAST:[^ ]+]] = vector.broadcast %[[LKM1]] : index to vector<16xindex>
+// CHECK: %[[DIAG:[^ ]+]] = arith.addi %[[ROWS]], %{{[^ ]+}} : vector<16xindex>
 // CHECK-NEXT: %[[SLOPE:[^ ]+]] = vector.shuffle %{{[^,]+}}, %{{[^ ]+}} [0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3] : vector<4xf32>, vector<4xf32>
 // CHECK-NEXT: %[[DELTA:[^ ]+]] = arith.subi %[[DIAG]], %[[COLS]] : vector<16xindex>
 // CHECK-NEXT: %[[NEG:[^ ]+]] = arith.subi %{{[^,]+}}, %[[DELTA]] : vector<16xindex>
@@ -38,6 +45,7 @@
 // CHECK-NEXT: %[[DF:[^ ]+]] = arith.sitofp %[[D64]] : vector<16xi64> to vector<16xf32>
 // CHECK-NEXT: %[[BIAS:[^ ]+]] = arith.mulf %[[SLOPE]], %[[DF]] : vector<16xf32>
 // CHECK-NEXT: %[[X:[^ ]+]] = arith.subf %{{[^,]+}}, %[[BIAS]] : vector<16xf32>
+// CHECK-NEXT: %[[PAST:[^ ]+]] = arith.cmpi sgt, %[[COLS]], %[[LAST]] : vector<16xindex>
 // CHECK-NEXT: arith.select %[[PAST]], %{{[^,]+}}, %[[X]]
 // WRONG-END: %[[ROWS:[^ ]+]] = arith.addi %{{[^,]+}}, %{{[^ ]+}} : vector<16xindex>
 // WRONG-END: %[[COLS:[^ ]+]] = arith.addi %{{[^,]+}}, %{{[^ ]+}} : vector<16xindex>

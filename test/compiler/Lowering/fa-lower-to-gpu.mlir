@@ -6,6 +6,7 @@
 // constants so that they can be captured once.
 // RUN: fa-opt %t/attention.mlir --fa-tile="target=gfx906 block-m=64 block-n=32" --fa-promote --canonicalize --cse --fa-lower-to-gpu=share-rows=off --canonicalize --cse | FileCheck %s
 // RUN: fa-opt %t/attention.mlir --fa-tile="target=sm_90 block-m=64 block-n=32" --fa-promote --canonicalize --cse --fa-lower-to-gpu --canonicalize --cse | FileCheck %s --check-prefix=SM90
+// RUN: fa-opt %t/attention.mlir --fa-tile="target=gfx906 block-m=64 block-n=32" --fa-promote --canonicalize --cse --fa-lower-to-gpu="share-rows=off test-plant-bug=mask-skips-diagonal" --canonicalize --cse | FileCheck %s --check-prefix=SKIPDIAG
 // RUN: fa-opt %t/head-dim-36.mlir --fa-tile="target=gfx906 block-m=64 block-n=32" --fa-promote --canonicalize --cse --fa-lower-to-gpu=share-rows=off --canonicalize --cse | FileCheck %s --check-prefix=D36
 // K and V in one LDS slot.
 // RUN: fa-opt %t/attention.mlir --fa-tile="target=gfx906 block-m=64 block-n=32 kv-shared=on" --fa-promote --canonicalize --cse --fa-lower-to-gpu=share-rows=off --canonicalize --cse | FileCheck %s --check-prefix=KVSLOT
@@ -154,16 +155,44 @@
 // CHECK-NEXT: scf.yield %{{.+}} : vector<8xf32>
 // CHECK-NEXT: }
 // CHECK-NOT: gpu.barrier
+// The causal mask only where the block (keys n0 .. n0 + 31) has a key past
+// Lk or right of its first row's diagonal m0 + (Lk - Lq): a branch the same
+// in every thread; inside, one comparison per entry against
+// min(Lk - 1, r + Lk - Lq). The planted bug takes the last row's diagonal
+// (m0 + 63 + Lk - Lq): the diagonal blocks go unmasked.
+// CHECK: %[[SCALED:[^ ]+]] = arith.mulf %[[S]], %{{[^ ]+}} : vector<8xf32>
+// CHECK-NEXT: %[[LASTK:[^ ]+]] = arith.addi %{{[^,]+}}, %c31 : index
+// CHECK-NEXT: %[[RAG:[^ ]+]] = arith.cmpi sge, %[[LASTK]], %[[LK:[^ ]+]] : index
+// CHECK-NEXT: %[[SHIFT:[^ ]+]] = arith.subi %[[LK]], %{{[^ ]+}} : index
+// CHECK-NEXT: %[[DIAG0:[^ ]+]] = arith.addi %{{[^,]+}}, %[[SHIFT]] : index
+// CHECK-NEXT: %[[PASTD:[^ ]+]] = arith.cmpi sgt, %[[LASTK]], %[[DIAG0]] : index
+// CHECK-NEXT: %[[NEED:[^ ]+]] = arith.ori %[[RAG]], %[[PASTD]] : i1
+// CHECK-NEXT: %[[MASKED:[^ ]+]] = scf.if %[[NEED]] -> (vector<8xf32>) {
+// CHECK: %[[HI:[^ ]+]] = arith.minsi %{{[^,]+}}, %{{[^ ]+}} : vector<8xindex>
+// CHECK-NEXT: %[[HIDE:[^ ]+]] = arith.cmpi sgt, %{{[^,]+}}, %[[HI]] : vector<8xindex>
+// CHECK-NEXT: %[[SEL:[^ ]+]] = arith.select %[[HIDE]], %{{[^,]+}}, %[[SCALED]] : vector<8xi1>, vector<8xf32>
+// CHECK-NEXT: scf.yield %[[SEL]] : vector<8xf32>
+// CHECK-NEXT: } else {
+// CHECK-NEXT: scf.yield %[[SCALED]] : vector<8xf32>
+// CHECK-NEXT: }
+// SKIPDIAG: %[[LASTK:[^ ]+]] = arith.addi %{{[^,]+}}, %c31 : index
+// SKIPDIAG-NEXT: arith.cmpi sge, %[[LASTK]]
+// SKIPDIAG-NEXT: %[[SHIFT:[^ ]+]] = arith.subi
+// SKIPDIAG-NEXT: %[[DIAG0:[^ ]+]] = arith.addi %{{[^,]+}}, %[[SHIFT]] : index
+// SKIPDIAG-NEXT: %[[DIAGL:[^ ]+]] = arith.addi %[[DIAG0]], %c63 : index
+// SKIPDIAG-NEXT: arith.cmpi sgt, %[[LASTK]], %[[DIAGL]] : index
 // Row max: within the thread, then xor shuffles over the 16 lanes of a row
-// (maxnum: the masked -inf never wins against a real score).
+// (maxnum: the masked -inf never wins against a real score), xor 1 first:
+// after the steps below k the value is the same on each aligned group of k
+// lanes, which fa.row_xor says (gfx906 reads the partner group by DPP).
 // CHECK: vector.reduction <maxnumf>, %{{.+}} : vector<2xf32> into f32
-// CHECK-NEXT: %[[SH:[^,]+]], %{{.+}} = gpu.shuffle xor %{{.+}}, %[[X8]], %[[WAVE]] : f32
+// CHECK-NEXT: %[[SH:[^,]+]], %{{.+}} = gpu.shuffle xor %{{.+}}, %[[X1]], %[[WAVE]] {fa.row_xor} : f32
 // CHECK-NEXT: arith.maxnumf %{{.+}}, %[[SH]] : f32
-// CHECK-NEXT: gpu.shuffle xor %{{.+}}, %[[X4]], %[[WAVE]] : f32
+// CHECK-NEXT: gpu.shuffle xor %{{.+}}, %[[X2]], %[[WAVE]] {fa.row_xor} : f32
 // CHECK-NEXT: arith.maxnumf
-// CHECK-NEXT: gpu.shuffle xor %{{.+}}, %[[X2]], %[[WAVE]] : f32
+// CHECK-NEXT: gpu.shuffle xor %{{.+}}, %[[X4]], %[[WAVE]] {fa.row_xor} : f32
 // CHECK-NEXT: arith.maxnumf
-// CHECK-NEXT: gpu.shuffle xor %{{.+}}, %[[X1]], %[[WAVE]] : f32
+// CHECK-NEXT: gpu.shuffle xor %{{.+}}, %[[X8]], %[[WAVE]] {fa.row_xor} : f32
 // CHECK-NEXT: arith.maxnumf
 // CHECK-NOT: gpu.barrier
 // alpha = exp2(m_old - m_new); P = exp2(S - m_new).
@@ -172,7 +201,7 @@
 // CHECK: %[[P:[^ ]+]] = math.exp2 %{{.+}} : vector<8xf32>
 // Row sum, the same way.
 // CHECK: vector.reduction <add>, %{{.+}} : vector<2xf32> into f32
-// CHECK-NEXT: gpu.shuffle xor %{{.+}}, %[[X8]], %[[WAVE]] : f32
+// CHECK-NEXT: gpu.shuffle xor %{{.+}}, %[[X1]], %[[WAVE]] {fa.row_xor} : f32
 // O is rescaled by alpha before P·V accumulates onto it.
 // CHECK: %[[ALPHA_B:[^ ]+]] = vector.shuffle %[[ALPHA]], %[[ALPHA]] [0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3]
 // CHECK-NEXT: %[[RESCALED:[^ ]+]] = arith.mulf %[[ACC]], %[[ALPHA_B]] : vector<16xf32>
@@ -253,7 +282,7 @@
 // SM90-SAME: fa.tile = #fa.tile<target = "sm_90", block_m = 64, block_n = 32, waves = 8, wave_size = 32, stages = 1, lds_pad = 0>, known_block_size = array<i32: 256, 1, 1>}
 // SM90-DAG: %[[WAVE:.+]] = arith.constant 32 : i32
 // SM90-DAG: %[[X8:.+]] = arith.constant 8 : i32
-// SM90: gpu.shuffle xor %{{.+}}, %[[X8]], %[[WAVE]] : f32
+// SM90: gpu.shuffle xor %{{.+}}, %[[X8]], %[[WAVE]] {fa.row_xor} : f32
 // SM90-NOT: arith.constant 64 : i32
 // SM90: gpu.return
 

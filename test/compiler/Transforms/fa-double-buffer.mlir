@@ -25,13 +25,15 @@
 // SHARED: %[[P:.+]] = fa.lds_buffer "p"
 // SHARED: %[[K0:.+]] = fa.fetch_tile %{{.+}}[%{{.+}}, %{{.+}}, %c0] for %[[K]]
 // SHARED: scf.for %[[IV:[^ ]+]] = %c0 to %[[N:[^ ]+]] step %c1 iter_args({{.*}}, %[[KN:[^ ]+]] = %[[K0]])
-// Steady state: stage K (after the barrier that ends the last P·V), fetch
-// V of this block, Q·Kᵀ after a barrier...
+// Steady state: stage K (after the barrier that ends the last P·V), then,
+// after the barrier that ends the staging, fetch V of this block and Q·Kᵀ
+// (each fetch comes after the barrier that follows it: gfx906 drains loads
+// at every s_barrier, so the loads overlap the products, not the wait)...
 // SHARED-NEXT: %[[ROW:.+]] = arith.muli %[[IV]], %c64
 // SHARED-NEXT: gpu.barrier
 // SHARED-NEXT: fa.stage_tile %[[KN]] to %[[K]]
-// SHARED-NEXT: %[[VT:.+]] = fa.fetch_tile %{{.+}}[%{{.+}}, %{{.+}}, %[[ROW]]] for %[[V]]
 // SHARED-NEXT: gpu.barrier
+// SHARED-NEXT: %[[VT:.+]] = fa.fetch_tile %{{.+}}[%{{.+}}, %{{.+}}, %[[ROW]]] for %[[V]]
 // SHARED-NEXT: fa.lds_dot %{{.+}}, %[[K]] transpose_rhs
 // ...then V into the slot once Q·Kᵀ is done with it, and K of block n+1;
 // in the last iteration its row is Lk: nothing is loaded (the epilogue).
@@ -42,8 +44,8 @@
 // SHARED-NEXT: %[[MORE:.+]] = arith.cmpi slt, %[[NEXT]], %[[N]]
 // SHARED-NEXT: %[[NROW:.+]] = arith.muli %[[NEXT]], %c64
 // SHARED-NEXT: %[[SEL:.+]] = arith.select %[[MORE]], %[[NROW]], %{{.+}} : index
-// SHARED-NEXT: %[[K1:.+]] = fa.fetch_tile %{{.+}}[%{{.+}}, %{{.+}}, %[[SEL]]] for %[[K]]
 // SHARED-NEXT: gpu.barrier
+// SHARED-NEXT: %[[K1:.+]] = fa.fetch_tile %{{.+}}[%{{.+}}, %{{.+}}, %[[SEL]]] for %[[K]]
 // SHARED-NEXT: fa.lds_dot %[[P]], %[[V]]
 // SHARED-NEXT: scf.yield %{{.+}}, %{{.+}}, %{{.+}}, %[[K1]]
 // SHARED-NOT: gpu.barrier
@@ -59,14 +61,14 @@
 // APART: scf.for
 // APART-NOT: gpu.barrier
 // APART: fa.stage_tile %{{.+}} to %[[K]]
-// APART-NEXT: %[[VT:.+]] = fa.fetch_tile %{{.+}} for %[[V]]
 // APART-NEXT: gpu.barrier
+// APART-NEXT: %[[VT:.+]] = fa.fetch_tile %{{.+}} for %[[V]]
 // APART-NEXT: fa.lds_dot %{{.+}}, %[[K]] transpose_rhs
 // APART-NOT: gpu.barrier
 // APART: fa.write_tile
 // APART-NEXT: fa.stage_tile %[[VT]] to %[[V]]
-// APART: fa.fetch_tile %{{.+}} for %[[K]]
-// APART-NEXT: gpu.barrier
+// APART: gpu.barrier
+// APART-NEXT: fa.fetch_tile %{{.+}} for %[[K]]
 // APART-NEXT: fa.lds_dot %{{.+}}, %[[V]]
 // APART-NOT: gpu.barrier
 // APART: scf.yield
@@ -77,8 +79,8 @@
 // INBLOCK: scf.for %{{.+}} iter_args(%{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}) ->
 // INBLOCK: gpu.barrier
 // INBLOCK-NEXT: fa.copy_tile %{{.+}} to %[[K]]
-// INBLOCK-NEXT: %[[VT:.+]] = fa.fetch_tile %{{.+}} for %[[V]]
 // INBLOCK-NEXT: gpu.barrier
+// INBLOCK-NEXT: %[[VT:.+]] = fa.fetch_tile %{{.+}} for %[[V]]
 // INBLOCK-NEXT: fa.lds_dot %{{.+}}, %[[K]] transpose_rhs
 // INBLOCK: fa.stage_tile %[[VT]] to %[[V]]
 // INBLOCK-NOT: fa.fetch_tile
@@ -100,8 +102,8 @@
 // PLANT: scf.for
 // PLANT-NOT: gpu.barrier
 // PLANT: fa.stage_tile
-// PLANT: fa.fetch_tile
-// PLANT-NEXT: gpu.barrier
+// PLANT: gpu.barrier
+// PLANT-NEXT: fa.fetch_tile
 // PLANT-NEXT: fa.lds_dot
 
 // PLANT-OTHER: error: planted bug 'no-scale' is planted by fa-tile, not fa-double-buffer

@@ -70,7 +70,7 @@
 // NO-PLANT: scf.forall (%{{.*}}, %[[H:.*]], %{{.*}}) in
 // NO-PLANT-NOT: arith.remui
 // NO-PLANT: arith.divui %[[H]], %{{.*}} : index
-// PLANT-UNKNOWN: error: unknown planted bug 'nonsense'; known: causal-bound-key, causal-bound-block, gqa-modulo, rescale-after, no-scale, l-no-rescale, combine-no-rescale, split-short, split-overlap, split-no-direct, cu-seqlens-off-by-one, packed-causal-last-row, window-skips-block, softcap-after-max, sink-per-block, mixed-query-at-start, no-ragged-mask, swap-kv-strides, o-with-q-strides, lse-strides-ignored
+// PLANT-UNKNOWN: error: unknown planted bug 'nonsense'; known: causal-bound-key, causal-bound-block, gqa-modulo, rescale-after, no-scale, l-no-rescale, combine-no-rescale, split-short, split-overlap, split-no-direct, cu-seqlens-off-by-one, packed-causal-last-row, window-skips-block, softcap-after-max, sink-per-block, mixed-query-at-start, no-ragged-mask, mask-skips-diagonal, swap-kv-strides, o-with-q-strides, lse-strides-ignored
 // PLANT-OTHER-PASS: error: planted bug 'swap-kv-strides' is planted by fa-lower-to-gpu, not fa-tile
 
 // Stages: 0 (auto), 1 or 2. Auto double-buffers unless the registers that
@@ -135,7 +135,7 @@
 // CHECK: %[[S2:[^ ]+]] = arith.mulf %[[S]], %[[SCALE]]
 // Ragged edges and the causal mask.
 // CHECK: %[[SM:[^ ]+]] = fa.tile_mask %[[S2]] rows(%[[M0]], %[[LQ]]) cols(%[[N0]], %[[LK]]) causal : tensor<64x32xf32>
-// CHECK: %[[M_NEW:[^ ]+]] = arith.maximumf %[[M_OLD]], %{{.+}} : tensor<64xf32>
+// CHECK: %[[M_NEW:[^ ]+]] = arith.maxnumf %[[M_OLD]], %{{.+}} : tensor<64xf32>
 // CHECK: %[[M_REF:[^ ]+]] = arith.select %{{.+}}, %{{.+}}, %[[M_NEW]]
 // alpha = exp2(m_old - m_ref)
 // CHECK: %[[DM:[^ ]+]] = arith.subf %[[M_OLD]], %[[M_REF]]
