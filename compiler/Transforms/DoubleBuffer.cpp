@@ -332,9 +332,9 @@ void FaDoubleBufferPass::processGrid(scf::ForallOp grid,
   }
   std::string summary;
   llvm::raw_string_ostream os(summary);
+  const TargetDesc *target = lookupTarget(config.getTarget().getValue());
+  const bool async = target && target->asyncCopy;
   for (auto &[loop, groups] : loops) {
-    const TargetDesc *target = lookupTarget(config.getTarget().getValue());
-    const bool async = target && target->asyncCopy;
     os << "  " << (async ? "cp.async-staged" : "register-staged") << ", "
        << ahead.getValue() << ": " << groups.size()
        << " fetch group(s) in the loop: ";
@@ -342,8 +342,7 @@ void FaDoubleBufferPass::processGrid(scf::ForallOp grid,
   }
   grid->setAttr("fa.fetch_ahead", StringAttr::get(grid.getContext(), ahead));
   int64_t barriers = placeLdsBarriers(*grid.getBody());
-  const TargetDesc *target = lookupTarget(config.getTarget().getValue());
-  if (!(target && target->asyncCopy))
+  if (!async)
     fetchAfterBarriers(grid);
   if (plantedBug == PlantedBug::PipelineNoBarrier) {
     StageTileOp stage;
