@@ -20,17 +20,20 @@ Two uses:
     the FA kernels changed within a pair, so the change in whole-model time
     is the change in FA time. For each version the script estimates every
     FA launch pp16384 makes (per layer, ubatch i of n: Q rows = ubatch,
-    keys = ubatch * (i + 1), the causal mask of the ubatch's rows; the
-    tile kernel, plus the combine kernel when the keys are split) and
-    compares the model's difference with the measured one.
+    keys = ubatch * (i + 1) in a KV view padded to 256, the causal mask of
+    the ubatch's rows; the tile kernel, plus the combine kernel when the
+    keys are split) and compares the model's difference with the measured
+    one, for every microbatch size of PR_PAIRS.
 
 usage:
   gfx906_llama.py calibrate --versions NAME=DIR ... --build DIR --out DIR
                   [--models M1|M2...] [--samples N] [--points N]
+                  [--ubatches LIST]
       NAME is a version's key in VERSIONS (the ggml commit), DIR its
       checkout; --models the timing model lists (gfx906_corpus_run's
       `timing`, default CALIBRATION_MODELS); --points how many ubatches of
-      each pp16384 run are estimated (the others interpolated).
+      each pp16384 run are estimated (the others interpolated);
+      --ubatches 16,512 only those microbatch sizes.
 """
 import argparse
 import datetime
@@ -50,6 +53,7 @@ sys.path.insert(0, HERE)
 import gfx906_corpus as gc  # noqa: E402
 
 FATTN_KQ_STRIDE = 256
+KV_PAD = 256
 
 # ggml-org/ggml commits carrying llama.cpp's FA-kernel PRs ("(llama/N)" in
 # the subject), and the parents that are each PR's "before".
@@ -65,19 +69,38 @@ VERSIONS = {
 }
 
 # (before, after, ubatch, t/s before, t/s after, source). llama-bench,
-# gemma 2B Q4_0, pp16384, FlashAttention on, MI60 / MI50.
+# gemma 2B Q4_0, pp16384, FlashAttention on, MI60 / MI50: every microbatch
+# size of the PR pages' tables that the tile kernel runs on both sides
+# (16492's sizes below 16 switch between the vec and tile kernels; its 1024
+# and up are not in the table as stored).
+PR_15884 = "github.com/ggml-org/llama.cpp/pull/15884 (MI60 / MI50)"
+PR_15927 = "github.com/ggml-org/llama.cpp/pull/15927 (MI50)"
+PR_15982 = "github.com/ggml-org/llama.cpp/pull/15982 (MI60 / MI50)"
+PR_16492 = "github.com/ggml-org/llama.cpp/pull/16492 (MI50)"
 PR_PAIRS = [
-    ("2fe19a69", "f6ffbc04", 512, 397.50, 1412.22,
-     "github.com/ggml-org/llama.cpp/pull/15884 (MI60 / MI50)"),
-    ("f6ffbc04", "b6b3db51", 512, 1412.40, 2141.40,
-     "github.com/ggml-org/llama.cpp/pull/15927 (MI50)"),
-    ("b6b3db51", "5437f5bc", 512, 2137.20, 2309.96,
-     "github.com/ggml-org/llama.cpp/pull/15982 (MI60 / MI50)"),
-    ("fcc2a5c0", "0b56d427", 512, 2301.56, 2358.12,
-     "github.com/ggml-org/llama.cpp/pull/16492 (MI50)"),
+    ("2fe19a69", "f6ffbc04", 16, 329.07, 629.31, PR_15884),
+    ("2fe19a69", "f6ffbc04", 32, 309.59, 728.92, PR_15884),
+    ("2fe19a69", "f6ffbc04", 512, 397.50, 1412.22, PR_15884),
+    ("f6ffbc04", "b6b3db51", 16, 629.54, 716.54, PR_15927),
+    ("f6ffbc04", "b6b3db51", 32, 728.28, 911.94, PR_15927),
+    ("f6ffbc04", "b6b3db51", 512, 1412.40, 2141.40, PR_15927),
+    ("b6b3db51", "5437f5bc", 16, 715.37, 723.22, PR_15982),
+    ("b6b3db51", "5437f5bc", 32, 911.50, 922.04, PR_15982),
+    ("b6b3db51", "5437f5bc", 64, 1002.59, 1037.99, PR_15982),
+    ("b6b3db51", "5437f5bc", 128, 1571.26, 1632.54, PR_15982),
+    ("b6b3db51", "5437f5bc", 256, 1960.46, 2104.29, PR_15982),
+    ("b6b3db51", "5437f5bc", 512, 2137.20, 2309.96, PR_15982),
+    ("b6b3db51", "5437f5bc", 1024, 2282.16, 2504.71, PR_15982),
+    ("b6b3db51", "5437f5bc", 2048, 2302.98, 2529.14, PR_15982),
+    ("fcc2a5c0", "0b56d427", 16, 723.23, 736.30, PR_16492),
+    ("fcc2a5c0", "0b56d427", 32, 919.54, 924.45, PR_16492),
+    ("fcc2a5c0", "0b56d427", 64, 1059.55, 1077.96, PR_16492),
+    ("fcc2a5c0", "0b56d427", 128, 1686.29, 1687.00, PR_16492),
+    ("fcc2a5c0", "0b56d427", 256, 2129.54, 2161.97, PR_16492),
+    ("fcc2a5c0", "0b56d427", 512, 2301.56, 2358.12, PR_16492),
 ]
-# The pair v2's free LDS parameter is fit to; the others are held out.
-FIT_PAIRS = [("f6ffbc04", "b6b3db51")]
+# The pairs v2's free parameters are fit to; the others are held out.
+FIT_PAIRS = [("f6ffbc04", "b6b3db51", 512)]
 GEMMA_2B = dict(Hq=8, Hkv=1, D=256, layers=18, tokens=16384)
 
 CALIBRATION_MODELS = [
@@ -88,6 +111,7 @@ CALIBRATION_MODELS = [
     "version=2",  # lds_bytes_per_cycle=128
     "version=2,lds_broadcast=0",
     "version=2,l2_bytes=0",
+    "version=2,l2_share_yz=0",
     "version=2,vmem_in_flight=0",
 ]
 
@@ -236,8 +260,11 @@ class GgmlFa:
                     nthreads=256, granularity=self.old_kq_stride(D, cols),
                     symbol=gc.find_kernel(self.kernels[mod], prefix))
 
-    def plan(self, D, B, Hq, Hkv, Lq, Lk, masked, tmp):
-        """(buffer lines, Launches, description) of one FA call."""
+    def plan(self, D, B, Hq, Hkv, Lq, Lk, masked, tmp, lk_valid=None):
+        """(buffer lines, Launches, description) of one FA call. `lk_valid`:
+        the keys in use when the KV cache view is padded to Lk (llama.cpp
+        pads it to 256 with FlashAttention; the mask hides the rest)."""
+        lk_valid = Lk if lk_valid is None else lk_valid
         d = self.dispatch(D, B, Hq, Hkv, Lq, Lk, masked)
         kernels = self.kernels[d["module"]]
         sym = d["symbol"]
@@ -263,9 +290,12 @@ class GgmlFa:
                         "buffer meta %d" % (pb * B * Lq * Hq * 8)]
         kv_max = None
         if masked:
-            path = os.path.join(tmp, "mask-%d-%d.bin" % (Lq, Lk))
+            path = os.path.join(tmp, "mask-%d-%d-%d.bin" % (Lq, Lk,
+                                                            lk_valid))
             if not os.path.exists(path):
-                gc.causal_mask(Lq, Lk).tofile(path)
+                m = np.full((Lq, Lk), -np.inf, np.float16)
+                m[:, :lk_valid] = gc.causal_mask(Lq, lk_valid)
+                m.tofile(path)
             buffers.append("buffer mask %d %s" % (Lq * Lk * 2, path))
             uses = (Lq >= 1024 or B > 1) and (
                 Lk % FATTN_KQ_STRIDE == 0 or not self.kv_max_needs_stride)
@@ -275,7 +305,7 @@ class GgmlFa:
                 kv = []
                 for x in range(ntiles_x):
                     r = min((x + 1) * ncols1, Lq) - 1
-                    last = Lk - Lq + r
+                    last = lk_valid - Lq + r
                     kv.append(min(Lk, (last // FATTN_KQ_STRIDE + 1) *
                                   FATTN_KQ_STRIDE))
                 path = os.path.join(tmp, "kvmax-%d-%d-%d.bin" %
@@ -317,12 +347,13 @@ class GgmlFa:
                      kernel=sym)
         return buffers, launches, about, self.hsacos[d["module"]]
 
-    def estimate(self, D, B, Hq, Hkv, Lq, Lk, masked, models, samples=4):
+    def estimate(self, D, B, Hq, Hkv, Lq, Lk, masked, models, samples=4,
+                 lk_valid=None):
         """Per model (a list of TimingParams::apply strings): the call's
         seconds, and the launches' estimates (JSON objects)."""
         with tempfile.TemporaryDirectory(dir=self.work) as tmp:
             buffers, launches, about, hsaco = self.plan(
-                D, B, Hq, Hkv, Lq, Lk, masked, tmp)
+                D, B, Hq, Hkv, Lq, Lk, masked, tmp, lk_valid)
             plan = ["module " + hsaco] + buffers
             plan.append("timing %d %s" % (samples, "|".join(models)))
             plan += [ln.line for ln in launches]
@@ -363,10 +394,13 @@ def pp_fa_seconds(fa, ubatch, models, samples, points, log):
     idx = ubatch_points(n, points)
     at = {}
     for i in idx:
-        lk = ubatch * (i + 1)
+        # llama.cpp pads the KV cache view to 256 keys with FlashAttention
+        # (llama_kv_cache's get_padding); the mask hides the padding.
+        valid = ubatch * (i + 1)
+        lk = (valid + KV_PAD - 1) // KV_PAD * KV_PAD
         t0 = time.time()
         res, about = fa.estimate(g["D"], 1, g["Hq"], g["Hkv"], ubatch, lk,
-                                 True, models, samples)
+                                 True, models, samples, lk_valid=valid)
         at[i] = ([s for s, _ in res], about,
                  [[e["limited_by"] for e in ests] for _, ests in res])
         params = [ests[0]["params"] for _, ests in res]
@@ -396,12 +430,16 @@ def calibrate(args):
         logf.flush()
     log("calibrate %s, models %s" % (datetime.datetime.now().isoformat(),
                                     models))
-    ubatches = sorted({p[2] for p in PR_PAIRS})
+    only = set(int(u) for u in args.ubatches.split(",")) \
+        if args.ubatches else None
     fa_s = {}
     detail = {}
     model_params = []
     for name, path in versions.items():
         fa = GgmlFa(path, os.path.join(args.work, "work-" + name), args.build)
+        # The microbatch sizes of the pairs this version is a side of.
+        ubatches = sorted({p[2] for p in PR_PAIRS if name in p[:2] and
+                           (only is None or p[2] in only)})
         for ub in ubatches:
             log("%s (%s), ubatch %d" % (name, VERSIONS.get(name, "?"), ub))
             total, det, params = pp_fa_seconds(fa, ub, models,
@@ -419,7 +457,7 @@ def calibrate(args):
         row = dict(before=before, after=after, ubatch=ub, tps_before=tps0,
                    tps_after=tps1, source=src, measured_delta_s=meas,
                    measured_s=[t0, t1],
-                   fit=(before, after) in FIT_PAIRS, models=[])
+                   fit=(before, after, ub) in FIT_PAIRS, models=[])
         for m, model in enumerate(models):
             f0, f1 = fa_s[(before, ub)][m], fa_s[(after, ub)][m]
             row["models"].append(dict(
@@ -436,6 +474,53 @@ def calibrate(args):
         json.dump(res, f, indent=1)
     write_calibration_md(res, os.path.join(args.out, "calibration.md"))
     log("wrote %s" % args.out)
+
+
+def per_version(res, model="version=2"):
+    """Per microbatch size: the rest of the run (non-FA time, the same for
+    every version) as the median over versions of measured - model, and
+    each version's model FA seconds against measured - that rest. A
+    diagnostic of which kernel the model mis-times; the pairs' deltas are
+    the targets."""
+    m = res["models"].index(model)
+    seen = {}
+    for p in res["pairs"]:
+        for side, v in ((0, p["before"]), (1, p["after"])):
+            d = seen.setdefault(p["ubatch"], {}).setdefault(v, [[], None])
+            d[0].append(p["measured_s"][side])
+            d[1] = p["models"][m]["fa_s"][side]
+    out = {}
+    for ub, vs in sorted(seen.items()):
+        rest = [float(np.mean(t)) - f for t, f in vs.values()]
+        r = float(np.median(rest))
+        out[ub] = dict(rest_s=r, versions={
+            v: dict(measured_s=float(np.mean(t)), model_fa_s=f,
+                    implied_fa_s=float(np.mean(t)) - r,
+                    error=f / (float(np.mean(t)) - r) - 1)
+            for v, (t, f) in vs.items()})
+    return out
+
+
+def per_version_md(res, model="version=2"):
+    if model not in res["models"]:
+        return []
+    pv = per_version(res, model)
+    order = [v for v in VERSIONS]
+    L = ["", "Per version (`%s`, a diagnostic): the rest of the run taken as "
+         "the median over versions of measured - model FA seconds, each "
+         "version's model FA seconds against measured - that rest "
+         "(implied), and the error:" % model, "",
+         "| ubatch | rest s | " + " | ".join(order) + " |",
+         "|" + "---|" * (2 + len(order))]
+    for ub, d in pv.items():
+        cells = []
+        for v in order:
+            x = d["versions"].get(v)
+            cells.append("%.2f / %.2f (%+.0f%%)" % (
+                x["model_fa_s"], x["implied_fa_s"], 100 * x["error"])
+                if x else "")
+        L.append("| %d | %.2f | %s |" % (ub, d["rest_s"], " | ".join(cells)))
+    return L
 
 
 def write_calibration_md(res, path):
@@ -474,6 +559,7 @@ def write_calibration_md(res, path):
                     "%.3f (rest %.3f)" % (m["fa_s"][side],
                                           m["non_fa_s"][side])
                     for m in p["models"])))
+    L += per_version_md(res)
     L += ["", "Sources: " + "; ".join(sorted({p["source"]
                                                for p in res["pairs"]}))]
     with open(path, "w") as f:
@@ -491,6 +577,8 @@ def main():
     c.add_argument("--models", default="|".join(CALIBRATION_MODELS))
     c.add_argument("--samples", type=int, default=3)
     c.add_argument("--points", type=int, default=6)
+    c.add_argument("--ubatches", default="",
+                   help="only these microbatch sizes (comma-separated)")
     args = ap.parse_args()
     if args.cmd == "calibrate":
         calibrate(args)

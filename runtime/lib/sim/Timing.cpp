@@ -24,11 +24,13 @@
 #include "sim/Simulator.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <map>
 #include <queue>
 #include <type_traits>
 
@@ -49,6 +51,7 @@ TimingParams::TimingParams(unsigned v) {
   l2Bytes = 4 * 1024 * 1024;
   l2BytesPerCycle = 1024;
   l2Latency = 300;
+  l2ShareYZ = 1;
 }
 
 std::string TimingParams::name() const {
@@ -88,6 +91,7 @@ template <typename P, typename F> static void forEachParam(P &p, F f) {
   f("l2_bytes", p.l2Bytes);
   f("l2_bytes_per_cycle", p.l2BytesPerCycle);
   f("l2_latency", p.l2Latency);
+  f("l2_share_yz", p.l2ShareYZ);
   f("barrier_cycles", p.barrierCycles);
   f("taken_branch_cycles", p.takenBranchCycles);
 }
@@ -102,7 +106,8 @@ std::string TimingParams::describe() const {
 
 /// The keys whose value may be 0 (a v2 mechanism switched off).
 static bool mayBeZero(const std::string &key) {
-  return key == "lds_broadcast" || key == "vmem_in_flight" || key == "l2_bytes";
+  return key == "lds_broadcast" || key == "vmem_in_flight" ||
+         key == "l2_bytes" || key == "l2_share_yz";
 }
 
 std::string TimingParams::apply(const std::string &assignments) {
@@ -171,9 +176,10 @@ std::vector<uint32_t> TimingRequest::spread(uint32_t gridX, unsigned samples) {
 }
 
 bool TimingRequest::records(const uint32_t wg[3]) const {
-  if (wg[1] != 0 || wg[2] != 0)
-    return false;
-  return std::binary_search(samplesX.begin(), samplesX.end(), wg[0]);
+  if (wg[1] == 0 && wg[2] == 0)
+    return std::binary_search(samplesX.begin(), samplesX.end(), wg[0]);
+  return probeYZ && !samplesX.empty() &&
+         wg[0] == samplesX[samplesX.size() / 2] && wg[1] + wg[2] == 1;
 }
 
 //===----------------------------------------------------------------------===//
@@ -572,8 +578,9 @@ SampleTiming CuReplay::run(const WorkgroupTrace &wg, unsigned copies) {
           // and latency, no HBM.
           xfer = bytes / l2PerCycle;
           latency = p.l2Latency;
-        } else if (!k.store && l2PerCycle > 0) {
-          // v2: hits cost L2 bandwidth only, misses HBM's too.
+        } else if (!k.store && !k.scratch && l2PerCycle > 0) {
+          // v2: hits cost L2 bandwidth only, misses HBM's too. Scratch that
+          // does not fit in L2 goes to HBM (v1's rule), not at K/V's rate.
           xfer = std::max(xfer * (1 - l2Hit), bytes / l2PerCycle);
           latency = l2Hit * p.l2Latency + (1 - l2Hit) * p.globalLatency;
         }
@@ -645,65 +652,109 @@ SampleTiming CuReplay::run(const WorkgroupTrace &wg, unsigned copies) {
 
 } // namespace
 
+/// The (instruction, first-lane line) keys of a trace's loads (v2's L2
+/// model: the data a load shares with other workgroups), sorted.
+static std::vector<uint64_t> loadKeys(const std::vector<InstTiming> &classes,
+                                      const WorkgroupTrace &t) {
+  std::vector<uint64_t> keys;
+  for (const auto &wave : t.waves)
+    for (const TraceEntry &e : wave) {
+      const InstTiming &k = classes[e.index];
+      if (k.unit == Unit::Vmem && !k.store && !k.scratch && e.extra)
+        keys.push_back(uint64_t(e.index) << 32 | e.extra);
+    }
+  std::sort(keys.begin(), keys.end());
+  return keys;
+}
+
 /// v2's L2 model: the share of a launch's load bytes that hit in L2.
-/// Workgroups that differ in grid x read the same data where the sampled
-/// ones do (fa's and ggml's grids: x is the query tile, K/V shared): a
-/// load of sample s is shared when another sample issued the same
-/// instruction at the same first-lane line. Of the `n` = gridX workgroups
-/// reading a shared line, those resident together (`slots`, dispatched in
-/// x order) miss once and hit otherwise; a later group of them hits only
-/// if the shared footprint of the groups in flight fits in `l2Bytes`.
-/// Sharing along y and z (GQA heads of a kernel that does not pack them)
-/// is not seen: the samples are at y = z = 0.
+/// A load is shared along x when another sample (workgroups at y = z = 0
+/// that differ in x) issued the same instruction at the same first-lane
+/// line; along y or z when the probe workgroup one step along y or z
+/// (TimingRequest::probeYZ, at the middle sample's x) loads the lines of
+/// that instruction that the sample at its x loads (more than half of
+/// them). A line shared along a set of dimensions is read by the product
+/// of their grid sizes, `m` workgroups; of those, the ones resident
+/// together (dispatched x fastest into `slots`) miss once and hit
+/// otherwise; a later group of them hits only if the shared footprint in
+/// flight fits in `l2Bytes`.
 static double l2HitRate(const std::vector<InstTiming> &classes,
-                        const std::vector<WorkgroupTrace> &traces,
-                        uint32_t gridX, uint64_t slots, double l2Bytes) {
-  if (traces.size() < 2 || gridX < 2)
+                        const std::vector<WorkgroupTrace> &samples,
+                        const std::vector<WorkgroupTrace> &probes,
+                        const uint32_t grid[3], uint64_t slots,
+                        double l2Bytes) {
+  if (samples.empty())
     return 0;
-  // Per sample: its (instruction, line) keys of loads, and their bytes.
-  std::vector<std::vector<uint64_t>> keys(traces.size());
-  std::vector<double> bytes(traces.size(), 0);
-  for (size_t s = 0; s < traces.size(); ++s) {
-    for (const auto &wave : traces[s].waves)
+  std::vector<std::vector<uint64_t>> keys;
+  for (const WorkgroupTrace &t : samples)
+    keys.push_back(loadKeys(classes, t));
+  // Per instruction, whether the probe along y (d = 1) or z (d = 2) loads
+  // the lines its x's sample loads.
+  std::map<uint32_t, std::array<double, 2>> along[3];
+  for (const WorkgroupTrace &probe : probes) {
+    const int d = probe.wg[1] ? 1 : 2;
+    const std::vector<uint64_t> theirs = loadKeys(classes, probe);
+    for (size_t s = 0; s < samples.size(); ++s) {
+      if (samples[s].wg[0] != probe.wg[0])
+        continue;
+      for (uint64_t key : keys[s]) {
+        auto &n = along[d][uint32_t(key >> 32)];
+        n[0] += 1;
+        n[1] += std::binary_search(theirs.begin(), theirs.end(), key);
+      }
+    }
+  }
+  auto sharedAlong = [&](int d, uint32_t index) {
+    auto it = along[d].find(index);
+    return it != along[d].end() && it->second[1] * 2 > it->second[0];
+  };
+  // Bytes per sharing class (bit d: shared along dimension d).
+  double bytes[8] = {}, total = 0;
+  for (size_t s = 0; s < samples.size(); ++s)
+    for (const auto &wave : samples[s].waves)
       for (const TraceEntry &e : wave) {
         const InstTiming &k = classes[e.index];
         if (k.unit != Unit::Vmem || k.store || k.scratch)
           continue;
-        bytes[s] += double(e.lanes) * k.bytesPerLane;
-        if (e.extra)
-          keys[s].push_back(uint64_t(e.index) << 32 | e.extra);
-      }
-    std::sort(keys[s].begin(), keys[s].end());
-  }
-  double total = 0, shared = 0;
-  for (size_t s = 0; s < traces.size(); ++s) {
-    total += bytes[s];
-    for (const auto &wave : traces[s].waves)
-      for (const TraceEntry &e : wave) {
-        const InstTiming &k = classes[e.index];
-        if (k.unit != Unit::Vmem || k.store || k.scratch || !e.extra)
+        const double b = double(e.lanes) * k.bytesPerLane;
+        total += b;
+        if (!e.extra)
           continue;
-        uint64_t key = uint64_t(e.index) << 32 | e.extra;
-        for (size_t o = 0; o < traces.size(); ++o)
+        const uint64_t key = uint64_t(e.index) << 32 | e.extra;
+        unsigned c = 0;
+        for (size_t o = 0; o < samples.size() && grid[0] > 1; ++o)
           if (o != s &&
               std::binary_search(keys[o].begin(), keys[o].end(), key)) {
-            shared += double(e.lanes) * k.bytesPerLane;
+            c |= 1;
             break;
           }
+        c |= sharedAlong(1, e.index) && grid[1] > 1 ? 2 : 0;
+        c |= sharedAlong(2, e.index) && grid[2] > 1 ? 4 : 0;
+        bytes[c] += b;
       }
-  }
-  if (total <= 0 || shared <= 0)
+  if (total <= 0)
     return 0;
-  const double n = gridX;
-  const double together = std::min<double>(n, std::max<uint64_t>(1, slots));
-  const double groups = std::ceil(n / together);
-  // Footprint in flight: each group's shared bytes, for as many (y, z)
-  // slices as the slots hold at once.
-  const double footprint =
-      shared / double(traces.size()) * std::max(1.0, double(slots) / n);
-  const double fits = std::min(1.0, l2Bytes / footprint);
-  const double hitShared = ((n - groups) + (groups - 1) * fits) / n;
-  return shared / total * hitShared;
+  const double X = grid[0], Y = grid[1], Z = grid[2], S = double(slots);
+  double m[8], together[8], footprint = 0;
+  for (unsigned c = 1; c < 8; ++c) {
+    m[c] = (c & 1 ? X : 1) * (c & 2 ? Y : 1) * (c & 4 ? Z : 1);
+    // Of the m readers, those within one window of `slots` workgroups.
+    together[c] = (c & 1 ? std::min(X, std::max(1.0, S)) : 1) *
+                  (c & 2 ? std::clamp(std::floor(S / X), 1.0, Y) : 1) *
+                  (c & 4 ? std::clamp(std::floor(S / (X * Y)), 1.0, Z) : 1);
+    // Distinct shared bytes in flight: one copy per `together` readers.
+    footprint +=
+        bytes[c] / double(samples.size()) * std::max(1.0, S / together[c]);
+  }
+  const double fits = footprint > 0 ? std::min(1.0, l2Bytes / footprint) : 1;
+  double hits = 0;
+  for (unsigned c = 1; c < 8; ++c) {
+    if (bytes[c] <= 0)
+      continue;
+    const double groups = std::ceil(m[c] / together[c]);
+    hits += bytes[c] * ((m[c] - groups) + (groups - 1) * fits) / m[c];
+  }
+  return hits / total;
 }
 
 //===----------------------------------------------------------------------===//
@@ -746,6 +797,17 @@ fa::sim::estimateTiming(const Program &program, const KernelDescriptor &kd,
   }
   est.workgroupsPerCu = k;
 
+  // Probe workgroups (y or z above 0, TimingRequest::probeYZ) only tell the
+  // L2 model what is shared along y and z; the samples are replayed.
+  auto probeAt = std::stable_partition(
+      traces.begin(), traces.end(),
+      [](const WorkgroupTrace &t) { return t.wg[1] == 0 && t.wg[2] == 0; });
+  std::vector<WorkgroupTrace> probes(std::make_move_iterator(probeAt),
+                                     std::make_move_iterator(traces.end()));
+  traces.erase(probeAt, traces.end());
+  if (!p.l2ShareYZ)
+    probes.clear();
+
   std::vector<InstTiming> classes;
   classes.reserve(program.insts.size());
   for (const Instruction &in : program.insts)
@@ -757,8 +819,8 @@ fa::sim::estimateTiming(const Program &program, const KernelDescriptor &kd,
       p.hbmEfficiency * p.hbmWriteBytesPerSecond / est.activeCus / p.clockHz;
   if (p.l2Bytes > 0) {
     cu.l2PerCycle = p.l2BytesPerCycle / est.activeCus;
-    cu.l2Hit = l2HitRate(classes, traces, grid[0], uint64_t(est.activeCus) * k,
-                         p.l2Bytes);
+    cu.l2Hit = l2HitRate(classes, traces, probes, grid,
+                         uint64_t(est.activeCus) * k, p.l2Bytes);
     est.l2Hit = cu.l2Hit;
     // Scratch of every resident wave: private bytes per lane x 64 lanes.
     const double scratch = double(kd.privateSegmentFixedSize) * 64 *

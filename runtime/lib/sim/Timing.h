@@ -108,6 +108,9 @@ struct TimingParams {
   double l2Bytes = 0;
   double l2BytesPerCycle = 1024;
   double l2Latency = 300;
+  /// v2: 1 = the L2 model also sees data shared along grid y and z (the
+  /// probe workgroups of TimingRequest::probeYZ), 0 = along x only.
+  unsigned l2ShareYZ = 0;
 
   double barrierCycles = 4;     ///< release after the last arrival
   double takenBranchCycles = 4; ///< assumption: one turn to refetch
@@ -148,6 +151,10 @@ struct WorkgroupTrace {
 struct TimingRequest {
   /// The grid x indices to record (at y = 0, z = 0).
   std::vector<uint32_t> samplesX;
+  /// Also record the workgroups one step along y and along z from the
+  /// middle sample (where the grid has them): not timed, they show v2's L2
+  /// model the data shared along y and z (GQA heads, batch, splits).
+  bool probeYZ = true;
   bool onlyRecorded = false;
 
   std::mutex mutex;

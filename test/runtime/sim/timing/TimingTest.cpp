@@ -150,7 +150,8 @@ const TimingParams kParams(1);
 Result estimate(const std::string &file, const std::string &kernel,
                 uint32_t gridX, uint32_t blockX, const Kernarg &args,
                 std::vector<Region> memory = {}, unsigned samples = 3,
-                const TimingParams &params = kParams) {
+                const TimingParams &params = kParams, uint32_t gridY = 1,
+                uint32_t gridZ = 1, bool probeYZ = true) {
   const SimModule &m = module(file);
   const CodeObjectKernel *k = m.co.find(kernel);
   Result r;
@@ -160,12 +161,15 @@ Result estimate(const std::string &file, const std::string &kernel,
   }
   TimingRequest req;
   req.samplesX = TimingRequest::spread(gridX, samples);
+  req.probeYZ = probeYZ;
   req.onlyRecorded = true;
   SimDispatch d;
   d.module = &m;
   d.kernel = k;
   d.kernelName = kernel;
   d.grid[0] = gridX;
+  d.grid[1] = gridY;
+  d.grid[2] = gridZ;
   d.block[0] = blockX;
   d.kernarg = args.bytes;
   d.memory = std::move(memory);
@@ -541,6 +545,39 @@ TEST(TimingV2, L2HitsOfSharedData) {
   EXPECT_NEAR(two.est.l2Hit, (1200 - 2 + 0.25) / 1200.0, 1e-9);
 }
 
+TEST(TimingV2, L2HitsOfDataSharedAlongYAndZ) {
+  // 240 workgroups along z (or y), one along x: a single sample, so only
+  // the probe one step along z (y) shows that every workgroup reads the
+  // same lines: 240 readers, all resident together (4 per CU), 239 hit.
+  // Without the probe nothing is seen shared.
+  const uint32_t trips = 4;
+  Buffer src(size_t(trips) * 16384);
+  auto args = [&] { return Kernarg().u64(src.addr()).u32(trips); };
+  Result z = estimate("hbm.hsaco", "hbm_read_shared", 1, 256, args(),
+                      {src.region(false, "src")}, 3, v2(), 1, 240);
+  EXPECT_EQ(z.est.samples.size(), 1u);
+  EXPECT_NEAR(z.est.l2Hit, 239.0 / 240.0, 1e-9);
+  Result y = estimate("hbm.hsaco", "hbm_read_shared", 1, 256, args(),
+                      {src.region(false, "src")}, 3, v2(), 240, 1);
+  EXPECT_NEAR(y.est.l2Hit, 239.0 / 240.0, 1e-9);
+  Result blind = estimate("hbm.hsaco", "hbm_read_shared", 1, 256, args(),
+                          {src.region(false, "src")}, 3, v2(), 1, 240, false);
+  EXPECT_EQ(blind.est.l2Hit, 0.0);
+  Result off =
+      estimate("hbm.hsaco", "hbm_read_shared", 1, 256, args(),
+               {src.region(false, "src")}, 3, v2("l2_share_yz=0"), 1, 240);
+  EXPECT_EQ(off.est.l2Hit, 0.0);
+  // 2 x 600 workgroups, 600 slots (10 per CU): lines shared along x and z
+  // read by all 1200; a window of 600 slots holds 2 x 300 of them: two
+  // groups, the second hitting as far as the 64 KiB footprint fits in 16
+  // KiB of L2: (1200 - 2 + 0.25) / 1200, as for 1200 along x alone.
+  Result two =
+      estimate("hbm.hsaco", "hbm_read_shared", 2, 256, args(),
+               {src.region(false, "src")}, 3, v2("l2_bytes=16384"), 1, 600);
+  EXPECT_EQ(two.est.workgroupsPerCu, 10u);
+  EXPECT_NEAR(two.est.l2Hit, (1200 - 2 + 0.25) / 1200.0, 1e-9);
+}
+
 TEST(TimingV2, ScratchHitsInL2WhenItFits) {
   // scratch_probe's stream by hand: one wave issues buffer_load_dword (64
   // lanes) at cycle 0, s_waitcnt at 4, s_endpgm once the data is back.
@@ -579,6 +616,49 @@ TEST(TimingV2, ScratchHitsInL2WhenItFits) {
   rule("v2: scratch load in L2 vs HBM: added cycles", "scratch_probe",
        p.globalLatency - p.l2Latency, cycles(128 * 1024) - cycles(4096),
        "latency");
+
+  // Scratch that does not fit goes to HBM even where the launch's other
+  // loads hit in L2: two sampled workgroups (grid x = 2) each first load
+  // the same global line (key 1: one misses, one hits, l2Hit = 1/2), wait,
+  // then the scratch load, wait. The global part is the same at either
+  // scratch size; the scratch load adds l2Latency in L2 and globalLatency
+  // outside it (at the K/V hit rate it would add their average).
+  const int64_t global = [&] {
+    for (size_t i = 0; i < m.program.insts.size(); ++i)
+      if (!std::strcmp(m.program.insts[i].info().mnemonic, "global_load_dword"))
+        return int64_t(i);
+    return int64_t(-1);
+  }();
+  ASSERT_GE(global, 0);
+  auto withShared = [&](uint32_t scratchPerLane) {
+    std::vector<WorkgroupTrace> wgs(2);
+    for (uint32_t x = 0; x < 2; ++x) {
+      wgs[x].wg[0] = x;
+      wgs[x].waves.resize(1);
+      TraceEntry load;
+      load.index = uint32_t(global);
+      load.lanes = 64;
+      load.extra = 1;
+      wgs[x].waves[0].push_back(load);
+      for (const char *mn :
+           {"s_waitcnt", "buffer_load_dword", "s_waitcnt", "s_endpgm"}) {
+        TraceEntry e;
+        e.index = indexOf(mn);
+        e.lanes = 64;
+        wgs[x].waves[0].push_back(e);
+      }
+    }
+    KernelDescriptor kd = k->kd;
+    kd.privateSegmentFixedSize = scratchPerLane;
+    const uint32_t grid[3] = {2, 1, 1}, block[3] = {64, 1, 1};
+    return estimateTiming(m.program, kd, grid, block, 0, wgs, v2());
+  };
+  TimingEstimate fits = withShared(4096), over = withShared(128 * 1024);
+  EXPECT_NEAR(fits.l2Hit, 0.5, 1e-9);
+  EXPECT_NEAR(over.l2Hit, 0.5, 1e-9);
+  rule("v2: scratch over L2 beside K/V hits: added cycles",
+       "global_load (shared) + scratch_probe, 2 workgroups",
+       p.globalLatency - p.l2Latency, over.cycles - fits.cycles, "latency");
 }
 
 // A split-KV attention's estimate: each launch, then the total, which is
