@@ -68,40 +68,54 @@ VERSIONS = {
     "0b56d427": "llama/16492 faster tile FA",
 }
 
-# (before, after, ubatch, t/s before, t/s after, source). llama-bench,
-# gemma 2B Q4_0, pp16384, FlashAttention on, MI60 / MI50: every microbatch
-# size of the PR pages' tables that the tile kernel runs on both sides
-# (16492's sizes below 16 switch between the vec and tile kernels; its 1024
-# and up are not in the table as stored).
+# The models of the PR pages' llama-bench runs (pp16384): gemma 2B (D=256,
+# GQA 8:1) and llama 1B (Llama 3.2 1B: D=64, 32 query heads, 8 KV heads).
+NETS = {
+    "gemma 2B": dict(Hq=8, Hkv=1, D=256, layers=18, tokens=16384),
+    "llama 1B": dict(Hq=32, Hkv=8, D=64, layers=16, tokens=16384),
+}
+GEMMA_2B = NETS["gemma 2B"]
+
+# (model, before, after, ubatch, t/s before, t/s after, source).
+# llama-bench, Q4_0, pp16384, FlashAttention on, MI60 / MI50: every
+# microbatch size of the PR pages' tables that the tile kernel runs on
+# both sides (16492's sizes below 16 switch between the vec and tile
+# kernels; its 1024 and up, and 15927's llama 1B at 512, are not in the
+# pages as stored).
 PR_15884 = "github.com/ggml-org/llama.cpp/pull/15884 (MI60 / MI50)"
 PR_15927 = "github.com/ggml-org/llama.cpp/pull/15927 (MI50)"
 PR_15982 = "github.com/ggml-org/llama.cpp/pull/15982 (MI60 / MI50)"
 PR_16492 = "github.com/ggml-org/llama.cpp/pull/16492 (MI50)"
+G, L = "gemma 2B", "llama 1B"
 PR_PAIRS = [
-    ("2fe19a69", "f6ffbc04", 16, 329.07, 629.31, PR_15884),
-    ("2fe19a69", "f6ffbc04", 32, 309.59, 728.92, PR_15884),
-    ("2fe19a69", "f6ffbc04", 512, 397.50, 1412.22, PR_15884),
-    ("f6ffbc04", "b6b3db51", 16, 629.54, 716.54, PR_15927),
-    ("f6ffbc04", "b6b3db51", 32, 728.28, 911.94, PR_15927),
-    ("f6ffbc04", "b6b3db51", 512, 1412.40, 2141.40, PR_15927),
-    ("b6b3db51", "5437f5bc", 16, 715.37, 723.22, PR_15982),
-    ("b6b3db51", "5437f5bc", 32, 911.50, 922.04, PR_15982),
-    ("b6b3db51", "5437f5bc", 64, 1002.59, 1037.99, PR_15982),
-    ("b6b3db51", "5437f5bc", 128, 1571.26, 1632.54, PR_15982),
-    ("b6b3db51", "5437f5bc", 256, 1960.46, 2104.29, PR_15982),
-    ("b6b3db51", "5437f5bc", 512, 2137.20, 2309.96, PR_15982),
-    ("b6b3db51", "5437f5bc", 1024, 2282.16, 2504.71, PR_15982),
-    ("b6b3db51", "5437f5bc", 2048, 2302.98, 2529.14, PR_15982),
-    ("fcc2a5c0", "0b56d427", 16, 723.23, 736.30, PR_16492),
-    ("fcc2a5c0", "0b56d427", 32, 919.54, 924.45, PR_16492),
-    ("fcc2a5c0", "0b56d427", 64, 1059.55, 1077.96, PR_16492),
-    ("fcc2a5c0", "0b56d427", 128, 1686.29, 1687.00, PR_16492),
-    ("fcc2a5c0", "0b56d427", 256, 2129.54, 2161.97, PR_16492),
-    ("fcc2a5c0", "0b56d427", 512, 2301.56, 2358.12, PR_16492),
+    (G, "2fe19a69", "f6ffbc04", 16, 329.07, 629.31, PR_15884),
+    (G, "2fe19a69", "f6ffbc04", 32, 309.59, 728.92, PR_15884),
+    (G, "2fe19a69", "f6ffbc04", 512, 397.50, 1412.22, PR_15884),
+    (L, "2fe19a69", "f6ffbc04", 16, 682.84, 922.76, PR_15884),
+    (L, "2fe19a69", "f6ffbc04", 32, 953.88, 1187.68, PR_15884),
+    (L, "2fe19a69", "f6ffbc04", 512, 1510.71, 2278.62, PR_15884),
+    (G, "f6ffbc04", "b6b3db51", 16, 629.54, 716.54, PR_15927),
+    (G, "f6ffbc04", "b6b3db51", 32, 728.28, 911.94, PR_15927),
+    (G, "f6ffbc04", "b6b3db51", 512, 1412.40, 2141.40, PR_15927),
+    (L, "f6ffbc04", "b6b3db51", 16, 927.48, 998.83, PR_15927),
+    (L, "f6ffbc04", "b6b3db51", 32, 1189.48, 1338.73, PR_15927),
+    (G, "b6b3db51", "5437f5bc", 16, 715.37, 723.22, PR_15982),
+    (G, "b6b3db51", "5437f5bc", 32, 911.50, 922.04, PR_15982),
+    (G, "b6b3db51", "5437f5bc", 64, 1002.59, 1037.99, PR_15982),
+    (G, "b6b3db51", "5437f5bc", 128, 1571.26, 1632.54, PR_15982),
+    (G, "b6b3db51", "5437f5bc", 256, 1960.46, 2104.29, PR_15982),
+    (G, "b6b3db51", "5437f5bc", 512, 2137.20, 2309.96, PR_15982),
+    (G, "b6b3db51", "5437f5bc", 1024, 2282.16, 2504.71, PR_15982),
+    (G, "b6b3db51", "5437f5bc", 2048, 2302.98, 2529.14, PR_15982),
+    (G, "fcc2a5c0", "0b56d427", 16, 723.23, 736.30, PR_16492),
+    (G, "fcc2a5c0", "0b56d427", 32, 919.54, 924.45, PR_16492),
+    (G, "fcc2a5c0", "0b56d427", 64, 1059.55, 1077.96, PR_16492),
+    (G, "fcc2a5c0", "0b56d427", 128, 1686.29, 1687.00, PR_16492),
+    (G, "fcc2a5c0", "0b56d427", 256, 2129.54, 2161.97, PR_16492),
+    (G, "fcc2a5c0", "0b56d427", 512, 2301.56, 2358.12, PR_16492),
 ]
 # The pairs v2's free parameters are fit to; the others are held out.
-FIT_PAIRS = [("f6ffbc04", "b6b3db51", 512)]
-GEMMA_2B = dict(Hq=8, Hkv=1, D=256, layers=18, tokens=16384)
+FIT_PAIRS = [(G, "f6ffbc04", "b6b3db51", 512)]
 
 CALIBRATION_MODELS = [
     "version=1",
@@ -386,10 +400,10 @@ def ubatch_points(n, points):
     return sorted({round(i * (n - 1) / (points - 1)) for i in range(points)})
 
 
-def pp_fa_seconds(fa, ubatch, models, samples, points, log):
-    """Per model: the FA seconds of llama-bench's pp16384 (all layers), and
-    the per-ubatch detail."""
-    g = GEMMA_2B
+def pp_fa_seconds(fa, net, ubatch, models, samples, points, log):
+    """Per model: the FA seconds of llama-bench's pp16384 of `net` (all
+    layers), and the per-ubatch detail."""
+    g = NETS[net]
     n = g["tokens"] // ubatch
     idx = ubatch_points(n, points)
     at = {}
@@ -437,29 +451,32 @@ def calibrate(args):
     model_params = []
     for name, path in versions.items():
         fa = GgmlFa(path, os.path.join(args.work, "work-" + name), args.build)
-        # The microbatch sizes of the pairs this version is a side of.
-        ubatches = sorted({p[2] for p in PR_PAIRS if name in p[:2] and
-                           (only is None or p[2] in only)})
-        for ub in ubatches:
-            log("%s (%s), ubatch %d" % (name, VERSIONS.get(name, "?"), ub))
-            total, det, params = pp_fa_seconds(fa, ub, models,
+        # The models and microbatch sizes of the pairs this version is a
+        # side of.
+        runs = sorted({(p[0], p[3]) for p in PR_PAIRS if name in p[1:3] and
+                       (only is None or p[3] in only)})
+        for net, ub in runs:
+            log("%s (%s), %s, ubatch %d" % (name, VERSIONS.get(name, "?"),
+                                            net, ub))
+            total, det, params = pp_fa_seconds(fa, net, ub, models,
                                                args.samples, args.points, log)
             model_params = params
-            fa_s[(name, ub)] = total
-            detail["%s/%d" % (name, ub)] = det
+            fa_s[(name, net, ub)] = total
+            detail["%s/%s/%d" % (name, net, ub)] = det
     pairs = []
-    for before, after, ub, tps0, tps1, src in PR_PAIRS:
-        if (before, ub) not in fa_s or (after, ub) not in fa_s:
+    for net, before, after, ub, tps0, tps1, src in PR_PAIRS:
+        if (before, net, ub) not in fa_s or (after, net, ub) not in fa_s:
             continue
-        t0 = GEMMA_2B["tokens"] / tps0
-        t1 = GEMMA_2B["tokens"] / tps1
+        t0 = NETS[net]["tokens"] / tps0
+        t1 = NETS[net]["tokens"] / tps1
         meas = t0 - t1
-        row = dict(before=before, after=after, ubatch=ub, tps_before=tps0,
+        row = dict(net=net, before=before, after=after, ubatch=ub,
+                   tokens=NETS[net]["tokens"], tps_before=tps0,
                    tps_after=tps1, source=src, measured_delta_s=meas,
                    measured_s=[t0, t1],
-                   fit=(before, after, ub) in FIT_PAIRS, models=[])
+                   fit=(net, before, after, ub) in FIT_PAIRS, models=[])
         for m, model in enumerate(models):
-            f0, f1 = fa_s[(before, ub)][m], fa_s[(after, ub)][m]
+            f0, f1 = fa_s[(before, net, ub)][m], fa_s[(after, net, ub)][m]
             row["models"].append(dict(
                 model=model, fa_s=[f0, f1], delta_s=f0 - f1,
                 error=(f0 - f1) / meas - 1,
@@ -469,6 +486,7 @@ def calibrate(args):
                model_params=model_params,
                versions={k: VERSIONS.get(k, "") for k in versions},
                samples=args.samples, points=args.points, shape=GEMMA_2B,
+               nets=NETS,
                pairs=pairs, detail=detail)
     with open(os.path.join(args.out, "calibration.json"), "w") as f:
         json.dump(res, f, indent=1)
@@ -477,7 +495,7 @@ def calibrate(args):
 
 
 def per_version(res, model="version=2"):
-    """Per microbatch size: the rest of the run (non-FA time, the same for
+    """Per model and microbatch size: the rest of the run (non-FA time, the same for
     every version) as the median over versions of measured - model, and
     each version's model FA seconds against measured - that rest. A
     diagnostic of which kernel the model mis-times; the pairs' deltas are
@@ -486,14 +504,15 @@ def per_version(res, model="version=2"):
     seen = {}
     for p in res["pairs"]:
         for side, v in ((0, p["before"]), (1, p["after"])):
-            d = seen.setdefault(p["ubatch"], {}).setdefault(v, [[], None])
+            d = seen.setdefault((p.get("net", "gemma 2B"), p["ubatch"]),
+                                {}).setdefault(v, [[], None])
             d[0].append(p["measured_s"][side])
             d[1] = p["models"][m]["fa_s"][side]
     out = {}
-    for ub, vs in sorted(seen.items()):
+    for key, vs in sorted(seen.items()):
         rest = [float(np.mean(t)) - f for t, f in vs.values()]
         r = float(np.median(rest))
-        out[ub] = dict(rest_s=r, versions={
+        out[key] = dict(rest_s=r, versions={
             v: dict(measured_s=float(np.mean(t)), model_fa_s=f,
                     implied_fa_s=float(np.mean(t)) - r,
                     error=f / (float(np.mean(t)) - r) - 1)
@@ -510,37 +529,40 @@ def per_version_md(res, model="version=2"):
          "the median over versions of measured - model FA seconds, each "
          "version's model FA seconds against measured - that rest "
          "(implied), and the error:" % model, "",
-         "| ubatch | rest s | " + " | ".join(order) + " |",
-         "|" + "---|" * (2 + len(order))]
-    for ub, d in pv.items():
+         "| model | ubatch | rest s | " + " | ".join(order) + " |",
+         "|" + "---|" * (3 + len(order))]
+    for (net, ub), d in pv.items():
         cells = []
         for v in order:
             x = d["versions"].get(v)
             cells.append("%.2f / %.2f (%+.0f%%)" % (
                 x["model_fa_s"], x["implied_fa_s"], 100 * x["error"])
                 if x else "")
-        L.append("| %d | %.2f | %s |" % (ub, d["rest_s"], " | ".join(cells)))
+        L.append("| %s | %d | %.2f | %s |" % (net, ub, d["rest_s"],
+                                              " | ".join(cells)))
     return L
 
 
 def write_calibration_md(res, path):
     L = ["# Timing model calibration on llama.cpp's PR pairs (ESTIMATES)",
          "",
-         "gemma 2B (D=256, Hq=8, Hkv=1, 18 layers), llama-bench pp16384; "
-         "per pair the measured change of the whole run's time (16384 / "
+         "gemma 2B (D=256, Hq=8, Hkv=1, 18 layers) and llama 1B (D=64, "
+         "Hq=32, Hkv=8, 16 layers), llama-bench pp16384; per pair the measured change of the whole run's time (16384 / "
          "t/s) against the model's change of the FA time (all FA launches "
          "of the run). `fit`: the pair v2's LDS datapath width was chosen "
          "on; the others are held out. Model times are ESTIMATES of the "
          "named model, not measurements.", ""]
     models = res["models"]
-    L.append("| pair | ubatch | measured s (before → after) | measured Δ s "
+    L.append("| model | pair | ubatch | measured s (before → after) | "
+             "measured Δ s "
              "| " + " | ".join("`%s` Δ s (err)" % m for m in models) + " |")
-    L.append("|" + "---|" * (4 + len(models)))
+    L.append("|" + "---|" * (5 + len(models)))
     for p in res["pairs"]:
         cells = ["%.3f (%+.0f%%)" % (m["delta_s"], 100 * m["error"])
                  for m in p["models"]]
-        L.append("| %s → %s%s | %d | %.3f → %.3f | %.3f | %s |" % (
-            p["before"], p["after"], " (fit)" if p["fit"] else "",
+        L.append("| %s | %s → %s%s | %d | %.3f → %.3f | %.3f | %s |" % (
+            p.get("net", "gemma 2B"), p["before"], p["after"],
+            " (fit)" if p["fit"] else "",
             p["ubatch"], p["measured_s"][0], p["measured_s"][1],
             p["measured_delta_s"], " | ".join(cells)))
     L += ["", "FA seconds of the whole run per version and model "
@@ -551,11 +573,12 @@ def write_calibration_md(res, path):
     seen = set()
     for p in res["pairs"]:
         for side, v in ((0, p["before"]), (1, p["after"])):
-            if (v, p["ubatch"]) in seen:
+            key = (v, p.get("net", "gemma 2B"), p["ubatch"])
+            if key in seen:
                 continue
-            seen.add((v, p["ubatch"]))
-            L.append("| %s (ub %d, measured %.3f s) | %s |" % (
-                v, p["ubatch"], p["measured_s"][side], " | ".join(
+            seen.add(key)
+            L.append("| %s (%s, ub %d, measured %.3f s) | %s |" % (
+                v, key[1], p["ubatch"], p["measured_s"][side], " | ".join(
                     "%.3f (rest %.3f)" % (m["fa_s"][side],
                                           m["non_fa_s"][side])
                     for m in p["models"])))

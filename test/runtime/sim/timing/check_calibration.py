@@ -21,29 +21,34 @@ import subprocess
 import sys
 
 TOLERANCE = 0.25
-# (before, after, ubatch) -> the v2 error meets the +-25% target
+# (model, before, after, ubatch) -> the v2 error meets the +-25% target
 # (docs/gfx906-timing.md).
 EXPECTED = {
-    ("2fe19a69", "f6ffbc04", 16): True,
-    ("2fe19a69", "f6ffbc04", 32): True,
-    ("2fe19a69", "f6ffbc04", 512): True,
-    ("f6ffbc04", "b6b3db51", 16): True,
-    ("f6ffbc04", "b6b3db51", 32): False,
-    ("f6ffbc04", "b6b3db51", 512): False,
-    ("b6b3db51", "5437f5bc", 16): False,
-    ("b6b3db51", "5437f5bc", 32): False,
-    ("b6b3db51", "5437f5bc", 64): False,
-    ("b6b3db51", "5437f5bc", 128): False,
-    ("b6b3db51", "5437f5bc", 256): False,
-    ("b6b3db51", "5437f5bc", 512): False,
-    ("b6b3db51", "5437f5bc", 1024): False,
-    ("b6b3db51", "5437f5bc", 2048): False,
-    ("fcc2a5c0", "0b56d427", 16): False,
-    ("fcc2a5c0", "0b56d427", 32): False,
-    ("fcc2a5c0", "0b56d427", 64): True,
-    ("fcc2a5c0", "0b56d427", 128): False,
-    ("fcc2a5c0", "0b56d427", 256): False,
-    ("fcc2a5c0", "0b56d427", 512): False,
+    ("gemma 2B", "2fe19a69", "f6ffbc04", 16): True,
+    ("gemma 2B", "2fe19a69", "f6ffbc04", 32): True,
+    ("gemma 2B", "2fe19a69", "f6ffbc04", 512): True,
+    ("llama 1B", "2fe19a69", "f6ffbc04", 16): False,
+    ("llama 1B", "2fe19a69", "f6ffbc04", 32): True,
+    ("llama 1B", "2fe19a69", "f6ffbc04", 512): True,
+    ("gemma 2B", "f6ffbc04", "b6b3db51", 16): True,
+    ("gemma 2B", "f6ffbc04", "b6b3db51", 32): False,
+    ("gemma 2B", "f6ffbc04", "b6b3db51", 512): False,
+    ("llama 1B", "f6ffbc04", "b6b3db51", 16): False,
+    ("llama 1B", "f6ffbc04", "b6b3db51", 32): False,
+    ("gemma 2B", "b6b3db51", "5437f5bc", 16): False,
+    ("gemma 2B", "b6b3db51", "5437f5bc", 32): False,
+    ("gemma 2B", "b6b3db51", "5437f5bc", 64): False,
+    ("gemma 2B", "b6b3db51", "5437f5bc", 128): False,
+    ("gemma 2B", "b6b3db51", "5437f5bc", 256): False,
+    ("gemma 2B", "b6b3db51", "5437f5bc", 512): False,
+    ("gemma 2B", "b6b3db51", "5437f5bc", 1024): False,
+    ("gemma 2B", "b6b3db51", "5437f5bc", 2048): False,
+    ("gemma 2B", "fcc2a5c0", "0b56d427", 16): False,
+    ("gemma 2B", "fcc2a5c0", "0b56d427", 32): False,
+    ("gemma 2B", "fcc2a5c0", "0b56d427", 64): True,
+    ("gemma 2B", "fcc2a5c0", "0b56d427", 128): False,
+    ("gemma 2B", "fcc2a5c0", "0b56d427", 256): False,
+    ("gemma 2B", "fcc2a5c0", "0b56d427", 512): False,
 }
 
 
@@ -61,9 +66,9 @@ def main():
                      "calibration:\n  committed %s\n  now       %s\n"
                      "re-run bench/gfx906_llama.py calibrate" %
                      (committed, now))
-    tokens = cal["shape"]["tokens"]
     for p in cal["pairs"]:
-        key = (p["before"], p["after"], p["ubatch"])
+        key = (p["net"], p["before"], p["after"], p["ubatch"])
+        tokens = p["tokens"]
         meas = tokens / p["tps_before"] - tokens / p["tps_after"]
         if abs(meas - p["measured_delta_s"]) > 1e-9:
             fails.append("%s: measured delta %.6f, committed %.6f" %
@@ -80,8 +85,10 @@ def main():
             fails.append("%s: v2's error %+.0f%% %s the +-25%% target; "
                          "EXPECTED and docs/gfx906-timing.md say otherwise" %
                          (key, 100 * err, "meets" if met else "misses"))
-        print("%s -> %s, ubatch %d%s: measured %.3f s, v2 %.3f s (%+.0f%%)" % (
-            key[0], key[1], key[2], " (fit)" if p["fit"] else " (held out)",
+        print("%s, %s -> %s, ubatch %d%s: measured %.3f s, v2 %.3f s "
+              "(%+.0f%%)" % (
+            key[0], key[1], key[2], key[3],
+            " (fit)" if p["fit"] else " (held out)",
             meas,
             m["delta_s"], 100 * err))
     if len(cal["pairs"]) != len(EXPECTED):
