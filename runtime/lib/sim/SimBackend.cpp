@@ -375,6 +375,10 @@ Status SimCode::run(const SimKernelEntry &e, const LaunchGeometry &g,
     if (std::string why = params.apply(options->estimateParams); !why.empty())
       return Status::error(ErrorCode::InvalidArgument,
                            "gfx906-sim timing model: " + why);
+  // The probe workgroups only serve the L2 model's sharing along y and z:
+  // not simulated where the model does not use them (v1, no L2).
+  if (timing)
+    timing->probeYZ = params.l2ShareYZ && params.l2Bytes > 0;
   Status s = dispatch(d);
   addStats(stats);
   if (timing && s.ok()) {
