@@ -21,6 +21,10 @@ static bool isPowerOf2(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
 std::optional<ThreadMapping>
 mlir::fa::chooseThreadMapping(int64_t blockM, int64_t blockN, int64_t headDim,
                               int64_t threads, int64_t waveSize) {
+  if (threads > waveSize && blockM <= kMaxCrossWaveRows && blockN > 0 &&
+      blockN % threads == 0 && headDim % threads == 0)
+    return ThreadMapping{threads,       1, threads, blockM, blockN / threads,
+                         headDim / threads};
   std::optional<ThreadMapping> best;
   for (int64_t tc = 1; tc <= waveSize && tc <= threads; tc *= 2) {
     if (threads % tc || blockN % tc || headDim % tc)
@@ -84,6 +88,13 @@ Budget mlir::fa::computeBudget(const TargetDesc &target,
     b.terms.push_back({"K, V staging (cp.async)", true, 2 * prefetch});
   else if (prefetch)
     b.terms.push_back({"K or V block n+1", false, prefetch});
+  // Rows over several waves combine the waves' partial row maxima and sums
+  // through LDS: one f32 per row and wave.
+  const int64_t threads = config.waves * target.waveSize;
+  auto mapping = chooseThreadMapping(bm, bn, d, threads, target.waveSize);
+  if (mapping && mapping->wavesPerRow(target.waveSize) > 1)
+    b.terms.push_back({"row reduction across waves (f32)", true,
+                       bm * mapping->wavesPerRow(target.waveSize) * 4});
   for (const BudgetTerm &t : b.terms)
     if (t.inLds)
       b.ldsBytes += t.bytes;
@@ -91,9 +102,8 @@ Budget mlir::fa::computeBudget(const TargetDesc &target,
       static_cast<int64_t>(std::ceil(b.ldsBytes * (1.0 + kLdsMargin)));
   b.fitsLds = b.ldsWithMargin <= target.ldsBytes;
 
-  int64_t threads = config.waves * target.waveSize;
   b.ldsWavesPerSimd = ldsWavesPerSimd(target, b.ldsBytes, threads);
-  if (auto m = chooseThreadMapping(bm, bn, d, threads, target.waveSize)) {
+  if (auto m = mapping) {
     b.mapping = *m;
     b.mappable = threads <= target.maxThreads;
     // Live f32 values per thread: the S and O fragments, m/l/alpha per row

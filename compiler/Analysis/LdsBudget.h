@@ -31,14 +31,28 @@ namespace mlir::fa {
 /// How the threads of one workgroup cover the tiles. The S tile [BM, BN] and
 /// the O tile [BM, D] are split over a TR x TC thread grid: thread (tr, tc)
 /// owns rows tr*RM .. tr*RM+RM-1 and columns tc, tc+TC, ... (RN of S, DC of
-/// O). The TC threads of a row are consecutive lanes of one wave, so row
-/// reductions are lane shuffles.
+/// O). The TC threads of a row are consecutive lanes, so row reductions are
+/// lane shuffles; where TC is more than a wave (the rows of a decode tile
+/// over every thread of the workgroup) the waves of a row then combine
+/// their partial results through LDS.
 struct ThreadMapping {
   int64_t threads = 0, tr = 0, tc = 0, rm = 0, rn = 0, dc = 0;
+  /// Waves per thread row (TC / wave size, at least 1).
+  int64_t wavesPerRow(int64_t waveSize) const {
+    return tc > waveSize ? tc / waveSize : 1;
+  }
 };
 
+/// The most rows a tile may have for its rows to span the waves (decode
+/// tiles: a few packed query rows against many keys).
+constexpr int64_t kMaxCrossWaveRows = 16;
+
 /// Picks the thread grid for a configuration, or nothing when the tiles do
-/// not divide over the threads.
+/// not divide over the threads. Rows of at most kMaxCrossWaveRows over more
+/// than one wave, with BLOCK_N and D multiples of the threads, take every
+/// thread in one thread row (TR = 1): each thread owns all the rows of its
+/// key column and of its D column, so a K or V element is read from LDS by
+/// one thread instead of by one thread per row.
 std::optional<ThreadMapping> chooseThreadMapping(int64_t blockM, int64_t blockN,
                                                  int64_t headDim,
                                                  int64_t threads,

@@ -79,12 +79,16 @@ struct TargetDesc {
   /// which emulates its kernel): 4 x 16, one wave, the best geometric mean
   /// of the MI50 timing model's decode sweep (bench/results/2026-12-01-
   /// gfx906-decode-tiles: +16-20% over 4 x 32 at B >= 8, -15% at B = 1
-  /// for Lk <= 8k); the budget model still checks them.
+  /// for Lk <= 8k); the budget model still checks them. sm_90: 4 x 64, two
+  /// warps, K and V in one slot (decodeKvShared): the four rows over all 64
+  /// threads (ThreadMapping's rows across waves), so each K/V element is
+  /// read from shared memory once (H200, 2026-12-04: 64-72% of the copy
+  /// bandwidth at B >= 8, Lk >= 8k, against 55-61% for 4 x 32 of 4 warps).
   int64_t decodeBlockM = 4, decodeBlockN = 16, decodeWaves = 1;
   /// For split-KV kernels: K/V stages fa-tile's stages=0 starts from, and
   /// whether fa-promote's widen=auto keeps 16-bit tiles as f32 in LDS. The
-  /// H200 measured 4 x 32 tiles of 4 warps, f16 in shared memory and
-  /// double-buffered, fastest for decode (bench/results, decode.py).
+  /// H200 measured f16 in shared memory and double-buffered fastest for
+  /// decode (bench/results, decode.py).
   int64_t decodeStages = 2;
   bool decodeWidenLds = false;
   /// fa-tile's kv-splits=auto (fac's default): split-KV with the dense
@@ -96,6 +100,11 @@ struct TargetDesc {
   /// at 1,8,8,512,4096 (S = 13) over the dense build
   /// (bench/results/2026-12-03-gfx906-split-default). Off elsewhere.
   bool prefillKvSplits = false;
+  /// Whether the decode tiles keep K and V in one LDS slot (fa-tile's
+  /// kv-shared=auto for them). sm_90: on (the H200, 2026-12-04,
+  /// bench/results/2026-12-04-h200-decode-tiles: with 4 x 64 tiles of 2
+  /// warps, 4 blocks per SM instead of 3, +13% to +25% at B >= 8).
+  bool decodeKvShared = false;
 };
 
 /// Returns the description of `name`, or null when unknown.

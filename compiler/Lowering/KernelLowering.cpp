@@ -513,7 +513,8 @@ Value KernelLowering::rowReduce(RowReduceOp op) {
     // lanes, which the shuffle says as fa.row_xor: gfx906 may then read any
     // lane of the partner group (DPP row_half_mirror / row_mirror for 4 and
     // 8, compiler/Targets/Gfx906/LowerToRocdl.cpp).
-    for (int64_t offset = 1; offset < mapping.tc; offset *= 2) {
+    for (int64_t offset = 1;
+         offset < std::min(mapping.tc, int64_t(target.waveSize)); offset *= 2) {
       auto shuffle =
           gpu::ShuffleOp::create(b, loc, r, static_cast<int32_t>(offset),
                                  static_cast<int32_t>(target.waveSize),
@@ -522,6 +523,63 @@ Value KernelLowering::rowReduce(RowReduceOp op) {
       r = combine(r, shuffle.getShuffleResult());
     }
     results.push_back(r);
+  }
+  if (const int64_t w = mapping.wavesPerRow(target.waveSize); w > 1) {
+    // Each wave of a thread row now holds its part of the row's result in
+    // every lane. Lane 0 of each wave stores it to the row's slot for that
+    // wave; after a barrier every thread combines the w slots in wave order
+    // (the same result, bit for bit, in every thread), and a second barrier
+    // keeps the slots until all have read them.
+    // One f32 per row and wave, allocated by the kernel's first reduction
+    // (a kernel without one, the split-KV combine, has none).
+    if (!rowScratch)
+      rowScratch = kernel.addWorkgroupAttribution(
+          MemRefType::get({mapping.tr * mapping.rm * w}, b.getF32Type(),
+                          MemRefLayoutAttrInterface(),
+                          gpu::AddressSpaceAttr::get(
+                              b.getContext(), gpu::AddressSpace::Workgroup)),
+          loc);
+    Value wave = arith::DivUIOp::create(b, loc, tc, idx(target.waveSize));
+    Value lane = arith::RemUIOp::create(b, loc, tc, idx(target.waveSize));
+    auto slot = [&](OpBuilder &nb, Location l, Value waveIdx, int64_t i) {
+      // ((tr * RM + i) * w + wave)
+      Value row = arith::AddIOp::create(
+          nb, l,
+          arith::MulIOp::create(nb, l, tr,
+                                arith::ConstantIndexOp::create(nb, l, mapping.rm)),
+          arith::ConstantIndexOp::create(nb, l, i));
+      return arith::AddIOp::create(
+          nb, l,
+          arith::MulIOp::create(nb, l, row,
+                                arith::ConstantIndexOp::create(nb, l, w)),
+          waveIdx);
+    };
+    Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane,
+                                        idx(0));
+    auto store = scf::IfOp::create(b, loc, first, /*withElse=*/false);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&store.getThenRegion().front());
+      for (int64_t i = 0; i < mapping.rm; ++i)
+        memref::StoreOp::create(b, loc, results[i], rowScratch,
+                                ValueRange{slot(b, loc, wave, i)});
+    }
+    gpu::BarrierOp::create(b, loc);
+    for (int64_t i = 0; i < mapping.rm; ++i) {
+      Value r;
+      for (int64_t v = 0; v < w; ++v) {
+        Value part = memref::LoadOp::create(
+            b, loc, rowScratch, ValueRange{slot(b, loc, idx(v), i)});
+        r = v ? combine(r, part) : part;
+      }
+      // The planted bug keeps the wave's own part.
+      results[i] = bug == PlantedBug::RowsAcrossWavesOwnWave
+                       ? Value(memref::LoadOp::create(
+                             b, loc, rowScratch,
+                             ValueRange{slot(b, loc, wave, i)}))
+                       : r;
+    }
+    gpu::BarrierOp::create(b, loc);
   }
   return vector::FromElementsOp::create(
       b, loc, fragmentType(op.getResult().getType()), results);

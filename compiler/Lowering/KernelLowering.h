@@ -217,6 +217,9 @@ private:
   Value splits;           // S (split-KV grids), as index
   Value traceBuffer;      // the trace (fa.trace), f32 rank 1
   Value traceSource;      // the tile IR's trace argument
+  /// Rows over several waves (ThreadMapping::wavesPerRow): each wave's
+  /// partial row maxima and sums, f32 [TR * RM * waves per row].
+  Value rowScratch;
   /// GQA packing of the tile being copied or stored (fa.load_tile's group);
   /// null group: rows are rows of one head.
   struct {

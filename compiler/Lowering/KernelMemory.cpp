@@ -475,7 +475,7 @@ Value KernelLowering::fetchRows(FetchTileOp op, bool scalarLoads) {
         tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
             b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), stage,
             ValueRange{slot}, g.flat, ValueRange{off}, b.getIndexAttr(f.width),
-            count, /*bypassL1=*/UnitAttr()));
+            count, /*bypassL1=*/b.getUnitAttr()));
       }
     }
     if (!tokens.empty())

@@ -88,6 +88,10 @@ static const PlantedBugInfo kBugs[] = {
      "fa-lower-to-gpu",
      "share-rows: each lane multiplies the lhs pair rotated from lane "
      "(c + r) of its row with the rhs pair of lane (c - r)"},
+    {PlantedBug::RowsAcrossWavesOwnWave, "rows-across-waves-own-wave",
+     "fa-lower-to-gpu",
+     "rows over several waves: each wave keeps its own part of a row's "
+     "maximum and sum instead of combining the waves' parts"},
     {PlantedBug::GqaPackWrongHead, "gqa-pack-wrong-head", "fa-lower-to-gpu",
      "GQA packing: packed row p goes to query head head + p / Lq instead of "
      "head * (Hq/Hkv) + p / Lq"},

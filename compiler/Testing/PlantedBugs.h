@@ -70,6 +70,8 @@ enum class PlantedBug {
   ORowPastEnd,            ///< the O/LSE store writes row Lq too
   SharedRowsMisrotated,   ///< share-rows: the rhs read at the rotation the
                           ///< other way round from the lhs value's
+  RowsAcrossWavesOwnWave, ///< rows over several waves: each wave takes its
+                          ///< own part of a row's max and sum (no combine)
   GqaPackWrongHead,       ///< GQA packing: packed row p read from and
                           ///< written to head + p / Lq (group not applied)
   PageIndexOffByOne,      ///< paged K/V: row n read from page entry

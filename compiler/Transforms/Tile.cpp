@@ -866,7 +866,8 @@ FailureOr<TileConfig> FaTilePass::configFor(AttentionOp op, const TargetDesc &t,
   // with more waves than the decode tiles have, each wave keeps its share
   // of the keys (the key block grows with the waves).
   int64_t blockM = this->blockM, blockN = this->blockN, waves = this->waves;
-  if (blockM == 0 && blockN == 0 && kvSplits == "runtime") {
+  const bool decodeTiles = blockM == 0 && blockN == 0 && kvSplits == "runtime";
+  if (decodeTiles) {
     blockM = t.decodeBlockM;
     blockN = t.decodeBlockN;
     if (!waves)
@@ -879,6 +880,8 @@ FailureOr<TileConfig> FaTilePass::configFor(AttentionOp op, const TargetDesc &t,
   std::optional<bool> shared;
   if (kvShared == "on" || kvShared == "off")
     shared = kvShared == "on";
+  else if (decodeTiles && t.decodeKvShared)
+    shared = true;
   const int64_t d = tileDim =
       tileHeadDim(op, t, eltBytes, sourceBytes, shared, blockM, blockN, waves);
   std::string dName = std::to_string(op.getHeadDim());
@@ -928,7 +931,7 @@ FailureOr<TileConfig> FaTilePass::configFor(AttentionOp op, const TargetDesc &t,
     config.blockN = blockN ? blockN : blockM;
     config.waves = waves ? waves : std::max<int64_t>(1, 256 / t.waveSize);
     config.stages = stages ? stages : autoStages;
-    if (kvShared == "on") {
+    if (kvShared == "on" || (shared && *shared)) {
       config.kvShared = true;
     } else if (kvShared == "auto") {
       // Share when that is what lets LDS reach the occupancy goal, or what

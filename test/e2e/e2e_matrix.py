@@ -570,6 +570,10 @@ DECODE_KERNELS = [
     ("f16", 64, True, False, True, (64, 64, 4)),
     # D=40: the 4 x 16 decode tile pads it to 48 (issue 28: refused before)
     ("f16", 40, True, True, True, None),
+    # The rows over both waves of 128 threads (64-lane waves; sm_90: over
+    # the 2 warps of 64 threads): thread grid 1 x threads, the waves' row
+    # maxima and sums combined through LDS (ThreadMapping::wavesPerRow)
+    ("f16", 128, True, True, True, (4, 128, 2)),
 ]
 
 

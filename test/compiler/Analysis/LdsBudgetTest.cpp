@@ -42,13 +42,41 @@ TEST(ThreadMappingTest, SplitsTilesOverThreads) {
   EXPECT_EQ(m->rm, 4);
   EXPECT_EQ(m->rn, 4);
   EXPECT_EQ(m->dc, 8);
-  // The lanes of a row never exceed the wave.
+  // The lanes of a row never exceed the wave for prefill tiles.
   auto w32 = chooseThreadMapping(128, 128, 128, 256, 32);
   ASSERT_TRUE(w32);
   EXPECT_LE(w32->tc, 32);
   EXPECT_EQ(w32->tr * w32->tc, 256);
   // 16x16 tiles cannot feed 256 threads when D = 40 (no TC divides all).
   EXPECT_FALSE(chooseThreadMapping(16, 16, 40, 256, 64));
+}
+
+TEST(ThreadMappingTest, DecodeRowsSpanTheWaves) {
+  // sm_90's decode tiles, 4 x 64 over 2 warps: one thread row of 64, each
+  // thread all 4 rows of one key column and of 2 D columns (each K and V
+  // element read by one thread); the rows span 2 waves.
+  auto m = chooseThreadMapping(4, 64, 128, 64, 32);
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->tr, 1);
+  EXPECT_EQ(m->tc, 64);
+  EXPECT_EQ(m->rm, 4);
+  EXPECT_EQ(m->rn, 1);
+  EXPECT_EQ(m->dc, 2);
+  EXPECT_EQ(m->wavesPerRow(32), 2);
+  // The budget holds the waves' partial maxima and sums: 4 rows x 2 waves.
+  const TargetDesc &t = *lookupTarget("sm_90");
+  Budget b = computeBudget(t, TileConfig{4, 64, 2, 2, 0, true}, 128, 2);
+  ASSERT_FALSE(b.terms.empty());
+  EXPECT_EQ(b.terms.back().name, "row reduction across waves (f32)");
+  EXPECT_EQ(b.terms.back().bytes, 4 * 2 * 4);
+  // Not where a row fits one wave (gfx906's 4 x 16 of one wave), where the
+  // threads do not divide D or BLOCK_N, or for prefill rows (over 16).
+  auto oneWave = chooseThreadMapping(4, 16, 128, 64, 64);
+  ASSERT_TRUE(oneWave);
+  EXPECT_EQ(oneWave->wavesPerRow(64), 1);
+  EXPECT_EQ(chooseThreadMapping(4, 128, 64, 128, 32)->wavesPerRow(32), 1);
+  EXPECT_EQ(chooseThreadMapping(4, 32, 128, 128, 32)->wavesPerRow(32), 1);
+  EXPECT_EQ(chooseThreadMapping(32, 128, 128, 128, 32)->wavesPerRow(32), 1);
 }
 
 TEST(LdsBudgetTest, SeedExampleOverflowsGfx906) {
