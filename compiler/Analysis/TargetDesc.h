@@ -83,7 +83,7 @@ struct TargetDesc {
   /// warps, K and V in one slot (decodeKvShared): the four rows over all 64
   /// threads (ThreadMapping's rows across waves), so each K/V element is
   /// read from shared memory once (H200, 2026-12-04: 64-72% of the copy
-  /// bandwidth at B >= 8, Lk >= 8k, against 55-61% for 4 x 32 of 4 warps).
+  /// bandwidth at B >= 8, Lk >= 8k, against 56-66% for 4 x 32 of 4 warps).
   int64_t decodeBlockM = 4, decodeBlockN = 16, decodeWaves = 1;
   /// For split-KV kernels: K/V stages fa-tile's stages=0 starts from, and
   /// whether fa-promote's widen=auto keeps 16-bit tiles as f32 in LDS. The
