@@ -33,14 +33,14 @@ done
 # (decode_d128_m16), and --index-bits=64 builds of the first two and of the
 # dense default kernel (attn_d128_full above is the dense row) for the
 # shapes whose offsets pass 2^31 elements. The tile: 4 rows (GQA 4:1 at
-# Lq=1 packs exactly 4) over all 64 threads of 2 warps (rows across warps),
-# 64 keys, K and V in one slot, f16 tiles in shared memory, K/V double-
-# buffered by cp.async.cg: sm_90's decode tiles, 64-72% of the copy
+# Lq=1 packs exactly 4), 32 keys, one warp whose lanes each hold all 4 rows
+# of a key column, K and V in one slot, f16 tiles in shared memory, K/V
+# double-buffered by cp.async.cg: sm_90's decode tiles, 69.9-79% of the copy
 # bandwidth at B >= 8, Lk >= 8k on an H200 (2026-12-04, bench/results/
 # 2026-12-04-h200-decode-tiles; 4 x 32 over 4 warps, the earlier choice of
 # ~40 builds, 56-66%).
 # DECODE_TILE overrides it.
-decode_tile=${DECODE_TILE:---block-m=4 --block-n=64 --waves=2 --kv-shared=on --widen-lds=off --stages=2}
+decode_tile=${DECODE_TILE:---block-m=4 --block-n=32 --waves=1 --kv-shared=on --widen-lds=off --stages=2}
 # build NAME SOURCE [fac options...]: OUT/bench/NAME.cubin from
 # OUT/bench/SOURCE.mlir, its ptxas line printed; a failure stops the script.
 build() {

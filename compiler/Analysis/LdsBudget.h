@@ -48,11 +48,12 @@ struct ThreadMapping {
 constexpr int64_t kMaxCrossWaveRows = 16;
 
 /// Picks the thread grid for a configuration, or nothing when the tiles do
-/// not divide over the threads. Rows of at most kMaxCrossWaveRows over more
-/// than one wave, with BLOCK_N and D multiples of the threads, take every
+/// not divide over the threads. Rows of at most kMaxCrossWaveRows with
+/// BLOCK_N and D multiples of the threads (a wave or more) take every
 /// thread in one thread row (TR = 1): each thread owns all the rows of its
-/// key column and of its D column, so a K or V element is read from LDS by
-/// one thread instead of by one thread per row.
+/// key column and of its D columns, so a K or V element is read from LDS by
+/// one thread instead of by one thread per row; over more than one wave the
+/// waves combine their parts of each row through LDS.
 std::optional<ThreadMapping> chooseThreadMapping(int64_t blockM, int64_t blockN,
                                                  int64_t headDim,
                                                  int64_t threads,

@@ -79,11 +79,13 @@ struct TargetDesc {
   /// which emulates its kernel): 4 x 16, one wave, the best geometric mean
   /// of the MI50 timing model's decode sweep (bench/results/2026-12-01-
   /// gfx906-decode-tiles: +16-20% over 4 x 32 at B >= 8, -15% at B = 1
-  /// for Lk <= 8k); the budget model still checks them. sm_90: 4 x 64, two
-  /// warps, K and V in one slot (decodeKvShared): the four rows over all 64
-  /// threads (ThreadMapping's rows across waves), so each K/V element is
-  /// read from shared memory once (H200, 2026-12-04: 64-72% of the copy
-  /// bandwidth at B >= 8, Lk >= 8k, against 56-66% for 4 x 32 of 4 warps).
+  /// for Lk <= 8k); the budget model still checks them. sm_90: 4 x 32, one
+  /// warp, K and V in one slot (decodeKvShared): each lane holds all four
+  /// rows of its key column (thread grid 1 x 32), so each K/V element is
+  /// read from shared memory once, and 8 blocks fit an SM (H200,
+  /// 2026-12-04, bench/results/2026-12-04-h200-decode-tiles: 69.9-79% of
+  /// the copy bandwidth at B >= 8, Lk >= 8k, against 64-74% for 4 x 64
+  /// over 2 warps and 56-66% for 4 x 32 over 4 warps).
   int64_t decodeBlockM = 4, decodeBlockN = 16, decodeWaves = 1;
   /// For split-KV kernels: K/V stages fa-tile's stages=0 starts from, and
   /// whether fa-promote's widen=auto keeps 16-bit tiles as f32 in LDS. The
@@ -102,8 +104,8 @@ struct TargetDesc {
   bool prefillKvSplits = false;
   /// Whether the decode tiles keep K and V in one LDS slot (fa-tile's
   /// kv-shared=auto for them). sm_90: on (the H200, 2026-12-04,
-  /// bench/results/2026-12-04-h200-decode-tiles: with 4 x 64 tiles of 2
-  /// warps, 4 blocks per SM instead of 3, +13% to +25% at B >= 8).
+  /// bench/results/2026-12-04-h200-decode-tiles: 8 blocks per SM instead
+  /// of 6 for 4 x 32 of one warp, +10% to +22% at B >= 8).
   bool decodeKvShared = false;
 };
 

@@ -69,10 +69,20 @@ TEST(ThreadMappingTest, DecodeRowsSpanTheWaves) {
   ASSERT_FALSE(b.terms.empty());
   EXPECT_EQ(b.terms.back().name, "row reduction across waves (f32)");
   EXPECT_EQ(b.terms.back().bytes, 4 * 2 * 4);
-  // Not where a row fits one wave (gfx906's 4 x 16 of one wave), where the
-  // threads do not divide D or BLOCK_N, or for prefill rows (over 16).
+  // One warp (sm_90's decode tiles, 4 x 32): the same grid, 1 x 32, within
+  // the wave.
+  auto warp = chooseThreadMapping(4, 32, 128, 32, 32);
+  ASSERT_TRUE(warp);
+  EXPECT_EQ(warp->tr, 1);
+  EXPECT_EQ(warp->tc, 32);
+  EXPECT_EQ(warp->rm, 4);
+  EXPECT_EQ(warp->dc, 4);
+  EXPECT_EQ(warp->wavesPerRow(32), 1);
+  // Not where the threads do not divide BLOCK_N (gfx906's 4 x 16 of one
+  // wave: thread grid 4 x 16) or D, or for prefill rows (over 16).
   auto oneWave = chooseThreadMapping(4, 16, 128, 64, 64);
   ASSERT_TRUE(oneWave);
+  EXPECT_EQ(oneWave->tr, 4);
   EXPECT_EQ(oneWave->wavesPerRow(64), 1);
   EXPECT_EQ(chooseThreadMapping(4, 128, 64, 128, 32)->wavesPerRow(32), 1);
   EXPECT_EQ(chooseThreadMapping(4, 32, 128, 128, 32)->wavesPerRow(32), 1);

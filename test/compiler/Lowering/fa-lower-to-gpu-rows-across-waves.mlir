@@ -7,13 +7,20 @@
 // part of every row to a workgroup f32 buffer [TR * RM * waves], and after
 // a barrier every thread combines the waves' parts in wave order (the same
 // value in every thread), a second barrier keeping the buffer until all
-// have read it. sm_90's decode tiles are such a tile (4 x 64, 2 warps);
-// the host target (64-lane waves) with 4 x 128 and 2 waves is another.
+// have read it. sm_90 with 4 x 64 over 2 warps is such a tile; the host
+// target (64-lane waves) with 4 x 128 and 2 waves is another.
 // RUN: split-file %s %t
-// RUN: fa-opt %t/decode.mlir --fa-tile="target=sm_90 kv-splits=runtime gqa-pack=on" --fa-promote --canonicalize --cse --fa-lower-to-gpu --canonicalize --cse | FileCheck %s --check-prefix=SM90
+// RUN: fa-opt %t/decode.mlir --fa-tile="target=sm_90 kv-splits=runtime gqa-pack=on block-m=4 block-n=64 waves=2" --fa-promote --canonicalize --cse --fa-lower-to-gpu --canonicalize --cse | FileCheck %s --check-prefix=SM90
 // RUN: fa-opt %t/decode.mlir --fa-tile="target=host kv-splits=runtime gqa-pack=on block-m=4 block-n=128 waves=2" --fa-promote --canonicalize --cse --fa-lower-to-gpu --canonicalize --cse | FileCheck %s --check-prefix=HOST
 // The budget names the buffer (fac --report, fa-tile report=true).
-// RUN: fa-opt %t/decode.mlir --fa-tile="target=sm_90 kv-splits=runtime gqa-pack=on report=true" 2>&1 >/dev/null | FileCheck %s --check-prefix=REPORT
+// RUN: fa-opt %t/decode.mlir --fa-tile="target=sm_90 kv-splits=runtime gqa-pack=on block-m=4 block-n=64 waves=2 report=true" 2>&1 >/dev/null | FileCheck %s --check-prefix=REPORT
+
+// One wave (sm_90's decode tiles, 4 x 32 of one warp): the same thread
+// grid (1 x 32, each lane all four rows) but no combine across waves.
+// RUN: fa-opt %t/decode.mlir --fa-tile="target=sm_90 kv-splits=runtime gqa-pack=on report=true" 2>&1 >/dev/null | FileCheck %s --check-prefix=ONE-REPORT
+// RUN: fa-opt %t/decode.mlir --fa-tile="target=sm_90 kv-splits=runtime gqa-pack=on" --fa-promote --canonicalize --cse --fa-lower-to-gpu --canonicalize --cse | FileCheck %s --check-prefix=NONE
+// ONE-REPORT: thread grid 1x32, per thread 4x1 of S and 4x4 of O
+// ONE-REPORT-NOT: row reduction across waves
 
 // Where it must not fire: rows within a wave (sm_90 4 x 32 of 4 warps:
 // thread grid 4 x 32; gfx906's decode tiles, 4 x 16 of one wave), and a D
