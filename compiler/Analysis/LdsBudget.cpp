@@ -21,7 +21,7 @@ static bool isPowerOf2(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
 std::optional<ThreadMapping>
 mlir::fa::chooseThreadMapping(int64_t blockM, int64_t blockN, int64_t headDim,
                               int64_t threads, int64_t waveSize) {
-  if (threads >= waveSize && blockM <= kMaxCrossWaveRows && blockN > 0 &&
+  if (threads >= waveSize && blockM <= kMaxRowsPerThread && blockN > 0 &&
       blockN % threads == 0 && headDim % threads == 0)
     return ThreadMapping{threads,       1, threads, blockM, blockN / threads,
                          headDim / threads};

@@ -43,12 +43,12 @@ struct ThreadMapping {
   }
 };
 
-/// The most rows a tile may have for its rows to span the waves (decode
-/// tiles: a few packed query rows against many keys).
-constexpr int64_t kMaxCrossWaveRows = 16;
+/// The most rows a tile may have for every thread to hold all of them
+/// (decode tiles: a few packed query rows against many keys).
+constexpr int64_t kMaxRowsPerThread = 16;
 
 /// Picks the thread grid for a configuration, or nothing when the tiles do
-/// not divide over the threads. Rows of at most kMaxCrossWaveRows with
+/// not divide over the threads. Rows of at most kMaxRowsPerThread with
 /// BLOCK_N and D multiples of the threads (a wave or more) take every
 /// thread in one thread row (TR = 1): each thread owns all the rows of its
 /// key column and of its D columns, so a K or V element is read from LDS by

@@ -507,8 +507,9 @@ Value KernelLowering::rowReduce(RowReduceOp op) {
                                           isMax ? vector::CombiningKind::MAXNUMF
                                                 : vector::CombiningKind::ADD,
                                           slice);
-    // The TC lanes of a row are consecutive lanes of one wave: a butterfly
-    // over xor 1, 2, 4, ... After the steps below `offset`, r is the same
+    // The TC lanes of a row are consecutive lanes: a butterfly over xor 1,
+    // 2, 4, ... up to the wave (rows wider than a wave combine their waves'
+    // parts below). After the steps below `offset`, r is the same
     // (bit for bit: the combine commutes) on each aligned group of `offset`
     // lanes, which the shuffle says as fa.row_xor: gfx906 may then read any
     // lane of the partner group (DPP row_half_mirror / row_mirror for 4 and
@@ -541,18 +542,12 @@ Value KernelLowering::rowReduce(RowReduceOp op) {
           loc);
     Value wave = arith::DivUIOp::create(b, loc, tc, idx(target.waveSize));
     Value lane = arith::RemUIOp::create(b, loc, tc, idx(target.waveSize));
-    auto slot = [&](OpBuilder &nb, Location l, Value waveIdx, int64_t i) {
-      // ((tr * RM + i) * w + wave)
+    // Row i's slot for wave `waveIdx`: (tr * RM + i) * w + waveIdx.
+    auto slot = [&](Value waveIdx, int64_t i) -> Value {
       Value row = arith::AddIOp::create(
-          nb, l,
-          arith::MulIOp::create(nb, l, tr,
-                                arith::ConstantIndexOp::create(nb, l, mapping.rm)),
-          arith::ConstantIndexOp::create(nb, l, i));
+          b, loc, arith::MulIOp::create(b, loc, tr, idx(mapping.rm)), idx(i));
       return arith::AddIOp::create(
-          nb, l,
-          arith::MulIOp::create(nb, l, row,
-                                arith::ConstantIndexOp::create(nb, l, w)),
-          waveIdx);
+          b, loc, arith::MulIOp::create(b, loc, row, idx(w)), waveIdx);
     };
     Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane,
                                         idx(0));
@@ -562,21 +557,21 @@ Value KernelLowering::rowReduce(RowReduceOp op) {
       b.setInsertionPointToStart(&store.getThenRegion().front());
       for (int64_t i = 0; i < mapping.rm; ++i)
         memref::StoreOp::create(b, loc, results[i], rowScratch,
-                                ValueRange{slot(b, loc, wave, i)});
+                                ValueRange{slot(wave, i)});
     }
     gpu::BarrierOp::create(b, loc);
     for (int64_t i = 0; i < mapping.rm; ++i) {
       Value r;
       for (int64_t v = 0; v < w; ++v) {
         Value part = memref::LoadOp::create(
-            b, loc, rowScratch, ValueRange{slot(b, loc, idx(v), i)});
+            b, loc, rowScratch, ValueRange{slot(idx(v), i)});
         r = v ? combine(r, part) : part;
       }
       // The planted bug keeps the wave's own part.
       results[i] = bug == PlantedBug::RowsAcrossWavesOwnWave
                        ? Value(memref::LoadOp::create(
                              b, loc, rowScratch,
-                             ValueRange{slot(b, loc, wave, i)}))
+                             ValueRange{slot(wave, i)}))
                        : r;
     }
     gpu::BarrierOp::create(b, loc);

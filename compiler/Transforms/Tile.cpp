@@ -931,17 +931,17 @@ FailureOr<TileConfig> FaTilePass::configFor(AttentionOp op, const TargetDesc &t,
     config.blockN = blockN ? blockN : blockM;
     config.waves = waves ? waves : std::max<int64_t>(1, 256 / t.waveSize);
     config.stages = stages ? stages : autoStages;
-    if (kvShared == "on" || (shared && *shared)) {
-      config.kvShared = true;
-    } else if (kvShared == "auto") {
+    if (shared) {
+      config.kvShared = *shared;
+    } else {
       // Share when that is what lets LDS reach the occupancy goal, or what
       // lets the tiles fit at all (the automatic D=256 64x32 tile given
       // back explicitly: 69632 bytes with K and V apart).
-      TileConfig shared = config;
-      shared.kvShared = true;
-      config.ldsPad = shared.ldsPad = reservedLdsPad(eltBytes);
+      TileConfig oneSlot = config;
+      oneSlot.kvShared = true;
+      config.ldsPad = oneSlot.ldsPad = reservedLdsPad(eltBytes);
       Budget apartBudget = computeBudget(t, config, d, eltBytes);
-      Budget sharedBudget = computeBudget(t, shared, d, eltBytes);
+      Budget sharedBudget = computeBudget(t, oneSlot, d, eltBytes);
       int64_t apart = apartBudget.ldsWavesPerSimd;
       int64_t together = sharedBudget.ldsWavesPerSimd;
       config.kvShared =
