@@ -12,10 +12,10 @@ cache [B, Hkv, Lk, D] contiguous, B in {1, 8, 32, 128}, Lk in {1k, 8k, 32k,
                       W = ceil(R / block_m) * Hg * B workgroups per split,
                       n = ceil(Lk / block_n) K/V blocks and k * SMs
                       resident (k: the manifest's blocks_per_sm_estimate,
-                      else 2), the S in [1, min(64, n)] of least
-                        4 * ceil(W * S / (k * SMs)) * (ceil(n / S) + 1) + S
+                      else 2), the S in [1, min(128, n)] of least
+                        16 * ceil(W * S / (k * SMs)) * (ceil(n / S) + 1) + S
                       (the + S: the combine kernel's serial walk over the
-                      splits, S / 4 blocks; the smallest on a tie)
+                      splits, S / 16 blocks; the smallest on a tie)
   fa_splitkv          decode_d128_nopack.cubin: split-KV only (same S rule)
   fa_splitkv_packed_16x64
                       decode_d128_m16.cubin: split-KV + packing with the
@@ -59,7 +59,7 @@ first) fails the run (exit status 1, after the files are written).
 
 usage: decode.py KERNEL_DIR OUT_DIR [--quick] [--batches B,..] [--lengths L,..]
                  [--page-sizes P,..] [--skip WHAT,..] [--budget SECONDS]
-                 [--sweep-all] [--variants name=CUBIN ...]
+                 [--sweep-all] [--splits S,..] [--variants name=CUBIN ...]
        decode.py --self-test [KERNEL_DIR]
 
 --quick: B 1 and 8, Lk 1k and 32k, 5 repetitions, S sweep 1/4/16/64;
@@ -68,7 +68,9 @@ usage: decode.py KERNEL_DIR OUT_DIR [--quick] [--batches B,..] [--lengths L,..]
 (fa_paged_nosplit), sweep (the S ablation), torch (SDPA and eager);
 --budget: start no new (B, Lk) after SECONDS (the rest is listed as not
 run; the files are still written); --sweep-all: the S sweep for every
-split-KV row (the variants too), not only fa_splitkv_packed.
+split-KV row (the variants too), not only fa_splitkv_packed; --splits: the
+sweep's S list (default 1, 2, 4, ..., 64 at B 1 and 8; S up to the
+runtime's 1024), swept at every B of the run.
 KERNEL_DIR is bench/build-kernels.sh's OUT/bench; each `name=CUBIN` adds
 another split-KV build (another tile, say) as a row fa_<name> with the
 runtime's S.
@@ -115,7 +117,7 @@ SWEEP_SPLITS = [1, 2, 4, 8, 16, 32, 64]
 MEM_LIMIT = 40 * 2 ** 30   # bytes of K/V (and expanded copies) resident
 TOLERANCE = 2e-2
 INT32_MAX = 2 ** 31 - 1
-MAX_AUTO_SPLITS = 64       # fa/Module.h maxAutoKvSplits
+MAX_AUTO_SPLITS = 128      # fa/Module.h maxAutoKvSplits
 
 PAGE_SIZES = [16, 256]     # vLLM's page and a large one
 PAGE_SEED = 20261201       # the page permutations' seeds start here
@@ -156,14 +158,14 @@ def kv_bytes(b, lk):
 
 def split_rule(w, n, slots):
     """fa::planKvSplits' automatic S for W workgroups per split, n K/V
-    blocks and `slots` workgroups resident at a time: the S in [1, min(64,
-    n)] of least 4 * ceil(W*S / slots) * (ceil(n/S) + 1) + S (rounds of
-    the device times one split's blocks plus one, and S / 4 blocks for the
+    blocks and `slots` workgroups resident at a time: the S in [1, min(128,
+    n)] of least 16 * ceil(W*S / slots) * (ceil(n/S) + 1) + S (rounds of
+    the device times one split's blocks plus one, and S / 16 blocks for the
     combine kernel, which walks each row's S partials in turn), the
     smallest on a tie."""
     best, best_s = None, 1
     for s in range(1, max(1, min(MAX_AUTO_SPLITS, n)) + 1):
-        cost = 4 * -(-w * s // slots) * (-(-n // s) + 1) + s
+        cost = 16 * -(-w * s // slots) * (-(-n // s) + 1) + s
         if best is None or cost < best:
             best, best_s = cost, s
     return best_s
@@ -577,6 +579,10 @@ def main():
             else:
                 page_sizes = vals
     sweep = [1, 4, 16, 64] if quick else SWEEP_SPLITS
+    sweep_batches = SWEEP_BATCHES
+    if "--splits" in sys.argv:
+        sweep = [int(x) for x in arg_value("--splits").split(",")]
+        sweep_batches = batches
     torch.manual_seed(0)
     torch.zeros(1, device="cuda")  # the primary context the cubins load into
     props = torch.cuda.get_device_properties(0)
@@ -741,7 +747,7 @@ def main():
                 del paged_sets
                 torch.cuda.empty_cache()
 
-            if b in SWEEP_BATCHES and "sweep" not in skip:
+            if b in sweep_batches and "sweep" not in skip:
                 for impl, ks in fa:
                     if ks[0].split and (sweep_all or
                                         impl == "fa_splitkv_packed"):
@@ -1100,7 +1106,7 @@ def write_md(path, rows, fa, copy_bw, gpu, driver, commit, date, sms, l2,
              f"rows fail above {TOLERANCE} max abs error or on an unwritten "
              "(NaN-poisoned) element")
     L.append("- fa S: the runtime's rule (fa::planKvSplits): the S in "
-             "[1, min(64, n)] of least 4·⌈W·S / (k·SMs)⌉ · (⌈n/S⌉ + 1) + S, "
+             "[1, min(128, n)] of least 16·⌈W·S / (k·SMs)⌉ · (⌈n/S⌉ + 1) + S, "
              "W the workgroups of one split, n = ⌈Lk/block_n⌉, k the "
              "kernel's blocks/SM (est.); the + S is the combine kernel's "
              "serial walk over the splits (the smallest on a tie)")

@@ -360,7 +360,7 @@ def write_summary(out, rows, kernels, best, score, sweep_shapes, shapes,
              "(the model's), llama.cpp's decode kernel measured on a real "
              f"MI50 {LLAMA_CPP:.0f} GB/s, the goal {GOAL:.0f} GB/s")
     L.append("- S: the runtime's automatic split count (fa::planKvSplits, "
-             "60 CUs: the S in [1, min(64, n)] of least 4·⌈W·S / (k·60)⌉ · "
+             "60 CUs: the S in [1, min(128, n)] of least 16·⌈W·S / (k·60)⌉ · "
              "(⌈n/S⌉ + 1) + S, W the workgroups of one split, n = "
              "⌈Lk/block_n⌉, k the kernel's workgroups_per_cu_estimate; the "
              "+ S is the combine kernel's serial walk over the splits; the "

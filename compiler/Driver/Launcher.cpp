@@ -760,7 +760,7 @@ const char *${p}_error_string(int rc) {${error_string_locals}
 static const char *const kSplitFunctions = R"C(
 /* The runtime's automatic split count (fa::planKvSplits): W workgroups per
  * split, n K/V blocks, slots = resident workgroups per CU x CUs; the S in
- * [1, min(64, n)] of least 4 * ceil(W * S / slots) * (ceil(n / S) + 1) + S,
+ * [1, min(128, n)] of least 16 * ceil(W * S / slots) * (ceil(n / S) + 1) + S,
  * the smaller on a tie. */
 static int64_t fa_auto_kv_splits(int compute_units, int64_t B, int64_t Hq,
                                  int64_t Hkv, int64_t Lq, int64_t Lk) {
@@ -777,7 +777,7 @@ static int64_t fa_auto_kv_splits(int compute_units, int64_t B, int64_t Hq,
   for (s = 1; s <= most; ++s) {
     uint64_t rounds = fa_ceil_div(fa_mul(workgroups, s), slots);
     uint64_t cost =
-        fa_add(fa_mul(fa_mul(4, rounds), fa_ceil_div(blocks, s) + 1), s);
+        fa_add(fa_mul(fa_mul(16, rounds), fa_ceil_div(blocks, s) + 1), s);
     if (s == 1 || cost < best) {
       best = cost;
       chosen = (int64_t)s;
@@ -812,7 +812,7 @@ static const char *const kSplitWorkspaceSize =
       kv_splits > ${P}_MAX_KV_SPLITS)
     return 0;
   if (kv_splits == 0) {
-    /* The automatic rule chooses at most min(64, K/V blocks). */
+    /* The automatic rule chooses at most min(128, K/V blocks). */
     uint64_t blocks = fa_ceil_div((uint64_t)Lk, FA_BLOCK_N);
     kv_splits = blocks < FA_MAX_AUTO_KV_SPLITS ? (int64_t)blocks
                                                : FA_MAX_AUTO_KV_SPLITS;

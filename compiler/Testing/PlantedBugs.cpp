@@ -31,6 +31,10 @@ static const PlantedBugInfo kBugs[] = {
     {PlantedBug::CombineNoRescale, "combine-no-rescale", "fa-tile",
      "the split-KV combine sums the splits' outputs and row sums without "
      "rescaling them by the global max"},
+    {PlantedBug::CombineTailWeighed, "combine-tail-weighed", "fa-tile",
+     "the split-KV combine's trips of several splits pad their loads past "
+     "the last split with that split again and weigh it again instead of "
+     "giving it lse = -inf"},
     {PlantedBug::SplitShort, "split-short", "fa-tile",
      "split-KV: each split stops one K/V block before its range ends"},
     {PlantedBug::SplitOverlap, "split-overlap", "fa-tile",

@@ -35,6 +35,9 @@ enum class PlantedBug {
   LNoRescale,        ///< running sum l not rescaled when the max grows
   CombineNoRescale,  ///< split-KV combine adds the splits without rescaling
                      ///< them by the global max
+  CombineTailWeighed, ///< split-KV combine: a split index past the last
+                      ///< (a trip's loads padded with the last split) weighs
+                      ///< that split again instead of 0
   SplitShort,        ///< split-KV: each split stops one K/V block short
   SplitOverlap,      ///< split-KV: each split after the first starts one
                      ///< K/V block early (visits its predecessor's last)

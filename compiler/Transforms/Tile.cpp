@@ -123,8 +123,13 @@ public:
 
 private:
   /// The grid's common attributes (fa.tile, fa.scale, fa.causal, fa.args).
+  /// `tiles`: the grid's tile configuration where it is not `config` (the
+  /// combine grid's own workgroup).
   void annotate(scf::ForallOp grid, AttentionOp op, const OpFacts &facts,
-                ArrayRef<Value> roles);
+                ArrayRef<Value> roles, const TileConfig *tiles = nullptr);
+  /// The combine grid's tile configuration: the split kernel's rows, with
+  /// its own workgroup (combineConfig's comment).
+  TileConfig combineConfig() const;
   Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
   Value splat(RankedTensorType t, double v) {
     return arith::ConstantOp::create(
@@ -169,12 +174,14 @@ private:
 } // namespace
 
 void TileBuilder::annotate(scf::ForallOp grid, AttentionOp op,
-                           const OpFacts &facts, ArrayRef<Value> roles) {
+                           const OpFacts &facts, ArrayRef<Value> roles,
+                           const TileConfig *tiles) {
   MLIRContext *ctx = b.getContext();
-  grid->setAttr("fa.tile", TileConfigAttr::get(
-                               ctx, b.getStringAttr(target.name), config.blockM,
-                               config.blockN, config.waves, target.waveSize,
-                               config.stages, config.ldsPad, config.kvShared));
+  const TileConfig &c = tiles ? *tiles : config;
+  grid->setAttr("fa.tile", TileConfigAttr::get(ctx, b.getStringAttr(target.name),
+                                               c.blockM, c.blockN, c.waves,
+                                               target.waveSize, c.stages,
+                                               c.ldsPad, c.kvShared));
   grid->setAttr("fa.scale", b.getF32FloatAttr(facts.scale));
   if (op.getCausal())
     grid->setAttr("fa.causal", b.getUnitAttr());
@@ -636,6 +643,34 @@ void TileBuilder::build(AttentionOp op, const OpFacts &facts, Value q, Value k,
         /*wide=*/true);
 }
 
+/// The combine kernel walks the splits of each row one after another, so
+/// its time is the instructions one thread issues per split: give each
+/// thread about kCombineFloatsPerThread of the [BLOCK_M, D] tile, with up
+/// to 256 threads. The decode tiles' 4 x 128 over one warp left each lane
+/// 16 elements, 12 of them rows past Lq = 1, and its single warp issued
+/// about 165 instructions per split (H200, ncu: at B = 1, S = 128 the
+/// combine took 85 us against the split kernel's 22). Where no thread grid
+/// of the larger workgroup maps the tiles, one of BLOCK_N = D is tried (the
+/// combine has no S tile), then fewer threads, down to the split kernel's.
+TileConfig TileBuilder::combineConfig() const {
+  constexpr int64_t kCombineFloatsPerThread = 4, kCombineMaxThreads = 256;
+  TileConfig c = config;
+  c.stages = 1;
+  const int64_t wanted =
+      std::min(kCombineMaxThreads, config.blockM * headDim /
+                                       kCombineFloatsPerThread) /
+      target.waveSize;
+  for (int64_t w = wanted; w > config.waves; --w)
+    for (int64_t bn : {config.blockN, headDim})
+      if (chooseThreadMapping(config.blockM, bn, headDim, w * target.waveSize,
+                              target.waveSize)) {
+        c.waves = w;
+        c.blockN = bn;
+        return c;
+      }
+  return c;
+}
+
 void TileBuilder::buildCombine(AttentionOp op, const OpFacts &facts, Value q,
                                Value k, Value v, Value o, Value lse, Value wsO,
                                Value wsLse) {
@@ -668,7 +703,8 @@ void TileBuilder::buildCombine(AttentionOp op, const OpFacts &facts, Value q,
     roles.append({cuQ, facts.cuK});
     grid->setAttr("fa.varlen", b.getUnitAttr());
   }
-  annotate(grid, op, facts, roles);
+  const TileConfig tiles = combineConfig();
+  annotate(grid, op, facts, roles, &tiles);
   grid->setAttr("fa.combine", b.getUnitAttr());
 
   OpBuilder::InsertionGuard guard(b);
@@ -707,18 +743,60 @@ void TileBuilder::buildCombine(AttentionOp op, const OpFacts &facts, Value q,
                                Value(), Value(), Value(), qStart, lqSeq);
     lInit = splat(rowsType, 1.0);
   }
+  // Each trip merges `unroll` splits with one rescale: their loads do not
+  // depend on each other, so they are in flight together. (One split per
+  // trip waited for each split's loads in turn: on the H200 at B = 1 that
+  // serial walk cost about 0.4 us per split, the combine as long as the
+  // split kernel at S = 128.) A trip past the last split loads the last
+  // one again and weighs it 0. The loaded tiles take at most a third of the
+  // registers a thread has at the target's occupancy goal, so that the
+  // wide prefill tiles (64 x 128 over 256 threads on gfx906) keep one split
+  // per trip and their registers (two spilled a VGPR at 2 waves per SIMD).
+  constexpr int64_t kCombineMaxUnroll = 8;
+  const int64_t threads = tiles.waves * target.waveSize;
+  const int64_t perThread = (bm * d + threads - 1) / threads;
+  const int64_t loadedMost =
+      target.maxRegsPerLane / std::max<int64_t>(1, target.occupancyGoal) / 3;
+  int64_t unroll = 1;
+  while (unroll < kCombineMaxUnroll && 2 * unroll * perThread <= loadedMost)
+    unroll *= 2;
+  Value trips = unroll == 1 ? splits
+                            : arith::CeilDivUIOp::create(b, loc, splits,
+                                                         idx(unroll));
+  Value lastSplit =
+      unroll == 1 ? Value() : arith::SubIOp::create(b, loc, splits, c1);
   auto loop = scf::ForOp::create(
-      b, loc, c0, splits, c1, ValueRange{mInit, lInit, splat(accType, 0.0)},
-      [&](OpBuilder &nb, Location l, Value s, ValueRange iter) {
+      b, loc, c0, trips, c1, ValueRange{mInit, lInit, splat(accType, 0.0)},
+      [&](OpBuilder &nb, Location l, Value trip, ValueRange iter) {
         Value mOld = iter[0], lOld = iter[1], acc = iter[2];
-        Value at = arith::AddIOp::create(
-            nb, l, arith::MulIOp::create(nb, l, s, batch), bIdx);
-        Value lseS =
-            LoadTileOp::create(nb, l, rowsType, wsLse, at, h, m0, Value(),
-                               Value(), Value(), wsStart, lqSeq);
-        Value oS = LoadTileOp::create(nb, l, accType, wsO, at, h, m0, Value(),
-                                      Value(), Value(), wsStart, lqSeq);
-        Value mNew = arith::MaximumFOp::create(nb, l, mOld, lseS);
+        Value first =
+            unroll == 1 ? trip : arith::MulIOp::create(nb, l, trip, idx(unroll));
+        SmallVector<Value> lses, valids, outs;
+        for (int64_t i = 0; i < unroll; ++i) {
+          Value s = first, valid;
+          if (unroll > 1) {
+            s = arith::AddIOp::create(nb, l, first, idx(i));
+            valid = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::ult, s,
+                                          splits);
+            s = arith::SelectOp::create(nb, l, valid, s, lastSplit);
+          }
+          Value at = arith::AddIOp::create(
+              nb, l, arith::MulIOp::create(nb, l, s, batch), bIdx);
+          Value lseS =
+              LoadTileOp::create(nb, l, rowsType, wsLse, at, h, m0, Value(),
+                                 Value(), Value(), wsStart, lqSeq);
+          // (The planted bug weighs the padding as a split.)
+          if (valid && bug != PlantedBug::CombineTailWeighed)
+            lseS = arith::SelectOp::create(nb, l, valid, lseS, negInfRows);
+          lses.push_back(lseS);
+          valids.push_back(valid);
+          outs.push_back(LoadTileOp::create(nb, l, accType, wsO, at, h, m0,
+                                            Value(), Value(), Value(), wsStart,
+                                            lqSeq));
+        }
+        Value mNew = mOld;
+        for (Value lseS : lses)
+          mNew = arith::MaximumFOp::create(nb, l, mNew, lseS);
         // Every split so far empty: reference 0, so that exp gives 0.
         Value noKey = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ,
                                             mNew, negInfRows);
@@ -731,14 +809,23 @@ void TileBuilder::buildCombine(AttentionOp op, const OpFacts &facts, Value q,
         };
         // (The planted bug adds the splits up as they are.)
         const bool noRescale = bug == PlantedBug::CombineNoRescale;
-        Value alpha = noRescale ? splat(rowsType, 1.0) : expOf(mOld);
-        Value w = noRescale ? splat(rowsType, 1.0) : expOf(lseS);
-        Value lNew = arith::AddFOp::create(
-            nb, l, arith::MulFOp::create(nb, l, lOld, alpha), w);
-        Value rescaled =
+        Value one = splat(rowsType, 1.0);
+        Value alpha = noRescale ? one : expOf(mOld);
+        Value lNew = arith::MulFOp::create(nb, l, lOld, alpha);
+        Value accNew =
             arith::MulFOp::create(nb, l, acc, rowBroadcast(alpha, d));
-        Value weighted = arith::MulFOp::create(nb, l, oS, rowBroadcast(w, d));
-        Value accNew = arith::AddFOp::create(nb, l, rescaled, weighted);
+        for (int64_t i = 0; i < unroll; ++i) {
+          Value w = !noRescale ? expOf(lses[i])
+                    : valids[i]
+                        ? arith::SelectOp::create(nb, l, valids[i], one,
+                                                  zeroRows)
+                              .getResult()
+                        : one;
+          lNew = arith::AddFOp::create(nb, l, lNew, w);
+          accNew = arith::AddFOp::create(
+              nb, l, accNew,
+              arith::MulFOp::create(nb, l, outs[i], rowBroadcast(w, d)));
+        }
         scf::YieldOp::create(nb, l, ValueRange{mNew, lNew, accNew});
       });
   Value mFinal = loop.getResult(0), lFinal = loop.getResult(1),

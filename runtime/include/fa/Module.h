@@ -250,7 +250,7 @@ struct LaunchGeometry {
 /// The most K/V splits a launch may ask for (LaunchOptions::kvSplits), and
 /// the most the automatic choice picks.
 constexpr int64_t maxKvSplits = 1024;
-constexpr int64_t maxAutoKvSplits = 64;
+constexpr int64_t maxAutoKvSplits = 128;
 
 /// How a launch of a kernel on a shape is split over K/V: S, and the
 /// workspace it needs (none for a dense kernel, S = 1).
@@ -268,9 +268,9 @@ struct KvSplitPlan {
 /// choice: with W = ceil(R / block_m) * Hg * B workgroups per split, n =
 /// ceil(Lk / block_n) K/V blocks and k * CUs workgroups resident at a time (k =
 /// residentPerComputeUnit), the S in [1, min(maxAutoKvSplits, n)] of least
-///   4 * ceil(W * S / (k * CUs)) * (ceil(n / S) + 1) + S
+///   16 * ceil(W * S / (k * CUs)) * (ceil(n / S) + 1) + S
 /// (rounds of the device times the blocks of one split plus one for its
-/// prologue and epilogue, plus S / 4 blocks for the combine kernel, which
+/// prologue and epilogue, plus S / 16 blocks for the combine kernel, which
 /// reads each row's S partials one after another), the smallest on a tie;
 /// R, Hg = Lq, Hq, or Lq * Hq/Hkv, Hkv for a gqa_packed kernel, and CUs =
 /// limits.computeUnits (at least 1). A dense kernel takes `requested`

@@ -13,9 +13,9 @@
 // The automatic S fills the compute units' resident workgroups: a decode
 // problem (Lq = 1, a few heads) has far fewer Q tiles than the device has
 // CUs, and splitting K/V multiplies the workgroups by S. Each split costs
-// the combine kernel a serial step per row (S / 4 K/V blocks' worth in all),
+// the combine kernel a serial step per row (S / 16 K/V blocks' worth in all),
 // which keeps S low on short caches. More splits than K/V blocks would only
-// add empty ones, and beyond 64 the combine's reads of the workspace start
+// add empty ones, and beyond 128 the combine's reads of the workspace start
 // to cost more than the parallelism gains.
 //
 //===----------------------------------------------------------------------===//
@@ -103,11 +103,13 @@ Expected<KvSplitPlan> fa::planKvSplits(const KernelInfo &kernel,
     // The device runs `slots` workgroups at a time, in rounds; a split of
     // c K/V blocks costs about c + 1 (its prologue and epilogue: one
     // block's worth), and the combine kernel, whose grid is small at B = 1,
-    // walks each row's S partials one after another: about S / 4 blocks
-    // (H200: 0.31 of a block per split, fitted at B = 1, Lk = 1024). The
-    // least 4 x rounds x (c + 1) + S wins, the smaller S on a tie: enough
-    // splits to fill the device, none that leave a last round mostly idle,
-    // none whose combine costs more than they save.
+    // walks each row's S partials one after another: about S / 16 blocks
+    // (H200, 2026-12-04: its threads 4 elements each, 8 splits' loads a
+    // trip; fitted on bench/decode.py's S sweep at B 1, 8, 32 and Lk
+    // 1k-128k, within 5% of the best S at every point). The least
+    // 16 x rounds x (c + 1) + S wins, the smaller S on a tie: enough splits
+    // to fill the device, none that leave a last round mostly idle, none
+    // whose combine costs more than they save.
     U128 slots = U128(residentPerComputeUnit(kernel)) *
                  U128(std::max<uint32_t>(1, limits.computeUnits));
     int64_t kvBlocks = (sh.seqK + kernel.blockN - 1) / kernel.blockN;
@@ -116,7 +118,7 @@ Expected<KvSplitPlan> fa::planKvSplits(const KernelInfo &kernel,
     U128 best = 0;
     for (int64_t s = 1; s <= most; ++s) {
       U128 rounds = (workgroups * uint64_t(s) + slots - 1) / slots;
-      U128 cost = 4 * rounds * U128((kvBlocks + s - 1) / s + 1) + uint64_t(s);
+      U128 cost = 16 * rounds * U128((kvBlocks + s - 1) / s + 1) + uint64_t(s);
       if (s == 1 || cost < best) {
         best = cost;
         plan.kvSplits = s;

@@ -24,6 +24,33 @@
 // DECODE-WAVES: fa.kv_splits = "runtime", {{.*}}block_m = 4, block_n = 32, waves = 2,
 // PREFILL-TILES: fa.gqa_packed, {{.*}}block_m = 64,
 
+// The combine merges one split per trip where the loaded tiles would take
+// more registers: 64 x 128 over 256 threads is 32 floats a thread, gfx906's
+// third of 128 VGPRs 42. The combine has its own workgroup, about 4
+// elements of the [BLOCK_M, D] tile a thread, up to 256 threads: sm_90's
+// decode tile (4 x 32, one warp) gets a combine of 4 warps (4 x 128 over
+// 128 threads), which merges 8 splits a trip (a third of 255 registers).
+// RUN: fa-opt %t/decode.mlir --fa-tile="block-m=64 block-n=32 kv-splits=runtime" | FileCheck %s --check-prefix=ONE-PER-TRIP
+// RUN: fa-opt %t/decode.mlir --fa-tile="target=sm_90 kv-splits=runtime" | FileCheck %s --check-prefix=SM90-COMBINE
+// ONE-PER-TRIP: fa.split_direct
+// ONE-PER-TRIP: %[[NS:[^ ]+]] = arith.divui
+// ONE-PER-TRIP-NOT: arith.ceildivui %[[NS]]
+// ONE-PER-TRIP: scf.for %{{[^ ]+}} = %{{[^ ]+}} to %[[NS]] step
+// ONE-PER-TRIP-NOT: arith.cmpi ult
+// ONE-PER-TRIP: fa.load_tile
+// ONE-PER-TRIP: fa.load_tile
+// ONE-PER-TRIP-NOT: fa.load_tile
+// ONE-PER-TRIP: scf.yield
+// ONE-PER-TRIP: fa.combine, {{.*}}block_m = 64, block_n = 32, waves = 4, wave_size = 64, stages = 1
+// SM90-COMBINE: fa.split_direct, {{.*}}block_m = 4, block_n = 32, waves = 1, wave_size = 32
+// SM90-COMBINE: %[[NS:[^ ]+]] = arith.divui
+// SM90-COMBINE: %[[TRIPS:[^ ]+]] = arith.ceildivui %[[NS]], %c8
+// SM90-COMBINE: scf.for %{{[^ ]+}} = %{{[^ ]+}} to %[[TRIPS]] step
+// SM90-COMBINE-COUNT-16: fa.load_tile
+// SM90-COMBINE-NOT: fa.load_tile
+// SM90-COMBINE: scf.yield
+// SM90-COMBINE: fa.combine, {{.*}}block_m = 4, block_n = 32, waves = 4, wave_size = 32, stages = 1
+
 // Where it must not fire: the default (off) leaves the dense grid alone.
 // RUN: fa-opt %t/decode.mlir --fa-tile="block-m=16 block-n=64" | FileCheck %s --check-prefix=OFF
 // OFF-NOT: fa.kv_splits
@@ -104,27 +131,61 @@
 // CHECK: } {fa.args = array<i64: 0, 1, 2, 3, 4, 5, 6>, fa.causal, fa.kv_splits = "runtime", {{.*}}fa.split_direct
 //
 // The combine grid: (ceil(Lq / 16), Hq, B), online softmax over the splits;
-// at S = 1 it does nothing.
+// at S = 1 it does nothing. Each trip merges 4 splits (16 x 128 over 256
+// threads: 8 floats a thread, 4 splits' loads within a third of gfx906's
+// 128 VGPRs): their loads first, all in flight together, then one rescale.
+// A split index past S - 1 loads split S - 1 again with lse = -inf
+// (weight 0).
 // CHECK: scf.forall (%{{[^,]+}}, %[[CH:[^,]+]], %[[CB:[^)]+]]) in
-// CHECK: %[[MANY:[^ ]+]] = arith.cmpi ne, %{{[^,]+}}, %c1
+// CHECK: %[[MANY:[^ ]+]] = arith.cmpi ne, %[[NS:[^,]+]], %c1
 // CHECK-NEXT: scf.if %[[MANY]] {
-// CHECK: scf.for %[[SPLIT:[^ ]+]] = %{{[^ ]+}} to %{{[^ ]+}} step %{{[^ ]+}} iter_args(%[[MOLD:[^ ]+]] = %{{[^,]+}}, %[[LOLD:[^ ]+]] = %{{[^,]+}}, %[[ACC:[^ ]+]] = %{{[^)]+}})
-// CHECK: %[[LSES:[^ ]+]] = fa.load_tile %[[WSL]][%{{[^,]+}}, %[[CH]], %{{[^]]+}}] : {{.*}} -> tensor<16xf32>
-// CHECK: %[[OS:[^ ]+]] = fa.load_tile %[[WSO]][%{{[^,]+}}, %[[CH]], %{{[^]]+}}] : {{.*}} -> tensor<16x128xf32>
-// CHECK: %[[MNEW:[^ ]+]] = arith.maximumf %[[MOLD]], %[[LSES]]
+// CHECK: %[[NEGINF:[^ ]+]] = arith.constant dense<0xFF800000> : tensor<16xf32>
+// CHECK: %[[TRIPS:[^ ]+]] = arith.ceildivui %[[NS]], %c4
+// CHECK: %[[LAST:[^ ]+]] = arith.subi %[[NS]], %c1
+// CHECK: scf.for %[[TRIP:[^ ]+]] = %{{[^ ]+}} to %[[TRIPS]] step %{{[^ ]+}} iter_args(%[[MOLD:[^ ]+]] = %{{[^,]+}}, %[[LOLD:[^ ]+]] = %{{[^,]+}}, %[[ACC:[^ ]+]] = %{{[^)]+}})
+// CHECK: %[[FIRST:[^ ]+]] = arith.muli %[[TRIP]], %c4
+// CHECK: %[[S0:[^ ]+]] = arith.addi %[[FIRST]], %c0
+// CHECK: %[[OK0:[^ ]+]] = arith.cmpi ult, %[[S0]], %[[NS]]
+// CHECK: %[[SC0:[^ ]+]] = arith.select %[[OK0]], %[[S0]], %[[LAST]]
+// CHECK: %[[SB0:[^ ]+]] = arith.muli %[[SC0]], %{{[^ ]+}}
+// CHECK: %[[AT0:[^ ]+]] = arith.addi %[[SB0]], %[[CB]]
+// CHECK: %[[LSE0:[^ ]+]] = fa.load_tile %[[WSL]][%[[AT0]], %[[CH]], %{{[^]]+}}] : {{.*}} -> tensor<16xf32>
+// CHECK: %[[L0:[^ ]+]] = arith.select %[[OK0]], %[[LSE0]], %[[NEGINF]]
+// CHECK: %[[O0:[^ ]+]] = fa.load_tile %[[WSO]][%[[AT0]], %[[CH]], %{{[^]]+}}] : {{.*}} -> tensor<16x128xf32>
+// CHECK: fa.load_tile %[[WSL]]
+// CHECK: fa.load_tile %[[WSO]]
+// CHECK: fa.load_tile %[[WSL]]
+// CHECK: fa.load_tile %[[WSO]]
+// CHECK: %[[S3:[^ ]+]] = arith.addi %[[FIRST]], %c3
+// CHECK: %[[L3:[^ ]+]] = arith.select %{{[^,]+}}, %{{[^,]+}}, %[[NEGINF]]
+// CHECK: %[[O3:[^ ]+]] = fa.load_tile %[[WSO]]
+// CHECK-NOT: fa.load_tile
+// CHECK: %[[M0:[^ ]+]] = arith.maximumf %[[MOLD]], %[[L0]]
+// CHECK: arith.maximumf
+// CHECK: arith.maximumf
+// CHECK: %[[MNEW:[^ ]+]] = arith.maximumf %{{[^,]+}}, %[[L3]]
 // CHECK: %[[MREF:[^ ]+]] = arith.select %{{[^,]+}}, %{{[^,]+}}, %[[MNEW]]
 // alpha = exp(m_old - m), w = exp(lse_s - m) (as exp2 of log2(e) times).
 // CHECK: %[[D1:[^ ]+]] = arith.subf %[[MOLD]], %[[MREF]]
 // CHECK: %[[E1:[^ ]+]] = arith.mulf %[[D1]], %{{.+}}
 // CHECK: %[[ALPHA:[^ ]+]] = math.exp2 %[[E1]]
-// CHECK: %[[D2:[^ ]+]] = arith.subf %[[LSES]], %[[MREF]]
-// CHECK: %[[E2:[^ ]+]] = arith.mulf %[[D2]], %{{.+}}
-// CHECK: %[[W:[^ ]+]] = math.exp2 %[[E2]]
 // CHECK: %[[LS:[^ ]+]] = arith.mulf %[[LOLD]], %[[ALPHA]]
-// CHECK: arith.addf %[[LS]], %[[W]]
-// CHECK: fa.row_broadcast %[[ALPHA]]
-// CHECK: fa.row_broadcast %[[W]]
-// CHECK: scf.yield %[[MNEW]]
+// CHECK: %[[AB:[^ ]+]] = fa.row_broadcast %[[ALPHA]]
+// CHECK: %[[ACCS:[^ ]+]] = arith.mulf %[[ACC]], %[[AB]]
+// CHECK: %[[D2:[^ ]+]] = arith.subf %[[L0]], %[[MREF]]
+// CHECK: %[[E2:[^ ]+]] = arith.mulf %[[D2]], %{{.+}}
+// CHECK: %[[W0:[^ ]+]] = math.exp2 %[[E2]]
+// CHECK: %[[L1:[^ ]+]] = arith.addf %[[LS]], %[[W0]]
+// CHECK: %[[WB0:[^ ]+]] = fa.row_broadcast %[[W0]]
+// CHECK: %[[OW0:[^ ]+]] = arith.mulf %[[O0]], %[[WB0]]
+// CHECK: arith.addf %[[ACCS]], %[[OW0]]
+// CHECK: %[[D5:[^ ]+]] = arith.subf %[[L3]], %[[MREF]]
+// CHECK: %[[W3:[^ ]+]] = math.exp2
+// CHECK: %[[LNEW:[^ ]+]] = arith.addf %{{[^,]+}}, %[[W3]]
+// CHECK: %[[WB3:[^ ]+]] = fa.row_broadcast %[[W3]]
+// CHECK: %[[OW3:[^ ]+]] = arith.mulf %[[O3]], %[[WB3]]
+// CHECK: %[[ACCNEW:[^ ]+]] = arith.addf %{{[^,]+}}, %[[OW3]]
+// CHECK: scf.yield %[[MNEW]], %[[LNEW]], %[[ACCNEW]]
 // CHECK: arith.truncf %{{.+}} : tensor<16x128xf32> to tensor<16x128xf16>
 // CHECK: fa.store_tile %{{[^,]+}}, %[[O]][%[[CB]], %[[CH]], %{{[^]]+}}] : tensor<16x128xf16>
 // CHECK: fa.store_tile %{{[^,]+}}, %[[LSE]][%[[CB]], %[[CH]], %{{[^]]+}}] : tensor<16xf32>

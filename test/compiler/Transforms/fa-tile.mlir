@@ -70,7 +70,7 @@
 // NO-PLANT: scf.forall (%{{.*}}, %[[H:.*]], %{{.*}}) in
 // NO-PLANT-NOT: arith.remui
 // NO-PLANT: arith.divui %[[H]], %{{.*}} : index
-// PLANT-UNKNOWN: error: unknown planted bug 'nonsense'; known: causal-bound-key, causal-bound-block, gqa-modulo, rescale-after, no-scale, l-no-rescale, combine-no-rescale, split-short, split-overlap, split-no-direct, cu-seqlens-off-by-one, packed-causal-last-row, window-skips-block, softcap-after-max, sink-per-block, mixed-query-at-start, no-ragged-mask, mask-skips-diagonal, swap-kv-strides, o-with-q-strides, lse-strides-ignored
+// PLANT-UNKNOWN: error: unknown planted bug 'nonsense'; known: causal-bound-key, causal-bound-block, gqa-modulo, rescale-after, no-scale, l-no-rescale, combine-no-rescale, combine-tail-weighed, split-short, split-overlap, split-no-direct, cu-seqlens-off-by-one, packed-causal-last-row, window-skips-block, softcap-after-max, sink-per-block, mixed-query-at-start, no-ragged-mask, mask-skips-diagonal, swap-kv-strides, o-with-q-strides, lse-strides-ignored
 // PLANT-OTHER-PASS: error: planted bug 'swap-kv-strides' is planted by fa-lower-to-gpu, not fa-tile
 
 // Stages: 0 (auto), 1 or 2. Auto double-buffers unless the registers that

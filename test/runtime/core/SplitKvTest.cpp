@@ -88,14 +88,14 @@ TEST(SplitKvTest, MatchesFp64ReferenceForEverySplitCount) {
     }
   }
   // The automatic choice splits a decode problem and leaves a large one
-  // (host: 60 CUs x 2 = 120 slots; cost 4 x rounds x (ceil(n/S) + 1) + S).
-  // W = 8, n = 19 blocks, one round up to S = 15: S = 10 is 4 x (2 + 1) +
-  // 10 = 22; S = 7 4 x (3 + 1) + 7 = 23, S = 5 4 x 5 + 5 = 25, S = 11..15
-  // 12 + S >= 23; S = 16..19 two rounds, 8 x 3 + 16 = 40.
+  // (host: 60 CUs x 2 = 120 slots; cost 16 x rounds x (ceil(n/S) + 1) + S).
+  // W = 8, n = 19 blocks, one round up to S = 15: S = 10 is 16 x (2 + 1) +
+  // 10 = 58; S = 7..9 16 x 4 + S >= 71, S <= 6 more; S = 11..15 48 + S >=
+  // 59; S = 16..19 two rounds, 32 x 3 + 16 = 112.
   EXPECT_EQ(autoSplits(k, {2, 4, 2, 1, 300}), 10);
-  // W = 64 x 32 x 4 = 32768, n = 256: S = 1 is 4 x 274 x 257 + 1 = 281673
-  // (274 = ceil(32768 / 120)); any S >= 2 at least 4 x 32768 x (256 + S) /
-  // 120 >= 281804.8.
+  // W = 64 x 32 x 4 = 32768, n = 256: S = 1 is 16 x 274 x 257 + 1 =
+  // 1126689 (274 = ceil(32768 / 120)); any S >= 2 at least 16 x 32768 x
+  // (256 + S) / 120 >= 1127219.
   EXPECT_EQ(autoSplits(k, {4, 32, 8, 4096, 4096}), 1);
 }
 
@@ -137,9 +137,9 @@ KernelInfo splitInfo(const std::string &fixture, size_t kernel = 0) {
   return test::fixtureManifest(fixture).kernels[kernel];
 }
 
-// S of least 4 * ceil(W * S / (k * CUs)) * (ceil(n / S) + 1) + S, W = Q
+// S of least 16 * ceil(W * S / (k * CUs)) * (ceil(n / S) + 1) + S, W = Q
 // tiles * Hg * B, n = K/V blocks, k the resident workgroups per CU (2
-// without an occupancy estimate), S in [1, min(64, n)], the smallest on a
+// without an occupancy estimate), S in [1, min(128, n)], the smallest on a
 // tie. The values are worked out by hand in the comments ("cost" is that
 // sum; "rounds" the ceil).
 TEST(SplitKvTest, AutomaticSplitCount) {
@@ -151,56 +151,60 @@ TEST(SplitKvTest, AutomaticSplitCount) {
     EXPECT_TRUE(p.ok()) << p.status().toString();
     return p ? p->kvSplits : -1;
   };
-  // 120 slots. W = 6, n = 7: one round up to S = 20; cost 4 x (ceil(7/S) +
-  // 1) + S: S = 7 is 4 x 2 + 7 = 15; S = 4 4 x 3 + 4 = 16, S = 5, 6 17, 18,
-  // S = 3 4 x 4 + 3 = 19.
+  // 120 slots. W = 6, n = 7: one round up to S = 20; cost 16 x (ceil(7/S)
+  // + 1) + S: S = 7 is 16 x 2 + 7 = 39; S = 4..6 16 x 3 + S >= 52, S = 3
+  // 16 x 4 + 3 = 67.
   EXPECT_EQ(plan({1, 2, 1, 40, 100}), 7);
   // W = 32, n = 512: rounds 1 to S = 3, 2 to 7, 3 to 11 (352 <= 360), 4 to
   // 15, 5 to 18, 6 to 22 (704 <= 720). Up to S = 22, 512 / S drops by at
   // least 1 from S to S + 1 (512 / (22 x 23) >= 1), so in one count of
-  // rounds r the largest S is cheapest (4r less, 1 more). Those: S = 3
-  // 4 x (171 + 1) + 3 = 691, S = 7 4 x 2 x (74 + 1) + 7 = 607, S = 11
-  // 4 x 3 x (47 + 1) + 11 = 587, S = 15 4 x 4 x (35 + 1) + 15 = 591, S = 18
-  // 4 x 5 x (29 + 1) + 18 = 618, S = 22 4 x 6 x (24 + 1) + 22 = 622. From
-  // S = 20 any cost is at least 4 x (32 S / 120) x (512 / S + 1) + S =
-  // 546.1 + 2.07 S > 587.
+  // rounds r the largest S is cheapest (16r less, 1 more). Those: S = 3
+  // 16 x (171 + 1) + 3 = 2755, S = 7 16 x 2 x (74 + 1) + 7 = 2407, S = 11
+  // 16 x 3 x (47 + 1) + 11 = 2315, S = 15 16 x 4 x (35 + 1) + 15 = 2319,
+  // S = 18 16 x 5 x (29 + 1) + 18 = 2418, S = 22 16 x 6 x (24 + 1) + 22 =
+  // 2422. From S = 20 any cost is at least 16 x (32 S / 120) x (512 / S +
+  // 1) + S = 2184.5 + 5.27 S > 2315.
   EXPECT_EQ(plan({1, 32, 8, 1, 8192}), 11);
-  // W = 1, n = 65536, one round: 4 x (ceil(65536/S) + 1) + S falls to S =
-  // 64 (4 x 1025 + 64 = 4164; S = 63 4 x 1042 + 63 = 4231): capped at 64.
-  EXPECT_EQ(plan({1, 1, 1, 1, 1 << 20}), 64);
+  // W = 1, n = 65536: one round up to S = 120, 16 x (ceil(65536/S) + 1) +
+  // S falls to there (S = 120: 16 x 547 + 120 = 8872 + 120 = 8888; S = 119
+  // 16 x 552 + 119 = 8951); S = 121..128 two rounds, at least 32 x 513 +
+  // 121 = 16537 (capped at 128).
+  EXPECT_EQ(plan({1, 1, 1, 1, 1 << 20}), 120);
   EXPECT_EQ(plan({1, 1, 1, 1, 10}), 1); // one K/V block
   // The grid fills the device: W = 64 x 32 x 8 = 16384, n = 64: S = 1 is
-  // 4 x 137 x 65 + 1 = 35621; S >= 2 at least 4 x 16384 x 66 / 120 =
-  // 36044.8.
+  // 16 x 137 x 65 + 1 = 142481; S >= 2 at least 16 x 16384 x 66 / 120 =
+  // 144179.2.
   EXPECT_EQ(plan({8, 32, 8, 1024, 1024}), 1);
   // The combine's term: W = 3, n = 63, one round up to S = 40; with c =
-  // ceil(63/S), the cost 4 x (c + 1) + S is least at each c's smallest S:
-  // c = 4 from S = 16, 4 x 5 + 16 = 36; c = 3 from 21 and c = 5 from 13,
-  // 37; c = 6 from 11, 39; c = 7 from 9, 41; c = 2 from 32 (the old rule's
-  // choice), 4 x 3 + 32 = 44; S <= 8 at least 252 / S + 4 + S >= 43.5; S =
-  // 41..63 two rounds, at least 8 x 2 + 41 = 57.
-  EXPECT_EQ(plan({1, 3, 1, 16, 1000}), 16);
+  // ceil(63/S), the cost 16 x (c + 1) + S is least at each c's smallest S:
+  // c = 2 from S = 32, 16 x 3 + 32 = 80; c = 3 from 21, 85; c = 4 from 16,
+  // 96; c = 5 from 13, 109; S <= 12 at least 16 x (63 / 12 + 1) = 100;
+  // S = 41..63 two rounds, at least 32 x 3 + 41 = 137. (Under the S / 4
+  // term of before 2026-12-04 it was 16.)
+  EXPECT_EQ(plan({1, 3, 1, 16, 1000}), 32);
   k.gqaPacked = true; // 32 query heads over 8 KV heads: 4 rows per tile
-  // W = 8, n = 512: S = 15 fills one round (120), 4 x (35 + 1) + 15 = 159;
-  // below it the cost rises (S = 14: 4 x 38 + 14 = 166; 512 / S drops by
-  // at least 1 per step). r rounds cost at least 4r (512 / S + 1) + S,
-  // falling with S up to 64: 2 rounds (16..30) 174.5 at S = 30, 3 (31..45)
-  // 193.5 at 45, 4 (46..60) 212.5 at 60, 5 (61..64) 244 at 64.
+  // W = 8, n = 512: S = 15 fills one round (120), 16 x (35 + 1) + 15 =
+  // 591; below it the cost rises (S = 14: 16 x 38 + 14 = 622; 512 / S
+  // drops by at least 1 per step). r rounds cost at least 16r (512 / S +
+  // 1) + S, falling with S in each count of rounds: 2 rounds (16..30) 628
+  // at S = 30 (638 as ceil'd), 3 (31..45) 45 + 48 x 12.4 = 640.8, 4
+  // (46..60) 60 + 64 x 9.53 = 670.1, more rounds more.
   EXPECT_EQ(plan({1, 32, 8, 1, 8192}), 15);
   limits.computeUnits = 0; // unknown: one CU, 2 slots
-  // W = 8: S = 1 is 4 x 4 rounds x 513 + 1 = 8209; S >= 2 at least
-  // 4 x (8 S / 2) x (512 / S + 1) + S = 8192 + 17 S >= 8226.
+  // W = 8: S = 1 is 16 x 4 rounds x 513 + 1 = 32833; S >= 2 at least
+  // 16 x (8 S / 2) x (512 / S + 1) + S = 32768 + 65 S >= 32898.
   EXPECT_EQ(plan({1, 32, 8, 1, 8192}), 1);
-  // W = 1: S = 2 is 4 x 1 x 257 + 2 = 1030; S = 4 4 x 2 x 129 + 4 = 1036;
-  // S = 1 4 x 513 + 1 = 2053; S >= 3 at least 4 x (S / 2) x (512 / S + 1)
-  // + S = 1024 + 3 S >= 1033.
+  // W = 1: S = 2 is 16 x 1 x 257 + 2 = 4114; S = 1 16 x 513 + 1 = 8209;
+  // S >= 3 at least 16 x (S / 2) x (512 / S + 1) + S = 4096 + 9 S >=
+  // 4123.
   EXPECT_EQ(plan({1, 1, 1, 1, 8192}), 2);
   // The manifest's occupancy sets the resident workgroups per CU: sm_90's
   // blocks per SM (6 on 132 SMs: 792 slots). W = 64 (8 KV heads x B = 8),
-  // n = 512: S = 12 fills one round (768), 4 x (43 + 1) + 12 = 188 (S = 11:
-  // 4 x 48 + 11 = 203, and more below); 2 rounds (13..24) cost at least
-  // 8 x (512 / 24 + 1) + 24 = 202.7, 3 (25..37) 12 x (512 / 37 + 1) + 37 =
-  // 215.0, 4 (38..49) 232.2, 5 (50..61) 248.9, 6 (62..64) 280.
+  // n = 512: S = 12 fills one round (768), 16 x (43 + 1) + 12 = 716 (S =
+  // 11: 16 x 48 + 11 = 779, and more below); 2 rounds (13..24) cost at
+  // least 32 x (512 / 24 + 1) + 24 = 738.7, 3 (25..37) 48 x (512 / 37 + 1)
+  // + 37 = 749.2, 4 (38..49) 64 x (512 / 49 + 1) + 49 = 781.7, and more
+  // rounds more (r rounds: at least 16r x 512 / (12r) = 682.7 + 16r + S).
   limits.computeUnits = 132;
   k.resources = {{"registers", 48}, {"blocks_per_sm_estimate", 6}};
   EXPECT_EQ(residentPerComputeUnit(k), 6);
@@ -245,12 +249,14 @@ TEST(SplitKvTest, AutomaticSplitCount) {
             "split count (asked for 4)");
 }
 
-// The combine kernel's term (S / 4 blocks), on H200's decode kernel
-// (decode_d128.cubin: 4 x 32, GQA-packed, 6 blocks per SM on 132 SMs: 792
-// slots) with Hq = 32, Hkv = 8, Lq = 1: W = 8 B, n = Lk / 32. The old rule
-// (rounds x (ceil(n/S) + 1)) took S = 32 at B = 1, Lk = 1024 (1 round x 2)
-// and 64 at Lk = 8192 (1 x 5), whose combine (grid (1, 32, 1), each row's S
-// partials in turn) cost more than the splits saved.
+// The combine kernel's term (S / 16 blocks), on a decode kernel of H200's
+// tile (4 x 32, GQA-packed, 6 blocks per SM on 132 SMs: 792 slots) with
+// Hq = 32, Hkv = 8, Lq = 1: W = 8 B, n = Lk / 32. Without the term (rounds
+// x (ceil(n/S) + 1)) the rule took S = 32 at B = 1, Lk = 1024 (1 round x
+// 2), whose combine (grid (1, 32, 1), each row's S partials in turn) cost
+// more than the splits saved; with S / 4 (the combine before 2026-12-04,
+// 4 times as slow per split) it took 11 there and 32 at Lk = 8192, where
+// the H200 measured 16 and 64 best with today's combine.
 TEST(SplitKvTest, AutomaticSplitCountWeighsTheCombine) {
   KernelInfo k = splitInfo("split_f32");
   k.blockM = 4;
@@ -265,35 +271,38 @@ TEST(SplitKvTest, AutomaticSplitCountWeighsTheCombine) {
     return p ? p->kvSplits : -1;
   };
   // B = 1, Lk = 1024: W = 8, n = 32, one round for every S (256 <= 792).
-  // Cost 4 x (c + 1) + S, c = ceil(32/S), least at each c's smallest S:
-  // c = 3 from S = 11, 4 x 4 + 11 = 27; c = 4 from 8 and c = 2 from 16,
-  // 4 x 5 + 8 = 4 x 3 + 16 = 28; c = 5 from 7, 31; c = 1 at 32, 40; S <= 6
-  // at least 128 / S + 4 + S > 31.
-  EXPECT_EQ(plan({1, 32, 8, 1, 1024}), 11);
-  // B = 1, Lk = 8192: W = 8, n = 256, one round (512 <= 792). With c =
-  // ceil(256/S), each c's smallest S: c = 8 from 32, 4 x 9 + 32 = 68;
-  // c = 9 from 29, c = 7 from 37, 69; c = 10 from 26, 70; c = 6 from 43,
-  // 71; c = 11 from 24, 72; c = 5 from 52, 76; c = 4 at 64, 84; S <= 23 at
-  // least 1024 / S + 4 + S >= 71.5.
-  EXPECT_EQ(plan({1, 32, 8, 1, 8192}), 32);
-  // B = 1, Lk = 32768: n = 1024, one round: 4 x (ceil(1024/S) + 1) + S,
-  // 4 x 17 + 64 = 132 at S = 64; below, at least 4096 / S + 4 + S, 132.02
-  // at S = 63 and more below it.
-  EXPECT_EQ(plan({1, 32, 8, 1, 32768}), 64);
-  // B = 8, Lk = 32768: W = 64, n = 1024. One round up to S = 12: 4 x (86 +
-  // 1) + 12 = 360 (S <= 11 at least 4096 / 11 + 4 + 11 = 387.4); 2 rounds
-  // (13..24) at least 8 x (1024 / 24 + 1) + 24 = 373.3, 3 (25..37)
-  // 12 x (1024 / 37 + 1) + 37 = 381.1, 4 (38..49) 399.4, 5 (50..61) 416.7,
-  // 6 (62..64) 472.
+  // Cost 16 x (c + 1) + S, c = ceil(32/S), least at each c's smallest S:
+  // c = 2 from S = 16, 16 x 3 + 16 = 64; c = 1 at 32, 16 x 2 + 32 = 64
+  // (the tie goes to 16); c = 3 from 11, 75; c = 4 from 8, 88; S <= 7 at
+  // least 512 / S + 16 + S > 88.
+  EXPECT_EQ(plan({1, 32, 8, 1, 1024}), 16);
+  // B = 1, Lk = 8192: W = 8, n = 256, one round up to S = 99 (792). With
+  // c = ceil(256/S), each c's smallest S: c = 4 from 64, 16 x 5 + 64 =
+  // 144; c = 5 from 52, 148; c = 3 from 86, 150; c = 6 from 43, 155; c = 7
+  // from 37, 165; S <= 36 at least 4096 / S + 16 + S >= 144.8; S = 100..128
+  // two rounds, at least 32 x 3 + 100 = 196.
+  EXPECT_EQ(plan({1, 32, 8, 1, 8192}), 64);
+  // B = 1, Lk = 32768: n = 1024, one round up to S = 99: 16 x (ceil(1024/S)
+  // + 1) + S, 16 x 12 + 94 = 286 at S = 94 (c = 11); c = 12 from 86,
+  // 16 x 13 + 86 = 294; c = 10 from 103, two rounds; S <= 85 at least
+  // 16384 / S + 16 + S >= 293.8; S >= 100 two rounds, at least 32 x 9 +
+  // 100 = 388.
+  EXPECT_EQ(plan({1, 32, 8, 1, 32768}), 94);
+  // B = 8, Lk = 32768: W = 64, n = 1024. One round up to S = 12: 16 x (86
+  // + 1) + 12 = 1404 (S <= 11 at least 16384 / 11 + 16 + 11 = 1516.5); 2
+  // rounds (13..24) at least 32 x (1024 / 24 + 1) + 24 = 1421.3, 3
+  // (25..37) 48 x (1024 / 37 + 1) + 37 = 1413.4 (as ceil'd: 48 x 29 + 37
+  // = 1429), 4 (38..49) 64 x (1024 / 49 + 1) + 49 = 1450.4, more rounds
+  // more.
   EXPECT_EQ(plan({8, 32, 8, 1, 32768}), 12);
   // gfx906's decode kernel (the same tile, 3 workgroups per CU on 60 CUs:
   // 180 slots), B = 1, Lk = 1024: one round up to S = 22 (176), the same
-  // costs as above to there (S = 11: 27); S = 23..32 two rounds, 8 x 3 +
-  // 23 = 47.
+  // costs as above to there (S = 16: 64); S = 23..32 two rounds, 32 x 3 +
+  // 23 = 119.
   k.resources = {{"vgprs", 181}, {"workgroups_per_cu_estimate", 3}};
   limits.computeUnits = 60;
   EXPECT_EQ(residentPerComputeUnit(k), 3);
-  EXPECT_EQ(plan({1, 32, 8, 1, 1024}), 11);
+  EXPECT_EQ(plan({1, 32, 8, 1, 1024}), 16);
 }
 
 struct Buffers {
