@@ -47,7 +47,8 @@ KernelLowering::KernelLowering(scf::ForallOp grid, gpu::GPUFuncOp kernel,
                                PlantedBug bug, bool shareRows)
     : grid(grid), kernel(kernel), target(target), config(config),
       mapping(mapping), roles(roles), bug(bug), shareRows(shareRows),
-      b(kernel.getContext()), loc(grid.getLoc()) {}
+      contiguousColumns(grid->hasAttr("fa.combine")), b(kernel.getContext()),
+      loc(grid.getLoc()) {}
 
 Value KernelLowering::idx(int64_t v) {
   return arith::ConstantIndexOp::create(b, loc, v);
@@ -59,7 +60,15 @@ Value KernelLowering::rowOf(int64_t i) {
 }
 
 Value KernelLowering::colOf(int64_t j) {
+  assert(!contiguousColumns && "a combine kernel's columns need colOf(j, cc)");
   return arith::AddIOp::create(b, loc, tc, idx(j * mapping.tc));
+}
+
+Value KernelLowering::colOf(int64_t j, int64_t cc) {
+  if (!contiguousColumns)
+    return colOf(j);
+  return arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, tc, idx(cc)), idx(j));
 }
 
 Value KernelLowering::rowLimit(const Global &g) {

@@ -190,6 +190,9 @@ private:
   Value idx(int64_t v);
   Value rowOf(int64_t i);          // tr*RM + i
   Value colOf(int64_t j);          // tc + j*TC
+  /// Column j of a tile whose threads hold cc columns each: colOf(j), or
+  /// tc*cc + j where the columns are contiguous (contiguousColumns).
+  Value colOf(int64_t j, int64_t cc);
   Value rowLimit(const Global &g); // L of the buffer's rows
   /// The element index of logical (r, c) in `buf`'s storage.
   Value ldsIndex(OpBuilder &nb, Location l, const LdsBuf &buf, Value r,
@@ -209,6 +212,11 @@ private:
   /// The lhs rows of the LDS products rotated around each thread row
   /// (share-rows; ldsDot says where it applies).
   bool shareRows = false;
+  /// Each thread's columns of a [rows, D] tile are contiguous (tc*CC + j)
+  /// instead of strided by TC: the split-KV combine kernel, whose tiles
+  /// take part in no product or row reduction, so that a thread's loads
+  /// and stores of a row are adjacent and merge into wide ones.
+  bool contiguousColumns = false;
   OpBuilder b;
   Location loc;
 

@@ -641,13 +641,14 @@ void KernelLowering::storeTile(StoreTileOp op) {
     for (int64_t j = 0; j < cc; ++j) {
       Value v = vector::ExtractOp::create(b, loc, frag,
                                           ArrayRef<int64_t>{i * cc + j});
+      Value col = type.getRank() == 2 ? colOf(j, cc) : Value();
       Value off = type.getRank() == 1
                       ? rowBase
-                      : Value(arith::AddIOp::create(b, loc, rowBase, colOf(j)));
+                      : Value(arith::AddIOp::create(b, loc, rowBase, col));
       // A padded tile's columns past D are not stored.
       OpBuilder::InsertionGuard colGuard(b);
       if (Value cOk = type.getRank() == 2
-                          ? columnsLeft(g, colOf(j), type.getDimSize(1), 1)
+                          ? columnsLeft(g, col, type.getDimSize(1), 1)
                           : Value()) {
         auto colIf = scf::IfOp::create(b, loc, cOk, /*withElse=*/false);
         b.setInsertionPointToStart(colIf.thenBlock());
@@ -671,13 +672,38 @@ Value KernelLowering::loadTile(LoadTileOp op) {
   Type elt = type.getElementType();
   const int64_t cc = colsPerThread(type);
   SmallVector<Value> elements;
+  Value zero = arith::ConstantOp::create(b, loc, cast<TypedAttr>(b.getZeroAttr(elt)));
+  // Without padded columns the row's bound decides for all of its columns:
+  // one branch loads them together (adjacent where contiguousColumns, so
+  // that the backend merges them into wide loads).
+  const bool perRow = type.getRank() == 2 &&
+                      !columnsLeft(g, idx(0), type.getDimSize(1), 1);
   for (int64_t i = 0; i < mapping.rm; ++i) {
     auto [rowBase, ok] = rowStart(g, base, row0, rowOf(i));
+    if (perRow) {
+      SmallVector<Value> offs;
+      for (int64_t j = 0; j < cc; ++j)
+        offs.push_back(arith::AddIOp::create(b, loc, rowBase, colOf(j, cc)));
+      auto load = scf::IfOp::create(
+          b, loc, ok,
+          [&](OpBuilder &tb, Location tl) {
+            SmallVector<Value> vals;
+            for (Value off : offs)
+              vals.push_back(memref::LoadOp::create(tb, tl, g.flat, off));
+            scf::YieldOp::create(tb, tl, vals);
+          },
+          [&](OpBuilder &eb, Location el) {
+            scf::YieldOp::create(eb, el, SmallVector<Value>(cc, zero));
+          });
+      llvm::append_range(elements, load.getResults());
+      continue;
+    }
     for (int64_t j = 0; j < cc; ++j) {
       Value off = rowBase, inRange = ok;
       if (type.getRank() == 2) {
-        off = arith::AddIOp::create(b, loc, rowBase, colOf(j));
-        if (Value cOk = columnsLeft(g, colOf(j), type.getDimSize(1), 1))
+        Value col = colOf(j, cc);
+        off = arith::AddIOp::create(b, loc, rowBase, col);
+        if (Value cOk = columnsLeft(g, col, type.getDimSize(1), 1))
           inRange = arith::AndIOp::create(b, loc, inRange, cOk);
       }
       auto load = scf::IfOp::create(
@@ -688,10 +714,7 @@ Value KernelLowering::loadTile(LoadTileOp op) {
                 ValueRange{memref::LoadOp::create(tb, tl, g.flat, off)});
           },
           [&](OpBuilder &eb, Location el) {
-            scf::YieldOp::create(
-                eb, el,
-                ValueRange{arith::ConstantOp::create(
-                    eb, el, cast<TypedAttr>(eb.getZeroAttr(elt)))});
+            scf::YieldOp::create(eb, el, ValueRange{zero});
           });
       elements.push_back(load.getResult(0));
     }

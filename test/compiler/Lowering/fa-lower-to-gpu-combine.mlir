@@ -1,0 +1,53 @@
+// fa-lower-to-gpu on a split-KV combine grid: each thread's columns of the
+// [rows, D] tiles are contiguous (tc * CC + j, not tc + j * TC), and a
+// row's columns load under one branch on the row's bound, so that the
+// backend merges them into wide loads (gfx906: global_load_dwordx4).
+// The split kernel keeps the strided columns its products and row
+// reductions are built on.
+// RUN: fa-opt %s --fa-tile="target=sm_90 kv-splits=runtime" --fa-promote --canonicalize --cse --fa-lower-to-gpu --canonicalize --cse | FileCheck %s
+// RUN: fa-opt %s --fa-tile="target=sm_90 kv-splits=runtime" --fa-promote --canonicalize --cse --fa-lower-to-gpu --canonicalize --cse | FileCheck %s --check-prefix=SPLIT
+// RUN: fac %s --target=gfx906 --kv-splits=runtime --gqa-pack=on --block-m=4 --block-n=32 --waves=1 --emit=asm -o - | FileCheck %s --check-prefix=ISA
+
+// The combine kernel: 4 x 128 over 128 threads (thread grid 4 x 32), 4
+// columns a thread, starting at tc * 4.
+// CHECK: gpu.func @decode_kernel1({{.*}}fa.combine
+// CHECK: %[[TC:[^ ]+]] = arith.remui %thread_id_x, %c32
+// CHECK: %[[C0:[^ ]+]] = arith.muli %[[TC]], %c4
+// CHECK: %[[O0:[^ ]+]] = arith.addi %[[ROW:[^,]+]], %[[C0]]
+// CHECK: %[[C1:[^ ]+]] = arith.addi %[[C0]], %c1
+// CHECK: %[[O1:[^ ]+]] = arith.addi %[[ROW]], %[[C1]]
+// CHECK: %[[C2:[^ ]+]] = arith.addi %[[C0]], %c2
+// CHECK: %[[O2:[^ ]+]] = arith.addi %[[ROW]], %[[C2]]
+// CHECK: %[[C3:[^ ]+]] = arith.addi %[[C0]], %c3
+// CHECK: %[[O3:[^ ]+]] = arith.addi %[[ROW]], %[[C3]]
+// CHECK: scf.if %{{[^ ]+}} -> (f32, f32, f32, f32) {
+// CHECK-NEXT: memref.load %[[WSO:arg[0-9]+]][%[[O0]]]
+// CHECK-NEXT: memref.load %[[WSO]][%[[O1]]]
+// CHECK-NEXT: memref.load %[[WSO]][%[[O2]]]
+// CHECK-NEXT: memref.load %[[WSO]][%[[O3]]]
+// CHECK-NEXT: scf.yield
+// CHECK-NEXT: } else {
+// CHECK-NEXT: scf.yield %cst, %cst, %cst, %cst
+// O's stores of the row at the same contiguous columns.
+// CHECK: memref.store %{{[^,]+}}, %{{arg[0-9]+}}[%{{[^]]+}}] : memref<?xf16
+// CHECK: gpu.return
+
+// Where it must not fire: the split kernel (4 x 32 over one warp, thread
+// grid 1 x 32) keeps its columns at tc + j * 32 (up to tc + 96); the
+// combine's start at tc * 4 and go no further than + 3.
+// SPLIT: gpu.func @decode_kernel(
+// SPLIT: %[[TC:[^ ]+]] = arith.remui %thread_id_x, %c32
+// SPLIT: arith.addi %[[TC]], %c96 : index
+// SPLIT: gpu.return
+// SPLIT: gpu.func @decode_kernel1(
+// SPLIT-NOT: %c96
+// SPLIT: gpu.return
+
+// gfx906: the combine's loads of O_s are 16 bytes wide.
+// ISA-LABEL: decode_kernel1:
+// ISA: global_load_dwordx4
+// ISA: s_endpgm
+func.func @decode(%q: tensor<?x8x?x128xf16>, %k: tensor<?x2x?x128xf16>, %v: tensor<?x2x?x128xf16>) -> (tensor<?x8x?x128xf16>, tensor<?x8x?xf32>) {
+  %o, %lse = fa.attention %q, %k, %v causal : tensor<?x8x?x128xf16>, tensor<?x2x?x128xf16>, tensor<?x2x?x128xf16> -> tensor<?x8x?x128xf16>, tensor<?x8x?xf32>
+  return %o, %lse : tensor<?x8x?x128xf16>, tensor<?x8x?xf32>
+}
