@@ -672,7 +672,8 @@ Value KernelLowering::loadTile(LoadTileOp op) {
   Type elt = type.getElementType();
   const int64_t cc = colsPerThread(type);
   SmallVector<Value> elements;
-  Value zero = arith::ConstantOp::create(b, loc, cast<TypedAttr>(b.getZeroAttr(elt)));
+  Value zero =
+      arith::ConstantOp::create(b, loc, cast<TypedAttr>(b.getZeroAttr(elt)));
   // Without padded columns the row's bound decides for all of its columns:
   // one branch loads them together (adjacent where contiguousColumns, so
   // that the backend merges them into wide loads).

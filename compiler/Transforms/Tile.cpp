@@ -744,14 +744,15 @@ void TileBuilder::buildCombine(AttentionOp op, const OpFacts &facts, Value q,
     lInit = splat(rowsType, 1.0);
   }
   // Each trip merges `unroll` splits with one rescale: their loads do not
-  // depend on each other, so they are in flight together. (One split per
-  // trip waited for each split's loads in turn: on the H200 at B = 1 that
-  // serial walk cost about 0.4 us per split, the combine as long as the
-  // split kernel at S = 128.) A trip past the last split loads the last
-  // one again and weighs it 0. The loaded tiles take at most a third of the
-  // registers a thread has at the target's occupancy goal, so that the
-  // wide prefill tiles (64 x 128 over 256 threads on gfx906) keep one split
-  // per trip and their registers (two spilled a VGPR at 2 waves per SIMD).
+  // depend on each other, so they are in flight together, and the rescale
+  // of O is paid once per trip. (On the H200 unrolling alone changed
+  // little: with one warp holding 16 elements a lane, the instructions per
+  // split were the cost, which combineConfig's workgroup cut.) A trip past
+  // the last split loads the last one again and weighs it 0. The loaded
+  // tiles take at most a third of the registers a thread has at the
+  // target's occupancy goal, so that the wide prefill tiles (64 x 128 over
+  // 256 threads on gfx906) keep one split per trip and their registers
+  // (two spilled a VGPR at 2 waves per SIMD).
   constexpr int64_t kCombineMaxUnroll = 8;
   const int64_t threads = tiles.waves * target.waveSize;
   const int64_t perThread = (bm * d + threads - 1) / threads;
