@@ -14,6 +14,8 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+
 using namespace mlir::fa;
 
 TEST(TargetTest, Lookup) {
@@ -32,16 +34,22 @@ TEST(TargetTest, Lookup) {
   EXPECT_TRUE(gfx906->registerEstimateBinds);
 }
 
+/// The thread grid (TR x TC) and each thread's S rows, S columns and D
+/// columns of mapping `m`.
+static void expectMapping(const std::optional<ThreadMapping> &m, int64_t tr,
+                          int64_t tc, int64_t rm, int64_t rn, int64_t dc) {
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->tr, tr);
+  EXPECT_EQ(m->tc, tc);
+  EXPECT_EQ(m->rm, rm);
+  EXPECT_EQ(m->rn, rn);
+  EXPECT_EQ(m->dc, dc);
+}
+
 TEST(ThreadMappingTest, SplitsTilesOverThreads) {
   // 256 threads over a 64x64 S tile and a 64x128 O tile: 16x16 threads,
   // 4x4 of S and 4x8 of O each.
-  auto m = chooseThreadMapping(64, 64, 128, 256, 64);
-  ASSERT_TRUE(m);
-  EXPECT_EQ(m->tr, 16);
-  EXPECT_EQ(m->tc, 16);
-  EXPECT_EQ(m->rm, 4);
-  EXPECT_EQ(m->rn, 4);
-  EXPECT_EQ(m->dc, 8);
+  expectMapping(chooseThreadMapping(64, 64, 128, 256, 64), 16, 16, 4, 4, 8);
   // The lanes of a row never exceed the wave for prefill tiles.
   auto w32 = chooseThreadMapping(128, 128, 128, 256, 32);
   ASSERT_TRUE(w32);
@@ -56,12 +64,7 @@ TEST(ThreadMappingTest, DecodeRowsSpanTheWaves) {
   // thread all 4 rows of one key column and of 2 D columns (each K and V
   // element read by one thread); the rows span 2 waves.
   auto m = chooseThreadMapping(4, 64, 128, 64, 32);
-  ASSERT_TRUE(m);
-  EXPECT_EQ(m->tr, 1);
-  EXPECT_EQ(m->tc, 64);
-  EXPECT_EQ(m->rm, 4);
-  EXPECT_EQ(m->rn, 1);
-  EXPECT_EQ(m->dc, 2);
+  ASSERT_NO_FATAL_FAILURE(expectMapping(m, 1, 64, 4, 1, 2));
   EXPECT_EQ(m->wavesPerRow(32), 2);
   // The budget holds the waves' partial maxima and sums: 4 rows x 2 waves.
   const TargetDesc &t = *lookupTarget("sm_90");
@@ -72,11 +75,7 @@ TEST(ThreadMappingTest, DecodeRowsSpanTheWaves) {
   // One warp (sm_90's decode tiles, 4 x 32): the same grid, 1 x 32, within
   // the wave.
   auto warp = chooseThreadMapping(4, 32, 128, 32, 32);
-  ASSERT_TRUE(warp);
-  EXPECT_EQ(warp->tr, 1);
-  EXPECT_EQ(warp->tc, 32);
-  EXPECT_EQ(warp->rm, 4);
-  EXPECT_EQ(warp->dc, 4);
+  ASSERT_NO_FATAL_FAILURE(expectMapping(warp, 1, 32, 4, 1, 4));
   EXPECT_EQ(warp->wavesPerRow(32), 1);
   // Not where the threads do not divide BLOCK_N (gfx906's 4 x 16 of one
   // wave: thread grid 4 x 16) or D, or for prefill rows (over 16).
