@@ -151,8 +151,9 @@ struct Build {
   std::vector<fa::AmdgpuResources> resources;
   /// gfx906: the object file, emitted once for the resources and the link.
   std::string object;
-  /// sm_90: the shared memory every kernel gets at launch (all dynamic).
-  int64_t dynamicShared = 0;
+  /// sm_90: the shared memory each kernel gets at launch (all dynamic; a
+  /// kernel absent uses none).
+  std::map<std::string, int64_t> dynamicShared;
 };
 
 /// The state of one fa::compile call.
@@ -569,7 +570,8 @@ void Compilation::retryOnGfx906(ModuleOp source, fa::PipelineOptions pipeline,
 bool Compilation::finishNvidia(Build &b, llvm::StringRef sourceText) {
   const std::string &target = options.target;
   for (fa::KernelInfo &k : b.kernels) {
-    k.dynamicLdsBytes = b.dynamicShared;
+    auto shared = b.dynamicShared.find(k.name);
+    k.dynamicLdsBytes = shared == b.dynamicShared.end() ? 0 : shared->second;
     k.ldsBytes = 0;
     k.indexBits = effectiveIndexBits(options);
   }
@@ -595,7 +597,7 @@ bool Compilation::finishNvidia(Build &b, llvm::StringRef sourceText) {
       for (const fa::PtxasResources &r : resources) {
         if (r.kernel != k.name)
           continue;
-        int64_t blocks = fa::nvidiaBlocksPerSm(r, k.threads, b.dynamicShared);
+        int64_t blocks = fa::nvidiaBlocksPerSm(r, k.threads, k.dynamicLdsBytes);
         k.resources = {{"registers", r.registers},
                        {"spill_store_bytes", r.spillStoreBytes},
                        {"spill_load_bytes", r.spillLoadBytes},
@@ -606,7 +608,7 @@ bool Compilation::finishNvidia(Build &b, llvm::StringRef sourceText) {
                  << "): " << r.registers << " registers, spills "
                  << r.spillStoreBytes << " B stored / " << r.spillLoadBytes
                  << " B loaded, stack " << r.stackBytes << " B, shared "
-                 << b.dynamicShared << " B (dynamic), " << k.threads
+                 << k.dynamicLdsBytes << " B (dynamic), " << k.threads
                  << " threads -> " << blocks << " blocks per SM (estimate)\n";
       }
   } else if (options.report) {

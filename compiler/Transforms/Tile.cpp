@@ -652,10 +652,13 @@ void TileBuilder::build(AttentionOp op, const OpFacts &facts, Value q, Value k,
 /// combine took 85 us against the split kernel's 22). Where no thread grid
 /// of the larger workgroup maps the tiles, one of BLOCK_N = D is tried (the
 /// combine has no S tile), then fewer threads, down to the split kernel's.
+/// It has no LDS: no padding, no K/V slot.
 TileConfig TileBuilder::combineConfig() const {
   constexpr int64_t kCombineFloatsPerThread = 4, kCombineMaxThreads = 256;
   TileConfig c = config;
   c.stages = 1;
+  c.ldsPad = 0; // registers only: no LDS tile to pad or share
+  c.kvShared = false;
   const int64_t wanted =
       std::min(kCombineMaxThreads, config.blockM * headDim /
                                        kCombineFloatsPerThread) /
@@ -779,7 +782,7 @@ void TileBuilder::buildCombine(AttentionOp op, const OpFacts &facts, Value q,
             s = arith::AddIOp::create(nb, l, first, idx(i));
             valid = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::ult, s,
                                           splits);
-            s = arith::SelectOp::create(nb, l, valid, s, lastSplit);
+            s = arith::MinUIOp::create(nb, l, s, lastSplit);
           }
           Value at = arith::AddIOp::create(
               nb, l, arith::MulIOp::create(nb, l, s, batch), bIdx);
@@ -795,9 +798,11 @@ void TileBuilder::buildCombine(AttentionOp op, const OpFacts &facts, Value q,
                                             Value(), Value(), Value(), wsStart,
                                             lqSeq));
         }
+        // maxnumf: one v_max_f32 a split where maximumf's NaN test cost
+        // three more (a NaN LSE still reaches O through its weight).
         Value mNew = mOld;
         for (Value lseS : lses)
-          mNew = arith::MaximumFOp::create(nb, l, mNew, lseS);
+          mNew = arith::MaxNumFOp::create(nb, l, mNew, lseS);
         // Every split so far empty: reference 0, so that exp gives 0.
         Value noKey = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ,
                                             mNew, negInfRows);
@@ -823,9 +828,8 @@ void TileBuilder::buildCombine(AttentionOp op, const OpFacts &facts, Value q,
                               .getResult()
                         : one;
           lNew = arith::AddFOp::create(nb, l, lNew, w);
-          accNew = arith::AddFOp::create(
-              nb, l, accNew,
-              arith::MulFOp::create(nb, l, outs[i], rowBroadcast(w, d)));
+          accNew = math::FmaOp::create(nb, l, outs[i], rowBroadcast(w, d),
+                                       accNew);
         }
         scf::YieldOp::create(nb, l, ValueRange{mNew, lNew, accNew});
       });

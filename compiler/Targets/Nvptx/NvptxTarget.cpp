@@ -35,8 +35,11 @@
 #include "mlir/Transforms/Passes.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/IR/Constants.h"
+#include "llvm/IR/Function.h"
 #include "llvm/IR/GlobalVariable.h"
+#include "llvm/IR/Instruction.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FileUtilities.h"
@@ -136,14 +139,27 @@ FailureOr<OwningOpRef<ModuleOp>> fa::lowerToNvvm(ModuleOp module,
   return extractDeviceModule(*work, module, "NVPTX");
 }
 
-int64_t fa::useDynamicSharedMemory(llvm::Module &module) {
+/// The functions whose instructions use `c`, through constant expressions.
+static void usersOf(llvm::Value *c,
+                    llvm::SmallPtrSetImpl<llvm::Function *> &functions) {
+  for (llvm::User *u : c->users()) {
+    if (auto *i = llvm::dyn_cast<llvm::Instruction>(u))
+      functions.insert(i->getFunction());
+    else if (llvm::isa<llvm::Constant>(u))
+      usersOf(u, functions);
+  }
+}
+
+std::map<std::string, int64_t>
+fa::useDynamicSharedMemory(llvm::Module &module) {
   constexpr unsigned kShared = 3;
   SmallVector<llvm::GlobalVariable *> shared;
   for (llvm::GlobalVariable &g : module.globals())
     if (g.getAddressSpace() == kShared && !g.isDeclaration())
       shared.push_back(&g);
+  std::map<std::string, int64_t> bytes;
   if (shared.empty())
-    return 0;
+    return bytes;
   llvm::LLVMContext &ctx = module.getContext();
   const llvm::DataLayout &dl = module.getDataLayout();
   auto *i8 = llvm::Type::getInt8Ty(ctx);
@@ -159,10 +175,16 @@ int64_t fa::useDynamicSharedMemory(llvm::Module &module) {
     llvm::Constant *addr = llvm::ConstantExpr::getInBoundsGetElementPtr(
         i8, base, llvm::ConstantInt::get(llvm::Type::getInt64Ty(ctx), offset));
     offset += dl.getTypeAllocSize(g->getValueType());
+    llvm::SmallPtrSet<llvm::Function *, 4> functions;
+    usersOf(g, functions);
+    for (llvm::Function *f : functions) {
+      int64_t &end = bytes[f->getName().str()];
+      end = std::max(end, offset);
+    }
     g->replaceAllUsesWith(addr);
     g->eraseFromParent();
   }
-  return offset;
+  return bytes;
 }
 
 std::string fa::findPtxas() {

@@ -19,6 +19,7 @@
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/Support/Error.h"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -39,8 +40,11 @@ FailureOr<OwningOpRef<ModuleOp>> lowerToNvvm(ModuleOp module,
 
 /// Moves every shared-memory (addrspace 3) global of `module` into one
 /// dynamic shared-memory array, so a kernel may use more than the 48 KiB a
-/// static allocation allows (the launch opts in). Returns the bytes needed.
-int64_t useDynamicSharedMemory(llvm::Module &module);
+/// static allocation allows (the launch opts in). Returns the bytes each
+/// function needs: the end of the last global it uses (the layout is
+/// shared; a function that uses none, e.g. the split-KV combine, needs 0
+/// and is absent).
+std::map<std::string, int64_t> useDynamicSharedMemory(llvm::Module &module);
 
 /// What ptxas reports for one kernel (`ptxas -v`).
 struct PtxasResources {

@@ -49,7 +49,7 @@
 // SM90-COMBINE-COUNT-16: fa.load_tile
 // SM90-COMBINE-NOT: fa.load_tile
 // SM90-COMBINE: scf.yield
-// SM90-COMBINE: fa.combine, {{.*}}block_m = 4, block_n = 32, waves = 4, wave_size = 32, stages = 1
+// SM90-COMBINE: fa.combine, {{.*}}block_m = 4, block_n = 32, waves = 4, wave_size = 32, stages = 1, lds_pad = 0>
 
 // Where it must not fire: the default (off) leaves the dense grid alone.
 // RUN: fa-opt %t/decode.mlir --fa-tile="block-m=16 block-n=64" | FileCheck %s --check-prefix=OFF
@@ -134,8 +134,9 @@
 // at S = 1 it does nothing. Each trip merges 4 splits (16 x 128 over 256
 // threads: 8 floats a thread, 4 splits' loads within a third of gfx906's
 // 128 VGPRs): their loads first, all in flight together, then one rescale.
-// A split index past S - 1 loads split S - 1 again with lse = -inf
-// (weight 0).
+// A split index past S - 1 loads split S - 1 again (min) with lse = -inf
+// (weight 0); the max over the splits is maxnumf, O's sum fused
+// multiply-adds.
 // CHECK: scf.forall (%{{[^,]+}}, %[[CH:[^,]+]], %[[CB:[^)]+]]) in
 // CHECK: %[[MANY:[^ ]+]] = arith.cmpi ne, %[[NS:[^,]+]], %c1
 // CHECK-NEXT: scf.if %[[MANY]] {
@@ -146,7 +147,7 @@
 // CHECK: %[[FIRST:[^ ]+]] = arith.muli %[[TRIP]], %c4
 // CHECK: %[[S0:[^ ]+]] = arith.addi %[[FIRST]], %c0
 // CHECK: %[[OK0:[^ ]+]] = arith.cmpi ult, %[[S0]], %[[NS]]
-// CHECK: %[[SC0:[^ ]+]] = arith.select %[[OK0]], %[[S0]], %[[LAST]]
+// CHECK: %[[SC0:[^ ]+]] = arith.minui %[[S0]], %[[LAST]]
 // CHECK: %[[SB0:[^ ]+]] = arith.muli %[[SC0]], %{{[^ ]+}}
 // CHECK: %[[AT0:[^ ]+]] = arith.addi %[[SB0]], %[[CB]]
 // CHECK: %[[LSE0:[^ ]+]] = fa.load_tile %[[WSL]][%[[AT0]], %[[CH]], %{{[^]]+}}] : {{.*}} -> tensor<16xf32>
@@ -160,10 +161,10 @@
 // CHECK: %[[L3:[^ ]+]] = arith.select %{{[^,]+}}, %{{[^,]+}}, %[[NEGINF]]
 // CHECK: %[[O3:[^ ]+]] = fa.load_tile %[[WSO]]
 // CHECK-NOT: fa.load_tile
-// CHECK: %[[M0:[^ ]+]] = arith.maximumf %[[MOLD]], %[[L0]]
-// CHECK: arith.maximumf
-// CHECK: arith.maximumf
-// CHECK: %[[MNEW:[^ ]+]] = arith.maximumf %{{[^,]+}}, %[[L3]]
+// CHECK: %[[M0:[^ ]+]] = arith.maxnumf %[[MOLD]], %[[L0]]
+// CHECK: arith.maxnumf
+// CHECK: arith.maxnumf
+// CHECK: %[[MNEW:[^ ]+]] = arith.maxnumf %{{[^,]+}}, %[[L3]]
 // CHECK: %[[MREF:[^ ]+]] = arith.select %{{[^,]+}}, %{{[^,]+}}, %[[MNEW]]
 // alpha = exp(m_old - m), w = exp(lse_s - m) (as exp2 of log2(e) times).
 // CHECK: %[[D1:[^ ]+]] = arith.subf %[[MOLD]], %[[MREF]]
@@ -177,14 +178,12 @@
 // CHECK: %[[W0:[^ ]+]] = math.exp2 %[[E2]]
 // CHECK: %[[L1:[^ ]+]] = arith.addf %[[LS]], %[[W0]]
 // CHECK: %[[WB0:[^ ]+]] = fa.row_broadcast %[[W0]]
-// CHECK: %[[OW0:[^ ]+]] = arith.mulf %[[O0]], %[[WB0]]
-// CHECK: arith.addf %[[ACCS]], %[[OW0]]
+// CHECK: math.fma %[[O0]], %[[WB0]], %[[ACCS]]
 // CHECK: %[[D5:[^ ]+]] = arith.subf %[[L3]], %[[MREF]]
 // CHECK: %[[W3:[^ ]+]] = math.exp2
 // CHECK: %[[LNEW:[^ ]+]] = arith.addf %{{[^,]+}}, %[[W3]]
 // CHECK: %[[WB3:[^ ]+]] = fa.row_broadcast %[[W3]]
-// CHECK: %[[OW3:[^ ]+]] = arith.mulf %[[O3]], %[[WB3]]
-// CHECK: %[[ACCNEW:[^ ]+]] = arith.addf %{{[^,]+}}, %[[OW3]]
+// CHECK: %[[ACCNEW:[^ ]+]] = math.fma %[[O3]], %[[WB3]], %{{[^ ]+}}
 // CHECK: scf.yield %[[MNEW]], %[[LNEW]], %[[ACCNEW]]
 // CHECK: arith.truncf %{{.+}} : tensor<16x128xf32> to tensor<16x128xf16>
 // CHECK: fa.store_tile %{{[^,]+}}, %[[O]][%[[CB]], %[[CH]], %{{[^]]+}}] : tensor<16x128xf16>
