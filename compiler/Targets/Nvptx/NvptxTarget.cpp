@@ -139,14 +139,18 @@ FailureOr<OwningOpRef<ModuleOp>> fa::lowerToNvvm(ModuleOp module,
   return extractDeviceModule(*work, module, "NVPTX");
 }
 
-/// The functions whose instructions use `c`, through constant expressions.
+/// The functions whose instructions use `c`, through constant expressions,
+/// and (transitively) the functions that call them.
 static void usersOf(llvm::Value *c,
                     llvm::SmallPtrSetImpl<llvm::Function *> &functions) {
   for (llvm::User *u : c->users()) {
-    if (auto *i = llvm::dyn_cast<llvm::Instruction>(u))
-      functions.insert(i->getFunction());
-    else if (llvm::isa<llvm::Constant>(u))
+    if (auto *i = llvm::dyn_cast<llvm::Instruction>(u)) {
+      llvm::Function *f = i->getFunction();
+      if (functions.insert(f).second)
+        usersOf(f, functions);
+    } else if (llvm::isa<llvm::Constant>(u)) {
       usersOf(u, functions);
+    }
   }
 }
 
