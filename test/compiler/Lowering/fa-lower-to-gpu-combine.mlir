@@ -43,9 +43,16 @@
 // SPLIT-NOT: %c96
 // SPLIT: gpu.return
 
-// gfx906: the combine's loads of O_s are 16 bytes wide.
+// gfx906: the combine's loads of O_s are 16 bytes wide; its max over the
+// splits has no NaN test (maxnumf: v_max3_f32 / v_max_f32 alone, where
+// maximumf added v_cmp_o_f32 and v_cndmask_b32 a split) and O's sum is
+// fused (v_fmac_f32).
 // ISA-LABEL: decode_kernel1:
+// ISA-NOT: v_cmp_o_f32
 // ISA: global_load_dwordx4
+// ISA-NOT: v_cmp_o_f32
+// ISA: v_fmac_f32
+// ISA-NOT: v_cmp_o_f32
 // ISA: s_endpgm
 func.func @decode(%q: tensor<?x8x?x128xf16>, %k: tensor<?x2x?x128xf16>, %v: tensor<?x2x?x128xf16>) -> (tensor<?x8x?x128xf16>, tensor<?x8x?xf32>) {
   %o, %lse = fa.attention %q, %k, %v causal : tensor<?x8x?x128xf16>, tensor<?x2x?x128xf16>, tensor<?x2x?x128xf16> -> tensor<?x8x?x128xf16>, tensor<?x8x?xf32>
