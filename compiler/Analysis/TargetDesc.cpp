@@ -41,7 +41,9 @@ static const TargetDesc kTargets[] = {
      /*decodeWaves=*/1,
      /*decodeStages=*/2,
      /*decodeWidenLds=*/false,
-     /*prefillKvSplits=*/true},
+     /*prefillKvSplits=*/true,
+     /*decodeKvShared=*/false,
+     /*ldsPadBytes=*/16},
     {"sm_90",
      "NVIDIA H100/H200 (sm_90)",
      /*waveSize=*/32,
@@ -117,7 +119,15 @@ static const TargetDesc kTargets[] = {
      /*widenLds=*/false,
      /*asyncCopy=*/false,
      /*defaultStages=*/2,
-     /*shareRows=*/false},
+     /*shareRows=*/false,
+     /*decodeBlockM=*/4,
+     /*decodeBlockN=*/16,
+     /*decodeWaves=*/1,
+     /*decodeStages=*/2,
+     /*decodeWidenLds=*/false,
+     /*prefillKvSplits=*/false,
+     /*decodeKvShared=*/false,
+     /*ldsPadBytes=*/16},
 };
 
 const TargetDesc *mlir::fa::lookupTarget(llvm::StringRef name) {

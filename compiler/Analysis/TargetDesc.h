@@ -107,6 +107,15 @@ struct TargetDesc {
   /// bench/results/2026-12-04-h200-decode-tiles: 8 blocks per SM instead
   /// of 6 for 4 x 32 of one warp, +10% to +22% at B >= 8).
   bool decodeKvShared = false;
+  /// fa-pad-lds pads LDS rows by multiples of this many bytes (0: of two
+  /// elements, so that pair loads stay aligned). gfx906 (and the host
+  /// target, which emulates its kernel): 16, so that a padded row stays
+  /// aligned for ds_read_b128, which the backend forms from four
+  /// consecutive pairs of a thread's row; at 2 elements (4 bytes) it
+  /// forms ds_read2_b32 pairs instead. MI50 timing model v2, f16 causal,
+  /// 1,8,8,512,4096 and 1,32,8,512,4096: D=64 +2.1-2.6%, D=128 +7%,
+  /// D=256 +2.2% (docs/gfx906-timing.md).
+  int64_t ldsPadBytes = 0;
 };
 
 /// Returns the description of `name`, or null when unknown.

@@ -497,6 +497,21 @@ void Compilation::retryOnGfx906(ModuleOp source, fa::PipelineOptions pipeline,
     inBlock.fetchAhead = "in-block";
     keepIfBuilt(inBlock);
   }
+  // Rows padded to 16 bytes (gfx906's ldsPadBytes) let the backend read a
+  // thread's four consecutive pairs with one ds_read_b128, whose results
+  // it hoists: more registers live than 4-byte reads. Where that spills,
+  // pairs-only padding before smaller tiles (D=80: BLOCK_M 32 instead of
+  // 16, MI50 timing model v2 +17%).
+  if (!tilesFixed && attentionSpills(result) && pipeline.ldsPadBytes != 0 &&
+      pipeline.padLds && fa::lookupTarget(pipeline.target) &&
+      fa::lookupTarget(pipeline.target)->ldsPadBytes > 0) {
+    remark(describeSpillAt(result) +
+           " with LDS rows padded for 16-byte reads; trying rows padded by "
+           "pairs (4-byte reads, fewer registers)");
+    fa::PipelineOptions pairs = pipeline;
+    pairs.ldsPadBytes = 0;
+    keepIfBuilt(pairs);
+  }
   // Where fa-tile chose the tiles and the backend spills: halve BLOCK_M
   // (then BLOCK_N) and recompile, keeping the first configuration that
   // compiles cleanly.

@@ -411,7 +411,8 @@ enum {
   /* Q, K, V or O null; LSE null for a kernel that writes it, or given to
    * one that does not; O or LSE also passed as another operand. */
   ${P}_ERROR_INVALID_BUFFER = -5,
-  /* 32-bit index arithmetic: an element offset past INT32_MAX. */
+  /* 32-bit index arithmetic: an element offset past INT32_MAX, or a byte
+   * offset past UINT32_MAX (FA_INDEX_LIMIT, FA_INDEX_LIMIT_F32). */
   ${P}_ERROR_INDEX_OVERFLOW = -6,
   /* kv_splits outside [0, MAX_KV_SPLITS] (1 for a kernel that is not
    * split-KV). */
@@ -514,6 +515,12 @@ ${manifest_text};
 enum {
   FA_NUM_WORDS = ${num_words}, /* ABI version ${abi_version} */
   FA_INDEX_BITS = ${index_bits},
+  /* With 32-bit index arithmetic, the largest element offset into Q, K,
+   * V and O, and into f32 LSE and workspace: INT32_MAX, and UINT32_MAX in
+   * bytes (gfx906 addresses a buffer as a base plus a 32-bit byte
+   * offset). */
+  FA_INDEX_LIMIT = ${index_limit},
+  FA_INDEX_LIMIT_F32 = 1073741823,
   FA_BLOCK_M = ${block_m},
   FA_BLOCK_N = ${block_n},
   FA_THREADS = ${threads},
@@ -940,14 +947,15 @@ static const char *const kLseOverlap = R"C(
 static const char *const kIndexCheck = R"C(
   {
     /* 32-bit index arithmetic: every offset the kernel forms, up to the
-     * last row of the last (partial) block, fits in int32. */
+     * last row of the last (partial) block, fits in int32, and in uint32
+     * as bytes. */
     const uint64_t block = FA_BLOCK_M > FA_BLOCK_N ? FA_BLOCK_M : FA_BLOCK_N;
     const uint64_t lq = fa_mul(fa_ceil_div((uint64_t)Lq, block), block);
     const uint64_t lk = fa_mul(fa_ceil_div((uint64_t)Lk, block), block);
-    if (fa_extent(B, Hq, lq, D, st[0], st[1], st[2]) > INT32_MAX ||
-        fa_extent(B, Hkv, lk, D, st[3], st[4], st[5]) > INT32_MAX ||
-        fa_extent(B, Hkv, lk, D, st[6], st[7], st[8]) > INT32_MAX ||
-        fa_extent(B, Hq, lq, D, st[9], st[10], st[11]) > INT32_MAX${lse_index})
+    if (fa_extent(B, Hq, lq, D, st[0], st[1], st[2]) > FA_INDEX_LIMIT ||
+        fa_extent(B, Hkv, lk, D, st[3], st[4], st[5]) > FA_INDEX_LIMIT ||
+        fa_extent(B, Hkv, lk, D, st[6], st[7], st[8]) > FA_INDEX_LIMIT ||
+        fa_extent(B, Hq, lq, D, st[9], st[10], st[11]) > FA_INDEX_LIMIT${lse_index})
       return ${P}_ERROR_INDEX_OVERFLOW;
   })C";
 
@@ -1108,6 +1116,8 @@ mlir::fa::renderLauncher(llvm::StringRef codeObject,
   v["dtype"] = dtype;
   v["head_dim"] = std::to_string(k.headDim);
   v["element_bytes"] = std::to_string(::fa::dtypeBytes(k.dtype));
+  v["index_limit"] = std::to_string(std::min<uint64_t>(
+      INT32_MAX, UINT32_MAX / ::fa::dtypeBytes(k.dtype)));
   v["causal"] = k.causal ? "1" : "0";
   v["scale"] = formatScale(k.scale);
   v["has_lse"] = k.hasLse ? "1" : "0";
@@ -1159,7 +1169,7 @@ mlir::fa::renderLauncher(llvm::StringRef codeObject,
   v["combine_loaded"] = split ? " || !m->combine" : "";
   v["lse_index"] = k.hasLse
                        ? expand(" ||\n        fa_extent(B, Hq, 1, lq, st[12], "
-                                "st[13], 0) > INT32_MAX",
+                                "st[13], 0) > FA_INDEX_LIMIT_F32",
                                 v)
                        : "";
   v["lse_overlap"] = k.hasLse ? expand(kLseOverlap, v) : "";
@@ -1174,7 +1184,7 @@ mlir::fa::renderLauncher(llvm::StringRef codeObject,
           : "";
   v["workspace_index_check"] =
       split && k.indexBits == 32
-          ? expand("\n    if (o_bytes / 4 > INT32_MAX)\n"
+          ? expand("\n    if (o_bytes / 4 > FA_INDEX_LIMIT_F32)\n"
                    "      return ${P}_ERROR_INDEX_OVERFLOW;",
                    v)
           : "";

@@ -89,6 +89,7 @@ void fa::buildKernelPipeline(OpPassManager &pm,
   FaPadLdsPassOptions pad;
   pad.remarks = options.report;
   pad.apply = options.padLds;
+  pad.unitBytes = options.ldsPadBytes;
   pm.addPass(createFaPadLdsPass(pad));
   FaDoubleBufferPassOptions buffer;
   buffer.remarks = options.report;

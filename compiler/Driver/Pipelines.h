@@ -26,6 +26,10 @@ struct PipelineOptions {
   bool fuse = true;
   /// fa-pad-lds: LDS row padding chosen by bank-conflict analysis.
   bool padLds = true;
+  /// fa-pad-lds's unit-bytes: paddings in multiples of this many bytes;
+  /// -1: the target's (fac's gfx906 retry tries 0, pairs, where the
+  /// backend spills).
+  int64_t ldsPadBytes = -1;
   /// K and V in one LDS slot: auto, on, off (fa-tile's kv-shared).
   std::string kvShared = "auto";
   /// V stored pair-interleaved for a two-element dot product (fa-promote).

@@ -15,7 +15,8 @@
 //      column, a pair-interleaved rhs as one word per column), the
 //      write_tile of P and the cooperative copies.
 //   2. Evaluate each pattern's conflict degree with the target's bank model
-//      for every candidate padding (multiples of 2 elements up to max-pad):
+//      for every candidate padding (multiples of 2 elements, or of the
+//      target's ldsPadBytes, up to max-pad):
 //      each buffer gets the smallest padding with its lowest worst degree.
 //   3. Keep the paddings, most useful first, while the LDS budget fits and
 //      the LDS-bound occupancy stays at the target's goal; rewrite each
@@ -284,8 +285,15 @@ void FaPadLdsPass::padGrid(scf::ForallOp grid, TileConfigAttr config,
   }
 
   // Each buffer's own best padding: the smallest with its lowest worst
-  // degree, in multiples of 2 elements: pair loads (4 bytes for 16-bit
-  // types, 8 for f32) stay aligned.
+  // degree, in multiples of 2 elements, so that pair loads (4 bytes for
+  // 16-bit types, 8 for f32) stay aligned, or of the target's ldsPadBytes
+  // (gfx906: 16, so that the backend still merges a thread's consecutive
+  // pairs into ds_read_b128).
+  const int64_t padBytes = unitBytes >= 0 ? unitBytes : target.ldsPadBytes;
+  auto unitOf = [&](const BufferPlan &p) {
+    const int64_t eltBytes = p.layout.elementType.getIntOrFloatBitWidth() / 8;
+    return std::max<int64_t>(2, padBytes / eltBytes);
+  };
   auto worstAt = [&](BufferPlan &p, int64_t pad, std::vector<int64_t> *out) {
     int64_t worst = 1;
     for (const LdsAccess &a : p.accesses) {
@@ -301,7 +309,8 @@ void FaPadLdsPass::padGrid(scf::ForallOp grid, TileConfigAttr config,
   for (auto [i, entry] : llvm::enumerate(plans)) {
     BufferPlan &p = entry.second;
     int64_t base = worstAt(p, 0, &p.before), best = 0, bestWorst = base;
-    for (int64_t pad = 2; pad <= maxPad && bestWorst > 1; pad += 2) {
+    const int64_t unit = unitOf(p);
+    for (int64_t pad = unit; pad <= maxPad && bestWorst > 1; pad += unit) {
       int64_t w = worstAt(p, pad, nullptr);
       if (w < bestWorst) {
         best = pad;

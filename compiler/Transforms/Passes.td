@@ -222,6 +222,9 @@ def FaPadLdsPass : Pass<"fa-pad-lds", "::mlir::ModuleOp"> {
            "Emit a remark per grid with the accesses, degrees and padding">,
     Option<"maxPad", "max-pad", "int64_t", /*default=*/"16",
            "Largest padding (elements per row) to consider">,
+    Option<"unitBytes", "unit-bytes", "int64_t", /*default=*/"-1",
+           "Pad by multiples of this many bytes (and of two elements); -1: "
+           "the target's (TargetDesc::ldsPadBytes)">,
     Option<"apply", "apply", "bool", /*default=*/"true",
            "Pad; false only records and reports the degrees of the layout "
            "as it is (fac --pad-lds=false)">

@@ -29,6 +29,7 @@
 #include "mlir/Dialect/LLVMIR/ROCDLDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Interfaces/DataLayoutInterfaces.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/TypeUtilities.h"
 #include "mlir/Pass/PassManager.h"
@@ -213,6 +214,58 @@ static void useDpp(Operation *root) {
   }
 }
 
+/// Global memory addressed as a uniform base plus a 32-bit byte offset.
+/// memref-to-llvm's GEPs index elements with the 32-bit index (index_bits
+/// 32): the backend forms each address as the 64-bit sum
+/// base + zext(index) * size per lane (v_lshlrev_b64, v_mov, v_add_co,
+/// v_addc: four VALU a load or store). Rewritten as
+///
+///   getelementptr i8, %base, zext(shl nuw %index, log2 size)
+///
+/// the backend selects gfx9's `global_load v, v_off, s[base]` (base in
+/// SGPRs, one 32-bit VGPR offset): one VALU or none. The rewrite needs the
+/// byte offset to fit 32 unsigned bits; the runtime and the AOT launcher
+/// refuse a launch of an index_bits 32 kernel whose offsets pass 2^32 - 1
+/// bytes (and 2^31 - 1 elements). The GEPs are memref-to-llvm's, `inbounds
+/// nuw` (a non-negative index), with one dynamic i32 index.
+static void useByteOffsets(Operation *root) {
+  SmallVector<LLVM::GEPOp> geps;
+  root->walk([&](LLVM::GEPOp op) {
+    auto ptr = dyn_cast<LLVM::LLVMPointerType>(op.getType());
+    if (!ptr || (ptr.getAddressSpace() != 0 && ptr.getAddressSpace() != 1))
+      return;
+    auto raw = op.getRawConstantIndices();
+    if (raw.size() != 1 || raw[0] != LLVM::GEPOp::kDynamicIndex)
+      return;
+    Value index = op.getDynamicIndices()[0];
+    if (!index.getType().isInteger(32) ||
+        !bitEnumContainsAll(op.getNoWrapFlags(), LLVM::GEPNoWrapFlags::nuw))
+      return;
+    geps.push_back(op);
+  });
+  for (LLVM::GEPOp op : geps) {
+    uint64_t size = DataLayout::closest(op).getTypeSize(op.getElemType());
+    if (size == 0 || !llvm::isPowerOf2_64(size))
+      continue;
+    OpBuilder b(op);
+    Location loc = op.getLoc();
+    Value index = op.getDynamicIndices()[0];
+    Value bytes = index;
+    if (size > 1)
+      bytes = LLVM::ShlOp::create(
+          b, loc, index,
+          LLVM::ConstantOp::create(b, loc, b.getI32Type(),
+                                   llvm::Log2_64(size)),
+          LLVM::IntegerOverflowFlags::nuw);
+    Value wide = LLVM::ZExtOp::create(b, loc, b.getI64Type(), bytes);
+    Value addr = LLVM::GEPOp::create(b, loc, op.getType(), b.getI8Type(),
+                                     op.getBase(), ValueRange{wide},
+                                     op.getNoWrapFlags());
+    op.replaceAllUsesWith(addr);
+    op.erase();
+  }
+}
+
 FailureOr<OwningOpRef<ModuleOp>>
 fa::lowerToRocdl(ModuleOp module, unsigned indexBits, bool dot2) {
   OwningOpRef<ModuleOp> work = module.clone();
@@ -268,6 +321,8 @@ fa::lowerToRocdl(ModuleOp module, unsigned indexBits, bool dot2) {
   gpu.addPass(createReconcileUnrealizedCastsPass());
   if (failed(pm.run(*work)))
     return failure();
+  if (indexBits == 32)
+    useByteOffsets(*work);
   // IEEE mode off (the kernel descriptor's IEEE_MODE bit): v_max_f32 then
   // takes a NaN operand as missing (llvm.maxnum's semantics) without
   // quieting it first, so the backend no longer canonicalises (v_max_f32

@@ -52,6 +52,16 @@ static Status invalid(const std::string &message) {
 
 /// Bytes needed to hold a [n0, n1, n2, inner] view with strides (s0, s1, s2,
 /// 1): one past the largest offset touched. Saturates to UINT64_MAX.
+/// The largest element offset a kernel with 32-bit index arithmetic may
+/// form into a tensor of `elementBytes`-byte elements: int32's maximum,
+/// and that of uint32 in bytes (gfx906's kernels address global memory as
+/// a base in SGPRs plus a 32-bit byte offset: LowerToRocdl.cpp's
+/// useByteOffsets). 16-bit tensors reach the first, f32 and i32 ones the
+/// second (2^30 - 1).
+static int64_t indexLimit(size_t elementBytes) {
+  return std::min<int64_t>(INT32_MAX, int64_t(UINT32_MAX / elementBytes));
+}
+
 static uint64_t extentBytes(int64_t n0, int64_t n1, int64_t n2, int64_t inner,
                             int64_t s0, int64_t s1, int64_t s2,
                             size_t elemBytes) {
@@ -371,9 +381,10 @@ Expected<PackedLaunch> fa::packAttentionArgs(const KernelInfo &kernel,
   }
 
   // 32-bit index arithmetic: every element offset the kernel forms, up to
-  // the last row of the last (partial) block, must fit in int32.
+  // the last row of the last (partial) block, must fit in int32, and its
+  // byte offset in uint32 (indexLimit).
   if (kernel.indexBits == 32) {
-    constexpr int64_t kMax = INT32_MAX;
+    const size_t eltBytes = dtypeBytes(kernel.dtype);
     int64_t block = std::max<int64_t>(kernel.blockM, kernel.blockN);
     auto rounded = [&](int64_t rows) {
       return (rows + block - 1) / block * block;
@@ -393,29 +404,44 @@ Expected<PackedLaunch> fa::packAttentionArgs(const KernelInfo &kernel,
                             const TensorStrides &t) {
       return (total + block - 2) * t.row + (heads - 1) * t.head + d;
     };
-    const std::pair<const char *, int64_t> largest[] = {
-        {"Q", vl ? packedOffset(vl->totalQ, sh.headsQ, st.q)
-                 : (sh.batch - 1) * st.q.batch + (sh.headsQ - 1) * st.q.head +
-                       (rounded(sh.seqQ) - 1) * st.q.row + d},
-        {"K", vl && !pg ? packedOffset(vl->totalK, sh.headsKv, st.k)
-                        : kvOffset(st.k)},
-        {"V", vl && !pg ? packedOffset(vl->totalK, sh.headsKv, st.v)
-                        : kvOffset(st.v)},
-        {"block_table", pg ? sh.batch * pg->maxPages : 0},
-        {"O", vl ? packedOffset(vl->totalQ, sh.headsQ, st.o)
-                 : (sh.batch - 1) * st.o.batch + (sh.headsQ - 1) * st.o.head +
-                       (rounded(sh.seqQ) - 1) * st.o.row + d},
-        {"LSE", !kernel.hasLse ? 0
-                : vl ? (sh.headsQ - 1) * st.lseHead + vl->totalQ + block - 1
-                     : (sh.batch - 1) * st.lseBatch +
-                           (sh.headsQ - 1) * st.lseHead + rounded(sh.seqQ)}};
-    for (const auto &[name, offset] : largest)
-      if (offset > kMax)
+    const struct {
+      const char *name;
+      int64_t offset;
+      size_t elementBytes;
+    } largest[] = {
+        {"Q",
+         vl ? packedOffset(vl->totalQ, sh.headsQ, st.q)
+            : (sh.batch - 1) * st.q.batch + (sh.headsQ - 1) * st.q.head +
+                  (rounded(sh.seqQ) - 1) * st.q.row + d,
+         eltBytes},
+        {"K",
+         vl && !pg ? packedOffset(vl->totalK, sh.headsKv, st.k)
+                   : kvOffset(st.k),
+         eltBytes},
+        {"V",
+         vl && !pg ? packedOffset(vl->totalK, sh.headsKv, st.v)
+                   : kvOffset(st.v),
+         eltBytes},
+        {"block_table", pg ? sh.batch * pg->maxPages : 0, sizeof(int32_t)},
+        {"O",
+         vl ? packedOffset(vl->totalQ, sh.headsQ, st.o)
+            : (sh.batch - 1) * st.o.batch + (sh.headsQ - 1) * st.o.head +
+                  (rounded(sh.seqQ) - 1) * st.o.row + d,
+         eltBytes},
+        {"LSE",
+         !kernel.hasLse ? 0
+         : vl ? (sh.headsQ - 1) * st.lseHead + vl->totalQ + block - 1
+              : (sh.batch - 1) * st.lseBatch + (sh.headsQ - 1) * st.lseHead +
+                    rounded(sh.seqQ),
+         sizeof(float)}};
+    for (const auto &t : largest)
+      if (t.offset > indexLimit(t.elementBytes))
         return invalid(std::string("kernel '") + kernel.name +
                        "' uses 32-bit index arithmetic (index_bits 32) but "
                        "the offsets into " +
-                       name + " reach " + std::to_string(offset) +
-                       " elements (limit " + std::to_string(kMax) +
+                       t.name + " reach " + std::to_string(t.offset) +
+                       " elements (limit " +
+                       std::to_string(indexLimit(t.elementBytes)) +
                        "); compile it with fac --index-bits=64");
   }
 
@@ -721,13 +747,13 @@ Expected<PackedLaunch> fa::packAttentionArgs(const KernelInfo &kernel,
     w[FA_ABI_SPLITS] = uint64_t(S);
     if (kernel.indexBits == 32) {
       uint64_t wsO = plan->workspaceOBytes / sizeof(float);
-      if (wsO > uint64_t(INT32_MAX))
+      if (wsO > uint64_t(indexLimit(sizeof(float))))
         return invalid("kernel '" + kernel.name +
                        "' uses 32-bit index arithmetic (index_bits 32) but "
                        "its workspace O of " +
                        std::to_string(S) + " splits holds " +
                        std::to_string(wsO) + " elements (limit " +
-                       std::to_string(INT32_MAX) +
+                       std::to_string(indexLimit(sizeof(float))) +
                        "); use fewer splits or compile it with fac "
                        "--index-bits=64");
     }

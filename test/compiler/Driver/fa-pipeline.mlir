@@ -53,10 +53,10 @@
 // CHECK: gpu.return
 // CHECK-NOT: gpu.func
 
-// fa-pad-lds runs in the pipeline: it pads Q's rows by one dword (64 x 66
+// fa-pad-lds runs in the pipeline: it pads Q's rows by 16 bytes (64 x 72
 // halves) and records the largest padding in #fa.tile; each slot is one 1-D
 // attribution.
-// TILES: workgroup(%{{[^ ]+}} : memref<4224xf16, #gpu.address_space<workgroup>>, %{{[^ ]+}} : memref<{{[0-9]+}}xf16, #gpu.address_space<workgroup>>, %{{[^ ]+}} : memref<{{[0-9]+}}xf16, #gpu.address_space<workgroup>>, %{{[^ ]+}} : memref<{{[0-9]+}}xf16, #gpu.address_space<workgroup>>)
+// TILES: workgroup(%{{[^ ]+}} : memref<4608xf16, #gpu.address_space<workgroup>>, %{{[^ ]+}} : memref<{{[0-9]+}}xf16, #gpu.address_space<workgroup>>, %{{[^ ]+}} : memref<{{[0-9]+}}xf16, #gpu.address_space<workgroup>>, %{{[^ ]+}} : memref<{{[0-9]+}}xf16, #gpu.address_space<workgroup>>)
 // TILES-SAME: fa.tile = #fa.tile<target = "gfx906", block_m = 64, block_n = 32, {{.*}}lds_pad = {{[1-9][0-9]*}}>
 // Without it: Q 64x64, K and V 32x64, P 64x32, unpadded.
 // NOPAD: workgroup(%{{[^ ]+}} : memref<4096xf16, #gpu.address_space<workgroup>>, %{{[^ ]+}} : memref<2048xf16, #gpu.address_space<workgroup>>, %{{[^ ]+}} : memref<2048xf16, #gpu.address_space<workgroup>>, %{{[^ ]+}} : memref<2048xf16, #gpu.address_space<workgroup>>)

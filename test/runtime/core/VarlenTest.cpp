@@ -491,26 +491,28 @@ TEST(VarlenTest, MetadataErrorsNameTheFirstBadEntry) {
 }
 
 // 32-bit index arithmetic: the packed rows' offsets, a block past the last
-// row, must fit in int32 (checked before the buffers' sizes).
+// row, must fit in int32, and as bytes in uint32 (an f32 kernel: 2^30 - 1
+// elements), checked before the buffers' sizes.
 TEST(VarlenTest, ThirtyTwoBitIndexLimits) {
   Device d = test::hostDevice();
   KernelInfo info = test::fixtureManifest("varlen_f32").kernels[0];
   info.indexBits = 32;
   VarlenBuffers b = varlenBuffers(d);
-  // One sequence of 8388608 query rows of Hq * D = 256 elements: the
-  // offsets reach (8388608 + 16 - 2) * 256 + 3 * 64 + 64 = 2147487488.
-  b.hostCuQ = {0, 8388608, 8388608, 8388608};
-  b.totalQ = 8388608;
-  EXPECT_EQ(test::packError(info, b.args({3, 4, 2, 8388608, 6})),
+  // One sequence of 4194289 query rows of Hq * D = 256 elements: the
+  // offsets reach (4194289 + 16 - 2) * 256 + 3 * 64 + 64 = 2^30 elements,
+  // 2^32 bytes.
+  b.hostCuQ = {0, 4194289, 4194289, 4194289};
+  b.totalQ = 4194289;
+  EXPECT_EQ(test::packError(info, b.args({3, 4, 2, 4194289, 6})),
             "kernel 'varlen_f32' uses 32-bit index arithmetic (index_bits 32) "
-            "but the offsets into Q reach 2147487488 elements (limit "
-            "2147483647); compile it with fac --index-bits=64");
-  // Within the limit, the buffer sizes are next.
-  b.hostCuQ = {0, 8000000, 8000000, 8000000};
-  b.totalQ = 8000000;
-  EXPECT_EQ(test::packError(info, b.args({3, 4, 2, 8000000, 6})),
-            "buffer Q holds 6144 bytes but packed [total_q=8000000, H=4, "
-            "D=64] of f32 with strides (0, 64, 256, 1) needs 8192000000 "
+            "but the offsets into Q reach 1073741824 elements (limit "
+            "1073741823); compile it with fac --index-bits=64");
+  // One row less is within the limit: the buffer sizes are next.
+  b.hostCuQ = {0, 4194288, 4194288, 4194288};
+  b.totalQ = 4194288;
+  EXPECT_EQ(test::packError(info, b.args({3, 4, 2, 4194288, 6})),
+            "buffer Q holds 6144 bytes but packed [total_q=4194288, H=4, "
+            "D=64] of f32 with strides (0, 64, 256, 1) needs 4294950912 "
             "bytes");
 }
 

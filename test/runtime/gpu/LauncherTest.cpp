@@ -627,16 +627,20 @@ TEST_F(Launcher, RefusalsLaunchNothing) {
   bad = ps.st;
   bad[13] = int64_t(1) << 31; // into LSE
   EXPECT_EQ(splitWith(ps.lse(), bad.data()), SPLIT_ERROR_INDEX_OVERFLOW);
+  bad[13] = int64_t(1) << 28; // 7 * 2^28 elements of f32: past 2^32 bytes
+  EXPECT_EQ(splitWith(ps.lse(), bad.data()), SPLIT_ERROR_INDEX_OVERFLOW);
   EXPECT_EQ(split_launch(&s, nullptr, ps.dq->ptr, ps.dk->ptr, ps.dv->ptr,
                          ps.dout->ptr, ps.lse(), 1, 8, 2, 3, 40, nullptr,
                          ws.ptr, ws.bytes, 70000),
             SPLIT_ERROR_INVALID_KV_SPLITS);
   // The workspace's O: 1024 splits of [1, 8, 8192, 32] pass INT32_MAX
-  // elements.
-  EXPECT_EQ(split_launch(&s, nullptr, ps.dq->ptr, ps.dk->ptr, ps.dv->ptr,
-                         ps.dout->ptr, ps.lse(), 1, 8, 2, 8192, 40, nullptr,
-                         ws.ptr, ws.bytes, 1024),
-            SPLIT_ERROR_INDEX_OVERFLOW);
+  // elements, 512 splits (2^30 f32) 2^32 - 1 bytes.
+  for (int splits : {1024, 512})
+    EXPECT_EQ(split_launch(&s, nullptr, ps.dq->ptr, ps.dk->ptr, ps.dv->ptr,
+                           ps.dout->ptr, ps.lse(), 1, 8, 2, 8192, 40, nullptr,
+                           ws.ptr, ws.bytes, splits),
+              SPLIT_ERROR_INDEX_OVERFLOW)
+        << splits;
   EXPECT_EQ(split(ws.ptr, ws.bytes, -1), SPLIT_ERROR_INVALID_KV_SPLITS);
   EXPECT_EQ(split(ws.ptr, ws.bytes, SPLIT_MAX_KV_SPLITS + 1),
             SPLIT_ERROR_INVALID_KV_SPLITS);
