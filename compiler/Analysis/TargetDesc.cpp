@@ -43,7 +43,8 @@ static const TargetDesc kTargets[] = {
      /*decodeWidenLds=*/false,
      /*prefillKvSplits=*/true,
      /*decodeKvShared=*/false,
-     /*ldsPadBytes=*/16},
+     /*ldsPadBytes=*/16,
+     /*mergeGuards=*/true},
     {"sm_90",
      "NVIDIA H100/H200 (sm_90)",
      /*waveSize=*/32,
@@ -127,7 +128,8 @@ static const TargetDesc kTargets[] = {
      /*decodeWidenLds=*/false,
      /*prefillKvSplits=*/false,
      /*decodeKvShared=*/false,
-     /*ldsPadBytes=*/16},
+     /*ldsPadBytes=*/16,
+     /*mergeGuards=*/true},
 };
 
 const TargetDesc *mlir::fa::lookupTarget(llvm::StringRef name) {

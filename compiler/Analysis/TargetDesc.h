@@ -116,6 +116,12 @@ struct TargetDesc {
   /// 1,8,8,512,4096 and 1,32,8,512,4096: D=64 +2.1-2.6%, D=128 +7%,
   /// D=256 +2.2% (docs/gfx906-timing.md).
   int64_t ldsPadBytes = 0;
+  /// fa-merge-guards in the kernel pipeline: the scf.if guards of a block
+  /// that test one condition become one (fewer exec-mask branches on AMD).
+  /// gfx906 and host: on (MI50 timing model v2: the split-KV combine
+  /// 1,32,8,1,4096 3.59 -> 3.42 us, prefill within 0.1%). NVIDIA: off
+  /// until the H200 has measured it.
+  bool mergeGuards = false;
 };
 
 /// Returns the description of `name`, or null when unknown.

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Driver/Pipelines.h"
+#include "compiler/Analysis/TargetDesc.h"
 #include "compiler/Lowering/PassDetail.h"
 #include "compiler/Testing/PlantedBugs.h"
 #include "compiler/Transforms/PassDetail.h"
@@ -102,6 +103,9 @@ void fa::buildKernelPipeline(OpPassManager &pm,
   pm.addPass(createFaLowerToGpuPass(lower));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  const TargetDesc *target = lookupTarget(options.target);
+  if (target && target->mergeGuards)
+    pm.addPass(createFaMergeGuardsPass());
 }
 
 namespace {

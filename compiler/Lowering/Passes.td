@@ -54,6 +54,24 @@ def FaLowerToGpuPass : Pass<"fa-lower-to-gpu", "::mlir::ModuleOp"> {
   ];
 }
 
+def FaMergeGuardsPass : Pass<"fa-merge-guards", "::mlir::ModuleOp"> {
+  let summary = "Merge the scf.if guards of one block that test one condition";
+  let description = [{
+    After fa-lower-to-gpu and CSE: fa-lower-to-gpu guards each tile load
+    with its rows' bound (an scf.if per fa.load_tile, its elements or
+    zeros), so a split-KV combine trip tests one bound twice per split.
+    An scf.if B joins an earlier scf.if A of its block with the same
+    condition value when B's operands from outside are defined above A or
+    by ops between them that are free of memory effects and regions and do
+    not use A (those move above A). The scan from A stops at an op that may
+    write memory or whose effects are unknown; B moves above reads only if
+    it writes nothing. The merged scf.if runs A's then B's ops in each
+    region and returns A's then B's results. gfx906: one s_and_saveexec /
+    s_cbranch_execz / s_or_b64 per merged guard instead of one per load.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect"];
+}
+
 def FaGpuToHostPass : Pass<"fa-gpu-to-host", "::mlir::ModuleOp"> {
   let summary = "Lower gpu kernels to x86-64 functions for the host emulator";
   let description = [{

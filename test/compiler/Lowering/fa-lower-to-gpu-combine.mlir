@@ -7,6 +7,9 @@
 // RUN: fa-opt %s --fa-tile="target=sm_90 kv-splits=runtime" --fa-promote --canonicalize --cse --fa-lower-to-gpu --canonicalize --cse | FileCheck %s
 // RUN: fa-opt %s --fa-tile="target=sm_90 kv-splits=runtime" --fa-promote --canonicalize --cse --fa-lower-to-gpu --canonicalize --cse | FileCheck %s --check-prefix=SPLIT
 // RUN: fac %s --target=gfx906 --kv-splits=runtime --gqa-pack=on --block-m=4 --block-n=32 --waves=1 --emit=asm -o - | FileCheck %s --check-prefix=ISA
+// RUN: fac %s --target=gfx906 --kv-splits=runtime --gqa-pack=on --block-m=4 --block-n=32 --waves=1 --emit=asm -o %t.s
+// RUN: FileCheck %s --check-prefix=GUARD < %t.s
+// RUN: sed -n '/^decode_kernel1:/,/s_endpgm/p' %t.s | grep -c s_and_saveexec | FileCheck %s --check-prefix=GUARDS
 
 // The combine kernel: 4 x 128 over 128 threads (thread grid 4 x 32), 4
 // columns a thread, starting at tc * 4.
@@ -54,6 +57,20 @@
 // ISA: v_fmac_f32
 // ISA-NOT: v_cmp_o_f32
 // ISA: s_endpgm
+
+// gfx906: a trip's 16 loads (8 splits' LSE and O_s) under one guard of the
+// rows' bound (fa-merge-guards; one s_and_saveexec / s_cbranch_execz per
+// load before: 18 in the kernel, now 3 with O's and LSE's stores), each
+// addressed as an SGPR base plus a 32-bit offset (LowerToRocdl's
+// useByteOffsets).
+// GUARDS: {{^}}3{{$}}
+// GUARD-LABEL: decode_kernel1:
+// GUARD: s_and_saveexec_b64
+// GUARD-NEXT: s_cbranch_execz
+// GUARD-NOT: s_and_saveexec
+// GUARD-COUNT-16: global_load_{{dword|dwordx4}} v{{[][0-9:]+}}, v{{[0-9]+}}, s[{{[0-9]+:[0-9]+}}]
+// GUARD-NOT: global_load
+// GUARD: s_endpgm
 func.func @decode(%q: tensor<?x8x?x128xf16>, %k: tensor<?x2x?x128xf16>, %v: tensor<?x2x?x128xf16>) -> (tensor<?x8x?x128xf16>, tensor<?x8x?xf32>) {
   %o, %lse = fa.attention %q, %k, %v causal : tensor<?x8x?x128xf16>, tensor<?x2x?x128xf16>, tensor<?x2x?x128xf16> -> tensor<?x8x?x128xf16>, tensor<?x8x?xf32>
   return %o, %lse : tensor<?x8x?x128xf16>, tensor<?x8x?xf32>
