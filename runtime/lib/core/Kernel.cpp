@@ -404,30 +404,26 @@ Expected<PackedLaunch> fa::packAttentionArgs(const KernelInfo &kernel,
                             const TensorStrides &t) {
       return (total + block - 2) * t.row + (heads - 1) * t.head + d;
     };
+    // Q and O: the last query row; K and V: the last key row.
+    auto queryOffset = [&](const TensorStrides &t) {
+      return vl ? packedOffset(vl->totalQ, sh.headsQ, t)
+                : (sh.batch - 1) * t.batch + (sh.headsQ - 1) * t.head +
+                      (rounded(sh.seqQ) - 1) * t.row + d;
+    };
+    auto keyOffset = [&](const TensorStrides &t) {
+      return vl && !pg ? packedOffset(vl->totalK, sh.headsKv, t)
+                       : kvOffset(t);
+    };
     const struct {
       const char *name;
       int64_t offset;
       size_t elementBytes;
     } largest[] = {
-        {"Q",
-         vl ? packedOffset(vl->totalQ, sh.headsQ, st.q)
-            : (sh.batch - 1) * st.q.batch + (sh.headsQ - 1) * st.q.head +
-                  (rounded(sh.seqQ) - 1) * st.q.row + d,
-         eltBytes},
-        {"K",
-         vl && !pg ? packedOffset(vl->totalK, sh.headsKv, st.k)
-                   : kvOffset(st.k),
-         eltBytes},
-        {"V",
-         vl && !pg ? packedOffset(vl->totalK, sh.headsKv, st.v)
-                   : kvOffset(st.v),
-         eltBytes},
+        {"Q", queryOffset(st.q), eltBytes},
+        {"K", keyOffset(st.k), eltBytes},
+        {"V", keyOffset(st.v), eltBytes},
         {"block_table", pg ? sh.batch * pg->maxPages : 0, sizeof(int32_t)},
-        {"O",
-         vl ? packedOffset(vl->totalQ, sh.headsQ, st.o)
-            : (sh.batch - 1) * st.o.batch + (sh.headsQ - 1) * st.o.head +
-                  (rounded(sh.seqQ) - 1) * st.o.row + d,
-         eltBytes},
+        {"O", queryOffset(st.o), eltBytes},
         {"LSE",
          !kernel.hasLse ? 0
          : vl ? (sh.headsQ - 1) * st.lseHead + vl->totalQ + block - 1
