@@ -76,17 +76,18 @@ struct TargetDesc {
   /// decode): a Q tile of a few rows (GQA packing puts the Hq/Hkv query
   /// heads of one KV head there) and small workgroups, so that each K/V
   /// row reaches few threads through LDS. gfx906 (and the host target,
-  /// which emulates its kernel): 4 x 16, one wave, the best geometric mean
-  /// of the MI50 timing model's decode sweep (bench/results/2026-12-01-
-  /// gfx906-decode-tiles: +16-20% over 4 x 32 at B >= 8, -15% at B = 1
-  /// for Lk <= 8k); the budget model still checks them. sm_90: 4 x 32, one
+  /// which emulates its kernel): 4 x 32, one wave: under the MI50 timing
+  /// model v2 (2026-12-04, bench/results/2026-12-04-gfx906-decode-tiles-v2)
+  /// 4-17% faster than 4 x 16 at B = 1 and within 5% of it at B >= 8
+  /// (4 x 16 had been chosen under v1, +16-20% at B >= 8); the budget
+  /// model still checks them. sm_90: 4 x 32, one
   /// warp, K and V in one slot (decodeKvShared): each lane holds all four
   /// rows of its key column (thread grid 1 x 32), so each K/V element is
   /// read from shared memory once, and 8 blocks fit an SM (H200,
   /// 2026-12-04, bench/results/2026-12-04-h200-decode-tiles: 69.9-79% of
   /// the copy bandwidth at B >= 8, Lk >= 8k, against 64-74% for 4 x 64
   /// over 2 warps and 56-66% for 4 x 32 over 4 warps).
-  int64_t decodeBlockM = 4, decodeBlockN = 16, decodeWaves = 1;
+  int64_t decodeBlockM = 4, decodeBlockN = 32, decodeWaves = 1;
   /// For split-KV kernels: K/V stages fa-tile's stages=0 starts from, and
   /// whether fa-promote's widen=auto keeps 16-bit tiles as f32 in LDS. The
   /// H200 measured f16 in shared memory and double-buffered fastest for

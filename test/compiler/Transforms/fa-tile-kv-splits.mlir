@@ -13,15 +13,15 @@
 // RUN: fa-opt %t/decode.mlir --fa-tile="target=sm_90" --fa-promote | FileCheck %s --check-prefix=SM90-PREFILL-LDS
 // RUN: fa-opt %t/decode.mlir --fa-tile="target=gfx906 kv-splits=runtime waves=2" | FileCheck %s --check-prefix=DECODE-WAVES
 // RUN: fa-opt %t/decode.mlir --fa-tile="target=gfx906 gqa-pack=on" | FileCheck %s --check-prefix=PREFILL-TILES
-// DECODE-TILES: fa.kv_splits = "runtime", {{.*}}block_m = 4, block_n = 16, waves = 1,
+// DECODE-TILES: fa.kv_splits = "runtime", {{.*}}block_m = 4, block_n = 32, waves = 1,
 // sm_90: 4 x 32, one warp (each lane all four rows: thread grid 1 x 32),
 // double-buffered, K and V in one slot, f16 tiles in shared memory (the
 // H200's fastest decode build); prefill keeps f32 tiles there (widen=auto).
 // SM90-DECODE: fa.kv_splits = "runtime", {{.*}}block_m = 4, block_n = 32, waves = 1, wave_size = 32, stages = 2, lds_pad = 0, kv_shared = true
 // SM90-DECODE-LDS: fa.lds_buffer "k"{{.*}}xf16,
 // SM90-PREFILL-LDS: fa.lds_buffer "k"{{.*}}xf32,
-// Two waves: each keeps the decode tile's 16 keys, 32 in all.
-// DECODE-WAVES: fa.kv_splits = "runtime", {{.*}}block_m = 4, block_n = 32, waves = 2,
+// Two waves: each keeps the decode tile's 32 keys, 64 in all.
+// DECODE-WAVES: fa.kv_splits = "runtime", {{.*}}block_m = 4, block_n = 64, waves = 2,
 // PREFILL-TILES: fa.gqa_packed, {{.*}}block_m = 64,
 
 // The combine merges one split per trip where the loaded tiles would take
