@@ -502,9 +502,9 @@ void Compilation::retryOnGfx906(ModuleOp source, fa::PipelineOptions pipeline,
   // it hoists: more registers live than 4-byte reads. Where that spills,
   // pairs-only padding before smaller tiles (D=80: BLOCK_M 32 instead of
   // 16, MI50 timing model v2 +17%).
+  const fa::TargetDesc *desc = fa::lookupTarget(pipeline.target);
   if (!tilesFixed && attentionSpills(result) && pipeline.ldsPadBytes != 0 &&
-      pipeline.padLds && fa::lookupTarget(pipeline.target) &&
-      fa::lookupTarget(pipeline.target)->ldsPadBytes > 0) {
+      pipeline.padLds && desc && desc->ldsPadBytes > 0) {
     remark(describeSpillAt(result) +
            " with LDS rows padded for 16-byte reads; trying rows padded by "
            "pairs (4-byte reads, fewer registers)");
