@@ -484,6 +484,32 @@ LogicalResult StoreTileOp::verify() {
   return checkTileAgainstMemref(*this, t, getDest().getType());
 }
 
+void MergeSplitsOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  effects.emplace_back(MemoryEffects::Read::get(), &getOMutable(),
+                       SideEffects::DefaultResource::get());
+  effects.emplace_back(MemoryEffects::Read::get(), &getLseMutable(),
+                       SideEffects::DefaultResource::get());
+}
+
+LogicalResult MergeSplitsOp::verify() {
+  if (failed(verifySeq(*this, getSeqStart(), getSeqRows(), Value())))
+    return failure();
+  auto m = getM().getType(), l = getL().getType(), acc = getAcc().getType();
+  if (m.getRank() != 1 || m != l || !m.getElementType().isF32() ||
+      !m.hasStaticShape())
+    return emitOpError() << "m and l must be one static f32 row tile, got " << m
+                         << " and " << l;
+  if (acc.getRank() != 2 || acc.getDimSize(0) != m.getDimSize(0))
+    return emitOpError() << "acc must be tensor<" << m.getDimSize(0)
+                         << "xCxf32>, got " << acc;
+  if (failed(checkTileAgainstMemref(*this, acc, getO().getType())) ||
+      failed(checkTileAgainstMemref(*this, m, getLse().getType())))
+    return failure();
+  return success();
+}
+
 LogicalResult TraceRowOp::verify() {
   auto m = getM().getType(), l = getL().getType(), acc = getAcc().getType();
   auto trace = getTrace().getType();

@@ -297,6 +297,50 @@ def Fa_StoreTileOp : Fa_Op<"store_tile", [AttrSizedOperandSegments,
   let hasVerifier = 1;
 }
 
+def Fa_MergeSplitsOp : Fa_Op<"merge_splits", [AttrSizedOperandSegments,
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let summary = "Merge the split-KV partial results of a block of rows";
+  let description = [{
+    The split-KV combine's merge, over the workgroup's threads at once: for
+    each row `r` of the `R`-row block at `row` of `(batch, head)`, with
+    `x_s = lse[s * batches + batch, head, row + r]` and `O_s` row `row + r`
+    of `o[s * batches + batch, head]` (`s < splits`; `o` `[S·B, H, L, D]`,
+    `lse` `[S·B, H, L]`, f32, as the split kernel writes them):
+    `m = max_s x_s`, `l = sum_s e^(x_s - ref)`, `acc = sum_s e^(x_s - ref)
+    · O_s` with `ref = m`, or 0 where `m = -inf`. The results are
+    `tensor<R>` (`m`, `l`) and `tensor<R x C>` (`acc`, `C >= D`, the
+    columns past `D` zero). Rows at or past `L` (with `seq(%start, %rows)`:
+    `rows`, the rows counted from 0 as the workspace of a varlen batch
+    holds them) give `m = -inf`, `l = 0`, `acc = 0`.
+
+    Where fa.combine's loop walks the splits one after another in every
+    thread, the lowering spreads them over groups of threads (each group
+    the block's live rows, four columns a thread) and merges the groups'
+    states through LDS.
+
+    ```mlir
+    %m, %l, %acc = fa.merge_splits %ws_o, %ws_lse[%b, %h, %m0]
+        splits(%s, %nb)
+        : memref<?x?x?x128xf32>, memref<?x?x?xf32>
+          -> tensor<4xf32>, tensor<4xf32>, tensor<4x128xf32>
+    ```
+  }];
+  let arguments = (ins AnyMemRef:$o, AnyMemRef:$lse, Index:$batch,
+                       Index:$head, Index:$row, Index:$splits,
+                       Index:$batches, Optional<Index>:$seq_start,
+                       Optional<Index>:$seq_rows);
+  let results = (outs AnyRankedTensor:$m, AnyRankedTensor:$l,
+                      AnyRankedTensor:$acc);
+  let assemblyFormat = [{
+    $o `,` $lse `[` $batch `,` $head `,` $row `]`
+    `splits` `(` $splits `,` $batches `)`
+    (`seq` `(` $seq_start^ `,` $seq_rows `)`)?
+    attr-dict `:` type($o) `,` type($lse) `->` type($m) `,` type($l) `,`
+    type($acc)
+  }];
+  let hasVerifier = 1;
+}
+
 def Fa_TraceRowOp : Fa_Op<"trace_row"> {
   let summary = "Write one query row's online-softmax state after a K/V block";
   let description = [{

@@ -44,7 +44,8 @@ static const TargetDesc kTargets[] = {
      /*prefillKvSplits=*/true,
      /*decodeKvShared=*/false,
      /*ldsPadBytes=*/16,
-     /*mergeGuards=*/true},
+     /*mergeGuards=*/true,
+     /*mergeSplits=*/true},
     {"sm_90",
      "NVIDIA H100/H200 (sm_90)",
      /*waveSize=*/32,
@@ -129,7 +130,8 @@ static const TargetDesc kTargets[] = {
      /*prefillKvSplits=*/false,
      /*decodeKvShared=*/false,
      /*ldsPadBytes=*/16,
-     /*mergeGuards=*/true},
+     /*mergeGuards=*/true,
+     /*mergeSplits=*/true},
 };
 
 const TargetDesc *mlir::fa::lookupTarget(llvm::StringRef name) {

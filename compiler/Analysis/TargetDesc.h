@@ -123,6 +123,12 @@ struct TargetDesc {
   /// 1,32,8,1,4096 3.59 -> 3.42 us, prefill within 0.1%). NVIDIA: off
   /// until the H200 has measured it.
   bool mergeGuards = false;
+  /// The split-KV combine merges a block's splits with fa.merge_splits:
+  /// groups of threads walk disjoint splits at once and merge through LDS,
+  /// where fa.combine's loop walks every split in every thread (one wave's
+  /// serial walk was most of a B = 1 decode combine). gfx906 and host: on
+  /// (docs/gfx906-timing.md). NVIDIA: off until the H200 has measured it.
+  bool mergeSplits = false;
 };
 
 /// Returns the description of `name`, or null when unknown.

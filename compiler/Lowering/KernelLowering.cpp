@@ -589,6 +589,290 @@ Value KernelLowering::rowReduce(RowReduceOp op) {
       b, loc, fragmentType(op.getResult().getType()), results);
 }
 
+/// fa.merge_splits. Phase 1: the block's live rows (below L) as units of
+/// four columns, U of them; the threads form up to T / U groups, thread t
+/// unit t mod U of group t / U, and group g walks splits g, g + G, ...
+/// (kMergeUnroll at once, loaded together under one guard) keeping a
+/// running max, sum and four outputs. G is the fewest groups that take
+/// every split in one trip, at most T / U: a large grid (B >= 8) leaves
+/// the rest of its threads idle instead of weighing padding. Each thread
+/// stores its state to LDS (field-major, slot t; an idle thread's is
+/// m = -inf, l = 0, acc = 0, which weighs nothing). Phase 2: for each row
+/// of its fragment a thread reads the T / U groups' states of the row (any
+/// unit of a row holds its group's m and l: the same splits in the same
+/// order) together, unrolled up to T / (columns / 4) groups, and merges
+/// them. The tile's rows times its columns / 4 must not exceed the
+/// threads, its columns and D be multiples of 4 (fa-tile only emits it so).
+LogicalResult KernelLowering::mergeSplits(MergeSplitsOp op) {
+  constexpr int64_t kMergeUnroll = 4, kFields = 6; // m, l, 4 outputs
+  const Global &go = globals.lookup(op.getO());
+  const Global &gl = globals.lookup(op.getLse());
+  auto accType = op.getAcc().getType();
+  const int64_t rowsR = accType.getDimSize(0), cols = accType.getDimSize(1);
+  const int64_t quads = cols / 4, threads = mapping.threads;
+  if (cols % 4 || go.cols % 4 || rowsR * quads > threads)
+    return op.emitOpError()
+           << "cannot lower: needs columns and D in multiples of 4 and at "
+              "most one unit of 4 columns per thread ("
+           << rowsR << " x " << cols << " over " << threads << " threads)";
+  Type f32 = b.getF32Type();
+  auto cf = [&](double v) -> Value {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+  };
+  const double negInf = -std::numeric_limits<double>::infinity();
+  const double log2e = 1.4426950408889634;
+  Value batch = *scalar(op.getBatch()), head = *scalar(op.getHead()),
+        row0 = *scalar(op.getRow()), numSplits = *scalar(op.getSplits()),
+        batches = *scalar(op.getBatches());
+  Value start = op.getSeqStart() ? *scalar(op.getSeqStart()) : Value();
+  Value bound = op.getSeqRows() ? *scalar(op.getSeqRows()) : sizes[3];
+  // Live rows: min(max(L - row0, 0), R); units U; groups.
+  Value live = arith::MinSIOp::create(
+      b, loc,
+      arith::MaxSIOp::create(b, loc, arith::SubIOp::create(b, loc, bound, row0),
+                             idx(0)),
+      idx(rowsR));
+  Value units = arith::MulIOp::create(b, loc, live, idx(quads));
+  Value unitsOr1 = arith::MaxUIOp::create(b, loc, units, idx(1));
+  Value groupsAll = arith::DivUIOp::create(b, loc, idx(threads), unitsOr1);
+  Value groups = arith::MaxUIOp::create(
+      b, loc,
+      arith::MinUIOp::create(
+          b, loc, groupsAll,
+          arith::CeilDivUIOp::create(b, loc, numSplits, idx(kMergeUnroll))),
+      idx(1));
+  Value g = arith::DivUIOp::create(b, loc, tid, unitsOr1);
+  Value u = arith::RemUIOp::create(b, loc, tid, unitsOr1);
+  Value r = arith::DivUIOp::create(b, loc, u, idx(quads));
+  Value col = arith::MulIOp::create(
+      b, loc, arith::RemUIOp::create(b, loc, u, idx(quads)), idx(4));
+  Value active = arith::AndIOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, g, groups),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, units, idx(0)));
+  // Row row0 + r of (s * batches + batch, head): element offsets without
+  // the split's batch term, which is s * batches batch strides.
+  Value row = arith::AddIOp::create(b, loc, row0, r);
+  if (start)
+    row = arith::AddIOp::create(b, loc, row, start);
+  auto offset = [&](const Global &gg) -> Value {
+    return arith::AddIOp::create(
+        b, loc,
+        arith::AddIOp::create(b, loc,
+                              arith::MulIOp::create(b, loc, batch, gg.sb),
+                              arith::MulIOp::create(b, loc, head, gg.sh)),
+        arith::MulIOp::create(b, loc, row, gg.sl));
+  };
+  Value oSplit = arith::MulIOp::create(b, loc, batches, go.sb);
+  Value lSplit = arith::MulIOp::create(b, loc, batches, gl.sb);
+  // The trip's first split g + trip * G * unroll; split i of the trip
+  // G * i further (uniform offsets).
+  Value oBase = arith::AddIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, offset(go), col),
+      arith::MulIOp::create(b, loc, g, oSplit));
+  Value lBase = arith::AddIOp::create(b, loc, offset(gl),
+                                      arith::MulIOp::create(b, loc, g, lSplit));
+  Value oStep = arith::MulIOp::create(b, loc, groups, oSplit);
+  Value lStep = arith::MulIOp::create(b, loc, groups, lSplit);
+  Value stride = arith::MulIOp::create(b, loc, groups, idx(kMergeUnroll));
+  Value end = arith::SelectOp::create(b, loc, active, numSplits, idx(0));
+  // Columns past D (a padded tile) read as zero.
+  Value colsIn = cols > go.cols
+                     ? arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                             col, idx(go.cols))
+                           .getResult()
+                     : Value();
+  auto exp2Of = [&](OpBuilder &nb, Location l, Value x, Value ref) -> Value {
+    Value d = arith::SubFOp::create(nb, l, x, ref);
+    return math::Exp2Op::create(nb, l,
+                                arith::MulFOp::create(nb, l, d, cf(log2e)));
+  };
+  SmallVector<Value> init{cf(negInf), cf(0.0)};
+  init.append(4, cf(0.0));
+  init.append({oBase, lBase});
+  auto walk = scf::ForOp::create(
+      b, loc, g, end, stride, init,
+      [&](OpBuilder &nb, Location l, Value s0, ValueRange st) {
+        SmallVector<Value> xs, os;
+        Value oAt = st[6], lAt = st[7];
+        for (int64_t i = 0; i < kMergeUnroll; ++i) {
+          Value s = arith::AddIOp::create(
+              nb, l, s0, arith::MulIOp::create(nb, l, groups, idx(i)));
+          Value in = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::ult, s,
+                                           numSplits);
+          auto load = scf::IfOp::create(
+              nb, l, in,
+              [&](OpBuilder &tb, Location tl) {
+                SmallVector<Value> vals{
+                    memref::LoadOp::create(tb, tl, gl.flat, ValueRange{lAt})};
+                auto quad = [&](OpBuilder &qb, Location ql) {
+                  SmallVector<Value> q;
+                  for (int64_t k = 0; k < 4; ++k)
+                    q.push_back(memref::LoadOp::create(
+                        qb, ql, go.flat,
+                        ValueRange{arith::AddIOp::create(
+                            qb, ql, oAt,
+                            arith::ConstantIndexOp::create(qb, ql, k))}));
+                  return q;
+                };
+                if (!colsIn) {
+                  llvm::append_range(vals, quad(tb, tl));
+                } else {
+                  auto padded = scf::IfOp::create(
+                      tb, tl, colsIn,
+                      [&](OpBuilder &qb, Location ql) {
+                        scf::YieldOp::create(qb, ql, quad(qb, ql));
+                      },
+                      [&](OpBuilder &qb, Location ql) {
+                        Value z = arith::ConstantOp::create(
+                            qb, ql, qb.getF32FloatAttr(0.0));
+                        scf::YieldOp::create(qb, ql, SmallVector<Value>(4, z));
+                      });
+                  llvm::append_range(vals, padded.getResults());
+                }
+                scf::YieldOp::create(tb, tl, vals);
+              },
+              [&](OpBuilder &eb, Location el) {
+                Value z =
+                    arith::ConstantOp::create(eb, el, eb.getF32FloatAttr(0.0));
+                SmallVector<Value> vals{arith::ConstantOp::create(
+                    eb, el, eb.getF32FloatAttr(negInf))};
+                vals.append(4, z);
+                scf::YieldOp::create(eb, el, vals);
+              });
+          xs.push_back(load.getResult(0));
+          for (int64_t k = 0; k < 4; ++k)
+            os.push_back(load.getResult(1 + k));
+          oAt = arith::AddIOp::create(nb, l, oAt, oStep);
+          lAt = arith::AddIOp::create(nb, l, lAt, lStep);
+        }
+        Value mNew = st[0];
+        for (Value x : xs)
+          mNew = arith::MaxNumFOp::create(nb, l, mNew, x);
+        Value none = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ,
+                                           mNew, cf(negInf));
+        Value ref = arith::SelectOp::create(nb, l, none, cf(0.0), mNew);
+        Value alpha = exp2Of(nb, l, st[0], ref);
+        SmallVector<Value> next{mNew,
+                                arith::MulFOp::create(nb, l, st[1], alpha)};
+        for (int64_t k = 0; k < 4; ++k)
+          next.push_back(arith::MulFOp::create(nb, l, st[2 + k], alpha));
+        for (int64_t i = 0; i < kMergeUnroll; ++i) {
+          Value w = exp2Of(nb, l, xs[i], ref);
+          next[1] = arith::AddFOp::create(nb, l, next[1], w);
+          for (int64_t k = 0; k < 4; ++k)
+            next[2 + k] =
+                math::FmaOp::create(nb, l, os[i * 4 + k], w, next[2 + k]);
+        }
+        next.append({oAt, lAt});
+        scf::YieldOp::create(nb, l, next);
+      });
+  // Each thread's state to slot tid of each field.
+  Value scratch = kernel.addWorkgroupAttribution(
+      MemRefType::get({kFields * threads}, f32, MemRefLayoutAttrInterface(),
+                      gpu::AddressSpaceAttr::get(b.getContext(),
+                                                 gpu::AddressSpace::Workgroup)),
+      loc);
+  auto field = [&](int64_t f, Value slot) -> Value {
+    return arith::AddIOp::create(b, loc, slot, idx(f * threads));
+  };
+  for (int64_t f = 0; f < kFields; ++f)
+    memref::StoreOp::create(b, loc, walk.getResult(f), scratch,
+                            ValueRange{field(f, tid)});
+  gpu::BarrierOp::create(b, loc);
+
+  // Phase 2, per row of the fragment: the groups' states read at once
+  // (group gg >= T / U weighs nothing: its m is taken as -inf), M = max_g
+  // m_g, L and the columns' outputs weighed by e^(m_g - ref). (The planted
+  // bug merges the first group only.)
+  const int64_t maxGroups =
+      bug == PlantedBug::MergeSplitsFirstGroup ? 1 : threads / quads;
+  const int64_t cc = colsPerThread(accType);
+  SmallVector<Value> ms, ls, accs;
+  for (int64_t i = 0; i < mapping.rm; ++i) {
+    Value rr = rowOf(i);
+    Value rowLive =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, rr, live);
+    auto rowIf = scf::IfOp::create(
+        b, loc, rowLive,
+        [&](OpBuilder &tb, Location tl) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(tb.getInsertionBlock(), tb.getInsertionPoint());
+          Value rowUnit = arith::MulIOp::create(b, loc, rr, idx(quads));
+          SmallVector<Value> quadOf, fieldOf;
+          for (int64_t j = 0; j < cc; ++j) {
+            Value c = colOf(j, cc);
+            quadOf.push_back(arith::DivUIOp::create(b, loc, c, idx(4)));
+            fieldOf.push_back(arith::MulIOp::create(
+                b, loc,
+                arith::AddIOp::create(
+                    b, loc, arith::RemUIOp::create(b, loc, c, idx(4)), idx(2)),
+                idx(threads)));
+          }
+          SmallVector<Value> mg, lg, ag;
+          for (int64_t gg = 0; gg < maxGroups; ++gg) {
+            // Slot of unit (rr, q) of group gg: gg * U + rr * quads + q,
+            // group gg clamped to the last that exists.
+            Value have = arith::CmpIOp::create(
+                b, loc, arith::CmpIPredicate::ult, idx(gg), groupsAll);
+            Value at = arith::MulIOp::create(
+                b, loc, arith::MinUIOp::create(b, loc, idx(gg), groupsAll),
+                units);
+            at = arith::AddIOp::create(b, loc, at, rowUnit);
+            Value first = arith::MinUIOp::create(
+                b, loc, at, idx(threads - 1)); // unit (rr, 0)
+            Value m = memref::LoadOp::create(b, loc, scratch,
+                                             ValueRange{field(0, first)});
+            mg.push_back(arith::SelectOp::create(b, loc, have, m, cf(negInf)));
+            lg.push_back(memref::LoadOp::create(b, loc, scratch,
+                                                ValueRange{field(1, first)}));
+            for (int64_t j = 0; j < cc; ++j) {
+              Value slot = arith::MinUIOp::create(
+                  b, loc, arith::AddIOp::create(b, loc, at, quadOf[j]),
+                  idx(threads - 1));
+              ag.push_back(memref::LoadOp::create(
+                  b, loc, scratch,
+                  ValueRange{arith::AddIOp::create(b, loc, slot, fieldOf[j])}));
+            }
+          }
+          Value m = mg[0];
+          for (int64_t gg = 1; gg < maxGroups; ++gg)
+            m = arith::MaxNumFOp::create(b, loc, m, mg[gg]);
+          Value none = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                             m, cf(negInf));
+          Value ref = arith::SelectOp::create(b, loc, none, cf(0.0), m);
+          SmallVector<Value> res{m, cf(0.0)};
+          res.append(cc, cf(0.0));
+          for (int64_t gg = 0; gg < maxGroups; ++gg) {
+            Value w = exp2Of(b, loc, mg[gg], ref);
+            res[1] = math::FmaOp::create(b, loc, lg[gg], w, res[1]);
+            for (int64_t j = 0; j < cc; ++j)
+              res[2 + j] =
+                  math::FmaOp::create(b, loc, ag[gg * cc + j], w, res[2 + j]);
+          }
+          scf::YieldOp::create(tb, tl, res);
+        },
+        [&](OpBuilder &eb, Location el) {
+          SmallVector<Value> res{
+              arith::ConstantOp::create(eb, el, eb.getF32FloatAttr(negInf))};
+          res.append(1 + cc, arith::ConstantOp::create(
+                                 eb, el, eb.getF32FloatAttr(0.0)));
+          scf::YieldOp::create(eb, el, res);
+        });
+    ms.push_back(rowIf.getResult(0));
+    ls.push_back(rowIf.getResult(1));
+    for (int64_t j = 0; j < cc; ++j)
+      accs.push_back(rowIf.getResult(2 + j));
+  }
+  fragments[op.getM()] = vector::FromElementsOp::create(
+      b, loc, fragmentType(op.getM().getType()), ms);
+  fragments[op.getL()] = vector::FromElementsOp::create(
+      b, loc, fragmentType(op.getL().getType()), ls);
+  fragments[op.getAcc()] =
+      vector::FromElementsOp::create(b, loc, fragmentType(accType), accs);
+  return success();
+}
+
 Value KernelLowering::rowBroadcast(RowBroadcastOp op) {
   Value rows = *fragment(op.getInput());
   const int64_t cc = colsPerThread(op.getResult().getType());
@@ -958,8 +1242,8 @@ LogicalResult KernelLowering::lowerOp(Operation *op) {
   // The tile-op helpers below assume that every operand has a kernel-side
   // value; check first so that malformed IR gets a diagnostic.
   if (isa<CopyTileOp, FetchTileOp, StageTileOp, WriteTileOp, LdsDotOp,
-          StoreTileOp, LoadTileOp, RowReduceOp, RowBroadcastOp, TileMaskOp>(
-          op)) {
+          StoreTileOp, LoadTileOp, RowReduceOp, RowBroadcastOp, TileMaskOp,
+          MergeSplitsOp>(op)) {
     for (OpOperand &operand : op->getOpOperands()) {
       Value v = operand.get();
       if (auto m = dyn_cast<MemRefType>(v.getType())) {
@@ -1030,6 +1314,8 @@ LogicalResult KernelLowering::lowerOp(Operation *op) {
     fragments[dot.getResult()] = ldsDot(dot);
     return success();
   }
+  if (auto merge = dyn_cast<MergeSplitsOp>(op))
+    return mergeSplits(merge);
   if (auto reduce = dyn_cast<RowReduceOp>(op)) {
     fragments[reduce.getResult()] = rowReduce(reduce);
     return success();

@@ -163,6 +163,9 @@ private:
   Value ldsDot(LdsDotOp op);
   Value rowReduce(RowReduceOp op);
   Value rowBroadcast(RowBroadcastOp op);
+  /// fa.merge_splits: groups of threads walk disjoint splits, then each
+  /// thread merges the groups' states of its fragment's rows through LDS.
+  LogicalResult mergeSplits(MergeSplitsOp op);
   /// fa.tile_mask: the masked fragment, under a branch on tileMaskNeeded
   /// where there is one.
   Value tileMask(TileMaskOp op);

@@ -96,6 +96,10 @@ static const PlantedBugInfo kBugs[] = {
      "fa-lower-to-gpu",
      "rows over several waves: each wave keeps its own part of a row's "
      "maximum and sum instead of combining the waves' parts"},
+    {PlantedBug::MergeSplitsFirstGroup, "merge-splits-first-group",
+     "fa-lower-to-gpu",
+     "the split-KV combine's fa.merge_splits keeps the splits of the first "
+     "group of threads only and drops the other groups' states"},
     {PlantedBug::GqaPackWrongHead, "gqa-pack-wrong-head", "fa-lower-to-gpu",
      "GQA packing: packed row p goes to query head head + p / Lq instead of "
      "head * (Hq/Hkv) + p / Lq"},

@@ -75,6 +75,8 @@ enum class PlantedBug {
                           ///< other way round from the lhs value's
   RowsAcrossWavesOwnWave, ///< rows over several waves: each wave takes its
                           ///< own part of a row's max and sum (no combine)
+  MergeSplitsFirstGroup,  ///< fa.merge_splits: only the first group of
+                          ///< threads' splits merged (the others' dropped)
   GqaPackWrongHead,       ///< GQA packing: packed row p read from and
                           ///< written to head + p / Lq (group not applied)
   PageIndexOffByOne,      ///< paged K/V: row n read from page entry

@@ -130,6 +130,9 @@ private:
   /// The combine grid's tile configuration: the split kernel's rows, with
   /// its own workgroup (combineConfig's comment).
   TileConfig combineConfig() const;
+  /// Whether the combine merges with fa.merge_splits (D = `d`, over
+  /// `threads`).
+  bool mergesSplits(int64_t d, int64_t threads) const;
   Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
   Value splat(RankedTensorType t, double v) {
     return arith::ConstantOp::create(
@@ -643,6 +646,14 @@ void TileBuilder::build(AttentionOp op, const OpFacts &facts, Value q, Value k,
         /*wide=*/true);
 }
 
+/// fa.merge_splits serves a split-KV combine whose rows hold one unit of
+/// four columns per thread at most, on a target that has it
+/// (TargetDesc::mergeSplits): its groups of threads walk disjoint splits.
+bool TileBuilder::mergesSplits(int64_t d, int64_t threads) const {
+  return target.mergeSplits && headDim % 4 == 0 && d % 4 == 0 &&
+         config.blockM * (headDim / 4) <= threads;
+}
+
 /// The combine kernel walks the splits of each row one after another, so
 /// its time is the instructions one thread issues per split: give each
 /// thread about kCombineFloatsPerThread of the [BLOCK_M, D] tile, with up
@@ -652,7 +663,8 @@ void TileBuilder::build(AttentionOp op, const OpFacts &facts, Value q, Value k,
 /// combine took 85 us against the split kernel's 22). Where no thread grid
 /// of the larger workgroup maps the tiles, one of BLOCK_N = D is tried (the
 /// combine has no S tile), then fewer threads, down to the split kernel's.
-/// It has no LDS: no padding, no K/V slot.
+/// It has no LDS tile (fa.merge_splits' scratch is its lowering's): no
+/// padding, no K/V slot.
 TileConfig TileBuilder::combineConfig() const {
   constexpr int64_t kCombineFloatsPerThread = 4, kCombineMaxThreads = 256;
   TileConfig c = config;
@@ -737,6 +749,88 @@ void TileBuilder::buildCombine(AttentionOp op, const OpFacts &facts, Value q,
   Value zeroRows = splat(rowsType, 0.0);
   Value negInfRows = splat(rowsType, negInf);
   Value log2eRows = splat(rowsType, log2e);
+  const int64_t threads = tiles.waves * target.waveSize;
+  // O = acc / L and LSE = M + ln L (-inf for rows without a key).
+  auto finish = [&](Value mFinal, Value lFinal, Value accFinal) {
+    auto [out, empty] = normalize(accFinal, lFinal);
+    if (!elt.isF32())
+      out = arith::TruncFOp::create(b, loc, RankedTensorType::get({bm, d}, elt),
+                                    out);
+    StoreTileOp::create(b, loc, out, o, bIdx, h, m0, Value(), qStart, lqSeq);
+    if (!lse)
+      return;
+    Value logL = math::Log2Op::create(b, loc, lFinal);
+    Value lnL =
+        arith::MulFOp::create(b, loc, logL, splat(rowsType, std::log(2.0)));
+    Value val = arith::AddFOp::create(b, loc, mFinal, lnL);
+    val = arith::SelectOp::create(b, loc, empty, negInfRows, val);
+    StoreTileOp::create(b, loc, val, lse, bIdx, h, m0, Value(), qStart, lqSeq);
+  };
+  // The loop below: each trip merges `unroll` splits with one rescale:
+  // their loads do not depend on each other, so they are in flight
+  // together, and the rescale of O is paid once per trip. (On the H200
+  // unrolling alone changed little: with one warp holding 16 elements a
+  // lane, the instructions per split were the cost, which combineConfig's
+  // workgroup cut.) A trip past the last split loads the last one again
+  // and weighs it 0. The loaded tiles take at most a third of the
+  // registers a thread has at the target's occupancy goal, so that the
+  // wide prefill tiles (64 x 128 over 256 threads on gfx906) keep one split
+  // per trip and their registers (two spilled a VGPR at 2 waves per SIMD).
+  constexpr int64_t kCombineMaxUnroll = 8;
+  const int64_t perThread = (bm * d + threads - 1) / threads;
+  const int64_t loadedMost =
+      target.maxRegsPerLane / std::max<int64_t>(1, target.occupancyGoal) / 3;
+  int64_t unroll = 1;
+  while (unroll < kCombineMaxUnroll && 2 * unroll * perThread <= loadedMost)
+    unroll *= 2;
+  // fa.merge_splits where the loop would take more than one trip and the
+  // grid leaves CUs without a workgroup (decode at small B: one wave's
+  // serial walk over the splits was the combine's time); the loop where
+  // the grid fills the chip, whose throughput the merge's second phase and
+  // barrier would cost (MI50 timing model v2, docs/gfx906-timing.md).
+  if (mergesSplits(facts.headDim, threads)) {
+    Value workgroups = arith::MulIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, numMBlocks, hq), batch);
+    Value spread = arith::AndIOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, splits,
+                              idx(unroll)),
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, workgroups,
+                              idx(target.computeUnits)));
+    auto branch = scf::IfOp::create(b, loc, TypeRange{}, spread,
+                                    /*withElseRegion=*/true);
+    b.setInsertionPointToStart(branch.thenBlock());
+    auto merged =
+        MergeSplitsOp::create(b, loc, rowsType, rowsType, accType, wsO, wsLse,
+                              bIdx, h, m0, splits, batch, wsStart, lqSeq);
+    Value mFinal = merged.getM(), lFinal = merged.getL(),
+          accFinal = merged.getAcc();
+    // The sinks, once: M' = max(M, sink), L' = L·e^(M - ref) + e^(sink -
+    // ref), acc' = acc·e^(M - ref), ref = M' (0 where M' = -inf).
+    if (facts.sinks) {
+      Value sink =
+          LoadTileOp::create(b, loc, rowsType, facts.sinks, bIdx, h, m0,
+                             Value(), Value(), Value(), qStart, lqSeq);
+      Value m = arith::MaximumFOp::create(b, loc, mFinal, sink);
+      Value none = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m,
+                                         negInfRows);
+      Value ref = arith::SelectOp::create(b, loc, none, zeroRows, m);
+      auto expOf = [&](Value x) -> Value {
+        return math::Exp2Op::create(
+            b, loc,
+            arith::MulFOp::create(b, loc, arith::SubFOp::create(b, loc, x, ref),
+                                  log2eRows));
+      };
+      Value alpha = expOf(mFinal);
+      lFinal = arith::AddFOp::create(
+          b, loc, arith::MulFOp::create(b, loc, lFinal, alpha), expOf(sink));
+      accFinal =
+          arith::MulFOp::create(b, loc, accFinal, rowBroadcast(alpha, d));
+      mFinal = m;
+    }
+    finish(mFinal, lFinal, accFinal);
+    b.setInsertionPointToStart(branch.elseBlock());
+  }
   // Online softmax over the splits: M the largest lse_s so far, L the sum
   // of exp(lse_s - M), acc the sum of exp(lse_s - M) * O_s. With sinks the
   // row's sink starts it, once, for all splits: M = sink, L = 1.
@@ -746,27 +840,9 @@ void TileBuilder::buildCombine(AttentionOp op, const OpFacts &facts, Value q,
                                Value(), Value(), Value(), qStart, lqSeq);
     lInit = splat(rowsType, 1.0);
   }
-  // Each trip merges `unroll` splits with one rescale: their loads do not
-  // depend on each other, so they are in flight together, and the rescale
-  // of O is paid once per trip. (On the H200 unrolling alone changed
-  // little: with one warp holding 16 elements a lane, the instructions per
-  // split were the cost, which combineConfig's workgroup cut.) A trip past
-  // the last split loads the last one again and weighs it 0. The loaded
-  // tiles take at most a third of the registers a thread has at the
-  // target's occupancy goal, so that the wide prefill tiles (64 x 128 over
-  // 256 threads on gfx906) keep one split per trip and their registers
-  // (two spilled a VGPR at 2 waves per SIMD).
-  constexpr int64_t kCombineMaxUnroll = 8;
-  const int64_t threads = tiles.waves * target.waveSize;
-  const int64_t perThread = (bm * d + threads - 1) / threads;
-  const int64_t loadedMost =
-      target.maxRegsPerLane / std::max<int64_t>(1, target.occupancyGoal) / 3;
-  int64_t unroll = 1;
-  while (unroll < kCombineMaxUnroll && 2 * unroll * perThread <= loadedMost)
-    unroll *= 2;
-  Value trips = unroll == 1 ? splits
-                            : arith::CeilDivUIOp::create(b, loc, splits,
-                                                         idx(unroll));
+  Value trips = unroll == 1
+                    ? splits
+                    : arith::CeilDivUIOp::create(b, loc, splits, idx(unroll));
   Value lastSplit =
       unroll == 1 ? Value() : arith::SubIOp::create(b, loc, splits, c1);
   auto loop = scf::ForOp::create(
@@ -833,21 +909,7 @@ void TileBuilder::buildCombine(AttentionOp op, const OpFacts &facts, Value q,
         }
         scf::YieldOp::create(nb, l, ValueRange{mNew, lNew, accNew});
       });
-  Value mFinal = loop.getResult(0), lFinal = loop.getResult(1),
-        accFinal = loop.getResult(2);
-  auto [out, empty] = normalize(accFinal, lFinal);
-  if (!elt.isF32())
-    out = arith::TruncFOp::create(b, loc, RankedTensorType::get({bm, d}, elt),
-                                  out);
-  StoreTileOp::create(b, loc, out, o, bIdx, h, m0, Value(), qStart, lqSeq);
-  if (lse) {
-    Value logL = math::Log2Op::create(b, loc, lFinal);
-    Value lnL =
-        arith::MulFOp::create(b, loc, logL, splat(rowsType, std::log(2.0)));
-    Value val = arith::AddFOp::create(b, loc, mFinal, lnL);
-    val = arith::SelectOp::create(b, loc, empty, negInfRows, val);
-    StoreTileOp::create(b, loc, val, lse, bIdx, h, m0, Value(), qStart, lqSeq);
-  }
+  finish(loop.getResult(0), loop.getResult(1), loop.getResult(2));
 }
 
 namespace {

@@ -703,3 +703,19 @@ func.func @tile_mask_alibi_rows(%t: tensor<32x32xf32>, %r: tensor<16xf32>, %i: i
   %m = fa.tile_mask %t rows(%i, %i) cols(%i, %i) alibi(%r : tensor<16xf32>) : tensor<32x32xf32>
   return
 }
+
+// -----
+
+func.func @merge_splits_rows(%o: memref<?x?x?x64xf32>, %l: memref<?x?x?xf32>, %i: index) {
+  // expected-error @+1 {{'fa.merge_splits' op acc must be tensor<4xCxf32>, got 'tensor<8x64xf32>'}}
+  %m, %s, %a = fa.merge_splits %o, %l[%i, %i, %i] splits(%i, %i) : memref<?x?x?x64xf32>, memref<?x?x?xf32> -> tensor<4xf32>, tensor<4xf32>, tensor<8x64xf32>
+  return
+}
+
+// -----
+
+func.func @merge_splits_lse_rank(%o: memref<?x?x?x64xf32>, %l: memref<?x?x?x64xf32>, %i: index) {
+  // expected-error @+1 {{'fa.merge_splits' op a rank-1 tile needs a rank-3 memref, got rank 4}}
+  %m, %s, %a = fa.merge_splits %o, %l[%i, %i, %i] splits(%i, %i) : memref<?x?x?x64xf32>, memref<?x?x?x64xf32> -> tensor<4xf32>, tensor<4xf32>, tensor<4x64xf32>
+  return
+}

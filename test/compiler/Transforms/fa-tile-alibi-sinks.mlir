@@ -67,7 +67,14 @@
 // SPLIT: } else {
 // SPLIT-NOT: fa.load_tile %arg4
 // SPLIT: fa.kv_splits = "runtime"
-// SPLIT: %[[SINK:[^ ]+]] = fa.load_tile %arg4[{{.*}}] : memref<8xf32, strided<[1], offset: ?>> -> tensor<[[R:[0-9]+]]xf32>
+// The combine with fa.merge_splits (few workgroups, many splits): the sink
+// once after the merge, M' = max(M, sink).
+// SPLIT: %[[MM:[^ ,]+]], %{{[^ ,]+}}, %{{[^ ]+}} = fa.merge_splits %arg6, %arg7
+// SPLIT: %[[MSINK:[^ ]+]] = fa.load_tile %arg4[{{.*}}] : memref<8xf32, strided<[1], offset: ?>> -> tensor<[[R:[0-9]+]]xf32>
+// SPLIT-NEXT: arith.maximumf %[[MM]], %[[MSINK]]
+// The loop (else): the sink starts it.
+// SPLIT: } else {
+// SPLIT: %[[SINK:[^ ]+]] = fa.load_tile %arg4[{{.*}}] : memref<8xf32, strided<[1], offset: ?>> -> tensor<[[R]]xf32>
 // SPLIT: %[[ONE:[^ ]+]] = arith.constant dense<1.000000e+00> : tensor<[[R]]xf32>
 // SPLIT: scf.for {{.*}} iter_args(%{{[^ ]+}} = %[[SINK]], %{{[^ ]+}} = %[[ONE]],
 // SPLIT: fa.combine

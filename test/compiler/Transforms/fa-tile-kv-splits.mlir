@@ -50,6 +50,29 @@
 // SM90-COMBINE-NOT: fa.load_tile
 // SM90-COMBINE: scf.yield
 // SM90-COMBINE: fa.combine, {{.*}}block_m = 4, block_n = 32, waves = 4, wave_size = 32, stages = 1, lds_pad = 0>
+// Where fa.merge_splits must not fire: sm_90 (TargetDesc::mergeSplits off)
+// and tiles whose rows hold more than a unit of 4 columns per thread.
+// SM90-COMBINE-NOT: fa.merge_splits
+// ONE-PER-TRIP-NOT: fa.merge_splits
+// gfx906's decode combine: fa.merge_splits where the grid has fewer
+// workgroups than CUs and the loop would take more than one trip (8
+// splits), else the loop.
+// RUN: fa-opt %t/decode.mlir --fa-tile="target=gfx906 kv-splits=runtime gqa-pack=on" | FileCheck %s --check-prefix=MERGE
+// MERGE: fa.split_direct
+// MERGE: %[[NS:[^ ]+]] = arith.divui
+// MERGE: %[[MB:[^ ]+]] = arith.ceildivui
+// MERGE: %[[G1:[^ ]+]] = arith.muli %[[MB]], %{{[^ ]+}} : index
+// MERGE: %[[WG:[^ ]+]] = arith.muli %[[G1]], %{{[^ ]+}} : index
+// MERGE: %[[FEW:[^ ]+]] = arith.cmpi ult, %[[WG]], %c60
+// MERGE: %[[MANY:[^ ]+]] = arith.cmpi ugt, %[[NS]], %c8
+// MERGE: %[[SPREAD:[^ ]+]] = arith.andi %[[MANY]], %[[FEW]]
+// MERGE: scf.if %[[SPREAD]] {
+// MERGE: fa.merge_splits %arg{{[0-9]+}}, %arg{{[0-9]+}}[{{.*}}] splits(%[[NS]], %{{[^ ]+}}) : {{.*}} -> tensor<4xf32>, tensor<4xf32>, tensor<4x128xf32>
+// MERGE: fa.store_tile
+// MERGE: } else {
+// MERGE: scf.for
+// MERGE: fa.store_tile
+// MERGE: fa.combine
 
 // Where it must not fire: the default (off) leaves the dense grid alone.
 // RUN: fa-opt %t/decode.mlir --fa-tile="block-m=16 block-n=64" | FileCheck %s --check-prefix=OFF
