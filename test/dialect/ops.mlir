@@ -196,3 +196,12 @@ func.func @alibi_sinks(%q: tensor<1x8x?x64xf16>, %k: tensor<1x2x?x64xf16>, %v: t
   %m = fa.tile_mask %t rows(%i, %i) cols(%i, %i) causal alibi(%r : tensor<32xf32>) : tensor<32x32xf32>
   return %o, %lse, %op, %ov, %m : tensor<1x8x?x64xf16>, tensor<1x8x?xf32>, tensor<?x8x1x64xf16>, tensor<?x8x64xf16>, tensor<32x32xf32>
 }
+
+// CHECK-LABEL: func.func @merge_splits
+func.func @merge_splits(%o: memref<?x?x?x128xf32>, %l: memref<?x?x?xf32>, %i: index) -> (tensor<4xf32>, tensor<4xf32>, tensor<4x128xf32>) {
+  // CHECK: fa.merge_splits %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] splits(%{{.*}}, %{{.*}}) : memref<?x?x?x128xf32>, memref<?x?x?xf32> -> tensor<4xf32>, tensor<4xf32>, tensor<4x128xf32>
+  %m, %s, %a = fa.merge_splits %o, %l[%i, %i, %i] splits(%i, %i) : memref<?x?x?x128xf32>, memref<?x?x?xf32> -> tensor<4xf32>, tensor<4xf32>, tensor<4x128xf32>
+  // CHECK: fa.merge_splits {{.*}} splits(%{{.*}}, %{{.*}}) seq(%{{.*}}, %{{.*}}) :
+  %m2, %s2, %a2 = fa.merge_splits %o, %l[%i, %i, %i] splits(%i, %i) seq(%i, %i) : memref<?x?x?x128xf32>, memref<?x?x?xf32> -> tensor<4xf32>, tensor<4xf32>, tensor<4x128xf32>
+  return %m, %s, %a : tensor<4xf32>, tensor<4xf32>, tensor<4x128xf32>
+}
