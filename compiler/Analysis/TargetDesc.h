@@ -120,14 +120,18 @@ struct TargetDesc {
   /// fa-merge-guards in the kernel pipeline: the scf.if guards of a block
   /// that test one condition become one (fewer exec-mask branches on AMD).
   /// gfx906 and host: on (MI50 timing model v2: the split-KV combine
-  /// 1,32,8,1,4096 3.59 -> 3.42 us, prefill within 0.1%). NVIDIA: off
-  /// until the H200 has measured it.
+  /// 1,32,8,1,4096 3.59 -> 3.42 us, prefill within 0.1%). sm_90: on (the
+  /// H200, 2026-12-05: decode within 0.3% at B 1-32, Lk 1k-32k; prefill in
+  /// bench/results/2026-12-05-h200-merge-splits). sm_80: off (unmeasured).
   bool mergeGuards = false;
   /// The split-KV combine merges a block's splits with fa.merge_splits:
   /// groups of threads walk disjoint splits at once and merge through LDS,
   /// where fa.combine's loop walks every split in every thread (one wave's
   /// serial walk was most of a B = 1 decode combine). gfx906 and host: on
-  /// (docs/gfx906-timing.md). NVIDIA: off until the H200 has measured it.
+  /// (docs/gfx906-timing.md). sm_90: on (the H200, 2026-12-05,
+  /// bench/results/2026-12-05-h200-merge-splits: B = 1 decode 24.9 -> 22.4
+  /// us at Lk = 8k, 55.1 -> 49.8 at 32k; B >= 8 within 0.3%). sm_80: off
+  /// (unmeasured).
   bool mergeSplits = false;
 };
 

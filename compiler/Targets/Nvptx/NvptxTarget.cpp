@@ -172,19 +172,20 @@ fa::useDynamicSharedMemory(llvm::Module &module) {
       llvm::GlobalValue::ExternalLinkage, nullptr, "fa_dynamic_shared", nullptr,
       llvm::GlobalValue::NotThreadLocal, kShared);
   base->setAlignment(llvm::Align(16));
-  int64_t offset = 0;
   for (llvm::GlobalVariable *g : shared) {
+    llvm::SmallPtrSet<llvm::Function *, 4> functions;
+    usersOf(g, functions);
+    // After every global already placed for a function that uses this one.
+    uint64_t offset = 0;
+    for (llvm::Function *f : functions)
+      offset = std::max<uint64_t>(offset, bytes[f->getName().str()]);
     uint64_t align = std::max<uint64_t>(16, g->getAlign().valueOrOne().value());
     offset = llvm::alignTo(offset, align);
     llvm::Constant *addr = llvm::ConstantExpr::getInBoundsGetElementPtr(
         i8, base, llvm::ConstantInt::get(llvm::Type::getInt64Ty(ctx), offset));
     offset += dl.getTypeAllocSize(g->getValueType());
-    llvm::SmallPtrSet<llvm::Function *, 4> functions;
-    usersOf(g, functions);
-    for (llvm::Function *f : functions) {
-      int64_t &end = bytes[f->getName().str()];
-      end = std::max(end, offset);
-    }
+    for (llvm::Function *f : functions)
+      bytes[f->getName().str()] = offset;
     g->replaceAllUsesWith(addr);
     g->eraseFromParent();
   }

@@ -40,10 +40,12 @@ FailureOr<OwningOpRef<ModuleOp>> lowerToNvvm(ModuleOp module,
 
 /// Moves every shared-memory (addrspace 3) global of `module` into one
 /// dynamic shared-memory array, so a kernel may use more than the 48 KiB a
-/// static allocation allows (the launch opts in). Returns the bytes each
-/// function needs: the end of the last global it uses (the layout is
-/// shared; a function that uses none, e.g. the split-KV combine, needs 0
-/// and is absent).
+/// static allocation allows (the launch opts in). Each global is placed
+/// after those already placed for the functions that use it, so kernels
+/// that share no global each start at offset 0 (the split-KV combine's
+/// merge scratch does not sit behind the split kernel's tiles). Returns the
+/// bytes each function needs: the end of the last global it uses (a
+/// function that uses none, e.g. the loop-only combine, is absent).
 std::map<std::string, int64_t> useDynamicSharedMemory(llvm::Module &module);
 
 /// What ptxas reports for one kernel (`ptxas -v`).

@@ -33,7 +33,8 @@
 // REPORT: row reduction across waves (f32) LDS              32
 
 // The split kernel has the buffer (4 rows x 2 waves); the combine kernel,
-// which reduces no rows, has none.
+// which reduces no rows, has none: its one buffer is fa.merge_splits'
+// state (6 fields x 128 threads).
 // SM90-LABEL: gpu.func @decode_kernel(
 // SM90-SAME: %[[SCRATCH:[^ ]+]] : memref<8xf32, #gpu.address_space<workgroup>>) kernel
 // SM90-SAME: fa.tile = #fa.tile<target = "sm_90", block_m = 4, block_n = 64, waves = 2, wave_size = 32
@@ -58,8 +59,7 @@
 // SM90-COUNT-4: arith.addf %{{[^,]+}}, %{{[^ ]+}} : f32
 // SM90-NEXT: gpu.barrier
 // SM90-LABEL: gpu.func @decode_kernel1(
-// SM90-NOT: xf32, #gpu.address_space<workgroup>>
-// SM90-SAME: kernel
+// SM90-SAME: workgroup(%{{[^ ]+}} : memref<768xf32, #gpu.address_space<workgroup>>) kernel
 
 // Host: 64-lane waves, so the butterfly goes to xor 32.
 // HOST-LABEL: gpu.func @decode_kernel(
