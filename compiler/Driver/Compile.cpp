@@ -754,6 +754,7 @@ void Compilation::run(ModuleOp source, llvm::StringRef sourceText) {
   pipeline.shareRows = options.shareRows;
   pipeline.kvSplits = options.kvSplits;
   pipeline.gqaPack = options.gqaPack;
+  pipeline.mergeSplits = options.mergeSplits;
   pipeline.trace = options.trace;
   pipeline.pairRhs = options.pairRhs;
   pipeline.widenLds = options.widenLds;

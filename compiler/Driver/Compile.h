@@ -61,6 +61,9 @@ struct CompileOptions {
   std::string kvSplits = "auto";
   /// GQA packing (fa-tile gqa-pack): off or on.
   std::string gqaPack = "off";
+  /// The split-KV combine's fa.merge_splits (fa-tile merge-splits): auto
+  /// (the target's choice), on, off.
+  std::string mergeSplits = "auto";
   /// Validation layer 2 (fa-tile trace): the kernel writes one query row's
   /// running max, sum and output after every K/V block to a trace buffer
   /// (KernelAbi.h, "Trace"); dense kernels only.

@@ -55,6 +55,10 @@ llvm::Error fa::validateCompileOptions(const CompileOptions &o) {
                        o.kvSplits + "'");
   if (o.gqaPack != "off" && o.gqaPack != "on")
     return optionError("--gqa-pack must be off or on, got '" + o.gqaPack + "'");
+  if (o.mergeSplits != "auto" && o.mergeSplits != "on" &&
+      o.mergeSplits != "off")
+    return optionError("--merge-splits must be auto, on or off, got '" +
+                       o.mergeSplits + "'");
   if (o.indexBits != 0 && o.target == "host")
     return optionError("--index-bits is for GPU targets (host kernels use "
                        "64-bit index arithmetic)");
@@ -115,6 +119,7 @@ llvm::Error fa::setCompileOption(CompileOptions &o, llvm::StringRef name,
                           .Case("share-rows", &o.shareRows)
                           .Case("kv-splits", &o.kvSplits)
                           .Case("gqa-pack", &o.gqaPack)
+                          .Case("merge-splits", &o.mergeSplits)
                           .Case("name", &o.codeObjectName)
                           .Case("test-plant-bug", &o.plantBug)
                           .Default(nullptr);

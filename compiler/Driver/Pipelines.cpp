@@ -66,6 +66,7 @@ void fa::buildKernelPipeline(OpPassManager &pm,
   tile.stages = options.stages;
   tile.allowBf16 = options.allowBf16;
   tile.kvShared = options.kvShared;
+  tile.mergeSplits = options.mergeSplits;
   tile.kvSplits = options.kvSplits;
   tile.gqaPack = options.gqaPack;
   tile.trace = options.trace;
@@ -149,6 +150,11 @@ struct FaPipelineCLOptions : public PassPipelineOptions<FaPipelineCLOptions> {
       *this, "kv-splits",
       llvm::cl::desc("fa-tile: split-KV, off, runtime or auto"),
       llvm::cl::init("auto")};
+  Option<std::string> mergeSplits{
+      *this, "merge-splits",
+      llvm::cl::desc("fa-tile: the combine's fa.merge_splits, auto, on or "
+                     "off"),
+      llvm::cl::init("auto")};
   Option<std::string> gqaPack{*this, "gqa-pack",
                               llvm::cl::desc("fa-tile: GQA packing, off or on"),
                               llvm::cl::init("off")};
@@ -183,6 +189,7 @@ void fa::registerFaPipelines() {
         options.shareRows = cl.shareRows;
         options.kvSplits = cl.kvSplits;
         options.gqaPack = cl.gqaPack;
+        options.mergeSplits = cl.mergeSplits;
         options.trace = cl.trace;
         buildKernelPipeline(pm, options);
       });

@@ -32,6 +32,9 @@ struct PipelineOptions {
   int64_t ldsPadBytes = -1;
   /// K and V in one LDS slot: auto, on, off (fa-tile's kv-shared).
   std::string kvShared = "auto";
+  /// The split-KV combine's fa.merge_splits: auto, on, off (fa-tile's
+  /// merge-splits).
+  std::string mergeSplits = "auto";
   /// V stored pair-interleaved for a two-element dot product (fa-promote).
   bool pairRhs = true;
   /// 16-bit tiles kept in LDS as f32: auto (the target's), on, off.

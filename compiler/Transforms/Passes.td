@@ -82,6 +82,13 @@ def FaTilePass : Pass<"fa-tile", "::mlir::ModuleOp"> {
            "target's decode tiles unless given); or auto (fac's default: "
            "runtime with the dense tiles where the target says so, gfx906, "
            "for a dense attention that is not traced; else off)">,
+    Option<"mergeSplits", "merge-splits", "std::string",
+           /*default=*/"\"auto\"",
+           "The split-KV combine's merge over groups of threads "
+           "(fa.merge_splits) where its grid leaves CUs idle: auto (where the "
+           "target has it: gfx906, host, sm_90), on (wherever the combine's "
+           "tile allows it: one unit of 4 columns a thread at most) or off "
+           "(the loop alone)">,
     Option<"gqaPack", "gqa-pack", "std::string", /*default=*/"\"off\"",
            "GQA packing: off, or on (the Hq/Hkv query heads of one KV head "
            "are rows of one Q tile; the grid's y is over KV heads)">,

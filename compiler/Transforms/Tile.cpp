@@ -1375,8 +1375,18 @@ void FaTilePass::runOnOperation() {
     getOperation().emitError() << why;
     return signalPassFailure();
   }
+  if (mergeSplits != "auto" && mergeSplits != "on" && mergeSplits != "off") {
+    getOperation().emitError() << "merge-splits must be auto, on or off, got '"
+                               << mergeSplits << "'";
+    return signalPassFailure();
+  }
+  // merge-splits on/off overrides the target's choice (TargetDesc::
+  // mergeSplits); the combine's tile still decides whether it can merge.
+  TargetDesc desc = *t;
+  if (mergeSplits != "auto")
+    desc.mergeSplits = mergeSplits == "on";
   for (auto func :
        llvm::make_early_inc_range(getOperation().getOps<func::FuncOp>()))
-    if (failed(tileFunction(func, *t)))
+    if (failed(tileFunction(func, desc)))
       return signalPassFailure();
 }

@@ -125,6 +125,13 @@ static cl::opt<std::string> gqaPack(
              "one KV head are rows of one Q tile, so that each K/V block is "
              "read once per KV head (for decode)"),
     cl::init("off"));
+static cl::opt<std::string> mergeSplits(
+    "merge-splits",
+    cl::desc("Split-KV combine: merge the splits by groups of threads at once "
+             "(fa.merge_splits) where the combine grid leaves CUs idle: auto "
+             "(default: where the target has it, gfx906 and sm_90), on "
+             "(wherever the combine's tile allows it), off (the loop alone)"),
+    cl::init("auto"));
 static cl::opt<bool> allowBf16("allow-bf16", cl::desc("Accept emulated bf16"),
                                cl::init(false));
 static cl::opt<bool> forbidSpills(
@@ -187,6 +194,7 @@ static fa::CompileOptions optionsFromCommandLine() {
   o.shareRows = shareRows;
   o.kvSplits = kvSplits;
   o.gqaPack = gqaPack;
+  o.mergeSplits = mergeSplits;
   o.allowBf16 = allowBf16;
   o.forbidSpills = forbidSpills;
   o.report = report;

@@ -44,16 +44,27 @@
 // ONE-PER-TRIP: fa.combine, {{.*}}block_m = 64, block_n = 32, waves = 4, wave_size = 64, stages = 1
 // SM90-COMBINE: fa.split_direct, {{.*}}block_m = 4, block_n = 32, waves = 1, wave_size = 32
 // SM90-COMBINE: %[[NS:[^ ]+]] = arith.divui
+// SM90-COMBINE: fa.merge_splits
+// SM90-COMBINE: } else {
 // SM90-COMBINE: %[[TRIPS:[^ ]+]] = arith.ceildivui %[[NS]], %c8
 // SM90-COMBINE: scf.for %{{[^ ]+}} = %{{[^ ]+}} to %[[TRIPS]] step
 // SM90-COMBINE-COUNT-16: fa.load_tile
 // SM90-COMBINE-NOT: fa.load_tile
 // SM90-COMBINE: scf.yield
 // SM90-COMBINE: fa.combine, {{.*}}block_m = 4, block_n = 32, waves = 4, wave_size = 32, stages = 1, lds_pad = 0>
-// Where fa.merge_splits must not fire: sm_90 (TargetDesc::mergeSplits off)
-// and tiles whose rows hold more than a unit of 4 columns per thread.
-// SM90-COMBINE-NOT: fa.merge_splits
+// Where fa.merge_splits must not fire: tiles whose rows hold more than a
+// unit of 4 columns per thread, sm_80 (TargetDesc::mergeSplits off) and
+// merge-splits=off; merge-splits=on turns it on where the target has not.
 // ONE-PER-TRIP-NOT: fa.merge_splits
+// RUN: fa-opt %t/decode.mlir --fa-tile="target=sm_80 kv-splits=runtime" | FileCheck %s --check-prefix=NO-MERGE
+// RUN: fa-opt %t/decode.mlir --fa-tile="target=gfx906 kv-splits=runtime gqa-pack=on merge-splits=off" | FileCheck %s --check-prefix=NO-MERGE
+// RUN: fa-opt %t/decode.mlir --fa-tile="target=sm_90 kv-splits=runtime merge-splits=off" | FileCheck %s --check-prefix=NO-MERGE
+// NO-MERGE: fa.combine
+// NO-MERGE-NOT: fa.merge_splits
+// RUN: fa-opt %t/decode.mlir --fa-tile="target=sm_80 kv-splits=runtime merge-splits=on" | FileCheck %s --check-prefix=ON-MERGE
+// ON-MERGE: fa.split_direct
+// ON-MERGE: fa.merge_splits
+// ON-MERGE: fa.combine
 // gfx906's decode combine: fa.merge_splits where the grid has fewer
 // workgroups than CUs and the loop would take more than one trip (8
 // splits), else the loop.
@@ -108,6 +119,8 @@
 // RUN: fa-opt %t/bad-value.mlir --fa-tile="kv-splits=always" -verify-diagnostics
 // RUN: fa-opt %t/bad-pack.mlir --fa-tile="gqa-pack=auto" -verify-diagnostics
 // RUN: fa-opt %t/two.mlir --fa-tile="kv-splits=runtime" -verify-diagnostics
+// RUN: not fa-opt %t/decode.mlir --fa-tile="kv-splits=runtime merge-splits=yes" 2>&1 | FileCheck %s --check-prefix=BAD-MERGE
+// BAD-MERGE: error: merge-splits must be auto, on or off, got 'yes'
 
 //--- decode.mlir
 // The workspace follows the outputs: f32 [S*B, Hq, Lq, D] and [S*B, Hq, Lq].
