@@ -47,6 +47,7 @@ TimingParams::TimingParams(unsigned v) {
   hbmReadBytesPerSecond = 1024e9;
   hbmWriteBytesPerSecond = 743e9;
   hbmEfficiency = 0.83;
+  quarterRateCycles = 16;
   vmemInFlight = 64;
   l2Bytes = 4 * 1024 * 1024;
   l2BytesPerCycle = 1024;
@@ -74,6 +75,7 @@ template <typename P, typename F> static void forEachParam(P &p, F f) {
   f("dot2_cycles", p.dot2Cycles);
   f("trans_cycles", p.transCycles);
   f("f64_cycles", p.f64Cycles);
+  f("quarter_rate_cycles", p.quarterRateCycles);
   f("valu_latency", p.valuLatency);
   f("dot2_latency", p.dot2Latency);
   f("trans_latency", p.transLatency);
@@ -222,6 +224,19 @@ bool startsWith(const char *s, const char *p) {
   return std::strncmp(s, p, std::strlen(p)) == 0;
 }
 
+/// The VALU ops GCN issues at a quarter of the rate besides the
+/// transcendentals (TimingParams::quarterRateCycles).
+bool isQuarterRate(const char *m) {
+  static const char *const names[] = {
+      "v_mul_lo_u32",  "v_mul_hi_u32",    "v_mul_lo_i32",    "v_mul_hi_i32",
+      "v_mad_u64_u32", "v_mad_i64_i32",   "v_div_scale_f32", "v_div_fmas_f32",
+      "v_div_fixup_f32"};
+  for (const char *n : names)
+    if (!std::strcmp(m, n))
+      return true;
+  return false;
+}
+
 bool isTranscendental(const char *m) {
   static const char *const names[] = {
       "v_exp_", "v_log_", "v_rcp_",      "v_rsq_",       "v_sqrt_",
@@ -305,6 +320,9 @@ InstTiming classify(const Instruction &in, const TimingParams &p) {
     } else if (isTranscendental(m)) {
       t.issue = p.transCycles;
       t.latency = p.transLatency;
+    } else if (isQuarterRate(m)) {
+      t.issue = p.quarterRateCycles;
+      t.latency = std::max(p.valuLatency, p.quarterRateCycles);
     } else if (std::strstr(m, "_f64")) {
       t.issue = p.f64Cycles;
       t.latency = p.f64Cycles;

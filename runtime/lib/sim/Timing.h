@@ -80,6 +80,12 @@ struct TimingParams {
   double dot2Cycles = 16.0 / 3.0; ///< v_dot2_f32_f16 (10 T MAC/s)
   double transCycles = 16;        ///< v_exp/log/rcp/rsq/sqrt/sin/cos
   double f64Cycles = 8;           ///< f64 FMA at half the f32 rate
+  /// v2: the VALU ops GCN issues at a quarter of the rate (16 cycles a
+  /// wave64; third-party GCN timing tables, CLRX's GcnTimings, and LLVM's
+  /// AMDGPU scheduling model agree): 32-bit integer multiplies
+  /// (v_mul_lo/hi_u32/i32, v_mad_u64_u32, v_mad_i64_i32) and the f32
+  /// division steps (v_div_scale/fmas/fixup_f32). v1 charged them 4.
+  double quarterRateCycles = 4;
   double valuLatency = 4;         ///< result to a dependent VALU op
   double dot2Latency = 16;        ///< v_dot2 result (3.35 T MAC/s chain)
   double transLatency = 16;

@@ -459,6 +459,20 @@ TEST(TimingV2, VersionsAndKeys) {
   EXPECT_NE(p.describe().find("version=2 "), std::string::npos);
 }
 
+TEST(TimingV2, QuarterRateIntegerMultiplies) {
+  // 256 independent v_mul_lo_u32: v2 keeps the VALU busy
+  // quarterRateCycles (16) per op, so the last issues after 255 * 16 and
+  // s_endpgm the turn after; v1 charged them as any VALU op (one a turn).
+  TimingParams p = v2();
+  EXPECT_EQ(p.quarterRateCycles, 16.0);
+  Result r = estimate("model.hsaco", "mul_lo_indep", 1, 64, {}, {}, 1, p);
+  rule("v2: 256 independent v_mul_lo_u32, 1 wave", "mul_lo_indep",
+       255 * p.quarterRateCycles + 2 * kTurn, r.est.cycles, r.est.limitedBy);
+  Result r1 = one("mul_lo_indep");
+  rule("v1: the same", "mul_lo_indep", 255 * kTurn + 2 * kTurn, r1.est.cycles,
+       r1.est.limitedBy);
+}
+
 /// The LDS's busy cycles of sample 0 per ds_read_b128 executed there.
 double ldsCyclesPerRead(const Result &r, uint32_t trips) {
   const SampleTiming &s = r.est.samples.at(0);

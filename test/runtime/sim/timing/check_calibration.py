@@ -3,7 +3,7 @@
 
 bench/gfx906_llama.py calibrate estimates llama.cpp's FA kernels at
 consecutive PRs (the ggml checkouts live outside this repository, so the
-estimates are committed: bench/results/2026-12-03-gfx906-calibration-targets/
+estimates are committed: bench/results/2026-12-05-gfx906-quarter-rate/
 calibration.json) and docs/gfx906-timing.md reports their errors against the
 real MI50 llama-bench results. This check fails when
   - v2's parameters (fa-sim-timing-tests --describe-model 2) are not those

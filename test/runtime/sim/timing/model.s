@@ -13,6 +13,17 @@ KERNEL add_indep
   s_endpgm
 KD add_indep, 8, 8, 0
 
+// 256 v_mul_lo_u32 with no dependence (a quarter-rate op on GCN).
+KERNEL mul_lo_indep
+  .rept 64
+  v_mul_lo_u32 v2, v1, v1
+  v_mul_lo_u32 v3, v1, v1
+  v_mul_lo_u32 v4, v1, v1
+  v_mul_lo_u32 v5, v1, v1
+  .endr
+  s_endpgm
+KD mul_lo_indep, 8, 8, 0
+
 // 256 v_dot2_f32_f16 on one dependent chain.
 KERNEL dot2_dep
   .rept 256
