@@ -688,6 +688,13 @@ LogicalResult KernelLowering::mergeSplits(MergeSplitsOp op) {
                                              col, idx(go.cols))
                            .getResult()
                      : Value();
+  // The rescaling reference of a running max m: m, or 0 where no split
+  // had a key (m = -inf), so that e^(m - ref) stays 0, not NaN.
+  auto refOf = [&](OpBuilder &nb, Location l, Value m) -> Value {
+    Value none =
+        arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ, m, cf(negInf));
+    return arith::SelectOp::create(nb, l, none, cf(0.0), m);
+  };
   auto exp2Of = [&](OpBuilder &nb, Location l, Value x, Value ref) -> Value {
     Value d = arith::SubFOp::create(nb, l, x, ref);
     return math::Exp2Op::create(nb, l,
@@ -756,9 +763,7 @@ LogicalResult KernelLowering::mergeSplits(MergeSplitsOp op) {
         Value mNew = st[0];
         for (Value x : xs)
           mNew = arith::MaxNumFOp::create(nb, l, mNew, x);
-        Value none = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ,
-                                           mNew, cf(negInf));
-        Value ref = arith::SelectOp::create(nb, l, none, cf(0.0), mNew);
+        Value ref = refOf(nb, l, mNew);
         Value alpha = exp2Of(nb, l, st[0], ref);
         SmallVector<Value> next{mNew,
                                 arith::MulFOp::create(nb, l, st[1], alpha)};
@@ -845,9 +850,7 @@ LogicalResult KernelLowering::mergeSplits(MergeSplitsOp op) {
           Value m = mg[0];
           for (int64_t gg = 1; gg < maxGroups; ++gg)
             m = arith::MaxNumFOp::create(b, loc, m, mg[gg]);
-          Value none = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
-                                             m, cf(negInf));
-          Value ref = arith::SelectOp::create(b, loc, none, cf(0.0), m);
+          Value ref = refOf(b, loc, m);
           SmallVector<Value> res{m, cf(0.0)};
           res.append(cc, cf(0.0));
           for (int64_t gg = 0; gg < maxGroups; ++gg) {
