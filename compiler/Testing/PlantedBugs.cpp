@@ -55,6 +55,9 @@ static const PlantedBugInfo kBugs[] = {
     {PlantedBug::SoftcapAfterMax, "softcap-after-max", "fa-tile",
      "softcap: the online max is taken over the uncapped scores (the "
      "exponentials of capped scores underflow against it)"},
+    {PlantedBug::FoldedMaxUnscaled, "folded-max-unscaled", "fa-tile",
+     "with the softmax scale folded into the exponent (no softcap, no "
+     "ALiBi), the row max of the raw scores is not multiplied by the scale"},
     {PlantedBug::SinkPerBlock, "sink-per-block", "fa-tile",
      "sinks: the sink's exponential is added to the row sum again with "
      "every K/V block instead of once per row"},

@@ -53,6 +53,8 @@ enum class PlantedBug {
   WindowSkipsBlock,  ///< sliding window: the first K/V block rounded up
                      ///< (a block whose last keys are visible is skipped)
   SoftcapAfterMax,   ///< softcap: the row max taken over uncapped scores
+  FoldedMaxUnscaled, ///< the scale folded into the exponent, the row max of
+                     ///< the raw scores not scaled (m in the wrong units)
   SinkPerBlock,      ///< sinks: the sink added to the row sum again with
                      ///< every K/V block
   MixedQueryAtStart, ///< mixed batch (varlen over a paged cache): each

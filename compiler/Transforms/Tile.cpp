@@ -470,6 +470,14 @@ void TileBuilder::build(AttentionOp op, const OpFacts &facts, Value q, Value k,
         arith::MulFOp::create(b, loc, slopeRows, splat(rowsType, log2e));
   const double scale = bug == PlantedBug::NoScale ? 1.0 : facts.scale;
   Value scoreScale = splat(sType, scale * log2e);
+  // Without softcap and ALiBi (which act on the scaled scores) the scale
+  // folds into the exponent: the row max of the raw masked scores times
+  // c = scale·log2(e) is the max of the scaled ones (c > 0; rounding is
+  // monotone, so m is the same value), and P = 2^fma(s, c, -m), one fused
+  // multiply-add per score where a multiply and a subtraction were.
+  const bool foldScale = op.getSoftcapOr() <= 0 && !slopeRows &&
+                         scale * log2e > 0;
+  Value rowScale = foldScale ? splat(rowsType, scale * log2e) : Value();
   // Softcap c: the scores' factor 2·log2(e)·scale/c, and c·log2(e).
   const double softcap = op.getSoftcapOr();
   Value capScale, capOut, ones, twos;
@@ -523,6 +531,9 @@ void TileBuilder::build(AttentionOp op, const OpFacts &facts, Value q, Value k,
           // (The planted bug takes the row max of the uncapped scores.)
           if (bug == PlantedBug::SoftcapAfterMax)
             sForMax = masked(arith::MulFOp::create(nb, l, dots, scoreScale));
+        } else if (foldScale) {
+          s = masked(s);
+          sForMax = s;
         } else {
           s = masked(arith::MulFOp::create(nb, l, s, scoreScale));
           sForMax = s;
@@ -531,6 +542,9 @@ void TileBuilder::build(AttentionOp op, const OpFacts &facts, Value q, Value k,
         // m = -inf and uses 0 as its reference so exp2 yields 0, not NaN.
         Value rowMax =
             RowReduceOp::create(nb, l, rowsType, ReduceKind::max, sForMax);
+        // (The planted bug leaves the raw max unscaled.)
+        if (foldScale && bug != PlantedBug::FoldedMaxUnscaled)
+          rowMax = arith::MulFOp::create(nb, l, rowMax, rowScale);
         // (maxnumf: one v_max_f32 on gfx906, where maximumf adds a NaN test
         // and a select per row; a NaN score still reaches O through P.)
         Value mNew = arith::MaxNumFOp::create(nb, l, mOld, rowMax);
@@ -539,8 +553,16 @@ void TileBuilder::build(AttentionOp op, const OpFacts &facts, Value q, Value k,
         Value mRef = arith::SelectOp::create(nb, l, noKey, zeroRows, mNew);
         Value alpha = math::Exp2Op::create(
             nb, l, arith::SubFOp::create(nb, l, mOld, mRef));
-        Value p = math::Exp2Op::create(
-            nb, l, arith::SubFOp::create(nb, l, s, rowBroadcast(mRef, bn)));
+        Value p =
+            foldScale
+                ? math::Exp2Op::create(
+                      nb, l,
+                      math::FmaOp::create(
+                          nb, l, s, scoreScale,
+                          rowBroadcast(arith::NegFOp::create(nb, l, mRef), bn)))
+                : math::Exp2Op::create(
+                      nb, l,
+                      arith::SubFOp::create(nb, l, s, rowBroadcast(mRef, bn)));
         Value rowSum = RowReduceOp::create(nb, l, rowsType, ReduceKind::add, p);
         // (The planted bug adds the block's sum to an l it did not rescale.)
         Value lNew = arith::AddFOp::create(

@@ -159,9 +159,10 @@
 // Lk or right of its first row's diagonal m0 + (Lk - Lq): a branch the same
 // in every thread; inside, one comparison per entry against
 // min(Lk - 1, r + Lk - Lq). The planted bug takes the last row's diagonal
-// (m0 + 63 + Lk - Lq): the diagonal blocks go unmasked.
-// CHECK: %[[SCALED:[^ ]+]] = arith.mulf %[[S]], %{{[^ ]+}} : vector<8xf32>
-// CHECK-NEXT: %[[LASTK:[^ ]+]] = arith.addi %{{[^,]+}}, %c31 : index
+// (m0 + 63 + Lk - Lq): the diagonal blocks go unmasked. The mask acts on
+// the raw scores (the scale is folded into P's exponent below).
+// CHECK-NOT: arith.mulf
+// CHECK: %[[LASTK:[^ ]+]] = arith.addi %{{[^,]+}}, %c31 : index
 // CHECK-NEXT: %[[RAG:[^ ]+]] = arith.cmpi sge, %[[LASTK]], %[[LK:[^ ]+]] : index
 // CHECK-NEXT: %[[SHIFT:[^ ]+]] = arith.subi %[[LK]], %{{[^ ]+}} : index
 // CHECK-NEXT: %[[DIAG0:[^ ]+]] = arith.addi %{{[^,]+}}, %[[SHIFT]] : index
@@ -170,10 +171,10 @@
 // CHECK-NEXT: %[[MASKED:[^ ]+]] = scf.if %[[NEED]] -> (vector<8xf32>) {
 // CHECK: %[[HI:[^ ]+]] = arith.minsi %{{[^,]+}}, %{{[^ ]+}} : vector<8xindex>
 // CHECK-NEXT: %[[HIDE:[^ ]+]] = arith.cmpi sgt, %{{[^,]+}}, %[[HI]] : vector<8xindex>
-// CHECK-NEXT: %[[SEL:[^ ]+]] = arith.select %[[HIDE]], %{{[^,]+}}, %[[SCALED]] : vector<8xi1>, vector<8xf32>
+// CHECK-NEXT: %[[SEL:[^ ]+]] = arith.select %[[HIDE]], %{{[^,]+}}, %[[S]] : vector<8xi1>, vector<8xf32>
 // CHECK-NEXT: scf.yield %[[SEL]] : vector<8xf32>
 // CHECK-NEXT: } else {
-// CHECK-NEXT: scf.yield %[[SCALED]] : vector<8xf32>
+// CHECK-NEXT: scf.yield %[[S]] : vector<8xf32>
 // CHECK-NEXT: }
 // SKIPDIAG: %[[LASTK:[^ ]+]] = arith.addi %{{[^,]+}}, %c31 : index
 // SKIPDIAG-NEXT: arith.cmpi sge, %[[LASTK]]
@@ -195,10 +196,11 @@
 // CHECK-NEXT: gpu.shuffle xor %{{.+}}, %[[X8]], %[[WAVE]] {fa.row_xor} : f32
 // CHECK-NEXT: arith.maxnumf
 // CHECK-NOT: gpu.barrier
-// alpha = exp2(m_old - m_new); P = exp2(S - m_new).
+// alpha = exp2(m_old - m_new); P = exp2(fma(S, scale·log2(e), -m_new)).
 // CHECK: %[[DM:[^ ]+]] = arith.subf %[[M_OLD]], %{{.+}} : vector<4xf32>
 // CHECK-NEXT: %[[ALPHA:[^ ]+]] = math.exp2 %[[DM]] : vector<4xf32>
-// CHECK: %[[P:[^ ]+]] = math.exp2 %{{.+}} : vector<8xf32>
+// CHECK: %[[T:[^ ]+]] = math.fma %[[MASKED]], %{{.+}}, %{{.+}} : vector<8xf32>
+// CHECK-NEXT: %[[P:[^ ]+]] = math.exp2 %[[T]] : vector<8xf32>
 // Row sum, the same way.
 // CHECK: vector.reduction <add>, %{{.+}} : vector<2xf32> into f32
 // CHECK-NEXT: gpu.shuffle xor %{{.+}}, %[[X1]], %[[WAVE]] {fa.row_xor} : f32

@@ -33,8 +33,12 @@
 // CHECK: %[[ONE:[^ ]+]] = arith.constant dense<1.000000e+00> : tensor<64xf32>
 // CHECK: %[[S2:[^ ]+]] = arith.mulf %[[SLOPE]], %{{[^ ]+}} : tensor<64xf32>
 // CHECK: scf.for {{.*}} iter_args(%{{[^ ]+}} = %[[M]], %{{[^ ]+}} = %[[ONE]],
-// CHECK: fa.tile_mask %{{[^ ]+}} rows(%[[M0]], %{{[^)]+}}) cols(%{{[^)]+}}) causal alibi(%[[S2]] : tensor<64xf32>)
+// ALiBi adds to the scaled scores: the scale stays a multiply before the
+// mask, not folded into the exponent (no fused multiply-add).
+// CHECK: %[[SC:[^ ]+]] = arith.mulf %{{[^ ]+}}, %{{[^ ]+}} : tensor<64x64xf32>
+// CHECK: fa.tile_mask %[[SC]] rows(%[[M0]], %{{[^)]+}}) cols(%{{[^)]+}}) causal alibi(%[[S2]] : tensor<64xf32>)
 // CHECK: fa.row_reduce  max
+// CHECK-NOT: math.fma
 // CHECK-NOT: math.exp2
 // CHECK: math.exp2
 // CHECK-NOT: math.exp2

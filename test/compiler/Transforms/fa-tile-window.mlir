@@ -49,6 +49,12 @@
 // CHECK: %[[CAP:[^ ]+]] = arith.mulf %[[TH]], %[[CO]]
 // CHECK: %[[MASKED:[^ ]+]] = fa.tile_mask %[[CAP]] rows(%[[M0]], %[[LQ]]) cols(%{{[^,]+}}, %[[LK]]) causal window(100, -1)
 // CHECK: fa.row_reduce  max %[[MASKED]]
+// The capped scores are already in log2 units: the scale is not folded
+// into the exponent (no fused multiply-add), P = exp2(s - m).
+// CHECK-NOT: math.fma
+// CHECK: arith.subf %[[MASKED]],
+// CHECK-NOT: math.fma
+// CHECK: scf.yield
 // CHECK: fa.causal, fa.scale = 1.250000e-01 : f32, fa.softcap = 3.000000e+01 : f32
 // CHECK-SAME: fa.window = array<i64: 100, -1>
 // Split-KV divides the window's blocks [first, n) among the splits.

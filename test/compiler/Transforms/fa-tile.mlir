@@ -70,7 +70,7 @@
 // NO-PLANT: scf.forall (%{{.*}}, %[[H:.*]], %{{.*}}) in
 // NO-PLANT-NOT: arith.remui
 // NO-PLANT: arith.divui %[[H]], %{{.*}} : index
-// PLANT-UNKNOWN: error: unknown planted bug 'nonsense'; known: causal-bound-key, causal-bound-block, gqa-modulo, rescale-after, no-scale, l-no-rescale, combine-no-rescale, combine-tail-weighed, split-short, split-overlap, split-no-direct, cu-seqlens-off-by-one, packed-causal-last-row, window-skips-block, softcap-after-max, sink-per-block, mixed-query-at-start, no-ragged-mask, mask-skips-diagonal, swap-kv-strides, o-with-q-strides, lse-strides-ignored
+// PLANT-UNKNOWN: error: unknown planted bug 'nonsense'; known: causal-bound-key, causal-bound-block, gqa-modulo, rescale-after, no-scale, l-no-rescale, combine-no-rescale, combine-tail-weighed, split-short, split-overlap, split-no-direct, cu-seqlens-off-by-one, packed-causal-last-row, window-skips-block, softcap-after-max, folded-max-unscaled, sink-per-block, mixed-query-at-start, no-ragged-mask, mask-skips-diagonal, swap-kv-strides, o-with-q-strides, lse-strides-ignored
 // PLANT-OTHER-PASS: error: planted bug 'swap-kv-strides' is planted by fa-lower-to-gpu, not fa-tile
 
 // Stages: 0 (auto), 1 or 2. Auto double-buffers unless the registers that
@@ -123,8 +123,10 @@
 // CHECK: %[[E3:[^ ]+]] = arith.maxsi %[[E2]], %{{c0[_0-9]*}}
 // CHECK: %[[KV_END:[^ ]+]] = arith.minsi %[[E3]], %[[LK]]
 // CHECK: %[[NUM_N:[^ ]+]] = arith.ceildivui %[[KV_END]], %{{c32[_0-9]*}}
-// scale * log2(e) = 0.125 * 1.4426950408889634, folded once.
+// scale * log2(e) = 0.125 * 1.4426950408889634, folded once: for the
+// scores and for their row max.
 // CHECK: %[[SCALE:[^ ]+]] = arith.constant dense<0.180336878> : tensor<64x32xf32>
+// CHECK: %[[ROW_SCALE:[^ ]+]] = arith.constant dense<0.180336878> : tensor<64xf32>
 // CHECK-NOT: fa.load_tile
 // CHECK: %[[LOOP:[^ :]+]]:3 = scf.for %[[N:[^ ]+]] = %{{[^ ]+}} to %[[NUM_N]] step %{{[^ ]+}} iter_args(%[[M_OLD:[^ ]+]] = %{{[^ ]+}}, %[[L_OLD:[^ ]+]] = %{{[^ ]+}}, %[[ACC:[^ ]+]] = %{{[^ ]+}})
 // K and V blocks stream inside the loop, from KV head h / (Hq / Hkv).
@@ -132,15 +134,23 @@
 // CHECK: %[[KT:[^ ]+]] = fa.load_tile %[[K]][%[[B]], %[[HK]], %[[N0]]] : {{.*}} -> tensor<32x64xf16>
 // CHECK: %[[VT:[^ ]+]] = fa.load_tile %[[V]][%[[B]], %[[HK]], %[[N0]]] : {{.*}} -> tensor<32x64xf16>
 // CHECK: %[[S:[^ ]+]] = fa.tile_dot %[[QT]], %[[KT]] transpose_rhs : tensor<64x64xf16>, tensor<32x64xf16> -> tensor<64x32xf32>
-// CHECK: %[[S2:[^ ]+]] = arith.mulf %[[S]], %[[SCALE]]
-// Ragged edges and the causal mask.
-// CHECK: %[[SM:[^ ]+]] = fa.tile_mask %[[S2]] rows(%[[M0]], %[[LQ]]) cols(%[[N0]], %[[LK]]) causal : tensor<64x32xf32>
-// CHECK: %[[M_NEW:[^ ]+]] = arith.maxnumf %[[M_OLD]], %{{.+}} : tensor<64xf32>
+// Ragged edges and the causal mask, on the raw scores (the scale folds
+// into the exponent: no multiply per score).
+// CHECK-NOT: arith.mulf
+// CHECK: %[[SM:[^ ]+]] = fa.tile_mask %[[S]] rows(%[[M0]], %[[LQ]]) cols(%[[N0]], %[[LK]]) causal : tensor<64x32xf32>
+// The row max of the raw scores, scaled: the max of the scaled ones.
+// CHECK: %[[RMAX:[^ ]+]] = fa.row_reduce max %[[SM]]
+// CHECK: %[[RMAX2:[^ ]+]] = arith.mulf %[[RMAX]], %[[ROW_SCALE]] : tensor<64xf32>
+// CHECK: %[[M_NEW:[^ ]+]] = arith.maxnumf %[[M_OLD]], %[[RMAX2]] : tensor<64xf32>
 // CHECK: %[[M_REF:[^ ]+]] = arith.select %{{.+}}, %{{.+}}, %[[M_NEW]]
 // alpha = exp2(m_old - m_ref)
 // CHECK: %[[DM:[^ ]+]] = arith.subf %[[M_OLD]], %[[M_REF]]
 // CHECK: %[[ALPHA:[^ ]+]] = math.exp2 %[[DM]] : tensor<64xf32>
-// CHECK: %[[P:[^ ]+]] = math.exp2 %{{.+}} : tensor<64x32xf32>
+// P = exp2(fma(s, scale * log2(e), -m_ref))
+// CHECK: %[[NEG:[^ ]+]] = arith.negf %[[M_REF]] : tensor<64xf32>
+// CHECK: %[[NEG_B:[^ ]+]] = fa.row_broadcast %[[NEG]] : tensor<64xf32> -> tensor<64x32xf32>
+// CHECK: %[[T:[^ ]+]] = math.fma %[[SM]], %[[SCALE]], %[[NEG_B]] : tensor<64x32xf32>
+// CHECK: %[[P:[^ ]+]] = math.exp2 %[[T]] : tensor<64x32xf32>
 // CHECK: %[[L_NEW:[^ ]+]] = arith.addf %{{.+}}, %{{.+}} : tensor<64xf32>
 // O is rescaled by alpha BEFORE P·V is accumulated onto it.
 // CHECK: %[[ALPHA_B:[^ ]+]] = fa.row_broadcast %[[ALPHA]] : tensor<64xf32> -> tensor<64x64xf32>
@@ -183,8 +193,8 @@ func.func @causal_gqa_lse(%q: tensor<?x8x?x64xf16>, %k: tensor<?x2x?x64xf16>, %v
 // CHECK: %[[SCALE:[^ ]+]] = arith.constant dense<0.255034864> : tensor<64x32xf32>
 // CHECK: scf.for %[[N:[^ ]+]] = %{{[^ ]+}} to %[[NUM_N]] step
 // CHECK: %[[N0:[^ ]+]] = arith.muli %[[N]]
-// CHECK: arith.mulf %{{.+}}, %[[SCALE]]
 // CHECK: fa.tile_mask %{{.+}} rows(%[[M0]], %[[LQ]]) cols(%[[N0]], %[[LK]]) : tensor<64x32xf32>
+// CHECK: math.fma %{{.+}}, %[[SCALE]], %{{.+}} : tensor<64x32xf32>
 // f32 P feeds the product as it is.
 // CHECK-NOT: arith.truncf
 // CHECK: fa.tile_dot %{{.+}}, %{{.+}}, %{{.+}} : tensor<64x32xf32>, tensor<32x32xf32>, tensor<64x32xf32> -> tensor<64x32xf32>
