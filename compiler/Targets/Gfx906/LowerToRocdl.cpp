@@ -226,8 +226,33 @@ static void useDpp(Operation *root) {
 /// SGPRs, one 32-bit VGPR offset): one VALU or none. The rewrite needs the
 /// byte offset to fit 32 unsigned bits; the runtime and the AOT launcher
 /// refuse a launch of an index_bits 32 kernel whose offsets pass 2^32 - 1
-/// bytes (and 2^31 - 1 elements). The GEPs are memref-to-llvm's, `inbounds
-/// nuw` (a non-negative index), with one dynamic i32 index.
+/// bytes (and 2^31 - 1 elements). The rewrite needs the index
+/// non-negative. memref-to-llvm states it (`nuw`) for memref.load/store;
+/// vector-to-llvm's GEPs for vector.load/store (the 16-byte copies) carry
+/// no flags (vector.load itself may read out of bounds), but fa's kernels
+/// form every global index as sums and products of non-negative values
+/// (the descriptor's offset, batch, head, row, column, strides) below 2^31
+/// (the runtime's limit), so those are non-negative too: a flagless GEP
+/// qualifies where every use is the address of a vector load or store, or
+/// the base of a qualifying GEP (the descriptor's offset, then the index).
+static bool nonNegativeIndex(LLVM::GEPOp op, int depth = 0) {
+  if (bitEnumContainsAll(op.getNoWrapFlags(), LLVM::GEPNoWrapFlags::nuw))
+    return true;
+  if (depth > 2 || op->use_empty())
+    return false;
+  return llvm::all_of(op->getUses(), [&](OpOperand &use) {
+    Operation *user = use.getOwner();
+    if (auto load = dyn_cast<LLVM::LoadOp>(user))
+      return isa<VectorType>(load.getType());
+    if (auto store = dyn_cast<LLVM::StoreOp>(user))
+      return use.getOperandNumber() == 1 &&
+             isa<VectorType>(store.getValue().getType());
+    auto next = dyn_cast<LLVM::GEPOp>(user);
+    return next && next.getBase() == op.getResult() &&
+           nonNegativeIndex(next, depth + 1);
+  });
+}
+
 static void useByteOffsets(Operation *root) {
   SmallVector<LLVM::GEPOp> geps;
   root->walk([&](LLVM::GEPOp op) {
@@ -238,8 +263,7 @@ static void useByteOffsets(Operation *root) {
     if (raw.size() != 1 || raw[0] != LLVM::GEPOp::kDynamicIndex)
       return;
     Value index = op.getDynamicIndices()[0];
-    if (!index.getType().isInteger(32) ||
-        !bitEnumContainsAll(op.getNoWrapFlags(), LLVM::GEPNoWrapFlags::nuw))
+    if (!index.getType().isInteger(32) || !nonNegativeIndex(op))
       return;
     geps.push_back(op);
   });
