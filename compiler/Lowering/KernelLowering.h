@@ -127,8 +127,9 @@ private:
   Value unitRow(Value u, int64_t rr, const FetchShape &f);
   /// The staging element index of row `rr` of unit `i` of this thread.
   Value stagingSlot(Value i, int64_t rr, const FetchShape &f);
-  /// fa.fetch_tile: the thread's units as one vector (FetchShape order).
-  Value fetchTile(FetchTileOp op);
+  /// fa.fetch_tile: the thread's units as one vector (FetchShape order);
+  /// `guardedOnly`: without the version for blocks whose rows all exist.
+  Value fetchTile(FetchTileOp op, bool guardedOnly = false);
   Value fetchRows(FetchTileOp op, bool scalarLoads);
   /// fa.stage_tile: the fetched units into LDS, in the buffer's layout.
   void stageTile(StageTileOp op);
@@ -286,6 +287,9 @@ private:
   /// How fa.copy_tile copies: decided per copy (a branch), or fixed by the
   /// version of a loop being lowered (lowerFor).
   enum class CopyPath { Dynamic, Vector, Scalar } copyPath = CopyPath::Dynamic;
+  /// Set while lowering the version of a fetch whose rows all exist (a
+  /// uniform branch): loadUnitRow then tests no row bound.
+  bool rowsInRange = false;
   Operation *preambleEnd = nullptr; // values recomputed from outside go after
   std::string failure;
 };

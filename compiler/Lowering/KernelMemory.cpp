@@ -113,9 +113,11 @@ Value KernelLowering::loadUnitRow(const Global &g, Value base, Value row0,
   if (packing.group || paging.table) {
     std::tie(rowBase, inRange) = rowStart(g, base, row0, r);
   } else {
-    inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
-                                    arith::AddIOp::create(b, loc, row0, r),
-                                    rowLimit(g));
+    inRange = rowsInRange
+                  ? Value(arith::ConstantIntOp::create(b, loc, 1, 1))
+                  : Value(arith::CmpIOp::create(
+                        b, loc, arith::CmpIPredicate::slt,
+                        arith::AddIOp::create(b, loc, row0, r), rowLimit(g)));
     rowOffset = arith::MulIOp::create(b, loc, r, g.sl);
   }
   if (valid)
@@ -510,15 +512,43 @@ Value KernelLowering::fetchRows(FetchTileOp op, bool scalarLoads) {
   return all;
 }
 
-Value KernelLowering::fetchTile(FetchTileOp op) {
+Value KernelLowering::fetchTile(FetchTileOp op, bool guardedOnly) {
   // The distribution is the vector path's whichever loads fill it, so that
   // a fetch outside a loop versioned on alignment (the prologue) feeds
   // either version.
   Type elt = op.getSource().getType().getElementType();
   FetchShape f = fetchShape(elt, ldsBuffers[op.getBuffer()].layout);
+  auto type = VectorType::get({f.iters * f.unitRows * f.width}, elt);
+  // A block whose rows all exist (every one but a ragged last) takes a
+  // version of the 16-byte loads without row guards, on a uniform branch:
+  // no zero-fill, compare or exec mask per load (dense rows of a register-
+  // staged fetch only; paged, varlen and staged fetches keep theirs).
+  if (!guardedOnly && f.width > 1 && copyPath != CopyPath::Scalar &&
+      !op.getPageTable() && !op.getSeqStart() &&
+      !staging.lookup(op.getBuffer())) {
+    const Global &g = globals.lookup(op.getSource());
+    // (The planted bug also takes a block one row short of full.)
+    const int64_t rows = ldsBuffers[op.getBuffer()].layout.rows -
+                         (bug == PlantedBug::FullBlockOneRowShort ? 1 : 0);
+    Value all = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::sle,
+        arith::AddIOp::create(b, loc, *scalar(op.getRow()), idx(rows)),
+        rowLimit(g));
+    if (copyPath == CopyPath::Dynamic)
+      all = arith::AndIOp::create(b, loc, all, vectorCopyOk(g));
+    auto ifOp = scf::IfOp::create(b, loc, TypeRange{type}, all,
+                                  /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    rowsInRange = true;
+    scf::YieldOp::create(b, loc, fetchRows(op, /*scalarLoads=*/false));
+    rowsInRange = false;
+    b.setInsertionPointToStart(ifOp.elseBlock());
+    scf::YieldOp::create(b, loc, fetchTile(op, /*guardedOnly=*/true));
+    return ifOp.getResult(0);
+  }
   if (f.width == 1 || copyPath != CopyPath::Dynamic)
     return fetchRows(op, f.width == 1 || copyPath == CopyPath::Scalar);
-  auto type = VectorType::get({f.iters * f.unitRows * f.width}, elt);
   auto ifOp = scf::IfOp::create(b, loc, TypeRange{type},
                                 vectorCopyOk(globals.lookup(op.getSource())),
                                 /*withElseRegion=*/true);

@@ -127,6 +127,10 @@ static const PlantedBugInfo kBugs[] = {
     {PlantedBug::AlibiWrongEnd, "alibi-wrong-end", "fa-lower-to-gpu",
      "ALiBi: the distance is measured from the start, |i - j|, instead of "
      "from the end, |i + Lk - Lq - j|"},
+    {PlantedBug::FullBlockOneRowShort, "full-block-one-row-short",
+     "fa-lower-to-gpu",
+     "a register-staged fetch takes its version without row guards for a "
+     "block one row short of full too (its last row, past L, is read)"},
     {PlantedBug::PipelineNoBarrier, "pipeline-no-barrier", "fa-double-buffer",
      "the barrier before the pipelined loop's first LDS store is removed, so "
      "block n+1 overwrites a slot other threads still read"},

@@ -94,6 +94,8 @@ enum class PlantedBug {
                           ///< past the diagonal masked
   AlibiWrongEnd,          ///< ALiBi: distance |i - j| (from the start, not
                           ///< |i + Lk - Lq - j| from the end)
+  FullBlockOneRowShort,   ///< a fetch's unguarded version taken for a block
+                          ///< one row short of full (reads row L)
   // fa-double-buffer (Level 1b)
   PipelineNoBarrier, ///< a staged K/V tile overwrites its slot unsynchronised
 };

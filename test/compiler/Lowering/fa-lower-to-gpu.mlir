@@ -13,6 +13,11 @@
 
 // fa-lower-to-gpu straight after fa-promote (constants still inside the grid).
 // RUN: fa-opt %t/attention.mlir --fa-tile="target=gfx906 block-m=64 block-n=32" --fa-promote --fa-lower-to-gpu=share-rows=off | FileCheck %s --check-prefix=RAW
+// Register-staged fetches (fa-double-buffer) get a version without row
+// guards for blocks whose rows all exist; sm_90's cp.async staging keeps
+// its per-row byte counts (no such version).
+// RUN: fa-opt %t/attention.mlir --fa-tile="target=gfx906 block-m=64 block-n=32" --fa-promote --fa-double-buffer --canonicalize --cse --fa-lower-to-gpu=share-rows=off --canonicalize --cse | FileCheck %s --check-prefix=FULLBLOCK
+// RUN: fa-opt %t/attention.mlir --fa-tile="target=sm_90 block-m=64 block-n=32 stages=2" --fa-promote --fa-double-buffer --canonicalize --cse --fa-lower-to-gpu --canonicalize --cse | FileCheck %s --check-prefix=STAGED
 
 // A branch of stores (the split kernel's direct write at S = 1): an scf.if
 // on the same condition, each side's stores lowered inside it.
@@ -39,6 +44,27 @@
 // PLANT-OTHER-PASS: error: planted bug 'gqa-modulo' is planted by fa-tile, not fa-lower-to-gpu
 
 //--- attention.mlir
+// K of block n+1 (8 halves a thread): rows n0+32 .. n0+63 all below Lk
+// take the loads without a guard; the rest (the ragged last block) the
+// guarded ones, 0 where a row is missing.
+// FULLBLOCK: scf.for %{{.+}} iter_args
+// V's fetch first (two rows a unit), the same way:
+// FULLBLOCK: arith.cmpi sle
+// FULLBLOCK-NEXT: scf.if %{{[^ ]+}} -> (vector<16xf16>) {
+// FULLBLOCK: %[[END:[^ ]+]] = arith.addi %{{[^,]+}}, %c32 : index
+// FULLBLOCK-NEXT: %[[ALL:[^ ]+]] = arith.cmpi sle, %[[END]], %{{[^ ]+}} : index
+// FULLBLOCK-NEXT: scf.if %[[ALL]] -> (vector<8xf16>) {
+// FULLBLOCK-NOT: scf.if
+// FULLBLOCK-NOT: arith.cmpi
+// FULLBLOCK: vector.load %{{[^[]+}}[%{{[^]]+}}] {alignment = 16 : i64} : memref<?xf16, strided<[1], offset: ?>>, vector<8xf16>
+// FULLBLOCK-NEXT: scf.yield
+// FULLBLOCK-NEXT: } else {
+// FULLBLOCK-NOT: vector.load
+// FULLBLOCK: arith.cmpi slt
+// FULLBLOCK: scf.if %{{[^ ]+}} -> (vector<8xf16>) {
+// FULLBLOCK-NEXT: vector.load
+// STAGED: nvgpu.device_async_copy
+// STAGED-NOT: arith.cmpi sle
 
 // CHECK: module attributes {gpu.container_module}
 
