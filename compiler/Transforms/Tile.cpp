@@ -470,16 +470,15 @@ void TileBuilder::build(AttentionOp op, const OpFacts &facts, Value q, Value k,
         arith::MulFOp::create(b, loc, slopeRows, splat(rowsType, log2e));
   const double scale = bug == PlantedBug::NoScale ? 1.0 : facts.scale;
   Value scoreScale = splat(sType, scale * log2e);
+  const double softcap = op.getSoftcapOr();
   // Without softcap and ALiBi (which act on the scaled scores) the scale
   // folds into the exponent: the row max of the raw masked scores times
   // c = scale·log2(e) is the max of the scaled ones (c > 0; rounding is
   // monotone, so m is the same value), and P = 2^fma(s, c, -m), one fused
   // multiply-add per score where a multiply and a subtraction were.
-  const bool foldScale = op.getSoftcapOr() <= 0 && !slopeRows &&
-                         scale * log2e > 0;
+  const bool foldScale = softcap <= 0 && !slopeRows && scale * log2e > 0;
   Value rowScale = foldScale ? splat(rowsType, scale * log2e) : Value();
   // Softcap c: the scores' factor 2·log2(e)·scale/c, and c·log2(e).
-  const double softcap = op.getSoftcapOr();
   Value capScale, capOut, ones, twos;
   if (softcap > 0) {
     capScale = splat(sType, 2.0 * log2e * scale / softcap);
