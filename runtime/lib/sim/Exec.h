@@ -194,6 +194,17 @@ inline uint64_t scalar64(const Wave &w, const Operand &o) {
   return scalar32(w, o);
 }
 
+/// Lane `l`'s address of a GLOBAL/FLAT instruction (saddr + 32-bit vaddr,
+/// or a 64-bit vaddr; plus the offset).
+inline uint64_t globalAddress(const Wave &w, const Instruction &in,
+                              unsigned l) {
+  const Operand &vaddr = in.src[0], &saddr = in.src[2];
+  if (saddr.kind != OperandKind::None)
+    return scalar64(w, saddr) + w.vgpr(vaddr.index)[l] + int64_t(in.offset);
+  return (w.vgpr(vaddr.index)[l] | uint64_t(w.vgpr(vaddr.index + 1)[l]) << 32) +
+         int64_t(in.offset);
+}
+
 /// Writes a scalar destination's dword `i`.
 inline void setScalar(Wave &w, const Operand &o, unsigned i, uint32_t x) {
   int r = scalarIndex(o);

@@ -292,16 +292,6 @@ bool dsPermute(Wave &w, const Instruction &in, ExecContext &ctx) {
 // Global and flat memory
 //===----------------------------------------------------------------------===//
 
-/// Lane `l`'s address of a GLOBAL/FLAT instruction.
-inline uint64_t globalAddress(const Wave &w, const Instruction &in,
-                              unsigned l) {
-  const Operand &vaddr = in.src[0], &saddr = in.src[2];
-  if (saddr.kind != OperandKind::None)
-    return scalar64(w, saddr) + w.vgpr(vaddr.index)[l] + int64_t(in.offset);
-  return (w.vgpr(vaddr.index)[l] | uint64_t(w.vgpr(vaddr.index + 1)[l]) << 32) +
-         int64_t(in.offset);
-}
-
 /// The host pointer for lane `l`'s global access, or nullptr with the error.
 inline uint8_t *globalCheck(Wave &w, const Instruction &in, ExecContext &ctx,
                             unsigned l, uint64_t addr, unsigned bytes,

@@ -238,18 +238,34 @@ void fa::sim::traceMemoryAccess(TraceEntry &e, const Wave &w,
     e.extra = dwords;
     return;
   }
-  if ((in.enc != Encoding::GLOBAL && in.enc != Encoding::FLAT) ||
-      (in.info().flags & OF_NoDst) || !w.exec())
+  const uint64_t exec = w.exec();
+  if ((in.enc != Encoding::GLOBAL && in.enc != Encoding::FLAT) || !exec)
     return;
-  const unsigned l = unsigned(__builtin_ctzll(w.exec()));
-  const Operand &vaddr = in.src[0], &saddr = in.src[2];
-  uint64_t a = saddr.kind != OperandKind::None
-                   ? scalar64(w, saddr) + w.vgpr(vaddr.index)[l]
-                   : (w.vgpr(vaddr.index)[l] |
-                      uint64_t(w.vgpr(vaddr.index + 1)[l]) << 32);
-  a += int64_t(in.offset);
-  // 0 reads as "no line"; a line 0 access is not shared data anyway.
-  e.extra = uint32_t(a >> 6);
+  // The distinct 64-byte lines of the active lanes' accesses (an access
+  // of up to 16 bytes spans at most two); lanes are sorted by line in
+  // small runs, so a short list of the lines seen is enough.
+  const unsigned bytes = std::max(1u, memoryBytesPerLane(in));
+  uint64_t seen[2 * kWaveLanes];
+  unsigned lines = 0;
+  auto note = [&](uint64_t line) {
+    for (unsigned i = lines; i-- > 0;)
+      if (seen[i] == line)
+        return;
+    seen[lines++] = line;
+  };
+  for (uint64_t m = exec; m; m &= m - 1) {
+    const uint64_t a = globalAddress(w, in, unsigned(__builtin_ctzll(m)));
+    note(a >> 6);
+    if ((a + bytes - 1) >> 6 != a >> 6)
+      note((a + bytes - 1) >> 6);
+  }
+  e.lines = uint16_t(lines);
+  if (in.info().flags & OF_NoDst)
+    return; // a store: no data for the L2 model
+  // The first active lane's line: 0 reads as "no line"; a line 0 access is
+  // not shared data anyway.
+  e.extra = uint32_t(globalAddress(w, in, unsigned(__builtin_ctzll(exec))) >>
+                     6);
 }
 
 /// The bytes `in` touches and its lanes' address pattern, into `r`.

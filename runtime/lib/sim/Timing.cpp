@@ -43,6 +43,7 @@ TimingParams::TimingParams(unsigned v) {
     return; // the member initialisers are version 1's
   // Version 2 (docs/gfx906-timing.md has each value's source).
   ldsBroadcast = 1;
+  globalLines = 1;
   ldsBytesPerCycle = 128;
   hbmReadBytesPerSecond = 1024e9;
   hbmWriteBytesPerSecond = 743e9;
@@ -84,6 +85,7 @@ template <typename P, typename F> static void forEachParam(P &p, F f) {
   f("lds_latency", p.ldsLatency);
   f("smem_latency", p.smemLatency);
   f("lds_broadcast", p.ldsBroadcast);
+  f("global_lines", p.globalLines);
   f("hbm_read_bytes_per_s", p.hbmReadBytesPerSecond);
   f("hbm_write_bytes_per_s", p.hbmWriteBytesPerSecond);
   f("hbm_efficiency", p.hbmEfficiency);
@@ -108,7 +110,8 @@ std::string TimingParams::describe() const {
 
 /// The keys whose value may be 0 (a v2 mechanism switched off).
 static bool mayBeZero(const std::string &key) {
-  return key == "lds_broadcast" || key == "vmem_in_flight" ||
+  return key == "lds_broadcast" || key == "global_lines" ||
+         key == "vmem_in_flight" ||
          key == "l2_bytes" || key == "l2_share_yz";
 }
 
@@ -588,7 +591,13 @@ SampleTiming CuReplay::run(const WorkgroupTrace &wg, unsigned copies) {
         break;
       }
       case Unit::Vmem: {
+        // v2: lanes that read one line share it: at most the distinct
+        // lines the lanes touch move (64 bytes each); a line only partly
+        // used is charged the lanes' bytes, its rest left to the other
+        // instructions that read it (as v1 charges every access).
         double bytes = double(e.lanes) * k.bytesPerLane;
+        if (p.globalLines && e.lines && !k.scratch)
+          bytes = std::min(bytes, 64.0 * e.lines);
         double xfer = bytes / (k.store ? hbmWritePerCycle : hbmReadPerCycle);
         double latency = p.globalLatency;
         if (k.scratch && scratchInL2) {

@@ -97,6 +97,10 @@ struct TimingParams {
   /// v2: 1 = a DS access is charged the distinct dwords it touches (lanes
   /// reading one dword are served together), 0 = every lane's bytes.
   unsigned ldsBroadcast = 0;
+  /// v2: 1 = a global load or store moves at most the distinct 64-byte
+  /// lines its lanes touch (lanes reading one line share it), 0 = every
+  /// lane's bytes. Scratch keeps the lanes' bytes.
+  unsigned globalLines = 0;
 
   double hbmReadBytesPerSecond = 850e9;  ///< 800-890 GB/s measured
   double hbmWriteBytesPerSecond = 617e9; ///< fit to the 715 GB/s copy
@@ -143,6 +147,9 @@ struct TraceEntry {
   /// first active lane's address, truncated to 32 bits (which data it is,
   /// for the L2 model); else 0.
   uint32_t extra = 0;
+  /// Global/flat loads and stores: the distinct 64-byte lines its active
+  /// lanes touch (v2's `global_lines`); else 0.
+  uint16_t lines = 0;
 };
 
 struct WorkgroupTrace {

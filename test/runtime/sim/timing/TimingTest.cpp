@@ -101,8 +101,9 @@ const SimModule &module(const std::string &name) {
 /// Device memory for a kernel: `bytes` not initialised (untouched pages
 /// cost nothing; only the sampled workgroups' parts are read).
 struct Buffer {
+  // 256-byte aligned, as a device allocation is (v2 counts 64-byte lines).
   explicit Buffer(size_t bytes) : bytes(bytes) {
-    data = static_cast<uint8_t *>(std::malloc(bytes));
+    data = static_cast<uint8_t *>(std::aligned_alloc(256, (bytes + 255) & ~size_t(255)));
   }
   ~Buffer() { std::free(data); }
   uint64_t addr() const { return uint64_t(reinterpret_cast<uintptr_t>(data)); }
@@ -525,6 +526,46 @@ TEST(TimingV2, RequestsInFlightCapTheCu) {
       std::max(p.vmemIssueCycles, 1024 / share) + p.globalLatency;
   rule("v2: 1 request in flight, 128 loads of 1 KiB", "hbm_read, 60x256",
        128 * perLoad, r.est.cycles, r.est.limitedBy);
+}
+
+TEST(TimingV2, GlobalLoadsChargeAtMostTheirLines) {
+  // hbm_read_quad: four lanes on each 16 bytes, so a global_load_dwordx4
+  // of 64 lanes touches 4 lines of 64 bytes (256 bytes) where every lane's
+  // bytes are 1 KiB. 60 workgroups, one per CU: each CU's HBM share is a
+  // 60th, under which a load's transfer (256 or 1024 bytes) exceeds
+  // vmemIssueCycles, so the VMEM unit's busy cycles per load are the
+  // transfer's (the L2 model off: nothing is shared). hbm_read's
+  // contiguous loads touch 16 whole lines: the same charge either way;
+  // hbm_read_spread's 64 lines a load are charged the lanes' 1 KiB, not
+  // 4 KiB (the rest of each line is other loads' data).
+  const uint32_t trips = 8, grid = 60;
+  Buffer src(size_t(grid) * trips * 16384 + 16384);
+  auto perLoad = [&](const char *kernel, const char *changes) {
+    TimingParams p = v2(changes);
+    Result r = estimate("hbm.hsaco", kernel, grid, 256,
+                        Kernarg().u64(src.addr()).u32(trips),
+                        {src.region(false, "src")}, 1, p);
+    const SampleTiming &s = r.est.samples.at(0);
+    EXPECT_EQ(r.counts.at("global_load_dwordx4"),
+              uint64_t(4) * trips * r.waves);
+    return s.busy.vmem / double(s.resident * 4 * 4 * trips);
+  };
+  const TimingParams p = v2();
+  EXPECT_EQ(p.globalLines, 1u);
+  const double share =
+      p.hbmEfficiency * p.hbmReadBytesPerSecond / grid / p.clockHz;
+  rule("v2: global_load_dwordx4, 4 lanes a 16 bytes", "hbm_read_quad",
+       std::max(p.vmemIssueCycles, 256 / share),
+       perLoad("hbm_read_quad", "l2_bytes=0"), "vmem");
+  rule("v2 global_lines=0: the same loads", "hbm_read_quad",
+       std::max(p.vmemIssueCycles, 1024 / share),
+       perLoad("hbm_read_quad", "l2_bytes=0 global_lines=0"), "vmem");
+  rule("v2: contiguous global_load_dwordx4", "hbm_read",
+       std::max(p.vmemIssueCycles, 1024 / share),
+       perLoad("hbm_read", "l2_bytes=0"), "vmem");
+  rule("v2: global_load_dwordx4, lanes 64 bytes apart", "hbm_read_spread",
+       std::max(p.vmemIssueCycles, 1024 / share),
+       perLoad("hbm_read_spread", "l2_bytes=0"), "vmem");
 }
 
 TEST(TimingV2, L2HitsOfSharedData) {

@@ -89,3 +89,39 @@ KERNEL hbm_read_shared
   READ_TRIPS
   s_endpgm
 KD hbm_read_shared, 24, 8, 0
+
+// hbm_read_quad: hbm_read with four lanes on each 16 bytes (lane l at
+// 16 * (l / 4) + 4096 * k): every global_load_dwordx4 touches 4 lines of
+// 64 bytes for its 64 lanes x 16 bytes (v2's `global_lines`). Kernarg as
+// hbm_read's; the same chunks.
+KERNEL hbm_read_quad
+  s_load_dwordx2 s[4:5], s[0:1], 0x0
+  s_load_dword s6, s[0:1], 0x8
+  v_lshrrev_b32 v0, 2, v0            // lane / 4
+  LANE_OFFSETS
+  s_waitcnt lgkmcnt(0)
+  s_lshl_b32 s7, s6, 14              // chunk = trips * 16 KiB
+  s_mul_i32 s7, s7, s2               // this workgroup's chunk
+  s_add_u32 s4, s4, s7
+  s_addc_u32 s5, s5, 0
+  READ_TRIPS
+  s_endpgm
+KD hbm_read_quad, 24, 8, 0
+
+// hbm_read_spread: hbm_read with lanes 64 bytes apart (lane l at 64 * l +
+// 4096 * k): every global_load_dwordx4 touches 64 lines for its 64 lanes x
+// 16 bytes. Kernarg as hbm_read's; a workgroup reads up to 28 KiB - 16
+// past its chunk's trip base.
+KERNEL hbm_read_spread
+  s_load_dwordx2 s[4:5], s[0:1], 0x0
+  s_load_dword s6, s[0:1], 0x8
+  v_lshlrev_b32 v0, 2, v0            // 4 * lane
+  LANE_OFFSETS
+  s_waitcnt lgkmcnt(0)
+  s_lshl_b32 s7, s6, 14              // chunk = trips * 16 KiB
+  s_mul_i32 s7, s7, s2               // this workgroup's chunk
+  s_add_u32 s4, s4, s7
+  s_addc_u32 s5, s5, 0
+  READ_TRIPS
+  s_endpgm
+KD hbm_read_spread, 24, 8, 0
