@@ -699,6 +699,32 @@ bool vCmpFloat(Wave &w, const Instruction &in, ExecContext &) {
   return true;
 }
 
+/// v_cmp_*_f16: the low halves of the sources as f16 (exactly in f32),
+/// VOP3's abs/neg on their sign bits; bits 31:16 are ignored.
+template <int Kind>
+bool vCmpHalf(Wave &w, const Instruction &in, ExecContext &ctx) {
+  if (in.opSel)
+    return ctx.fail(w, in, ErrorCode::Unsupported,
+                    "op_sel on an f16 compare");
+  uint32_t t0[kWaveLanes], t1[kWaveLanes];
+  const uint32_t *a = vsrc32(w, in.src[0], t0);
+  const uint32_t *b = vsrc32(w, in.src[1], t1);
+  auto half = [&](uint32_t x, int i) {
+    uint16_t h = uint16_t(x);
+    if ((in.abs >> i) & 1)
+      h &= 0x7fff;
+    if ((in.neg >> i) & 1)
+      h ^= 0x8000;
+    return f16ToF32(h);
+  };
+  uint64_t mask = 0;
+  forLanes(w.exec(), [&](unsigned l) {
+    mask |= uint64_t(fcmp(Kind, half(a[l], 0), half(b[l], 1))) << l;
+  });
+  setScalar64(w, in.dst[0], mask);
+  return true;
+}
+
 /// The class number v_cmp_class_* tests for an IEEE value of `Bits` bits:
 /// 0 signalling NaN, 1 quiet NaN, 2 -inf, 3 -normal, 4 -denormal, 5 -0,
 /// 6 +0, 7 +denormal, 8 +normal, 9 +inf. From the bits, so that a denormal
@@ -980,6 +1006,7 @@ void fa::sim::registerValuFloat(ExecFn *t) {
                 Op::V_CVT_I16_F16})
     set(op, vConvert);
 #define FCMP(NAME, KIND)                                                       \
+  set(Op::V_CMP_##NAME##_F16, vCmpHalf<KIND>);                                 \
   set(Op::V_CMP_##NAME##_F32, vCmpFloat<KIND, false>);                         \
   set(Op::V_CMP_##NAME##_F64, vCmpFloat<KIND, true>);
   FCMP(LT, 1)

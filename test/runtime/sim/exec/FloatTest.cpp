@@ -218,6 +218,36 @@ TEST(SimFloat, CmpClassF16) {
   EXPECT_EQ(r.w.vcc(), 0x3ffull);
 }
 
+TEST(SimFloat, CmpF16) {
+  // The IEEE predicates on the low halves (bits 31:16 ignored): lane l
+  // compares a[l] with b[l]; lanes 10 and up compare +0 with +0.
+  // 0: 1 < 2; 1: 2 > 1; 2: 1 == 1; 3: NaN vs 1 (unordered); 4: -0 == +0;
+  // 5: -inf < 65504; 6: the least denormal > +0; 7: 1.0 == 1.0 with
+  // 0xffff above a; 8: -1 == -1; 9: 1 > -1.
+  const uint32_t a[10] = {0x3c00, 0x4000, 0x3c00, 0x7e00, 0x8000,
+                          0xfc00, 0x0001, 0xffff3c00, 0xbc00, 0x3c00};
+  const uint32_t b[10] = {0x4000, 0x3c00, 0x3c00, 0x3c00, 0x0000,
+                          0x7bff, 0x0000, 0x3c00, 0xbc00, 0xbc00};
+  auto cmp = [&](std::vector<uint32_t> code) {
+    WaveRun r(code);
+    r.setV(0, [&](unsigned l) { return l < 10 ? a[l] : 0u; });
+    r.setV(1, [&](unsigned l) { return l < 10 ? b[l] : 0u; });
+    EXPECT_TRUE(r.run().ok());
+    return code.size() == 1 ? r.w.vcc() : r.w.sgpr64(4);
+  };
+  const uint64_t rest = ~uint64_t(0) << 10;
+  EXPECT_EQ(cmp({0x7c420300}), 0x021ull); // v_cmp_lt_f16: lanes 0, 5
+  // v_cmp_eq_f16: 2, 4, 7, 8 and +0 == +0
+  EXPECT_EQ(cmp({0x7c440300}), rest | 0x194ull);
+  EXPECT_EQ(cmp({0x7c5c0300}), ~0x021ull);     // v_cmp_nlt_f16: not lt
+  EXPECT_EQ(cmp({0x7c500300}), 0x008ull);      // v_cmp_u_f16: the NaN
+  EXPECT_EQ(cmp({0x7c5a0300}), 0x26bull);      // v_cmp_neq_f16: 0 1 3 5 6 9
+  EXPECT_EQ(cmp({0x7c4a0300}), 0x263ull);      // v_cmp_lg_f16: neq, ordered
+  // v_cmp_eq_f16_e64 s[4:5], -v0, |v1|: -(-0) == |+0| (4), -(-1) == |-1|
+  // (8), -0 == |+0| (10 and up); -1 == |1| at lane 2 is false.
+  EXPECT_EQ(cmp({0xd0220204, 0x20020300}), rest | 0x110ull);
+}
+
 TEST(SimFloat, CmpClassModifiers) {
   // |x| of each class, tested for the NaN and positive classes: all true.
   // Lanes 10 and up: |-1| tested for -normal, false.
