@@ -55,16 +55,19 @@ bench-deps:
 
 # GGML=/path/to/ggml (or llama.cpp) adds, to this target and to
 # bench-decode-gfx906, llama.cpp's FlashAttention kernels estimated on fa's
-# shapes by the same models (bench/gfx906_vs_llama.py, docs/gfx906-timing.md).
+# shapes by the same models (bench/gfx906_vs_llama.py, docs/gfx906-timing.md);
+# LLAMA_CLANG=clang-19 compiles them with the LLVM of ROCm 6.4 (Debian 12's
+# clang-19, as the committed tables and v2's calibration do; default clang 22).
+LLAMA_CLANG_ARG = $(if $(LLAMA_CLANG),--clang $(LLAMA_CLANG))
 bench-gfx906: deps bench-deps $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS) --target fac fa-run
 	$(BENCH_PYTHON) bench/gfx906.py --build $(BUILD) --jobs 2 \
 	  --out bench/results/$$(date +%F)-gfx906-sim
 	$(if $(GGML),/usr/bin/python3 bench/gfx906_vs_llama.py --what prefill \
-	  --ggml $(GGML) --build $(BUILD) \
+	  --ggml $(GGML) --build $(BUILD) $(LLAMA_CLANG_ARG) \
 	  --out bench/results/$$(date +%F)-gfx906-vs-llama)
 	$(if $(GGML),/usr/bin/python3 bench/gfx906_vs_llama.py \
-	  --what prefill-dense --ggml $(GGML) --build $(BUILD) \
+	  --what prefill-dense --ggml $(GGML) --build $(BUILD) $(LLAMA_CLANG_ARG) \
 	  --out bench/results/$$(date +%F)-gfx906-vs-llama)
 
 # The decode estimate on gfx906 (bench/decode_gfx906.py; never a test):
@@ -76,7 +79,7 @@ bench-decode-gfx906: deps bench-deps $(BUILD)/build.ninja
 	$(BENCH_PYTHON) bench/decode_gfx906.py --build $(BUILD) --jobs 2 \
 	  --out bench/results/$$(date +%F)-gfx906-decode $(DECODE_GFX906_ARGS)
 	$(if $(GGML),/usr/bin/python3 bench/gfx906_vs_llama.py --what decode \
-	  --ggml $(GGML) --build $(BUILD) \
+	  --ggml $(GGML) --build $(BUILD) $(LLAMA_CLANG_ARG) \
 	  --out bench/results/$$(date +%F)-gfx906-vs-llama)
 
 clean:

@@ -60,7 +60,10 @@ STUBS = {
     "corpus_prelude.h": r"""
 // Force-included before ggml's sources.
 #pragma once
-// clang's HIP wrapper leaves out hip_fp16_math_fwd.h, which declares these.
+// clang 22's HIP wrapper leaves out hip_fp16_math_fwd.h, which declares
+// these; clang 15, 16 and 19 define them in their own
+// __clang_hip_libdevice_declares.h.
+#if __clang_major__ > 19
 typedef _Float16 __fa_2f16 __attribute__((ext_vector_type(2)));
 __attribute__((device)) inline _Float16 __llvm_amdgcn_rcp_f16(_Float16 x) {
   return (_Float16)__builtin_amdgcn_rcph(x);
@@ -71,6 +74,7 @@ __attribute__((device)) inline __fa_2f16 __llvm_amdgcn_rcp_2f16(T x) {
   return __fa_2f16{(_Float16)__builtin_amdgcn_rcph(v.x),
                    (_Float16)__builtin_amdgcn_rcph(v.y)};
 }
+#endif
 #include <hip/hip_runtime.h>
 #include <hip/hip_fp16.h>
 // ROCm 5.2 shuffles only 32/64-bit arithmetic types; ggml shuffles half2.
@@ -181,6 +185,12 @@ def find_ggml_cuda(checkout):
              "checkout?)" % checkout)
 
 
+def compiler_version(clang):
+    """The compiler's first --version line (e.g. "Debian clang version
+    19.1.7 (3~deb12u1)")."""
+    return run([clang, "--version"]).splitlines()[0].strip()
+
+
 def compile_kernels(cuda, work, names, clang):
     ggml = os.path.dirname(os.path.dirname(cuda))  # the folder with include/
     stub = os.path.join(work, "stub")
@@ -197,11 +207,16 @@ def compile_kernels(cuda, work, names, clang):
         link += ["-Xclang", "-mlink-builtin-bitcode", "-Xclang",
                  os.path.join(DEVICE_LIBS, lib + ".bc")]
     out = {}
+    # A code object is reused only from the same compiler (its version
+    # line beside it) and a source no newer than it.
+    version = compiler_version(clang)
     for name in names:
         hsaco = os.path.join(work, name + ".hsaco")
         src = os.path.join(cuda, SOURCES[name])
-        if not os.path.exists(hsaco) or os.path.getmtime(hsaco) < \
-                os.path.getmtime(src):
+        stamp = hsaco + ".compiler"
+        same = os.path.exists(stamp) and open(stamp).read() == version
+        if not same or not os.path.exists(hsaco) or \
+                os.path.getmtime(hsaco) < os.path.getmtime(src):
             t = time.time()
             run([clang, "-x", "hip", "--offload-arch=gfx906",
                  "--cuda-device-only", "--no-gpu-bundle-output", "-nogpulib",
@@ -211,6 +226,8 @@ def compile_kernels(cuda, work, names, clang):
                  "-I", os.path.join(ggml, "include"),
                  "-I", os.path.join(ggml, "src"), "-I", cuda] + link +
                 [src, "-o", hsaco])
+            with open(stamp, "w") as f:
+                f.write(version)
             print("compiled %s (%.0f s)" % (name, time.time() - t),
                   flush=True)
         out[name] = hsaco

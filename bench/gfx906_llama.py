@@ -450,7 +450,8 @@ def calibrate(args):
     detail = {}
     model_params = []
     for name, path in versions.items():
-        fa = GgmlFa(path, os.path.join(args.work, "work-" + name), args.build)
+        fa = GgmlFa(path, os.path.join(args.work, "work-" + name), args.build,
+                    args.clang)
         # The models and microbatch sizes of the pairs this version is a
         # side of.
         runs = sorted({(p[0], p[3]) for p in PR_PAIRS if name in p[1:3] and
@@ -485,6 +486,7 @@ def calibrate(args):
     res = dict(date=datetime.date.today().isoformat(), models=models,
                model_params=model_params,
                versions={k: VERSIONS.get(k, "") for k in versions},
+               compiler=gc.compiler_version(args.clang),
                samples=args.samples, points=args.points, shape=GEMMA_2B,
                nets=NETS,
                pairs=pairs, detail=detail)
@@ -600,6 +602,9 @@ def main():
     c.add_argument("--models", default="|".join(CALIBRATION_MODELS))
     c.add_argument("--samples", type=int, default=3)
     c.add_argument("--points", type=int, default=6)
+    c.add_argument("--clang", default=gc.LLVM + "/clang",
+                   help="the compiler of llama.cpp's kernels (the committed "
+                   "calibration: clang-19, the LLVM of ROCm 6.4)")
     c.add_argument("--ubatches", default="",
                    help="only these microbatch sizes (comma-separated)")
     args = ap.parse_args()

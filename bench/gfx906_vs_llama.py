@@ -33,6 +33,7 @@ every section).
 """
 import argparse
 import datetime
+import hashlib
 import json
 import os
 import platform
@@ -89,6 +90,35 @@ def compile_fa(fac, work, d, causal, extra, name):
     return out, None
 
 
+def build_stamp(paths):
+    """A digest of the files fa's kernels and estimates come from (fac,
+    fa-run, the build's shared libraries): the folder of WORK that caches
+    them, so that a rebuilt compiler or timing model is never served an
+    earlier build's kernels or estimates."""
+    h = hashlib.sha256()
+    for path in paths:
+        h.update(os.path.basename(path).encode())
+        with open(path, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                h.update(chunk)
+    return h.hexdigest()[:12]
+
+
+def fa_libraries(binaries):
+    """The libfa* shared libraries the binaries load (their RUNPATH may
+    name another build's lib/ than --build's)."""
+    libs = set()
+    for exe in binaries:
+        p = subprocess.run(["ldd", exe], capture_output=True, text=True)
+        for line in p.stdout.splitlines():
+            parts = line.split("=>")
+            if len(parts) == 2 and parts[0].strip().startswith("libfa"):
+                path = parts[1].split("(")[0].strip()
+                if os.path.exists(path):
+                    libs.add(os.path.realpath(path))
+    return sorted(libs)
+
+
 def fa_estimate(fa_run, hsaco, shape, model, samples, work, tag):
     b, hq, hkv, lq, lk = shape
     out = os.path.join(work, "%s_%s_%s_s%d.json" % (
@@ -112,6 +142,9 @@ def main():
     ap.add_argument("--build", default=os.path.join(gfx906.ROOT, "build"))
     ap.add_argument("--fac")
     ap.add_argument("--fa-run")
+    ap.add_argument("--clang", help="the compiler of llama.cpp's kernels "
+                    "(default clang 22; the committed tables: clang-19, "
+                    "the LLVM of ROCm 6.4)")
     ap.add_argument("--what", default="both",
                     choices=["both", "prefill", "prefill-dense", "decode"],
                     help="both: every section")
@@ -134,7 +167,16 @@ def main():
     work = a.work or os.path.join(a.build, "bench-gfx906-vs-llama-work")
     os.makedirs(out, exist_ok=True)
     os.makedirs(work, exist_ok=True)
-    llama = gl.GgmlFa(a.ggml, os.path.join(work, "ggml"), a.build)
+    llama_clang = a.clang or gl.gc.LLVM + "/clang"
+    # llama.cpp's code objects, per compiler.
+    llama = gl.GgmlFa(a.ggml, os.path.join(work, "ggml"), a.build,
+                      llama_clang)
+    # fa's kernels and estimates, cached per build of fac, fa-run and the
+    # runtime (llama.cpp's kernels are recompiled when their sources change
+    # and re-estimated every run).
+    fa_work = os.path.join(work, "fa-" + build_stamp(
+        [fac, fa_run] + fa_libraries([fac, fa_run])))
+    os.makedirs(fa_work, exist_ok=True)
     rows = []
     t_start = time.time()
 
@@ -146,7 +188,7 @@ def main():
                                      samples)
         for m, model in enumerate(models):
             fa_est, err = (None, fa_err) if fa_err else fa_estimate(
-                fa_run, fa_hsaco, shape, model, samples, work, fa_kernel)
+                fa_run, fa_hsaco, shape, model, samples, fa_work, fa_kernel)
             l_s, l_ests = lres[m]
             row = dict(section=section, d=d, causal=causal,
                        shape=list(shape), model=model,
@@ -176,7 +218,7 @@ def main():
     if a.what in ("prefill", "both"):
         for d, shapes in PREFILL_SHAPES.items():
             name = "d%d_causal_default" % d
-            h, err = compile_fa(fac, work, d, True, [], name)
+            h, err = compile_fa(fac, fa_work, d, True, [], name)
             for shape in (shapes[:2] if a.quick else shapes):
                 add("prefill", shape, d, True, name, h, err)
     if a.what in ("prefill-dense", "both"):
@@ -185,12 +227,12 @@ def main():
         # split-KV build gains where the grid is small.
         for d, shapes in PREFILL_SHAPES.items():
             name = "d%d_causal_dense" % d
-            h, err = compile_fa(fac, work, d, True, ["--kv-splits=off"], name)
+            h, err = compile_fa(fac, fa_work, d, True, ["--kv-splits=off"], name)
             for shape in (shapes[:2] if a.quick else shapes):
                 add("prefill-dense", shape, d, True, name, h, err)
     if a.what in ("decode", "both"):
         name = "decode_d%d_m4n32w1" % DECODE_D
-        h, err = compile_fa(fac, work, DECODE_D, False,
+        h, err = compile_fa(fac, fa_work, DECODE_D, False,
                             ["--kv-splits=runtime", "--gqa-pack=on"] +
                             DECODE_TILE, name)
         for hq, hkv in DECODE_HEADS:
@@ -201,6 +243,7 @@ def main():
                 machine=platform.platform(), processor=platform.processor(),
                 fa_commit=gfx906.git("rev-parse", "--short", "HEAD"),
                 ggml=os.path.abspath(a.ggml), models=models,
+                llama_compiler=gl.gc.compiler_version(llama_clang),
                 samples=a.samples or "16 prefill, 4 decode",
                 seconds=time.time() - t_start)
     stem = "vs_llama" + ("" if a.what == "both" else "_" + a.what)
