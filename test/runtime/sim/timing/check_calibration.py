@@ -22,17 +22,17 @@ import sys
 
 TOLERANCE = 0.25
 # (model, before, after, ubatch) -> the v2 error meets the +-25% target
-# (docs/gfx906-timing.md).
+# (docs/gfx906-timing.md; llama.cpp's kernels by Debian's clang-19).
 EXPECTED = {
     ("gemma 2B", "2fe19a69", "f6ffbc04", 16): True,
     ("gemma 2B", "2fe19a69", "f6ffbc04", 32): True,
     ("gemma 2B", "2fe19a69", "f6ffbc04", 512): True,
-    ("llama 1B", "2fe19a69", "f6ffbc04", 16): False,
+    ("llama 1B", "2fe19a69", "f6ffbc04", 16): True,
     ("llama 1B", "2fe19a69", "f6ffbc04", 32): True,
     ("llama 1B", "2fe19a69", "f6ffbc04", 512): True,
     ("gemma 2B", "f6ffbc04", "b6b3db51", 16): True,
     ("gemma 2B", "f6ffbc04", "b6b3db51", 32): False,
-    ("gemma 2B", "f6ffbc04", "b6b3db51", 512): False,
+    ("gemma 2B", "f6ffbc04", "b6b3db51", 512): True,
     ("llama 1B", "f6ffbc04", "b6b3db51", 16): False,
     ("llama 1B", "f6ffbc04", "b6b3db51", 32): False,
     ("gemma 2B", "b6b3db51", "5437f5bc", 16): False,
@@ -44,11 +44,11 @@ EXPECTED = {
     ("gemma 2B", "b6b3db51", "5437f5bc", 1024): False,
     ("gemma 2B", "b6b3db51", "5437f5bc", 2048): False,
     ("gemma 2B", "fcc2a5c0", "0b56d427", 16): False,
-    ("gemma 2B", "fcc2a5c0", "0b56d427", 32): False,
-    ("gemma 2B", "fcc2a5c0", "0b56d427", 64): True,
+    ("gemma 2B", "fcc2a5c0", "0b56d427", 32): True,
+    ("gemma 2B", "fcc2a5c0", "0b56d427", 64): False,
     ("gemma 2B", "fcc2a5c0", "0b56d427", 128): False,
     ("gemma 2B", "fcc2a5c0", "0b56d427", 256): False,
-    ("gemma 2B", "fcc2a5c0", "0b56d427", 512): False,
+    ("gemma 2B", "fcc2a5c0", "0b56d427", 512): True,
 }
 
 
