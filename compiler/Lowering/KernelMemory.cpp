@@ -709,18 +709,31 @@ Value KernelLowering::loadTile(LoadTileOp op) {
   // that the backend merges them into wide loads).
   const bool perRow = type.getRank() == 2 &&
                       !columnsLeft(g, idx(0), type.getDimSize(1), 1);
+  // A combine kernel's thread holds cc adjacent columns of a row: one
+  // vector load of them (the backend's load merging did not see through
+  // the row and column index arithmetic: 16 dword loads per split at D=64,
+  // each touching 16 lines).
+  const bool vectorRow = perRow && contiguousColumns && cc > 1 && cc <= 4;
   for (int64_t i = 0; i < mapping.rm; ++i) {
     auto [rowBase, ok] = rowStart(g, base, row0, rowOf(i));
     if (perRow) {
       SmallVector<Value> offs;
-      for (int64_t j = 0; j < cc; ++j)
+      for (int64_t j = 0; j < (vectorRow ? 1 : cc); ++j)
         offs.push_back(arith::AddIOp::create(b, loc, rowBase, colOf(j, cc)));
       auto load = scf::IfOp::create(
           b, loc, ok,
           [&](OpBuilder &tb, Location tl) {
             SmallVector<Value> vals;
-            for (Value off : offs)
-              vals.push_back(memref::LoadOp::create(tb, tl, g.flat, off));
+            if (vectorRow) {
+              Value vec = vector::LoadOp::create(
+                  tb, tl, VectorType::get({cc}, elt), g.flat, offs[0]);
+              for (int64_t j = 0; j < cc; ++j)
+                vals.push_back(vector::ExtractOp::create(
+                    tb, tl, vec, ArrayRef<int64_t>{j}));
+            } else {
+              for (Value off : offs)
+                vals.push_back(memref::LoadOp::create(tb, tl, g.flat, off));
+            }
             scf::YieldOp::create(tb, tl, vals);
           },
           [&](OpBuilder &eb, Location el) {

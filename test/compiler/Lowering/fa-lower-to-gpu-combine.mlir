@@ -32,19 +32,15 @@
 // CHECK: gpu.func @decode_kernel1({{.*}}fa.combine
 // CHECK: %[[TC:[^ ]+]] = arith.remui %thread_id_x, %c32
 // CHECK: scf.for {{.*}} -> (vector<1xf32>, vector<1xf32>, vector<4xf32>)
+// (The thread's 4 adjacent columns in one vector load.)
 // CHECK: %[[C0:[^ ]+]] = arith.muli %[[TC]], %c4
 // CHECK: %[[O0:[^ ]+]] = arith.addi %[[ROW:[^,]+]], %[[C0]]
-// CHECK: %[[C1:[^ ]+]] = arith.addi %[[C0]], %c1
-// CHECK: %[[O1:[^ ]+]] = arith.addi %[[ROW]], %[[C1]]
-// CHECK: %[[C2:[^ ]+]] = arith.addi %[[C0]], %c2
-// CHECK: %[[O2:[^ ]+]] = arith.addi %[[ROW]], %[[C2]]
-// CHECK: %[[C3:[^ ]+]] = arith.addi %[[C0]], %c3
-// CHECK: %[[O3:[^ ]+]] = arith.addi %[[ROW]], %[[C3]]
 // CHECK: scf.if %{{[^ ]+}} -> (f32, f32, f32, f32) {
-// CHECK-NEXT: memref.load %[[WSO:arg[0-9]+]][%[[O0]]]
-// CHECK-NEXT: memref.load %[[WSO]][%[[O1]]]
-// CHECK-NEXT: memref.load %[[WSO]][%[[O2]]]
-// CHECK-NEXT: memref.load %[[WSO]][%[[O3]]]
+// CHECK-NEXT: %[[V:[^ ]+]] = vector.load %[[WSO:arg[0-9]+]][%[[O0]]] {{.*}} vector<4xf32>
+// CHECK-NEXT: vector.extract %[[V]][0]
+// CHECK-NEXT: vector.extract %[[V]][1]
+// CHECK-NEXT: vector.extract %[[V]][2]
+// CHECK-NEXT: vector.extract %[[V]][3]
 // CHECK-NEXT: scf.yield
 // CHECK-NEXT: } else {
 // CHECK-NEXT: scf.yield %[[Z:cst[_0-9]*]], %[[Z]], %[[Z]], %[[Z]]
