@@ -699,8 +699,18 @@ bool vCmpFloat(Wave &w, const Instruction &in, ExecContext &) {
   return true;
 }
 
-/// v_cmp_*_f16: the low halves of the sources as f16 (exactly in f32),
-/// VOP3's abs/neg on their sign bits; bits 31:16 are ignored.
+/// Source `i`'s low half as an f16 (exactly, in f32), VOP3's abs/neg on
+/// its sign bit; bits 31:16 are ignored.
+inline float f16Source(uint32_t x, const Instruction &in, int i) {
+  uint16_t h = uint16_t(x);
+  if ((in.abs >> i) & 1)
+    h &= 0x7fff;
+  if ((in.neg >> i) & 1)
+    h ^= 0x8000;
+  return f16ToF32(h);
+}
+
+/// v_cmp_*_f16: the IEEE predicate on the sources' low halves.
 template <int Kind>
 bool vCmpHalf(Wave &w, const Instruction &in, ExecContext &ctx) {
   if (in.opSel)
@@ -709,17 +719,10 @@ bool vCmpHalf(Wave &w, const Instruction &in, ExecContext &ctx) {
   uint32_t t0[kWaveLanes], t1[kWaveLanes];
   const uint32_t *a = vsrc32(w, in.src[0], t0);
   const uint32_t *b = vsrc32(w, in.src[1], t1);
-  auto half = [&](uint32_t x, int i) {
-    uint16_t h = uint16_t(x);
-    if ((in.abs >> i) & 1)
-      h &= 0x7fff;
-    if ((in.neg >> i) & 1)
-      h ^= 0x8000;
-    return f16ToF32(h);
-  };
   uint64_t mask = 0;
   forLanes(w.exec(), [&](unsigned l) {
-    mask |= uint64_t(fcmp(Kind, half(a[l], 0), half(b[l], 1))) << l;
+    mask |= uint64_t(fcmp(Kind, f16Source(a[l], in, 0), f16Source(b[l], in, 1)))
+            << l;
   });
   setScalar64(w, in.dst[0], mask);
   return true;
@@ -780,16 +783,8 @@ bool vF16(Wave &w, const Instruction &in, ExecContext &ctx) {
   uint32_t *d = w.vgpr(in.dst[0].index);
   Op op = in.op;
   bool ieee = w.ieeeMode;
-  auto half = [&](uint32_t x, int i) {
-    uint16_t h = uint16_t(x);
-    if ((in.abs >> i) & 1)
-      h &= 0x7fff;
-    if ((in.neg >> i) & 1)
-      h ^= 0x8000;
-    return f16ToF32(h);
-  };
   forLanes(w.exec(), [&](unsigned l) {
-    float A = half(a[l], 0), B = half(b[l], 1), R;
+    float A = f16Source(a[l], in, 0), B = f16Source(b[l], in, 1), R;
     switch (op) {
     case Op::V_ADD_F16:
       R = A + B;

@@ -554,18 +554,22 @@ TEST(TimingV2, GlobalLoadsChargeAtMostTheirLines) {
   EXPECT_EQ(p.globalLines, 1u);
   const double share =
       p.hbmEfficiency * p.hbmReadBytesPerSecond / grid / p.clockHz;
-  rule("v2: global_load_dwordx4, 4 lanes a 16 bytes", "hbm_read_quad",
-       std::max(p.vmemIssueCycles, 256 / share),
-       perLoad("hbm_read_quad", "l2_bytes=0"), "vmem");
-  rule("v2 global_lines=0: the same loads", "hbm_read_quad",
-       std::max(p.vmemIssueCycles, 1024 / share),
-       perLoad("hbm_read_quad", "l2_bytes=0 global_lines=0"), "vmem");
-  rule("v2: contiguous global_load_dwordx4", "hbm_read",
-       std::max(p.vmemIssueCycles, 1024 / share),
-       perLoad("hbm_read", "l2_bytes=0"), "vmem");
-  rule("v2: global_load_dwordx4, lanes 64 bytes apart", "hbm_read_spread",
-       std::max(p.vmemIssueCycles, 1024 / share),
-       perLoad("hbm_read_spread", "l2_bytes=0"), "vmem");
+  struct Case {
+    const char *figure, *kernel, *changes;
+    double bytes; // charged per load
+  };
+  for (const Case &c : {
+           Case{"v2: global_load_dwordx4, 4 lanes a 16 bytes",
+                "hbm_read_quad", "l2_bytes=0", 256},
+           Case{"v2 global_lines=0: the same loads", "hbm_read_quad",
+                "l2_bytes=0 global_lines=0", 1024},
+           Case{"v2: contiguous global_load_dwordx4", "hbm_read",
+                "l2_bytes=0", 1024},
+           Case{"v2: global_load_dwordx4, lanes 64 bytes apart",
+                "hbm_read_spread", "l2_bytes=0", 1024},
+       })
+    rule(c.figure, c.kernel, std::max(p.vmemIssueCycles, c.bytes / share),
+         perLoad(c.kernel, c.changes), "vmem");
 }
 
 TEST(TimingV2, L2HitsOfSharedData) {

@@ -33,9 +33,9 @@
   s_cbranch_scc1 1b
 .endm
 
-KERNEL hbm_read
-  s_load_dwordx2 s[4:5], s[0:1], 0x0
-  s_load_dword s6, s[0:1], 0x8
+// hbm_read's body after the lane index in v0 (the variants below scale
+// it first): the offsets, this workgroup's chunk, the trips.
+.macro READ_CHUNK
   LANE_OFFSETS
   s_waitcnt lgkmcnt(0)
   s_lshl_b32 s7, s6, 14              // chunk = trips * 16 KiB
@@ -44,6 +44,12 @@ KERNEL hbm_read
   s_addc_u32 s5, s5, 0
   READ_TRIPS
   s_endpgm
+.endm
+
+KERNEL hbm_read
+  s_load_dwordx2 s[4:5], s[0:1], 0x0
+  s_load_dword s6, s[0:1], 0x8
+  READ_CHUNK
 KD hbm_read, 24, 8, 0
 
 KERNEL hbm_copy
@@ -98,14 +104,7 @@ KERNEL hbm_read_quad
   s_load_dwordx2 s[4:5], s[0:1], 0x0
   s_load_dword s6, s[0:1], 0x8
   v_lshrrev_b32 v0, 2, v0            // lane / 4
-  LANE_OFFSETS
-  s_waitcnt lgkmcnt(0)
-  s_lshl_b32 s7, s6, 14              // chunk = trips * 16 KiB
-  s_mul_i32 s7, s7, s2               // this workgroup's chunk
-  s_add_u32 s4, s4, s7
-  s_addc_u32 s5, s5, 0
-  READ_TRIPS
-  s_endpgm
+  READ_CHUNK
 KD hbm_read_quad, 24, 8, 0
 
 // hbm_read_spread: hbm_read with lanes 64 bytes apart (lane l at 64 * l +
@@ -116,12 +115,5 @@ KERNEL hbm_read_spread
   s_load_dwordx2 s[4:5], s[0:1], 0x0
   s_load_dword s6, s[0:1], 0x8
   v_lshlrev_b32 v0, 2, v0            // 4 * lane
-  LANE_OFFSETS
-  s_waitcnt lgkmcnt(0)
-  s_lshl_b32 s7, s6, 14              // chunk = trips * 16 KiB
-  s_mul_i32 s7, s7, s2               // this workgroup's chunk
-  s_add_u32 s4, s4, s7
-  s_addc_u32 s5, s5, 0
-  READ_TRIPS
-  s_endpgm
+  READ_CHUNK
 KD hbm_read_spread, 24, 8, 0
