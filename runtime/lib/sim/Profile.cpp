@@ -253,8 +253,11 @@ void fa::sim::traceMemoryAccess(TraceEntry &e, const Wave &w,
         return;
     seen[lines++] = line;
   };
+  uint64_t first = 0;
   for (uint64_t m = exec; m; m &= m - 1) {
     const uint64_t a = globalAddress(w, in, unsigned(__builtin_ctzll(m)));
+    if (m == exec)
+      first = a;
     note(a >> 6);
     if ((a + bytes - 1) >> 6 != a >> 6)
       note((a + bytes - 1) >> 6);
@@ -264,8 +267,7 @@ void fa::sim::traceMemoryAccess(TraceEntry &e, const Wave &w,
     return; // a store: no data for the L2 model
   // The first active lane's line: 0 reads as "no line"; a line 0 access is
   // not shared data anyway.
-  e.extra = uint32_t(globalAddress(w, in, unsigned(__builtin_ctzll(exec))) >>
-                     6);
+  e.extra = uint32_t(first >> 6);
 }
 
 /// The bytes `in` touches and its lanes' address pattern, into `r`.

@@ -3,8 +3,8 @@
 
 bench/gfx906_llama.py calibrate estimates llama.cpp's FA kernels at
 consecutive PRs (the ggml checkouts live outside this repository, so the
-estimates are committed: bench/results/2026-12-05-gfx906-quarter-rate/
-calibration.json) and docs/gfx906-timing.md reports their errors against the
+estimates are committed: bench/results/2026-12-05-gfx906-clang19/
+calibration.json, llama.cpp's kernels built by clang 19) and docs/gfx906-timing.md reports their errors against the
 real MI50 llama-bench results. This check fails when
   - v2's parameters (fa-sim-timing-tests --describe-model 2) are not those
     the committed calibration ran with: the model drifted, re-run the
