@@ -245,6 +245,10 @@ struct LaunchGeometry {
   uint32_t grid[3] = {1, 1, 1};
   uint32_t block[3] = {1, 1, 1};
   uint64_t ldsBytes = 0;
+  /// Grid x is tile * periodX + split (a split-KV kernel: periodX = S):
+  /// workgroups whose x differ by a multiple of it do alike work. 1: no
+  /// such structure (what the gfx906 timing model samples along x).
+  uint32_t periodX = 1;
 };
 
 /// The most K/V splits a launch may ask for (LaunchOptions::kvSplits), and

@@ -798,6 +798,7 @@ Expected<PackedLaunch> fa::packAttentionArgs(const KernelInfo &kernel,
                  : std::string()));
     for (int i = 0; i < 3; ++i)
       l.out->grid[i] = uint32_t(grid[i]);
+    l.out->periodX = l.kernel == &kernel && kernel.splitKv ? uint32_t(S) : 1;
     l.out->block[0] = uint32_t(l.kernel->threads);
     l.out->ldsBytes = uint64_t(l.kernel->ldsBytes);
   }

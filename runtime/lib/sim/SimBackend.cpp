@@ -365,8 +365,8 @@ Status SimCode::run(const SimKernelEntry &e, const LaunchGeometry &g,
   std::optional<TimingRequest> timing;
   if (options && options->estimate) {
     timing.emplace();
-    timing->samplesX = TimingRequest::spread(
-        g.grid[0], std::max(1u, options->estimateSamples));
+    timing->sample(g.grid[0], std::max(1u, options->estimateSamples),
+                   g.periodX);
     timing->onlyRecorded = options->estimateOnly;
     d.timing = &*timing;
   }
@@ -385,7 +385,7 @@ Status SimCode::run(const SimKernelEntry &e, const LaunchGeometry &g,
     TimingEstimate est =
         estimateTiming(module->program, e.kernel->kd, g.grid, g.block,
                        e.kernel->kd.groupSegmentFixedSize + d.dynamicLdsBytes,
-                       std::move(timing->traces), params);
+                       std::move(timing->traces), params, timing->periodX);
     est.kernel = e.info.name;
     setLastEstimate(std::move(est), step);
   }

@@ -180,6 +180,21 @@ std::vector<uint32_t> TimingRequest::spread(uint32_t gridX, unsigned samples) {
   return xs;
 }
 
+void TimingRequest::sample(uint32_t gridX, unsigned samples,
+                           uint32_t period) {
+  periodX = 1;
+  if (period > 1 && gridX % period == 0 && samples / period >= 2 &&
+      gridX > samples) {
+    samplesX.clear();
+    for (uint32_t tile : spread(gridX / period, samples / period))
+      for (uint32_t s = 0; s < period; ++s)
+        samplesX.push_back(tile * period + s);
+    periodX = period;
+    return;
+  }
+  samplesX = spread(gridX, samples);
+}
+
 bool TimingRequest::records(const uint32_t wg[3]) const {
   if (wg[1] == 0 && wg[2] == 0)
     return std::binary_search(samplesX.begin(), samplesX.end(), wg[0]);
@@ -792,7 +807,7 @@ TimingEstimate
 fa::sim::estimateTiming(const Program &program, const KernelDescriptor &kd,
                         const uint32_t grid[3], const uint32_t block[3],
                         uint32_t ldsBytes, std::vector<WorkgroupTrace> traces,
-                        const TimingParams &p) {
+                        const TimingParams &p, uint32_t periodX) {
   TimingEstimate est;
   est.model = p.name();
   est.params = p.describe();
@@ -882,17 +897,30 @@ fa::sim::estimateTiming(const Program &program, const KernelDescriptor &kd,
   if (est.samples.empty())
     return est;
 
-  // A workgroup's time: the samples' at its grid x, interpolated.
+  // A workgroup's time: the samples' at its grid x, interpolated (with a
+  // period, between the samples of its split: x mod periodX).
+  std::vector<std::vector<const SampleTiming *>> bySplit(periodX ? periodX
+                                                                 : 1);
+  for (const SampleTiming &s : est.samples)
+    bySplit[s.x % bySplit.size()].push_back(&s);
+  for (const auto &v : bySplit)
+    if (v.empty()) { // samples not taken per split: along x only
+      bySplit.assign(1, {});
+      for (const SampleTiming &s : est.samples)
+        bySplit[0].push_back(&s);
+      break;
+    }
+  est.periodX = uint32_t(bySplit.size());
   auto timeAt = [&](uint32_t x) {
-    const auto &S = est.samples;
-    if (x <= S.front().x)
-      return S.front().cycles;
-    if (x >= S.back().x)
-      return S.back().cycles;
+    const auto &S = bySplit[x % bySplit.size()];
+    if (x <= S.front()->x)
+      return S.front()->cycles;
+    if (x >= S.back()->x)
+      return S.back()->cycles;
     size_t hi = 1;
-    while (S[hi].x < x)
+    while (S[hi]->x < x)
       ++hi;
-    const SampleTiming &a = S[hi - 1], &b = S[hi];
+    const SampleTiming &a = *S[hi - 1], &b = *S[hi];
     double f = double(x - a.x) / double(b.x - a.x);
     return a.cycles + f * (b.cycles - a.cycles);
   };
@@ -930,7 +958,11 @@ std::string TimingEstimate::text() const {
        std::to_string(grid[1]) + "x" + std::to_string(grid[2]) + ", " +
        std::to_string(wavesPerWorkgroup) + " waves per workgroup, " +
        std::to_string(workgroupsPerCu) + " workgroups per CU (limited by " +
-       residentLimit + "), " + std::to_string(activeCus) + " CUs with work\n";
+       residentLimit + "), " + std::to_string(activeCus) + " CUs with work" +
+       (periodX > 1 ? "; sampled per K/V split (grid x = tile * " +
+                          std::to_string(periodX) + " + split)"
+                    : "") +
+       "\n";
   char buf[160];
   std::snprintf(buf, sizeof(buf), "  time %.2f us (%.0f cycles at %.0f MHz)",
                 seconds * 1e6, cycles, cycles / seconds / 1e6);
@@ -979,8 +1011,8 @@ std::string TimingEstimate::json() const {
       "{\"estimate\": true, \"model\": \"" + model + "\", \"params\": \"" +
       params + "\", \"kernel\": \"" + kernel + "\", \"grid\": [" +
       std::to_string(grid[0]) + ", " + std::to_string(grid[1]) + ", " +
-      std::to_string(grid[2]) +
-      "], \"waves_per_workgroup\": " + std::to_string(wavesPerWorkgroup) +
+      std::to_string(grid[2]) + "], \"period_x\": " + std::to_string(periodX) +
+      ", \"waves_per_workgroup\": " + std::to_string(wavesPerWorkgroup) +
       ", \"workgroups_per_cu\": " + std::to_string(workgroupsPerCu) +
       ", \"resident_limit\": \"" + residentLimit +
       "\", \"active_cus\": " + std::to_string(activeCus) +

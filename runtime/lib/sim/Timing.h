@@ -35,7 +35,8 @@
 //     branch costs the wave `takenBranchCycles` more before its next issue.
 // A launch: the workgroups that differ only in grid y and z are taken to
 // take the same time (fa's grids: y is the head, z the batch); along x the
-// sampled workgroups' times are interpolated. Each sample is replayed as
+// sampled workgroups' times are interpolated (a split-KV grid's per split,
+// TimingRequest::periodX). Each sample is replayed as
 // `resident` copies sharing one CU (the workgroups per CU the descriptor,
 // the LDS and the grid allow), and the grid's workgroups are dispatched in
 // order to the earliest free slot of the CUs.
@@ -173,8 +174,18 @@ struct TimingRequest {
   std::mutex mutex;
   std::vector<WorkgroupTrace> traces;
 
+  /// Grid x is tile * periodX + split (LaunchGeometry::periodX): the
+  /// samples are whole tiles and a workgroup's time is interpolated from
+  /// the samples of its split (1: from its neighbours along x).
+  uint32_t periodX = 1;
+
   /// `samples` x indices spread evenly over [0, gridX) with both ends.
   static std::vector<uint32_t> spread(uint32_t gridX, unsigned samples);
+  /// Sets samplesX and periodX: with `period` > 1 dividing gridX and at
+  /// least two tiles' worth of samples, every split of samples / period
+  /// tiles spread over the gridX / period tiles; else spread(gridX,
+  /// samples) and period 1. At most `samples` workgroups either way.
+  void sample(uint32_t gridX, unsigned samples, uint32_t period = 1);
   bool records(const uint32_t wg[3]) const;
 };
 
@@ -207,6 +218,7 @@ struct TimingEstimate {
   std::string params; ///< TimingParams::describe()
   std::string kernel;
   uint32_t grid[3] = {1, 1, 1};
+  uint32_t periodX = 1; ///< samples taken per split (TimingRequest)
   unsigned wavesPerWorkgroup = 0;
   unsigned workgroupsPerCu = 0; ///< resident per CU (occupancy)
   std::string residentLimit;    ///< what limits them
@@ -238,13 +250,15 @@ std::string estimatesJson(const std::vector<TimingEstimate> &parts,
 
 /// Replays `traces` (one WorkgroupTrace per sample) on the model. `ldsBytes`
 /// per workgroup (static + dynamic); the occupancy follows the descriptor's
-/// VGPR/SGPR counts.
+/// VGPR/SGPR counts. `periodX` as TimingRequest's: a workgroup's time is
+/// interpolated between the samples with its x mod periodX.
 TimingEstimate estimateTiming(const Program &program,
                               const KernelDescriptor &kd,
                               const uint32_t grid[3], const uint32_t block[3],
                               uint32_t ldsBytes,
                               std::vector<WorkgroupTrace> traces,
-                              const TimingParams &params = TimingParams());
+                              const TimingParams &params = TimingParams(),
+                              uint32_t periodX = 1);
 
 } // namespace sim
 } // namespace fa

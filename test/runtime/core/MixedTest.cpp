@@ -252,6 +252,7 @@ TEST(MixedTest, PacksWordsFiftyFiveToSeventySix) {
   EXPECT_EQ(p->geometry.grid[0], 1u);
   EXPECT_EQ(p->geometry.grid[1], 4u);
   EXPECT_EQ(p->geometry.grid[2], 3u);
+  EXPECT_EQ(p->geometry.periodX, 1u); // no splits along x
   EXPECT_FALSE(p->combineGeometry);
 
   // A split pair: S given, the workspace over max_seqlen_q, the combine
@@ -268,8 +269,10 @@ TEST(MixedTest, PacksWordsFiftyFiveToSeventySix) {
   // GQA-packed: ceil(3 * 2 / 8) = 1 tile x 3 splits, Hkv, B.
   EXPECT_EQ(p->geometry.grid[0], 3u);
   EXPECT_EQ(p->geometry.grid[1], 2u);
+  EXPECT_EQ(p->geometry.periodX, 3u); // x = tile * S + split
   ASSERT_TRUE(p->combineGeometry);
   EXPECT_EQ(p->combineGeometry->grid[0], 1u); // ceil(3 / 4)
+  EXPECT_EQ(p->combineGeometry->periodX, 1u);
   EXPECT_EQ(p->words[FA_ABI_CU_SEQLENS_K + 4], 1u);
   EXPECT_EQ(p->words[FA_ABI_CU_SEQLENS_K + 1], 0u);
   EXPECT_EQ(p->words[FA_ABI_PAGE_SIZE], 4u);
