@@ -637,6 +637,17 @@ TEST(TimingV2, L2HitsOfDataSharedAlongYAndZ) {
   EXPECT_NEAR(two.est.l2Hit, (1200 - 2 + 0.25) / 1200.0, 1e-9);
 }
 
+/// The index of the first instruction named `mnemonic` at or after `from`
+/// in `m`'s program (a test failure if there is none).
+static uint32_t firstInst(const SimModule &m, const char *mnemonic,
+                          size_t from = 0) {
+  for (size_t i = from; i < m.program.insts.size(); ++i)
+    if (!std::strcmp(m.program.insts[i].info().mnemonic, mnemonic))
+      return uint32_t(i);
+  ADD_FAILURE() << "no " << mnemonic;
+  return 0;
+}
+
 TEST(TimingV2, ScratchHitsInL2WhenItFits) {
   // scratch_probe's stream by hand: one wave issues buffer_load_dword (64
   // lanes) at cycle 0, s_waitcnt at 4, s_endpgm once the data is back.
@@ -650,11 +661,7 @@ TEST(TimingV2, ScratchHitsInL2WhenItFits) {
   const int64_t start = m.program.indexOf(k->entry);
   ASSERT_GE(start, 0);
   auto indexOf = [&](const char *mnemonic) {
-    for (size_t i = size_t(start); i < m.program.insts.size(); ++i)
-      if (!std::strcmp(m.program.insts[i].info().mnemonic, mnemonic))
-        return uint32_t(i);
-    ADD_FAILURE() << "no " << mnemonic;
-    return uint32_t(0);
+    return firstInst(m, mnemonic, size_t(start));
   };
   WorkgroupTrace wg;
   wg.waves.resize(1);
@@ -682,20 +689,14 @@ TEST(TimingV2, ScratchHitsInL2WhenItFits) {
   // then the scratch load, wait. The global part is the same at either
   // scratch size; the scratch load adds l2Latency in L2 and globalLatency
   // outside it (at the K/V hit rate it would add their average).
-  const int64_t global = [&] {
-    for (size_t i = 0; i < m.program.insts.size(); ++i)
-      if (!std::strcmp(m.program.insts[i].info().mnemonic, "global_load_dword"))
-        return int64_t(i);
-    return int64_t(-1);
-  }();
-  ASSERT_GE(global, 0);
+  const uint32_t global = firstInst(m, "global_load_dword");
   auto withShared = [&](uint32_t scratchPerLane) {
     std::vector<WorkgroupTrace> wgs(2);
     for (uint32_t x = 0; x < 2; ++x) {
       wgs[x].wg[0] = x;
       wgs[x].waves.resize(1);
       TraceEntry load;
-      load.index = uint32_t(global);
+      load.index = global;
       load.lanes = 64;
       load.extra = 1;
       wgs[x].waves[0].push_back(load);
@@ -745,14 +746,9 @@ TEST(TimingSampling, SplitKvGridsSampledPerSplit) {
   const SimModule &m = module("model.hsaco");
   const CodeObjectKernel *k = m.co.find("add_indep");
   ASSERT_TRUE(k);
-  auto indexOf = [&](const char *mnemonic) {
-    for (size_t i = 0; i < m.program.insts.size(); ++i)
-      if (!std::strcmp(m.program.insts[i].info().mnemonic, mnemonic))
-        return uint32_t(i);
-    ADD_FAILURE() << "no " << mnemonic;
-    return uint32_t(0);
-  };
-  const uint32_t add = indexOf("v_add_f32"), end = indexOf("s_endpgm");
+  const size_t entry = size_t(m.program.indexOf(k->entry));
+  const uint32_t add = firstInst(m, "v_add_f32", entry),
+                 end = firstInst(m, "s_endpgm", entry);
   constexpr uint32_t kSplits = 4, kTiles = 16;
   auto trace = [&](uint32_t x) {
     WorkgroupTrace t;
