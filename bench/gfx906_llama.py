@@ -127,6 +127,7 @@ CALIBRATION_MODELS = [
     "version=2,l2_bytes=0",
     "version=2,l2_share_yz=0",
     "version=2,vmem_in_flight=0",
+    "version=2,l1_bytes=0",
 ]
 
 

@@ -54,6 +54,7 @@ TimingParams::TimingParams(unsigned v) {
   l2BytesPerCycle = 1024;
   l2Latency = 300;
   l2ShareYZ = 1;
+  l1Bytes = 16 * 1024;
 }
 
 std::string TimingParams::name() const {
@@ -96,6 +97,9 @@ template <typename P, typename F> static void forEachParam(P &p, F f) {
   f("l2_bytes_per_cycle", p.l2BytesPerCycle);
   f("l2_latency", p.l2Latency);
   f("l2_share_yz", p.l2ShareYZ);
+  f("l1_bytes", p.l1Bytes);
+  f("l1_bytes_per_cycle", p.l1BytesPerCycle);
+  f("l1_latency", p.l1Latency);
   f("barrier_cycles", p.barrierCycles);
   f("taken_branch_cycles", p.takenBranchCycles);
 }
@@ -112,7 +116,7 @@ std::string TimingParams::describe() const {
 static bool mayBeZero(const std::string &key) {
   return key == "lds_broadcast" || key == "global_lines" ||
          key == "vmem_in_flight" ||
-         key == "l2_bytes" || key == "l2_share_yz";
+         key == "l2_bytes" || key == "l2_share_yz" || key == "l1_bytes";
 }
 
 std::string TimingParams::apply(const std::string &assignments) {
@@ -398,6 +402,8 @@ struct CuReplay {
   double l2PerCycle = 0, l2Hit = 0;
   /// v2: the launch's scratch fits in L2: private accesses hit there.
   bool scratchInL2 = false;
+  /// v2: the share of private loads that hit in the CU's vector L1.
+  double scratchL1Hit = 0;
 
   SampleTiming run(const WorkgroupTrace &wg, unsigned copies);
 };
@@ -625,6 +631,13 @@ SampleTiming CuReplay::run(const WorkgroupTrace &wg, unsigned copies) {
           // does not fit in L2 goes to HBM (v1's rule), not at K/V's rate.
           xfer = std::max(xfer * (1 - l2Hit), bytes / l2PerCycle);
           latency = l2Hit * p.l2Latency + (1 - l2Hit) * p.globalLatency;
+        }
+        if (k.scratch && !k.store && scratchL1Hit > 0) {
+          // v2: private loads that hit in the vector L1 take its bandwidth
+          // and latency; the others go on as above.
+          const double h = scratchL1Hit;
+          xfer = h * bytes / p.l1BytesPerCycle + (1 - h) * xfer;
+          latency = h * p.l1Latency + (1 - h) * latency;
         }
         double start = std::max(t, vmemFree);
         double service = std::max(p.vmemIssueCycles, xfer);
@@ -869,6 +882,12 @@ fa::sim::estimateTiming(const Program &program, const KernelDescriptor &kd,
                            est.wavesPerWorkgroup * k * est.activeCus;
     cu.scratchInL2 = scratch <= p.l2Bytes;
   }
+  // v2: the private segments of one CU's resident waves, and the share of
+  // them its vector L1 holds.
+  const double scratchPerCu =
+      double(kd.privateSegmentFixedSize) * 64 * est.wavesPerWorkgroup * k;
+  if (p.l1Bytes > 0 && scratchPerCu > 0)
+    cu.scratchL1Hit = std::min(1.0, p.l1Bytes / scratchPerCu);
 
   std::sort(traces.begin(), traces.end(),
             [](const WorkgroupTrace &a, const WorkgroupTrace &b) {

@@ -122,6 +122,13 @@ struct TimingParams {
   /// v2: 1 = the L2 model also sees data shared along grid y and z (the
   /// probe workgroups of TimingRequest::probeYZ), 0 = along x only.
   unsigned l2ShareYZ = 0;
+  /// v2: the CU's vector L1 (0: none), its bandwidth and hit latency, for
+  /// private (scratch) loads: the share of them that hits is the share of
+  /// the resident waves' private segments that fits in it; stores write
+  /// through to L2 or HBM and leave the line valid (Timing.cpp).
+  double l1Bytes = 0;
+  double l1BytesPerCycle = 64;
+  double l1Latency = 120;
 
   double barrierCycles = 4;     ///< release after the last arrival
   double takenBranchCycles = 4; ///< assumption: one turn to refetch

@@ -648,7 +648,7 @@ static uint32_t firstInst(const SimModule &m, const char *mnemonic,
   return 0;
 }
 
-TEST(TimingV2, ScratchHitsInL2WhenItFits) {
+TEST(TimingV2, ScratchHitsInL1AndL2WhereItFits) {
   // scratch_probe's stream by hand: one wave issues buffer_load_dword (64
   // lanes) at cycle 0, s_waitcnt at 4, s_endpgm once the data is back.
   // With the private segment of every resident wave inside the L2 the
@@ -671,16 +671,28 @@ TEST(TimingV2, ScratchHitsInL2WhenItFits) {
     e.lanes = 64;
     wg.waves[0].push_back(e);
   }
-  auto cycles = [&](uint32_t scratchPerLane) {
+  // The L2 rules without the vector L1 (l1_bytes=0), the L1's with it.
+  const TimingParams p = v2(), noL1 = v2("l1_bytes=0");
+  auto cycles = [&](uint32_t scratchPerLane, const TimingParams &params) {
     KernelDescriptor kd = k->kd;
     kd.privateSegmentFixedSize = scratchPerLane;
     const uint32_t grid[3] = {1, 1, 1}, block[3] = {64, 1, 1};
-    return estimateTiming(m.program, kd, grid, block, 0, {wg}, v2()).cycles;
+    return estimateTiming(m.program, kd, grid, block, 0, {wg}, params).cycles;
   };
-  const TimingParams p = v2();
   // 4 KiB per lane x 64 lanes fits the 4 MiB L2; 128 KiB per lane does not.
   rule("v2: scratch load in L2 vs HBM: added cycles", "scratch_probe",
-       p.globalLatency - p.l2Latency, cycles(128 * 1024) - cycles(4096),
+       p.globalLatency - p.l2Latency,
+       cycles(128 * 1024, noL1) - cycles(4096, noL1), "latency");
+  // The vector L1 (16 KiB): 64 bytes a lane (4 KiB for the wave) fit, the
+  // load hits and comes back after l1Latency instead of l2Latency; 512
+  // bytes a lane (32 KiB) half fit: half the load hits, the latency the
+  // two's mean.
+  EXPECT_EQ(p.l1Bytes, 16384);
+  rule("v2: scratch load in L1 vs L2: cycles saved", "scratch_probe",
+       p.l2Latency - p.l1Latency, cycles(64, noL1) - cycles(64, p),
+       "latency");
+  rule("v2: scratch load half in L1: cycles saved", "scratch_probe",
+       (p.l2Latency - p.l1Latency) / 2, cycles(512, noL1) - cycles(512, p),
        "latency");
 
   // Scratch that does not fit goes to HBM even where the launch's other
@@ -711,7 +723,7 @@ TEST(TimingV2, ScratchHitsInL2WhenItFits) {
     KernelDescriptor kd = k->kd;
     kd.privateSegmentFixedSize = scratchPerLane;
     const uint32_t grid[3] = {2, 1, 1}, block[3] = {64, 1, 1};
-    return estimateTiming(m.program, kd, grid, block, 0, wgs, v2());
+    return estimateTiming(m.program, kd, grid, block, 0, wgs, noL1);
   };
   TimingEstimate fits = withShared(4096), over = withShared(128 * 1024);
   EXPECT_NEAR(fits.l2Hit, 0.5, 1e-9);

@@ -3,7 +3,7 @@
 
 bench/gfx906_llama.py calibrate estimates llama.cpp's FA kernels at
 consecutive PRs (the ggml checkouts live outside this repository, so the
-estimates are committed: bench/results/2026-12-05-gfx906-clang19/
+estimates are committed: bench/results/2026-12-05-gfx906-l1/
 calibration.json, llama.cpp's kernels built by clang 19) and docs/gfx906-timing.md reports their errors against the
 real MI50 llama-bench results. This check fails when
   - v2's parameters (fa-sim-timing-tests --describe-model 2) are not those
@@ -27,13 +27,13 @@ EXPECTED = {
     ("gemma 2B", "2fe19a69", "f6ffbc04", 16): True,
     ("gemma 2B", "2fe19a69", "f6ffbc04", 32): True,
     ("gemma 2B", "2fe19a69", "f6ffbc04", 512): True,
-    ("llama 1B", "2fe19a69", "f6ffbc04", 16): True,
+    ("llama 1B", "2fe19a69", "f6ffbc04", 16): False,
     ("llama 1B", "2fe19a69", "f6ffbc04", 32): True,
     ("llama 1B", "2fe19a69", "f6ffbc04", 512): True,
     ("gemma 2B", "f6ffbc04", "b6b3db51", 16): True,
     ("gemma 2B", "f6ffbc04", "b6b3db51", 32): False,
     ("gemma 2B", "f6ffbc04", "b6b3db51", 512): True,
-    ("llama 1B", "f6ffbc04", "b6b3db51", 16): False,
+    ("llama 1B", "f6ffbc04", "b6b3db51", 16): True,
     ("llama 1B", "f6ffbc04", "b6b3db51", 32): False,
     ("gemma 2B", "b6b3db51", "5437f5bc", 16): False,
     ("gemma 2B", "b6b3db51", "5437f5bc", 32): False,
@@ -41,8 +41,8 @@ EXPECTED = {
     ("gemma 2B", "b6b3db51", "5437f5bc", 128): False,
     ("gemma 2B", "b6b3db51", "5437f5bc", 256): False,
     ("gemma 2B", "b6b3db51", "5437f5bc", 512): False,
-    ("gemma 2B", "b6b3db51", "5437f5bc", 1024): False,
-    ("gemma 2B", "b6b3db51", "5437f5bc", 2048): False,
+    ("gemma 2B", "b6b3db51", "5437f5bc", 1024): True,
+    ("gemma 2B", "b6b3db51", "5437f5bc", 2048): True,
     ("gemma 2B", "fcc2a5c0", "0b56d427", 16): False,
     ("gemma 2B", "fcc2a5c0", "0b56d427", 32): True,
     ("gemma 2B", "fcc2a5c0", "0b56d427", 64): False,
