@@ -562,6 +562,16 @@ LogicalResult RowReduceOp::verify() {
     return emitOpError() << "expects an MxN tile and an M result of the same "
                             "element type, got "
                          << in << " -> " << out;
+  if (getPartial() && getKind() != ReduceKind::add)
+    return emitOpError() << "partial applies to 'add' only";
+  return success();
+}
+
+LogicalResult RowCombineOp::verify() {
+  auto in = getInput().getType(), out = getResult().getType();
+  if (in.getRank() != 1 || in != out)
+    return emitOpError() << "expects M rows and the same result type, got "
+                         << in << " -> " << out;
   return success();
 }
 

@@ -404,15 +404,42 @@ def Fa_RowReduceOp : Fa_Op<"row_reduce", [Pure]> {
   let description = [{
     `result[i] = max_j x[i, j]` (`max`) or `sum_j x[i, j]` (`add`).
 
+    `partial` (`add` only): each row's sum is left in parts, one per
+    thread that holds a part of the row once the tile is distributed over
+    a workgroup; `fa.row_combine` adds the parts up. Until then the value
+    may only be multiplied by per-row values and added to other partial
+    rows (both distribute over the parts), which lets a loop carry a
+    running sum without reducing it across threads every trip.
+
     ```mlir
     %m = fa.row_reduce max %s : tensor<64x64xf32> -> tensor<64xf32>
+    %l = fa.row_reduce add %p partial : tensor<64x64xf32> -> tensor<64xf32>
     ```
   }];
-  let arguments = (ins Fa_ReduceKindAttr:$kind, AnyRankedTensor:$input);
+  let arguments = (ins Fa_ReduceKindAttr:$kind, AnyRankedTensor:$input,
+                       UnitAttr:$partial);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = [{
-    $kind $input attr-dict `:` type($input) `->` type($result)
+    $kind $input (`partial` $partial^)? attr-dict `:` type($input) `->`
+    type($result)
   }];
+  let hasVerifier = 1;
+}
+
+def Fa_RowCombineOp : Fa_Op<"row_combine", [Pure]> {
+  let summary = "Add up the parts of partial row sums";
+  let description = [{
+    The rows of a value computed from `fa.row_reduce add ... partial`
+    (scaled per row, added together), summed over their parts: the row
+    sums `fa.row_reduce add` would have given.
+
+    ```mlir
+    %l = fa.row_combine %lp : tensor<64xf32> -> tensor<64xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
 }
 

@@ -499,11 +499,6 @@ Value KernelLowering::rowReduce(RowReduceOp op) {
   Value frag = *fragment(op.getInput());
   const int64_t cc = colsPerThread(op.getInput().getType());
   bool isMax = op.getKind() == ReduceKind::max;
-  auto combine = [&](Value x, Value y) -> Value {
-    if (isMax)
-      return arith::MaxNumFOp::create(b, loc, x, y);
-    return arith::AddFOp::create(b, loc, x, y);
-  };
   SmallVector<Value> results;
   for (int64_t i = 0; i < mapping.rm; ++i) {
     // Row i's slice. A shuffle (not extract_strided_slice) lowers directly
@@ -516,24 +511,54 @@ Value KernelLowering::rowReduce(RowReduceOp op) {
                                           isMax ? vector::CombiningKind::MAXNUMF
                                                 : vector::CombiningKind::ADD,
                                           slice);
-    // The TC lanes of a row are consecutive lanes: a butterfly over xor 1,
-    // 2, 4, ... up to the wave (rows wider than a wave combine their waves'
-    // parts below). After the steps below `offset`, r is the same
-    // (bit for bit: the combine commutes) on each aligned group of `offset`
-    // lanes, which the shuffle says as fa.row_xor: gfx906 may then read any
-    // lane of the partner group (DPP row_half_mirror / row_mirror for 4 and
-    // 8, compiler/Targets/Gfx906/LowerToRocdl.cpp).
-    for (int64_t offset = 1;
-         offset < std::min(mapping.tc, int64_t(target.waveSize)); offset *= 2) {
-      auto shuffle =
-          gpu::ShuffleOp::create(b, loc, r, static_cast<int32_t>(offset),
-                                 static_cast<int32_t>(target.waveSize),
-                                 gpu::ShuffleMode::XOR);
-      shuffle->setAttr("fa.row_xor", b.getUnitAttr());
-      r = combine(r, shuffle.getShuffleResult());
-    }
-    results.push_back(r);
+    // partial: each thread keeps its part of its rows (fa.row_combine adds
+    // them up).
+    results.push_back(op.getPartial() ? r : acrossRowLanes(r, isMax));
   }
+  if (!op.getPartial())
+    acrossRowWaves(results, isMax);
+  return vector::FromElementsOp::create(
+      b, loc, fragmentType(op.getResult().getType()), results);
+}
+
+Value KernelLowering::rowCombine(RowCombineOp op) {
+  Value frag = *fragment(op.getInput());
+  SmallVector<Value> results;
+  for (int64_t i = 0; i < mapping.rm; ++i)
+    results.push_back(acrossRowLanes(
+        vector::ExtractOp::create(b, loc, frag, i), /*isMax=*/false));
+  acrossRowWaves(results, /*isMax=*/false);
+  return vector::FromElementsOp::create(
+      b, loc, fragmentType(op.getResult().getType()), results);
+}
+
+Value KernelLowering::rowCombineOf(Value x, Value y, bool isMax) {
+  if (isMax)
+    return arith::MaxNumFOp::create(b, loc, x, y);
+  return arith::AddFOp::create(b, loc, x, y);
+}
+
+Value KernelLowering::acrossRowLanes(Value r, bool isMax) {
+  // The TC lanes of a row are consecutive lanes: a butterfly over xor 1,
+  // 2, 4, ... up to the wave (rows wider than a wave combine their waves'
+  // parts in acrossRowWaves). After the steps below `offset`, r is the same
+  // (bit for bit: the combine commutes) on each aligned group of `offset`
+  // lanes, which the shuffle says as fa.row_xor: gfx906 may then read any
+  // lane of the partner group (DPP row_half_mirror / row_mirror for 4 and
+  // 8, compiler/Targets/Gfx906/LowerToRocdl.cpp).
+  for (int64_t offset = 1;
+       offset < std::min(mapping.tc, int64_t(target.waveSize)); offset *= 2) {
+    auto shuffle =
+        gpu::ShuffleOp::create(b, loc, r, static_cast<int32_t>(offset),
+                               static_cast<int32_t>(target.waveSize),
+                               gpu::ShuffleMode::XOR);
+    shuffle->setAttr("fa.row_xor", b.getUnitAttr());
+    r = rowCombineOf(r, shuffle.getShuffleResult(), isMax);
+  }
+  return r;
+}
+
+void KernelLowering::acrossRowWaves(SmallVector<Value> &results, bool isMax) {
   if (const int64_t w = mapping.wavesPerRow(target.waveSize); w > 1) {
     // Each wave of a thread row now holds its part of the row's result in
     // every lane. Lane 0 of each wave stores it to the row's slot for that
@@ -574,7 +599,7 @@ Value KernelLowering::rowReduce(RowReduceOp op) {
       for (int64_t v = 0; v < w; ++v) {
         Value part = memref::LoadOp::create(
             b, loc, rowScratch, ValueRange{slot(idx(v), i)});
-        r = v ? combine(r, part) : part;
+        r = v ? rowCombineOf(r, part, isMax) : part;
       }
       // The planted bug keeps the wave's own part.
       results[i] = bug == PlantedBug::RowsAcrossWavesOwnWave
@@ -585,8 +610,6 @@ Value KernelLowering::rowReduce(RowReduceOp op) {
     }
     gpu::BarrierOp::create(b, loc);
   }
-  return vector::FromElementsOp::create(
-      b, loc, fragmentType(op.getResult().getType()), results);
 }
 
 /// fa.merge_splits. Phase 1: the block's live rows (below L) as units of
@@ -1252,8 +1275,8 @@ LogicalResult KernelLowering::lowerOp(Operation *op) {
   // The tile-op helpers below assume that every operand has a kernel-side
   // value; check first so that malformed IR gets a diagnostic.
   if (isa<CopyTileOp, FetchTileOp, StageTileOp, WriteTileOp, LdsDotOp,
-          StoreTileOp, LoadTileOp, RowReduceOp, RowBroadcastOp, TileMaskOp,
-          MergeSplitsOp>(op)) {
+          StoreTileOp, LoadTileOp, RowReduceOp, RowCombineOp, RowBroadcastOp,
+          TileMaskOp, MergeSplitsOp>(op)) {
     for (OpOperand &operand : op->getOpOperands()) {
       Value v = operand.get();
       if (auto m = dyn_cast<MemRefType>(v.getType())) {
@@ -1328,6 +1351,10 @@ LogicalResult KernelLowering::lowerOp(Operation *op) {
     return mergeSplits(merge);
   if (auto reduce = dyn_cast<RowReduceOp>(op)) {
     fragments[reduce.getResult()] = rowReduce(reduce);
+    return success();
+  }
+  if (auto combine = dyn_cast<RowCombineOp>(op)) {
+    fragments[combine.getResult()] = rowCombine(combine);
     return success();
   }
   if (auto bcast = dyn_cast<RowBroadcastOp>(op)) {

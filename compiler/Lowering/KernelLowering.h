@@ -163,6 +163,16 @@ private:
                                    Value r);
   Value ldsDot(LdsDotOp op);
   Value rowReduce(RowReduceOp op);
+  /// fa.row_combine: a partial row sum's parts added up across threads.
+  Value rowCombine(RowCombineOp op);
+  /// max or add.
+  Value rowCombineOf(Value x, Value y, bool isMax);
+  /// A thread's part of a row combined over the row's lanes in its wave
+  /// (a butterfly of xor shuffles).
+  Value acrossRowLanes(Value r, bool isMax);
+  /// Where a thread row spans several waves, each row's wave parts
+  /// (`results`, after acrossRowLanes) combined through LDS, in place.
+  void acrossRowWaves(SmallVector<Value> &results, bool isMax);
   Value rowBroadcast(RowBroadcastOp op);
   /// fa.merge_splits: groups of threads walk disjoint splits, then each
   /// thread merges the groups' states of its fragment's rows through LDS.

@@ -456,14 +456,34 @@ void TileBuilder::build(AttentionOp op, const OpFacts &facts, Value q, Value k,
   Value zeroRows = splat(rowsType, 0.0);
   Value negInfRows = splat(rowsType, negInf);
   const double log2e = 1.4426950408889634;
+  // The loop carries l as partial row sums (fa.row_reduce add partial):
+  // each thread's part, rescaled and added to every trip, summed across
+  // the row's threads once after the loop (fa.row_combine), not every
+  // block. (The planted sink-per-block bug adds a whole row's term to l
+  // each block, which needs the summed form: there l stays summed.)
+  const bool partialL = bug != PlantedBug::SinkPerBlock;
   // Sinks: each row's softmax starts with its sink's logit, once: m = the
-  // sink (log2 units), l = 1.
+  // sink (log2 units), l = 1. With partial sums the 1, rescaled by every
+  // trip's alpha, is exp2(sink - m) once the parts are summed (fullL).
   if (sinkRows) {
     sinkRows =
         arith::MulFOp::create(b, loc, sinkRows, splat(rowsType, log2e));
     mInit = sinkRows;
-    lInit = splat(rowsType, 1.0);
+    if (!partialL)
+      lInit = splat(rowsType, 1.0);
   }
+  // The row sums l stands for, with reference max mRef.
+  auto fullL = [&](OpBuilder &nb, Location l, Value lv, Value mRef) {
+    if (!partialL)
+      return lv;
+    Value sum = RowCombineOp::create(nb, l, lv.getType(), lv);
+    if (sinkRows)
+      sum = arith::AddFOp::create(
+          nb, l, sum,
+          math::Exp2Op::create(nb, l,
+                               arith::SubFOp::create(nb, l, sinkRows, mRef)));
+    return sum;
+  };
   // ALiBi: the slopes in the scores' log2 units.
   if (slopeRows)
     slopeRows =
@@ -538,7 +558,8 @@ void TileBuilder::build(AttentionOp op, const OpFacts &facts, Value q, Value k,
           sForMax = s;
         }
         // m_new = max(m_old, rowmax(S)); a row with no key so far keeps
-        // m = -inf and uses 0 as its reference so exp2 yields 0, not NaN.
+        // m = -inf and uses the lowest finite float as its reference, so
+        // exp2 yields 0, not NaN (-inf - -inf).
         Value rowMax =
             RowReduceOp::create(nb, l, rowsType, ReduceKind::max, sForMax);
         // (The planted bug leaves the raw max unscaled.)
@@ -547,9 +568,10 @@ void TileBuilder::build(AttentionOp op, const OpFacts &facts, Value q, Value k,
         // (maxnumf: one v_max_f32 on gfx906, where maximumf adds a NaN test
         // and a select per row; a NaN score still reaches O through P.)
         Value mNew = arith::MaxNumFOp::create(nb, l, mOld, rowMax);
-        Value noKey = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ,
-                                            mNew, negInfRows);
-        Value mRef = arith::SelectOp::create(nb, l, noKey, zeroRows, mNew);
+        // (One v_max_f32 a row where a compare and a select took two.)
+        Value mRef = arith::MaxNumFOp::create(
+            nb, l, mNew,
+            splat(rowsType, -double(std::numeric_limits<float>::max())));
         Value alpha = math::Exp2Op::create(
             nb, l, arith::SubFOp::create(nb, l, mOld, mRef));
         Value p =
@@ -562,7 +584,8 @@ void TileBuilder::build(AttentionOp op, const OpFacts &facts, Value q, Value k,
                 : math::Exp2Op::create(
                       nb, l,
                       arith::SubFOp::create(nb, l, s, rowBroadcast(mRef, bn)));
-        Value rowSum = RowReduceOp::create(nb, l, rowsType, ReduceKind::add, p);
+        Value rowSum =
+            RowReduceOp::create(nb, l, rowsType, ReduceKind::add, p, partialL);
         // (The planted bug adds the block's sum to an l it did not rescale.)
         Value lNew = arith::AddFOp::create(
             nb, l,
@@ -593,9 +616,9 @@ void TileBuilder::build(AttentionOp op, const OpFacts &facts, Value q, Value k,
         // Validation layer 2: the state after block n, as the loop carries
         // it on.
         if (trace.buffer)
-          TraceRowOp::create(nb, l, mNew, lNew, accNew, trace.buffer, n, bIdx,
-                             h, m0, trace.batch, trace.head, trace.row,
-                             facts.headDim);
+          TraceRowOp::create(nb, l, mNew, fullL(nb, l, lNew, mRef), accNew,
+                             trace.buffer, n, bIdx, h, m0, trace.batch,
+                             trace.head, trace.row, facts.headDim);
         scf::YieldOp::create(nb, l, ValueRange{mNew, lNew, accNew});
       });
 
@@ -603,8 +626,10 @@ void TileBuilder::build(AttentionOp op, const OpFacts &facts, Value q, Value k,
   // log2 l) (-inf there). A split writes both, in f32, to the workspace
   // at batch s * B + b; at S = 1 it is the whole K/V range and writes O
   // and LSE as a dense kernel does (no combine kernel runs then).
-  Value mFinal = loop.getResult(0), lFinal = loop.getResult(1),
-        accFinal = loop.getResult(2);
+  Value mFinal = loop.getResult(0), accFinal = loop.getResult(2);
+  // (A row with no key so far has m = -inf, l's parts 0; the sink term
+  // needs a finite m, which a row with a sink has from the start.)
+  Value lFinal = fullL(b, loc, loop.getResult(1), mFinal);
   Value outRows = qStart ? lq : Value();
   auto store = [&](Value acc, Value m, Value l, Value dest, Value destLse,
                    Value batchIdx, Value start, bool wide) {

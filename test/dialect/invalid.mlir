@@ -258,6 +258,22 @@ func.func @row_reduce(%s: tensor<32x64xf32>) {
 
 // -----
 
+func.func @row_reduce_partial_max(%s: tensor<32x64xf32>) {
+  // expected-error @+1 {{'fa.row_reduce' op partial applies to 'add' only}}
+  %r = fa.row_reduce max %s partial : tensor<32x64xf32> -> tensor<32xf32>
+  return
+}
+
+// -----
+
+func.func @row_combine(%l: tensor<32xf32>) {
+  // expected-error @+1 {{'fa.row_combine' op expects M rows and the same result type, got 'tensor<32xf32>' -> 'tensor<16xf32>'}}
+  %r = fa.row_combine %l : tensor<32xf32> -> tensor<16xf32>
+  return
+}
+
+// -----
+
 func.func @row_broadcast(%s: tensor<32xf32>) {
   // expected-error @+1 {{'fa.row_broadcast' op expects an M input and an MxN result of the same element type, got 'tensor<32xf32>' -> 'tensor<64x64xf32>'}}
   %r = fa.row_broadcast %s : tensor<32xf32> -> tensor<64x64xf32>

@@ -52,6 +52,10 @@ func.func @tile_ops(%m: memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>, 
   %r = fa.row_reduce max %sm : tensor<32x32xf32> -> tensor<32xf32>
   // CHECK: fa.row_reduce add
   %r2 = fa.row_reduce add %sm : tensor<32x32xf32> -> tensor<32xf32>
+  // CHECK: fa.row_reduce add %{{.*}} partial : tensor<32x32xf32> -> tensor<32xf32>
+  %r3 = fa.row_reduce add %sm partial : tensor<32x32xf32> -> tensor<32xf32>
+  // CHECK: fa.row_combine %{{.*}} : tensor<32xf32> -> tensor<32xf32>
+  %r4 = fa.row_combine %r3 : tensor<32xf32> -> tensor<32xf32>
   // CHECK: fa.row_broadcast %{{.*}} : tensor<32xf32> -> tensor<32x64xf32>
   %b = fa.row_broadcast %r : tensor<32xf32> -> tensor<32x64xf32>
   %p = arith.truncf %sm : tensor<32x32xf32> to tensor<32x32xf16>

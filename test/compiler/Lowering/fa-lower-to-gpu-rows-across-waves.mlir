@@ -51,8 +51,14 @@
 // SM90-NEXT: gpu.barrier
 // SM90-COUNT-4: arith.maxnumf %{{[^,]+}}, %{{[^ ]+}} : f32
 // SM90-NEXT: gpu.barrier
-// The row sums the same way, with additions.
-// SM90: scf.if %[[FIRST]] {
+// The row sums the same way, with additions, but once, after the loop (l
+// is carried in parts, fa.row_combine): no barrier for them in the loop.
+// SM90-NOT: memref.store %{{[^,]+}}, %[[SCRATCH]]
+// SM90: scf.yield %{{[^,]+}}, %{{[^,]+}}, %{{[^ ]+}} : vector<4xf32>, vector<4xf32>, vector<8xf32>
+// After the loop (its full-block and ragged copies): l's parts, row 0 first.
+// SM90: vector.extract %{{[^ ]+}}#1[0] : f32 from vector<4xf32>
+// SM90: gpu.shuffle  xor %{{[^,]+}}, %c16_i32, %c32_i32 {fa.row_xor} : f32
+// SM90: scf.if %{{[^ ]+}} {
 // SM90-COUNT-4: memref.store %{{[^,]+}}, %[[SCRATCH]]
 // SM90: }
 // SM90-NEXT: gpu.barrier

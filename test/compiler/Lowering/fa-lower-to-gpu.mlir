@@ -227,9 +227,10 @@
 // CHECK-NEXT: %[[ALPHA:[^ ]+]] = math.exp2 %[[DM]] : vector<4xf32>
 // CHECK: %[[T:[^ ]+]] = math.fma %[[MASKED]], %{{.+}}, %{{.+}} : vector<8xf32>
 // CHECK-NEXT: %[[P:[^ ]+]] = math.exp2 %[[T]] : vector<8xf32>
-// Row sum, the same way.
+// Row sum: within the thread only (fa.row_reduce add partial): l is
+// carried in parts and summed across the row's lanes after the loop.
 // CHECK: vector.reduction <add>, %{{.+}} : vector<2xf32> into f32
-// CHECK-NEXT: gpu.shuffle xor %{{.+}}, %[[X1]], %[[WAVE]] {fa.row_xor} : f32
+// CHECK-NOT: gpu.shuffle
 // O is rescaled by alpha before P·V accumulates onto it.
 // CHECK: %[[ALPHA_B:[^ ]+]] = vector.shuffle %[[ALPHA]], %[[ALPHA]] [0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3]
 // CHECK-NEXT: %[[RESCALED:[^ ]+]] = arith.mulf %[[ACC]], %[[ALPHA_B]] : vector<16xf32>
@@ -292,13 +293,19 @@
 // CHECK-NEXT: scf.yield
 // CHECK-NEXT: }
 //
-// Epilogue: O = acc / l and LSE, stored row by row, bounds-checked; no LDS.
+// Epilogue: l's parts summed over each row's 16 lanes (fa.row_combine);
+// O = acc / l and LSE, stored row by row, bounds-checked; no LDS.
 // CHECK-NOT: gpu.barrier
 // CHECK-NOT: address_space<workgroup>
+// CHECK: vector.extract %[[KV]]#1[0] : f32 from vector<4xf32>
+// CHECK-NEXT: gpu.shuffle xor %{{.+}}, %[[X1]], %[[WAVE]] {fa.row_xor} : f32
+// CHECK-NEXT: arith.addf
+// CHECK-NEXT: gpu.shuffle xor %{{.+}}, %[[X2]], %[[WAVE]] {fa.row_xor} : f32
+// CHECK: %[[L:[^ ]+]] = vector.from_elements %{{.+}} : vector<4xf32>
 // CHECK: %[[O16:[^ ]+]] = arith.truncf %{{.+}} : vector<16xf32> to vector<16xf16>
 // CHECK: scf.if
 // CHECK: memref.store %{{.+}}, %[[OBUF]][%{{.+}}] : memref<?xf16, strided<[1], offset: ?>>
-// CHECK: math.log2 %[[KV]]#1 : vector<4xf32>
+// CHECK: math.log2 %[[L]] : vector<4xf32>
 // CHECK: scf.if
 // CHECK: memref.store %{{.+}}, %[[LSEBUF]][%{{.+}}] : memref<?xf32, strided<[1], offset: ?>>
 // CHECK-NOT: gpu.barrier

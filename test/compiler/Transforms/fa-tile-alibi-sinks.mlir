@@ -29,10 +29,13 @@
 // CHECK: %[[SLOPE:[^ ]+]] = fa.load_tile %[[SLOPE_ARG]][%[[B]], %[[H]], %[[M0]]] : memref<8xf32, strided<[1], offset: ?>> -> tensor<64xf32>
 // CHECK: %[[SINK:[^ ]+]] = fa.load_tile %[[SINK_ARG]][%[[B]], %[[H]], %[[M0]]] : memref<8xf32, strided<[1], offset: ?>> -> tensor<64xf32>
 // CHECK: %[[LOG2E:[^ ]+]] = arith.constant dense<1.44269502> : tensor<64xf32>
+// m starts at the sink; l's parts not at 1 (the sink's 1 joins after the
+// loop).
 // CHECK: %[[M:[^ ]+]] = arith.mulf %[[SINK]], %[[LOG2E]]
-// CHECK: %[[ONE:[^ ]+]] = arith.constant dense<1.000000e+00> : tensor<64xf32>
+// CHECK-NOT: dense<1.000000e+00>
 // CHECK: %[[S2:[^ ]+]] = arith.mulf %[[SLOPE]], %{{[^ ]+}} : tensor<64xf32>
-// CHECK: scf.for {{.*}} iter_args(%{{[^ ]+}} = %[[M]], %{{[^ ]+}} = %[[ONE]],
+// CHECK-NOT: dense<1.000000e+00>
+// CHECK: %[[LOOP:[^:]+]]:3 = scf.for {{.*}} iter_args(%{{[^ ]+}} = %[[M]], %{{[^ ]+}} = %{{[^,]+}},
 // ALiBi adds to the scaled scores: the scale stays a multiply before the
 // mask, not folded into the exponent (no fused multiply-add).
 // CHECK: %[[SC:[^ ]+]] = arith.mulf %{{[^ ]+}}, %{{[^ ]+}} : tensor<64x64xf32>
@@ -45,6 +48,12 @@
 // CHECK: math.exp2
 // CHECK-NOT: math.exp2
 // CHECK: scf.yield
+// After the loop l = the parts' sum + the sink's 1 rescaled to the final
+// m: exp2(sink - m).
+// CHECK: %[[L:[^ ]+]] = fa.row_combine %[[LOOP]]#1
+// CHECK-NEXT: %[[DS:[^ ]+]] = arith.subf %[[M]], %[[LOOP]]#0 : tensor<64xf32>
+// CHECK-NEXT: %[[ES:[^ ]+]] = math.exp2 %[[DS]]
+// CHECK-NEXT: arith.addf %[[L]], %[[ES]]
 // CHECK: fa.head_params = array<i64: 3, 4>
 // The split kernel: slopes, no sink in its loop; at S = 1 (it writes O
 // itself) the sink joins after the loop: m' = max(m, sink), l' = l·2^(m -
@@ -54,6 +63,7 @@
 // SPLIT-NOT: fa.load_tile %arg4
 // SPLIT: %[[RES:[^:]+]]:3 = scf.for
 // SPLIT-NOT: fa.load_tile %arg4
+// SPLIT: %[[LSUM:[^ ]+]] = fa.row_combine %[[RES]]#1
 // SPLIT: scf.if %{{[^ ]+}} {
 // SPLIT: %[[SINK1:[^ ]+]] = fa.load_tile %arg4
 // SPLIT: %[[SINK2:[^ ]+]] = arith.mulf %[[SINK1]], %{{[^ ]+}}
@@ -63,7 +73,7 @@
 // SPLIT: %[[ALPHA:[^ ]+]] = math.exp2 %[[D1]]
 // SPLIT: %[[D2:[^ ]+]] = arith.subf %[[SINK2]], %[[REF]]
 // SPLIT: %[[ES:[^ ]+]] = math.exp2 %[[D2]]
-// SPLIT: %[[LA:[^ ]+]] = arith.mulf %[[RES]]#1, %[[ALPHA]]
+// SPLIT: %[[LA:[^ ]+]] = arith.mulf %[[LSUM]], %[[ALPHA]]
 // SPLIT: arith.addf %[[LA]], %[[ES]]
 // SPLIT: %[[AB:[^ ]+]] = fa.row_broadcast %[[ALPHA]]
 // SPLIT: arith.mulf %[[RES]]#2, %[[AB]]
@@ -83,7 +93,11 @@
 // SPLIT: scf.for {{.*}} iter_args(%{{[^ ]+}} = %[[SINK]], %{{[^ ]+}} = %[[ONE]],
 // SPLIT: fa.combine
 // SPLIT-SAME: fa.head_params = array<i64: 3, 4>
-// The planted bug adds the sink's exp2(sink - m) to l in every block.
+// The planted bug adds the sink's exp2(sink - m) to l in every block (l
+// summed across the row every block there, starting from the sink's 1).
+// PER-BLOCK: %[[ONE:[^ ]+]] = arith.constant dense<1.000000e+00> : tensor<64xf32>
+// PER-BLOCK: scf.for {{.*}} iter_args(%{{[^ ]+}} = %{{[^ ]+}}, %{{[^ ]+}} = %[[ONE]],
+// PER-BLOCK: fa.row_reduce  add %{{[^ ]+}} : tensor<64x64xf32>
 // PER-BLOCK: %[[L:[^ ]+]] = arith.addf %{{[^,]+}}, %{{[^ ]+}} : tensor<64xf32>
 // PER-BLOCK: %[[D:[^ ]+]] = arith.subf %[[M:[^,]+]], %{{[^ ]+}} : tensor<64xf32>
 // PER-BLOCK-NEXT: %[[E:[^ ]+]] = math.exp2 %[[D]]

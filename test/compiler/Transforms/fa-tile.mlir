@@ -142,7 +142,9 @@
 // CHECK: %[[RMAX:[^ ]+]] = fa.row_reduce max %[[SM]]
 // CHECK: %[[RMAX2:[^ ]+]] = arith.mulf %[[RMAX]], %[[ROW_SCALE]] : tensor<64xf32>
 // CHECK: %[[M_NEW:[^ ]+]] = arith.maxnumf %[[M_OLD]], %[[RMAX2]] : tensor<64xf32>
-// CHECK: %[[M_REF:[^ ]+]] = arith.select %{{.+}}, %{{.+}}, %[[M_NEW]]
+// A row with no key so far (m = -inf) takes the lowest finite float as
+// its reference: exp2 then gives 0, not NaN.
+// CHECK: %[[M_REF:[^ ]+]] = arith.maxnumf %[[M_NEW]], %{{[^ ]+}} : tensor<64xf32>
 // alpha = exp2(m_old - m_ref)
 // CHECK: %[[DM:[^ ]+]] = arith.subf %[[M_OLD]], %[[M_REF]]
 // CHECK: %[[ALPHA:[^ ]+]] = math.exp2 %[[DM]] : tensor<64xf32>
@@ -151,7 +153,12 @@
 // CHECK: %[[NEG_B:[^ ]+]] = fa.row_broadcast %[[NEG]] : tensor<64xf32> -> tensor<64x32xf32>
 // CHECK: %[[T:[^ ]+]] = math.fma %[[SM]], %[[SCALE]], %[[NEG_B]] : tensor<64x32xf32>
 // CHECK: %[[P:[^ ]+]] = math.exp2 %[[T]] : tensor<64x32xf32>
-// CHECK: %[[L_NEW:[^ ]+]] = arith.addf %{{.+}}, %{{.+}} : tensor<64xf32>
+// l = alpha * l + rowsum(P), the sum left in each thread's part (partial):
+// summed across the row's threads after the loop, not every block.
+// CHECK: %[[ROWSUM:[^ ]+]] = fa.row_reduce add %[[P]] partial : tensor<64x32xf32> -> tensor<64xf32>
+// CHECK: %[[L_SCALED:[^ ]+]] = arith.mulf %[[ALPHA]], %[[L_OLD]] : tensor<64xf32>
+// CHECK: %[[L_NEW:[^ ]+]] = arith.addf %[[L_SCALED]], %[[ROWSUM]] : tensor<64xf32>
+// CHECK-NOT: fa.row_combine
 // O is rescaled by alpha BEFORE P·V is accumulated onto it.
 // CHECK: %[[ALPHA_B:[^ ]+]] = fa.row_broadcast %[[ALPHA]] : tensor<64xf32> -> tensor<64x64xf32>
 // CHECK: %[[RESCALED:[^ ]+]] = arith.mulf %[[ACC]], %[[ALPHA_B]] : tensor<64x64xf32>
@@ -159,9 +166,11 @@
 // CHECK: %[[ACC_NEW:[^ ]+]] = fa.tile_dot %[[P16]], %[[VT]], %[[RESCALED]] : tensor<64x32xf16>, tensor<32x64xf16>, tensor<64x64xf32> -> tensor<64x64xf32>
 // CHECK: scf.yield %[[M_NEW]], %[[L_NEW]], %[[ACC_NEW]]
 // CHECK-NEXT: }
-// Epilogue: O = acc / l, stored with the query head; LSE = ln2 * (m + log2 l).
+// Epilogue: l's parts summed; O = acc / l, stored with the query head;
+// LSE = ln2 * (m + log2 l).
+// CHECK: %[[L:[^ ]+]] = fa.row_combine %[[LOOP]]#1 : tensor<64xf32> -> tensor<64xf32>
 // CHECK: fa.store_tile %{{.+}}, %[[O]][%[[B]], %[[H]], %[[M0]]] : tensor<64x64xf16>
-// CHECK: %[[LOG_L:[^ ]+]] = math.log2 %[[LOOP]]#1 : tensor<64xf32>
+// CHECK: %[[LOG_L:[^ ]+]] = math.log2 %[[L]] : tensor<64xf32>
 // CHECK: %[[LN2:[^ ]+]] = arith.constant dense<0.693147182> : tensor<64xf32>
 // CHECK: %[[LSE2:[^ ]+]] = arith.addf %[[LOOP]]#0, %[[LOG_L]]
 // CHECK: arith.mulf %[[LSE2]], %[[LN2]]
