@@ -558,8 +558,7 @@ void TileBuilder::build(AttentionOp op, const OpFacts &facts, Value q, Value k,
           sForMax = s;
         }
         // m_new = max(m_old, rowmax(S)); a row with no key so far keeps
-        // m = -inf and uses the lowest finite float as its reference, so
-        // exp2 yields 0, not NaN (-inf - -inf).
+        // m = -inf and uses 0 as its reference so exp2 yields 0, not NaN.
         Value rowMax =
             RowReduceOp::create(nb, l, rowsType, ReduceKind::max, sForMax);
         // (The planted bug leaves the raw max unscaled.)
@@ -568,10 +567,13 @@ void TileBuilder::build(AttentionOp op, const OpFacts &facts, Value q, Value k,
         // (maxnumf: one v_max_f32 on gfx906, where maximumf adds a NaN test
         // and a select per row; a NaN score still reaches O through P.)
         Value mNew = arith::MaxNumFOp::create(nb, l, mOld, rowMax);
-        // (One v_max_f32 a row where a compare and a select took two.)
-        Value mRef = arith::MaxNumFOp::create(
-            nb, l, mNew,
-            splat(rowsType, -double(std::numeric_limits<float>::max())));
+        // (max(m_new, lowest finite float) does it in one v_max_f32 where
+        // the compare and select take two, but v2 put gfx906's D=64
+        // prefill 1.1% slower with it at three of four shapes: 2026-12-05,
+        // docs/gfx906-timing.md, fifth pass.)
+        Value noKey = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ,
+                                            mNew, negInfRows);
+        Value mRef = arith::SelectOp::create(nb, l, noKey, zeroRows, mNew);
         Value alpha = math::Exp2Op::create(
             nb, l, arith::SubFOp::create(nb, l, mOld, mRef));
         Value p =
