@@ -872,20 +872,19 @@ fa::sim::estimateTiming(const Program &program, const KernelDescriptor &kd,
       p.hbmEfficiency * p.hbmReadBytesPerSecond / est.activeCus / p.clockHz;
   cu.hbmWritePerCycle =
       p.hbmEfficiency * p.hbmWriteBytesPerSecond / est.activeCus / p.clockHz;
+  // The private segments of one CU's resident waves: bytes a lane x 64
+  // lanes x waves.
+  const double scratchPerCu =
+      double(kd.privateSegmentFixedSize) * 64 * est.wavesPerWorkgroup * k;
   if (p.l2Bytes > 0) {
     cu.l2PerCycle = p.l2BytesPerCycle / est.activeCus;
     cu.l2Hit = l2HitRate(classes, traces, probes, grid,
                          uint64_t(est.activeCus) * k, p.l2Bytes);
     est.l2Hit = cu.l2Hit;
-    // Scratch of every resident wave: private bytes per lane x 64 lanes.
-    const double scratch = double(kd.privateSegmentFixedSize) * 64 *
-                           est.wavesPerWorkgroup * k * est.activeCus;
-    cu.scratchInL2 = scratch <= p.l2Bytes;
+    // Scratch of every resident wave of the chip.
+    cu.scratchInL2 = scratchPerCu * est.activeCus <= p.l2Bytes;
   }
-  // v2: the private segments of one CU's resident waves, and the share of
-  // them its vector L1 holds.
-  const double scratchPerCu =
-      double(kd.privateSegmentFixedSize) * 64 * est.wavesPerWorkgroup * k;
+  // v2: the share of one CU's private segments its vector L1 holds.
   if (p.l1Bytes > 0 && scratchPerCu > 0)
     cu.scratchL1Hit = std::min(1.0, p.l1Bytes / scratchPerCu);
 
