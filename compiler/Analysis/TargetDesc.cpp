@@ -45,7 +45,8 @@ static const TargetDesc kTargets[] = {
      /*decodeKvShared=*/false,
      /*ldsPadBytes=*/16,
      /*mergeGuards=*/true,
-     /*mergeSplits=*/true},
+     /*mergeSplits=*/true,
+     /*partialRowSums=*/true},
     {"sm_90",
      "NVIDIA H100/H200 (sm_90)",
      /*waveSize=*/32,
@@ -77,7 +78,8 @@ static const TargetDesc kTargets[] = {
      /*decodeKvShared=*/true,
      /*ldsPadBytes=*/0,
      /*mergeGuards=*/true,
-     /*mergeSplits=*/true},
+     /*mergeSplits=*/true,
+     /*partialRowSums=*/false},
     {"sm_80",
      "NVIDIA A100 (sm_80)",
      /*waveSize=*/32,
@@ -134,7 +136,8 @@ static const TargetDesc kTargets[] = {
      /*decodeKvShared=*/false,
      /*ldsPadBytes=*/16,
      /*mergeGuards=*/true,
-     /*mergeSplits=*/true},
+     /*mergeSplits=*/true,
+     /*partialRowSums=*/true},
 };
 
 const TargetDesc *mlir::fa::lookupTarget(llvm::StringRef name) {

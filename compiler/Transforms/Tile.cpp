@@ -459,9 +459,11 @@ void TileBuilder::build(AttentionOp op, const OpFacts &facts, Value q, Value k,
   // The loop carries l as partial row sums (fa.row_reduce add partial):
   // each thread's part, rescaled and added to every trip, summed across
   // the row's threads once after the loop (fa.row_combine), not every
-  // block. (The planted sink-per-block bug adds a whole row's term to l
-  // each block, which needs the summed form: there l stays summed.)
-  const bool partialL = bug != PlantedBug::SinkPerBlock;
+  // block, where the target takes it (TargetDesc::partialRowSums). (The
+  // planted sink-per-block bug adds a whole row's term to l each block,
+  // which needs the summed form: there l stays summed.)
+  const bool partialL =
+      target.partialRowSums && bug != PlantedBug::SinkPerBlock;
   // Sinks: each row's softmax starts with its sink's logit, once: m = the
   // sink (log2 units), l = 1. With partial sums the 1, rescaled by every
   // trip's alpha, is exp2(sink - m) once the parts are summed (fullL).
