@@ -139,7 +139,7 @@ struct TargetDesc {
   /// row every K/V block. gfx906 and host: on (MI50 timing model v2: the
   /// D=64 loop 5-6% fewer non-product VALU instructions, prefill 0.4-1.1%
   /// faster; docs/gfx906-timing.md, "Row sums in parts"). sm_90: off (an
-  /// H100, 2026-12-05, bench/results/2026-12-05-h100-partial-sums: ptxas
+  /// H100, 2026-12-05, bench/results/2026-12-05-sm90-partial-sums: ptxas
   /// gave the D=64 dense kernel 199 registers instead of 128, one block
   /// per SM instead of two, -6%; D=128 causal -3%; capped at 128 registers
   /// it still lost 3%). sm_80: off (unmeasured).
